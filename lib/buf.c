@@ -1,0 +1,111 @@
+/*
+ * Growable byte buffers with a ceiling; see buf.h.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+
+void sw_buf_init(struct sw_buf *b, size_t max)
+{
+	*b = (struct sw_buf){.max = max ? max : SW_BUF_DEFAULT_MAX};
+}
+
+void sw_buf_finish(struct sw_buf *b)
+{
+	if (!b)
+		return;
+	free(b->data);
+	*b = (struct sw_buf){.max = b->max};
+}
+
+void sw_buf_reset(struct sw_buf *b)
+{
+	b->len = 0;
+}
+
+int sw_buf_reserve(struct sw_buf *b, size_t more)
+{
+	size_t max = b->max ? b->max : SW_BUF_DEFAULT_MAX;
+
+	if (more > max || b->len > max - more)
+		return -E2BIG;
+	/* one spare byte so sw_buf_str() never has to grow */
+	if (b->len + more + 1 <= b->cap)
+		return 0;
+	size_t cap = b->cap ? b->cap : 64;
+	while (cap < b->len + more + 1)
+		cap = cap > SIZE_MAX / 2 ? SIZE_MAX : cap * 2;
+	uint8_t *data = realloc(b->data, cap);
+	if (!data)
+		return -ENOMEM;
+	b->data = data;
+	b->cap = cap;
+	return 0;
+}
+
+int sw_buf_append(struct sw_buf *b, const void *data, size_t len)
+{
+	int r = sw_buf_reserve(b, len);
+	if (r < 0)
+		return r;
+	if (len)
+		memcpy(b->data + b->len, data, len);
+	b->len += len;
+	return 0;
+}
+
+int sw_buf_putc(struct sw_buf *b, char c)
+{
+	return sw_buf_append(b, &c, 1);
+}
+
+int sw_buf_puts(struct sw_buf *b, const char *s)
+{
+	return sw_buf_append(b, s, strlen(s));
+}
+
+int sw_buf_vprintf(struct sw_buf *b, const char *fmt, va_list ap)
+{
+	va_list copy;
+	va_copy(copy, ap);
+	int n = vsnprintf(NULL, 0, fmt, copy);
+	va_end(copy);
+	if (n < 0)
+		return -EINVAL;
+	int r = sw_buf_reserve(b, (size_t)n);
+	if (r < 0)
+		return r;
+	vsnprintf((char *)b->data + b->len, (size_t)n + 1, fmt, ap);
+	b->len += (size_t)n;
+	return 0;
+}
+
+int sw_buf_printf(struct sw_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int r = sw_buf_vprintf(b, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+const char *sw_buf_str(struct sw_buf *b)
+{
+	if (sw_buf_reserve(b, 0) < 0)
+		return NULL;
+	b->data[b->len] = '\0';
+	return (const char *)b->data;
+}
+
+void *sw_buf_detach(struct sw_buf *b, size_t *ret_len)
+{
+	sw_buf_str(b);
+	void *data = b->data;
+	if (ret_len)
+		*ret_len = b->len;
+	*b = (struct sw_buf){.max = b->max};
+	return data;
+}

@@ -1,0 +1,38 @@
+/*
+ * A growable byte buffer with a ceiling, for everything outside input can
+ * grow (curl's dynbuf habit): appending past the ceiling fails with -E2BIG
+ * instead of eating memory.
+ *
+ * The buffer owns its storage; sw_buf_finish() frees it.  sw_buf_detach()
+ * hands the storage to the caller, who frees it with free().
+ */
+#ifndef SW_BUF_H
+#define SW_BUF_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct sw_buf {
+	uint8_t *data;
+	size_t len;
+	size_t cap;
+	size_t max; /* ceiling on len; 0 means SW_BUF_DEFAULT_MAX */
+};
+
+#define SW_BUF_DEFAULT_MAX ((size_t)1 << 30)
+
+void sw_buf_init(struct sw_buf *b, size_t max);
+void sw_buf_finish(struct sw_buf *b);
+void sw_buf_reset(struct sw_buf *b);
+int sw_buf_reserve(struct sw_buf *b, size_t more);
+int sw_buf_append(struct sw_buf *b, const void *data, size_t len);
+int sw_buf_putc(struct sw_buf *b, char c);
+int sw_buf_puts(struct sw_buf *b, const char *s);
+int sw_buf_printf(struct sw_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int sw_buf_vprintf(struct sw_buf *b, const char *fmt, va_list ap);
+/* NUL-terminates the contents (not counted in len) and returns them. */
+const char *sw_buf_str(struct sw_buf *b);
+void *sw_buf_detach(struct sw_buf *b, size_t *ret_len);
+
+#endif
