@@ -67,6 +67,7 @@ struct sw_object {
 	const char *debuglink; /* ELF .gnu_debuglink file name, or NULL */
 	const char *path;
 	void *priv; /* the container reader's own state */
+	void (*release)(struct sw_object *obj); /* frees priv; set by the reader */
 };
 
 /*
@@ -76,6 +77,15 @@ struct sw_object {
 int sw_object_open(const char *path, const char *arch, struct sw_object **ret,
 		   struct sw_error *err);
 void sw_object_free(struct sw_object *obj);
+
+/*
+ * The container readers, called by sw_object_open() with the whole mapped
+ * file (which outlives obj).  They fill obj or return -errno with err set.
+ * sw_macho_load() picks the slice of a universal file by arch.
+ */
+int sw_elf_load(struct sw_object *obj, const uint8_t *data, size_t size, struct sw_error *err);
+int sw_macho_load(struct sw_object *obj, const uint8_t *data, size_t size, const char *arch,
+		  struct sw_error *err);
 
 /* The nearest symbol at or before addr, bounded by the next function start. */
 const struct sw_symbol *sw_object_find_symbol(const struct sw_object *obj, uint64_t addr);
