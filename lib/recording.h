@@ -17,8 +17,8 @@
 #include "error.h"
 #include "wire.h"
 
-#define SW_RECORDING_MAGIC "SWTRACE"
-#define SW_RECORDING_VERSION 1
+#define SW_RECORDING_MAGIC       "SWTRACE"
+#define SW_RECORDING_VERSION     1
 #define SW_RECORDING_HEADER_SIZE 16
 
 struct sw_recording;

@@ -27,11 +27,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SW_WIRE_PROTOCOL 1
-#define SW_WIRE_MAX_BODY (1u << 20)
+#define SW_WIRE_PROTOCOL   1
+#define SW_WIRE_MAX_BODY   (1u << 20)
 #define SW_WIRE_MAX_STRING 4096u
 #define SW_WIRE_MAX_FRAMES 4096u
-#define SW_WIRE_MAX_ID 32u
+#define SW_WIRE_MAX_ID     32u
 /* The largest encoded message: type, length and body. */
 #define SW_WIRE_MAX_MESSAGE (SW_WIRE_MAX_BODY + 4u)
 
@@ -118,7 +118,7 @@ struct sw_wire_hello {
 };
 
 struct sw_wire_image {
-	uint32_t index; /* the agent's number for the image, reused after removal */
+	uint32_t index;        /* the agent's number for the image, reused after removal */
 	uint64_t load_address; /* runtime address of the text segment */
 	uint64_t text_vmaddr;  /* the file's address of the same segment */
 	uint64_t text_size;
@@ -180,16 +180,16 @@ struct sw_wire_goodbye {
 };
 
 enum sw_wire_goodbye_reason {
-	SW_GOODBYE_EXIT = 0,           /* the process is exiting */
-	SW_GOODBYE_PROTOCOL = 1,       /* the client's protocol is not supported */
-	SW_GOODBYE_TOKEN = 2,          /* the client's token was refused */
-	SW_GOODBYE_BAD_MESSAGE = 3,    /* the client sent something unreadable */
-	SW_GOODBYE_REPLACED = 4,       /* another client took over */
+	SW_GOODBYE_EXIT = 0,        /* the process is exiting */
+	SW_GOODBYE_PROTOCOL = 1,    /* the client's protocol is not supported */
+	SW_GOODBYE_TOKEN = 2,       /* the client's token was refused */
+	SW_GOODBYE_BAD_MESSAGE = 3, /* the client sent something unreadable */
+	SW_GOODBYE_REPLACED = 4,    /* another client took over */
 };
 
 struct sw_wire_config_reply {
 	bool accepted;
-	const char *reason; /* why not, when refused */
+	const char *reason;           /* why not, when refused */
 	struct sw_wire_config config; /* what is in force now */
 };
 
@@ -226,7 +226,7 @@ struct sw_wire_msg {
 /* ---- encoding (wire-encode.c; shared with the agent) ---- */
 
 #define SW_WIRE_ENCODER_THREADS 8
-#define SW_WIRE_ENCODER_FRAMES 512
+#define SW_WIRE_ENCODER_FRAMES  512
 #define SW_WIRE_THREAD_NAME_MAX 64
 
 struct sw_wire_encoder_thread {
