@@ -115,8 +115,8 @@ struct result {
 	double decode_rate;
 };
 
-static int run(uint32_t min_depth, uint32_t max_depth, int threads, size_t nsamples,
-	       struct result *res)
+static int run(uint32_t min_depth, uint32_t max_depth, int threads, size_t stall_len,
+	       size_t nsamples, struct result *res)
 {
 	build_graph(min_depth, max_depth);
 	size_t cap = nsamples * 256 + (1 << 20);
@@ -131,9 +131,9 @@ static int run(uint32_t min_depth, uint32_t max_depth, int threads, size_t nsamp
 	int chain = 0, variant = 0;
 	for (size_t s = 0; s < nsamples; s++) {
 		/* a stall of about 40 samples stays in one chain */
-		if (s % 40 == 0)
+		if (s % stall_len == 0)
 			chain = (int)(rnd() % CHAINS);
-		if (rnd() % 4 == 0)
+		if (stall_len == 1 || rnd() % 4 == 0)
 			variant = (int)(rnd() % VARIANTS);
 		uint32_t depth = draw_stack(frames, chain, variant);
 		struct sw_wire_msg m = {
@@ -195,15 +195,18 @@ int main(void)
 		const char *name;
 		uint32_t min, max;
 		int threads;
+		size_t stall_len;
 	} cases[] = {
-	    {"40-frame stacks, main thread", 40, 40, 1},
-	    {"40-120-frame stacks, main thread", 40, 120, 1},
-	    {"40-120-frame stacks, 8 threads", 40, 120, 8},
+		{"40-frame stacks, main thread", 40, 40, 1, 40},
+		{"40-120-frame stacks, main thread", 40, 120, 1, 40},
+		{"40-120-frame stacks, 8 threads", 40, 120, 8, 40},
+		{"40-frame stacks, a new chain every sample (worst case)", 40, 40, 1, 1},
 	};
 	int failed = 0;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct result r;
-		if (run(cases[i].min, cases[i].max, cases[i].threads, 400000, &r) < 0)
+		if (run(cases[i].min, cases[i].max, cases[i].threads, cases[i].stall_len, 400000,
+			&r) < 0)
 			return 1;
 		double bpf = (double)r.bytes / (double)r.frames;
 		printf("%s: %zu samples, %.1f frames each\n", cases[i].name, r.samples,
@@ -213,7 +216,8 @@ int main(void)
 		printf("  decode           %.2f M samples/s   target >= 2 M/s: %.2fx %s\n",
 		       r.decode_rate / 1e6, r.decode_rate / 2e6,
 		       r.decode_rate >= 2e6 ? "met" : "MISSED");
-		failed |= bpf > 3.0;
+		if (cases[i].stall_len > 1)
+			failed |= bpf > 3.0;
 	}
 	return failed;
 }
