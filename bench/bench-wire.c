@@ -197,10 +197,10 @@ int main(void)
 		int threads;
 		size_t stall_len;
 	} cases[] = {
-		{"40-frame stacks, main thread", 40, 40, 1, 40},
-		{"40-120-frame stacks, main thread", 40, 120, 1, 40},
-		{"40-120-frame stacks, 8 threads", 40, 120, 8, 40},
-		{"40-frame stacks, a new chain every sample (worst case)", 40, 40, 1, 1},
+	    {"40-frame stacks, main thread", 40, 40, 1, 40},
+	    {"40-120-frame stacks, main thread", 40, 120, 1, 40},
+	    {"40-120-frame stacks, 8 threads", 40, 120, 8, 40},
+	    {"40-frame stacks, a new chain every sample (worst case)", 40, 40, 1, 1},
 	};
 	int failed = 0;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
