@@ -282,10 +282,14 @@ static int debug_launch(idevice_t dev, lockdownd_client_t ld, struct launch_job 
 		snprintf(entry, sizeof(entry), "DYLD_INSERT_LIBRARIES=%s/%s", app->path, lj->dylib);
 		r = set_env(g, entry, err);
 	}
-	int n = snprintf(lj->out.executable, sizeof(lj->out.executable), "%s/%s", app->path,
-			 app->executable);
-	if (r == 0 && (n < 0 || (size_t)n >= sizeof(lj->out.executable)))
+	size_t plen = strlen(app->path), elen = strlen(app->executable);
+	if (r == 0 && plen + elen + 2 > sizeof(lj->out.executable))
 		r = sw_error_set(err, -E2BIG, "the app's executable path is too long");
+	if (r == 0) {
+		memcpy(lj->out.executable, app->path, plen);
+		lj->out.executable[plen] = '/';
+		memcpy(lj->out.executable + plen + 1, app->executable, elen + 1);
+	}
 	if (r == 0)
 		r = run_app(g, lj->out.executable, err);
 	if (r == 0) {
