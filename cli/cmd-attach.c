@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "attach-device.h"
 #include "cli.h"
 #include "session.h"
 #include "transport.h"
@@ -35,17 +36,27 @@ static int attach_run(const struct sw_cmd *cmd, int argc, char **argv)
 	static const struct option longopts[] = {
 		SW_WATCH_LONGOPTS,
 		{"connect", required_argument, NULL, 'c'},
+		SW_ATTACH_DEVICE_LONGOPTS,
 		{NULL, 0, NULL, 0},
 	};
 	struct sw_watch_options o = {0};
+	struct sw_attach_device_options dev = {0};
+	bool device_option = false;
 	const char *connect_to = NULL;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:c:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:c:u:", longopts, NULL)) != -1) {
 		if (c == 'c') {
 			connect_to = optarg;
 			continue;
 		}
+		int dr = sw_attach_device_option(cmd, c, optarg, &dev);
+		if (dr == 0) {
+			device_option = true;
+			continue;
+		}
+		if (dr != 1)
+			return dr;
 		if (c == '?')
 			return sw_cli_usage(cmd, "unknown option");
 		int r = sw_watch_option(cmd, c, optarg, &o);
@@ -57,9 +68,22 @@ static int attach_run(const struct sw_cmd *cmd, int argc, char **argv)
 	int r = sw_cli_check_args(cmd, argc - optind);
 	if (r)
 		return r;
-	if (!connect_to)
-		return sw_cli_usage(cmd, "--connect HOST:PORT or --connect unix:PATH is required "
-					 "(device attach comes later)");
+	if (connect_to && (optind < argc || device_option))
+		return sw_cli_usage(cmd, "--connect does not take a bundle id or device options");
+	if (dev.all_devices && dev.udid)
+		return sw_cli_usage(cmd, "--all-devices and -u exclude each other");
+	if (dev.dylib && !dev.launch)
+		return sw_cli_usage(cmd, "--dylib goes with --launch");
+	if (!connect_to && optind == argc)
+		return sw_cli_usage(cmd, "give a bundle id, or --connect HOST:PORT or unix:PATH");
+	struct sigaction sa = {.sa_handler = on_signal};
+	sigemptyset(&sa.sa_mask);
+	if (!connect_to) {
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+		dev.bundle_id = argv[optind];
+		return sw_cli_finish_stdout(sw_attach_device(&dev, &o, stop_on_signal, NULL));
+	}
 	int fd;
 	struct sw_error err = {0};
 	if (sw_transport_connect(connect_to, 5000, &fd, &err) < 0) {
@@ -91,8 +115,6 @@ static int attach_run(const struct sw_cmd *cmd, int argc, char **argv)
 		sw_session_free(s);
 		return SW_EXIT_AGENT;
 	}
-	struct sigaction sa = {.sa_handler = on_signal};
-	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	int status = sw_watch_stream(s, &o, stop_on_signal, NULL, connect_to);
@@ -102,10 +124,12 @@ static int attach_run(const struct sw_cmd *cmd, int argc, char **argv)
 
 const struct sw_cmd sw_cmd_attach = {
 	.name = "attach",
-	.usage = "--connect HOST:PORT|unix:PATH [options]",
+	.usage = "BUNDLE-ID [-u UDID] [--wait SECONDS] [--all-devices] [--launch] [options]\n"
+		 "       stallwatch attach --connect HOST:PORT|unix:PATH [options]",
 	.summary = "stream the stalls of an app whose agent is already running",
-	.help = "  -c, --connect ADDR  the agent's address: HOST:PORT or unix:PATH\n" SW_WATCH_HELP,
+	.help = "  -c, --connect ADDR  the agent's address: HOST:PORT or unix:PATH\n" SW_ATTACH_DEVICE_HELP
+		    SW_WATCH_HELP,
 	.min_args = 0,
-	.max_args = 0,
+	.max_args = 1,
 	.run = attach_run,
 };

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "recording.h"
+#include "render-qualify.h"
 #include "render-stall.h"
 #include "stalls.h"
 #include "watch.h"
@@ -59,6 +60,14 @@ static int print_stall(const struct sw_stalls *c, const struct sw_stall *st,
 	sw_buf_init(&out, 0);
 	int r = o->format == SW_WATCH_NDJSON ? sw_render_ndjson_stall(&out, c, st)
 					     : sw_render_raw_stall(&out, c, st);
+	if (r == 0 && out.len && o->qualify && o->device_udid) {
+		struct sw_buf q;
+		sw_buf_init(&q, 0);
+		r = sw_render_qualify(&q, out.data, out.len, o->device_udid,
+				      o->format == SW_WATCH_NDJSON);
+		sw_buf_finish(&out);
+		out = q;
+	}
 	if (r == 0 && out.len)
 		fwrite(out.data, 1, out.len, stdout);
 	fflush(stdout);
@@ -81,6 +90,11 @@ int sw_watch_stream(struct sw_session *s, const struct sw_watch_options *o,
 		sw_cli_error("cannot write '%s': %s", o->output, sw_error_str(&err));
 		sw_stalls_free(c);
 		return SW_EXIT_INPUT;
+	}
+	if (rec && o->device_udid) {
+		sw_recording_writer_info(rec, "udid", o->device_udid);
+		if (o->device_name && o->device_name[0])
+			sw_recording_writer_info(rec, "device_name", o->device_name);
 	}
 	uint64_t stalls = 0;
 	for (;;) {
@@ -143,6 +157,10 @@ int sw_watch_stream(struct sw_session *s, const struct sw_watch_options *o,
 	if (rec && sw_recording_writer_close(rec, &err) < 0 && status == SW_EXIT_OK) {
 		sw_cli_error("cannot write '%s': %s", o->output, sw_error_str(&err));
 		status = SW_EXIT_INPUT;
+	}
+	if (o->result) {
+		o->result->stalls = stalls;
+		o->result->goodbye = in->have_goodbye;
 	}
 	sw_stalls_free(c);
 	return status;

@@ -19,6 +19,15 @@ struct sw_watch_options {
 	const char *output; /* -o FILE.swtrace */
 	enum sw_watch_format format;
 	const char *token;
+	/* A stream from a device: lines qualified by it, its UDID in the recording. */
+	const char *device_udid, *device_name;
+	bool qualify;                 /* prefix each output line with the device */
+	struct sw_watch_result *result; /* filled when not NULL */
+};
+
+struct sw_watch_result {
+	uint64_t stalls;
+	bool goodbye; /* the agent said goodbye: the stream did not just break off */
 };
 
 /* The options both verbs take, for getopt_long; *ret_done says it was one. */

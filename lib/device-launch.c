@@ -71,8 +71,8 @@ static int read_app(plist_t result, const char *udid, const char *bundle, struct
 			    ? plist_dict_get_item(result, bundle)
 			    : NULL;
 	if (!entry || plist_get_node_type(entry) != PLIST_DICT)
-		return sw_error_set(err, -ENOENT, "app '%s' is not installed on device '%s'",
-				    bundle, udid);
+		return sw_error_set(err, -ESRCH, "app '%s' is not installed on device '%s'", bundle,
+				    udid);
 	char *path = dict_string(entry, "Path");
 	char *exe = dict_string(entry, "CFBundleExecutable");
 	int r = 0;
@@ -108,16 +108,15 @@ static int lookup_app(idevice_t dev, lockdownd_client_t ld, const char *udid, co
 				       "cannot reach installation_proxy");
 	const char *ids[] = {bundle, NULL};
 	plist_t opts = instproxy_client_options_new();
-	instproxy_client_options_set_return_attributes(opts, "CFBundleIdentifier",
-						       "CFBundleExecutable", "Path", "Entitlements",
-						       NULL);
+	instproxy_client_options_set_return_attributes(
+	    opts, "CFBundleIdentifier", "CFBundleExecutable", "Path", "Entitlements", NULL);
 	plist_t result = NULL;
 	ie = instproxy_lookup(ip, ids, opts, &result);
 	instproxy_client_options_free(opts);
 	instproxy_client_free(ip);
-	int r = ie == INSTPROXY_E_SUCCESS
-		    ? read_app(result, udid, bundle, app, err)
-		    : sw_device_error(err, DEVICE_SRC_INSTPROXY, ie, udid, "cannot look up the app");
+	int r = ie == INSTPROXY_E_SUCCESS ? read_app(result, udid, bundle, app, err)
+					  : sw_device_error(err, DEVICE_SRC_INSTPROXY, ie, udid,
+							    "cannot look up the app");
 	plist_free(result);
 	return r;
 }
@@ -232,10 +231,11 @@ static int run_app(struct gdb *g, const char *exe, struct sw_error *err)
 	if (r < 0)
 		return r;
 	if (strcmp(reply, "OK") != 0)
-		return sw_error_set(err, -EPERM,
-				    "debugserver on device '%s' could not start '%s': %s (is the app "
-				    "signed for development?)",
-				    g->udid, exe, reply[0] == 'E' ? reply + 1 : reply);
+		return sw_error_set(
+		    err, -ENOEXEC,
+		    "debugserver on device '%s' could not start '%s': %s (is the app "
+		    "signed for development?)",
+		    g->udid, exe, reply[0] == 'E' ? reply + 1 : reply);
 	return 0;
 }
 
@@ -274,7 +274,8 @@ static int debug_launch(idevice_t dev, lockdownd_client_t ld, struct launch_job 
 	lockdownd_service_descriptor_free(svc);
 	int r = 0;
 	if (de != DEBUGSERVER_E_SUCCESS)
-		r = sw_device_error(err, DEVICE_SRC_DEBUG, de, lj->udid, "cannot reach debugserver");
+		r = sw_device_error(err, DEVICE_SRC_DEBUG, de, lj->udid,
+				    "cannot reach debugserver");
 	for (size_t i = 0; r == 0 && i < lj->env_count; i++)
 		r = set_env(g, lj->env[i], err);
 	if (r == 0 && lj->dylib[0]) {
@@ -319,7 +320,7 @@ static int launch_work(void *data, struct sw_error *err)
 	struct app_info app = {0};
 	r = lookup_app(dev, ld, lj->udid, lj->bundle_id, &app, err);
 	if (r == 0 && !app.dev_signed)
-		r = sw_error_set(err, -EPERM,
+		r = sw_error_set(err, -ENOEXEC,
 				 "app '%s' on device '%s' is not signed for development (no "
 				 "get-task-allow entitlement), so debugserver cannot launch it: "
 				 "install a development build, or start the app yourself and run "
@@ -332,8 +333,8 @@ static int launch_work(void *data, struct sw_error *err)
 	return r;
 }
 
-int sw_device_launch(const char *udid, const struct sw_device_launch *launch,
-		     unsigned timeout_ms, struct sw_device_launched *ret, struct sw_error *err)
+int sw_device_launch(const char *udid, const struct sw_device_launch *launch, unsigned timeout_ms,
+		     struct sw_device_launched *ret, struct sw_error *err)
 {
 	if (launch->env_count > MAX_ENV)
 		return sw_error_set(err, -E2BIG, "more than %d environment variables", MAX_ENV);

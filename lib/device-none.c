@@ -8,7 +8,7 @@
 #include "device.h"
 
 #define NOT_BUILT                                                                                  \
-	"built without device support (needs libimobiledevice, libplist and "       \
+	"built without device support (needs libimobiledevice, libplist and "                      \
 	"libusbmuxd; meson -Ddevice=enabled)"
 
 bool sw_device_supported(void)

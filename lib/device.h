@@ -126,8 +126,9 @@ struct sw_device_launched {
 /*
  * iOS 16 and older: looks the app up with installation_proxy, starts it under
  * debugserver with the environment and detaches, leaving it running.  Needs
- * a mounted developer disk image (-ENOENT and a message saying so) and a
- * development-signed app (-EPERM and a message saying so).  Replies that
+ * the app installed (-ESRCH otherwise), a mounted developer disk image
+ * (-ENOENT and a message saying so) and a development-signed app (-ENOEXEC
+ * and a message saying so, also when debugserver cannot start it).  Replies that
  * arrive after libimobiledevice's per-read timeout are waited for until the
  * deadline.
  */

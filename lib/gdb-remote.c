@@ -54,9 +54,9 @@ int sw_gdb_parse(const char *buf, size_t len, char *out, size_t out_cap, size_t 
 	const char *hash = memchr(start, '#', len - at);
 	if (!hash) {
 		if (len - at - 1 > limit)
-			return sw_error_set(err, -EBADMSG,
-					    "debugserver packet at offset %zu is longer than %zu bytes",
-					    at, limit);
+			return sw_error_set(
+			    err, -EBADMSG,
+			    "debugserver packet at offset %zu is longer than %zu bytes", at, limit);
 		*ret_used = at;
 		return 0;
 	}
@@ -74,8 +74,8 @@ int sw_gdb_parse(const char *buf, size_t len, char *out, size_t out_cap, size_t 
 	for (size_t i = 0; i < plen; i++)
 		sum += (unsigned char)start[1 + i];
 	if (hi < 0 || lo < 0 || (unsigned)(hi * 16 + lo) != (sum & 0xff))
-		return sw_error_set(err, -EBADMSG, "bad checksum in debugserver packet at offset %zu",
-				    at);
+		return sw_error_set(err, -EBADMSG,
+				    "bad checksum in debugserver packet at offset %zu", at);
 	memcpy(out, start + 1, plen);
 	out[plen] = '\0';
 	*ret_used = (size_t)(hash - buf) + 3;

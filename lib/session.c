@@ -180,6 +180,11 @@ int sw_session_next(struct sw_session *s, struct sw_wire_msg *msg, int timeout_m
 	return decode(s, msg, timeout_ms, err);
 }
 
+const struct sw_wire_hello *sw_session_hello(const struct sw_session *s)
+{
+	return s->have_pending ? &s->pending.hello : NULL;
+}
+
 void sw_session_raw(const struct sw_session *s, const uint8_t **ret_data, size_t *ret_len)
 {
 	*ret_data = s->raw;

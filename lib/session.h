@@ -35,6 +35,13 @@ int sw_session_start(struct sw_session *s, const struct sw_session_options *o,
 		     struct sw_error *err);
 
 /*
+ * The agent's hello once sw_session_start() succeeded, valid until the first
+ * sw_session_next() (which returns it); NULL after that.  For checks such as
+ * the bundle id before the stream is consumed.
+ */
+const struct sw_wire_hello *sw_session_hello(const struct sw_session *s);
+
+/*
  * The next message: 1 with msg filled (valid until the next call), 0 at the
  * end of the stream, -EAGAIN when timeout_ms (-1: none) passed, -EINTR when
  * a signal arrived, -errno with err on a broken stream.
