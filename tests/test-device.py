@@ -167,6 +167,311 @@ def lockdownd_hangs():
         e.close()
 
 
+# ---- apps running the agent ----
+
+BUNDLE = "com.example.stallapp"
+_stallapp = None
+
+
+def stallapp():
+    """tests/apps/stallapp, from the build or compiled here from its source."""
+    global _stallapp
+    if _stallapp:
+        return _stallapp
+    built = os.path.join(BUILD, "tests", "apps", "stallapp")
+    if os.path.exists(built):
+        _stallapp = built
+        return built
+    out = os.path.join(tempfile.mkdtemp(prefix="sw-stallapp-"), "stallapp")
+    cc = os.environ.get("CC", "cc")
+    src = os.path.join(SRC, "tests", "apps")
+    subprocess.run([cc, "-O1", "-g", "-fno-omit-frame-pointer", "-pthread", "-o", out,
+                    os.path.join(src, "stallapp.c"), os.path.join(src, "steps.c"), "-ldl"],
+                   check=True)
+    _stallapp = out
+    return out
+
+
+def agent_lib():
+    path = os.path.join(BUILD, "injector", "libstallwatch-agent.so")
+    if not os.path.exists(path):
+        print("SKIP: the agent library is not built")
+        sys.exit(77)
+    return path
+
+
+def agent_env(bundle=BUNDLE, wait_ms=5000):
+    return {"LD_PRELOAD": agent_lib(), "STALLWATCH_BUNDLE_ID": bundle,
+            "STALLWATCH_WAIT_MS": str(wait_ms)}
+
+
+def free_port():
+    import socket
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def start_app(device, steps, bundle=BUNDLE, device_port=27300, wait_ms=5000):
+    """Runs stallapp with the agent on a loopback port the device maps to device_port."""
+    port = free_port()
+    env = dict(os.environ)
+    env.update(agent_env(bundle, wait_ms))
+    env["STALLWATCH_LISTEN"] = "127.0.0.1:%d" % port
+    proc = subprocess.Popen([stallapp(), *steps], env=env, stdout=subprocess.PIPE, text=True)
+    # The device port leads to the agent once it listens (the agent's first
+    # client would otherwise be replaced by this probe).
+    for _ in range(100):
+        try:
+            import socket
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            time.sleep(0.05)
+    device.map_port(device_port, ("127.0.0.1", port))
+    return proc
+
+
+def stall_ids(text, udid=None):
+    """The stall ids of the raw output, per line prefix."""
+    ids = set()
+    for line in text.splitlines():
+        if udid:
+            if not line.startswith("[%s] " % udid):
+                continue
+            line = line[len(udid) + 3:]
+        if line.startswith("stall ") and ":" in line:
+            ids.add(int(line.split()[1].rstrip(":")))
+    return ids
+
+
+def app_steps(out, kind):
+    """The elapsed times the app itself printed for steps of this kind."""
+    return [float(l.split("elapsed_ms=")[1]) for l in out.splitlines()
+            if l.startswith("step %s end" % kind)]
+
+
+@test
+def attach_running_app():
+    e = Env()
+    try:
+        d = e.mux.add(fakedevice.Device(udid(1)))
+        app = start_app(d, ["idle:200", "busy:400", "idle:200", "sleep:350", "idle:300"],
+                        device_port=27302)
+        r = e.run("attach", BUNDLE, "--wait", "5", "-o", os.path.join(e.dir, "rec.swtrace"))
+        out = app.communicate(timeout=30)[0]
+        check(r.returncode == 0, f"status {r.returncode}: {r.stderr}")
+        check("port 27302" in r.stderr, r.stderr)
+        check(stall_ids(r.stdout) == {1, 2}, r.stdout[:500])
+        # the durations the agent measured against the app's own clock
+        want = app_steps(out, "busy") + app_steps(out, "sleep")
+        got = [float(l.split(": ")[1].split(" ms")[0]) for l in r.stdout.splitlines()
+               if l.startswith("stall ") and " ms " in l and " x " not in l]
+        check(len(got) == 2 and all(abs(a - b) < 60 for a, b in zip(got, want)),
+              f"stall durations {got}, app says {want}")
+        with open(os.path.join(e.dir, "rec.swtrace"), "rb") as f:
+            rec = f.read()
+        check(rec[:8] == b"SWTRACE\0" and udid(1).encode() in rec, "recording lacks the UDID")
+    finally:
+        e.close()
+
+
+@test
+def attach_wrong_bundle():
+    e = Env()
+    try:
+        d = e.mux.add(fakedevice.Device(udid(1)))
+        app = start_app(d, ["idle:3000"], bundle="com.example.other")
+        r = e.run("attach", BUNDLE)
+        app.kill()
+        app.wait()
+        check(r.returncode == 4, f"status {r.returncode}: {r.stderr}")
+        check("com.example.other" in r.stderr and "port 27300" in r.stderr, r.stderr)
+    finally:
+        e.close()
+
+
+@test
+def attach_two_devices():
+    e = Env()
+    try:
+        d1 = e.mux.add(fakedevice.Device(udid(1), name="first"))
+        d2 = e.mux.add(fakedevice.Device(udid(2), name="second"))
+        r = e.run("attach", BUNDLE)
+        check(r.returncode == 3, f"status {r.returncode}: {r.stderr}")
+        check(udid(1) in r.stderr and udid(2) in r.stderr and "-u" in r.stderr, r.stderr)
+        app = start_app(d2, ["idle:200", "busy:300", "idle:300"])
+        r = e.run("attach", BUNDLE, "-u", udid(2))
+        app.communicate(timeout=30)
+        check(r.returncode == 0, f"status {r.returncode}: {r.stderr}")
+        check(stall_ids(r.stdout) == {1} and udid(2) in r.stderr, r.stderr)
+        r = e.run("attach", BUNDLE, "-u", udid(9))
+        check(r.returncode == 3 and udid(9) in r.stderr, r.stderr)
+        del d1
+    finally:
+        e.close()
+
+
+@test
+def attach_network_only():
+    e = Env()
+    try:
+        e.mux.add(fakedevice.Device(udid(1), conn="Network"))
+        r = e.run("attach", BUNDLE)
+        check(r.returncode == 3, f"status {r.returncode}: {r.stderr}")
+        check("network only" in r.stderr and "USB" in r.stderr, r.stderr)
+    finally:
+        e.close()
+
+
+@test
+def attach_app_not_running():
+    e = Env()
+    try:
+        e.mux.add(fakedevice.Device(udid(1)))
+        r = e.run("attach", BUNDLE, "--wait", "2")
+        check(r.returncode == 4, f"status {r.returncode}: {r.stderr}")
+        check("no agent listens on ports 27300-27309" in r.stderr, r.stderr)
+        check(1.8 < r.elapsed < 6, f"took {r.elapsed:.1f}s for --wait 2")
+    finally:
+        e.close()
+
+
+@test
+def attach_waits_for_app():
+    e = Env()
+    try:
+        d = e.mux.add(fakedevice.Device(udid(1)))
+        p = subprocess.Popen([EXE, "attach", BUNDLE, "--wait", "10"], env=e.env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(1.5)
+        app = start_app(d, ["idle:200", "busy:300", "idle:300"], device_port=27305)
+        out, err = p.communicate(timeout=30)
+        app.communicate(timeout=30)
+        check(p.returncode == 0 and stall_ids(out) == {1}, f"status {p.returncode}: {err}")
+    finally:
+        e.close()
+
+
+@test
+def device_vanishes():
+    e = Env()
+    try:
+        d = e.mux.add(fakedevice.Device(udid(1)))
+        app = start_app(d, ["idle:200", "busy:300", "idle:30000"])
+        rec = os.path.join(e.dir, "rec.swtrace")
+        p = subprocess.Popen([EXE, "attach", BUNDLE, "-o", rec], env=e.env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        first = p.stdout.readline()
+        check(first.startswith("stall 1:"), first)
+        e.mux.remove(d)
+        start = time.monotonic()
+        out, err = p.communicate(timeout=20)
+        app.kill()
+        app.wait()
+        check(p.returncode == 3, f"status {p.returncode}: {err}")
+        check("went away" in err and rec in err, err)
+        check(time.monotonic() - start < 8, "too slow to notice")
+        with open(rec, "rb") as f:
+            data = f.read()
+        check(data[:8] == b"SWTRACE\0" and len(data) > 200, f"recording of {len(data)} bytes")
+    finally:
+        e.close()
+
+
+def farm(count, steps, with_output=True):
+    e = Env(timeout="10")
+    apps = []
+    try:
+        devices = []
+        for i in range(count):
+            d = e.mux.add(fakedevice.Device(udid(100 + i), name="farm %d" % i))
+            devices.append(d)
+            apps.append(start_app(d, steps, wait_ms=30000))
+        outdir = os.path.join(e.dir, "recs") + "/"
+        args = [EXE, "attach", BUNDLE, "--all-devices"]
+        if with_output:
+            args += ["-o", outdir]
+        p = subprocess.Popen(args, env=e.env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        return e, devices, apps, p, outdir
+    except Exception:
+        for a in apps:
+            a.kill()
+        e.close()
+        raise
+
+
+def fds_of(pid):
+    d = "/proc/%d/fd" % pid
+    return [int(x) for x in os.listdir(d)]
+
+
+@test
+def all_devices_two():
+    e, devices, apps, p, outdir = farm(2, ["idle:300", "busy:300", "idle:300", "sleep:300",
+                                           "idle:60000"])
+    try:
+        # a third device arrives later with the app already running
+        time.sleep(2.5)
+        late = e.mux.add(fakedevice.Device(udid(7), name="late"))
+        apps.append(start_app(late, ["idle:300", "busy:300", "idle:60000"], wait_ms=30000))
+        time.sleep(3)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=30)
+        check(p.returncode == 0, f"status {p.returncode}: {err}")
+        for d in devices:
+            check(stall_ids(out, d.udid) == {1, 2}, f"{d.udid}: {stall_ids(out, d.udid)}")
+            check(os.path.getsize(outdir + d.udid + ".swtrace") > 100, "no recording")
+            check(f"device '{d.udid}' (farm" in err, err)
+        check(stall_ids(out, late.udid) == {1}, f"late device: {err}")
+        unqualified = [l for l in out.splitlines() if not l.startswith("[")]
+        check(not unqualified, f"unqualified lines: {unqualified[:3]}")
+    finally:
+        for a in apps:
+            a.kill()
+            a.wait()
+        e.close()
+
+
+@test
+def all_devices_farm():
+    count = int(os.environ.get("STALLWATCH_TEST_FARM", "20"))
+    e, devices, apps, p, outdir = farm(count, ["idle:500", "busy:300", "idle:600000"],
+                                       with_output=True)
+    try:
+        deadline = time.monotonic() + 30 + count * 0.5
+        seen = set()
+        while time.monotonic() < deadline and len(seen) < count:
+            line = p.stdout.readline()
+            if not line:
+                break
+            if line.startswith("[") and "] stall 1: " in line:
+                seen.add(line[1:line.index("]")])
+        check(len(seen) == count, f"stalls from {len(seen)} of {count} devices")
+        fds = fds_of(p.pid)
+        print(f"     {count} devices streaming: {len(fds)} descriptors, highest {max(fds)}")
+        check(max(fds) < 1024, f"descriptor {max(fds)}")
+        for d in devices:
+            e.mux.remove(d)
+        time.sleep(3 + count * 0.02)
+        after = fds_of(p.pid)
+        print(f"     after detaching: {len(after)} descriptors {sorted(after)}")
+        check(len(after) <= 8, f"{len(after)} descriptors left: {sorted(after)}")
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+        check(p.returncode == 3, f"status {p.returncode}")
+        gone = err.count("went away")
+        check(gone == count, f"{gone} of {count} devices reported gone")
+    finally:
+        for a in apps:
+            a.kill()
+            a.wait()
+        e.close()
+
+
 def main():
     chosen = [t for t in TESTS if not SELECTED or t.__name__ in SELECTED]
     for t in chosen:
