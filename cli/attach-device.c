@@ -170,8 +170,7 @@ static int launch(const struct common *c, const struct sw_device_info *dev, bool
 	struct sw_error err = {0};
 	int r = sw_device_launch(dev->udid, &l, c->timeout_ms, &out, &err);
 	if (r < 0) {
-		sw_cli_error("cannot launch '%s' on device '%s': %s", c->ao->bundle_id, dev->udid,
-			     sw_error_str(&err));
+		sw_cli_error("cannot launch '%s': %s", c->ao->bundle_id, sw_error_str(&err));
 		/* The app cannot be started: the agent's side; the rest: the device's. */
 		return r == -ESRCH || r == -ENOEXEC || r == -EIO ? SW_EXIT_AGENT : SW_EXIT_DEVICE;
 	}

@@ -472,6 +472,102 @@ def all_devices_farm():
         e.close()
 
 
+# ---- --launch ----
+
+
+def install(device, steps, dev_signed=True):
+    app = fakedevice.App(BUNDLE, [stallapp(), *steps], env=agent_env(),
+                         executable="StallApp", dev_signed=dev_signed)
+    device.apps[BUNDLE] = app
+    return app
+
+
+@test
+def launch_ios16():
+    e = Env(timeout="10")
+    try:
+        d = e.mux.add(fakedevice.Device(udid(1), version="16.7.2"))
+        app = install(d, ["idle:300", "busy:400", "idle:300"])
+        r = e.run("attach", BUNDLE, "--launch", "--threshold", "200", "--dylib",
+                  "Frameworks/libstallwatch-agent.dylib")
+        check(r.returncode == 0, f"status {r.returncode}: {r.stderr}")
+        check(len(app.processes) == 1, "the fake debugserver started no app")
+        out = app.processes[0].communicate(timeout=20)[0]
+        check("launched" in r.stderr and "pid %d" % app.processes[0].pid in r.stderr, r.stderr)
+        env = d.launched_env
+        check(env.get("STALLWATCH_THRESHOLD_MS") == "200", env)
+        check(env.get("DYLD_INSERT_LIBRARIES") ==
+              app.container + "/Frameworks/libstallwatch-agent.dylib", env)
+        check(stall_ids(r.stdout) == {1} and app_steps(out, "busy"), r.stdout[:300])
+    finally:
+        e.close()
+
+
+@test
+def launch_problems():
+    e = Env(timeout="5")
+    try:
+        d = e.mux.add(fakedevice.Device(udid(1), version="15.8"))
+        r = e.run("attach", BUNDLE, "--launch")
+        check(r.returncode == 4 and "not installed" in r.stderr, f"{r.returncode}: {r.stderr}")
+        install(d, ["idle:100"], dev_signed=False)
+        r = e.run("attach", BUNDLE, "--launch")
+        check(r.returncode == 4 and "not signed for development" in r.stderr,
+              f"{r.returncode}: {r.stderr}")
+        install(d, ["idle:100"])
+        d.ddi_mounted = False
+        r = e.run("attach", BUNDLE, "--launch")
+        check(r.returncode == 3 and "developer disk image" in r.stderr,
+              f"{r.returncode}: {r.stderr}")
+        d.ddi_mounted = True
+        d.paired = False
+        r = e.run("attach", BUNDLE, "--launch")
+        check(r.returncode == 3 and "tap Trust" in r.stderr, f"{r.returncode}: {r.stderr}")
+    finally:
+        e.close()
+
+
+@test
+def launch_slow_debugserver():
+    """debugserver's replies arrive after libimobiledevice's 1-second read timeout."""
+    e = Env(timeout="15")
+    try:
+        d = e.mux.add(fakedevice.Device(udid(1), version="16.1"))
+        d.debugserver_delay = 1.3
+        app = install(d, ["idle:300", "busy:300", "idle:300"])
+        r = e.run("attach", BUNDLE, "--launch")
+        check(r.returncode == 0 and stall_ids(r.stdout) == {1}, f"{r.returncode}: {r.stderr}")
+        app.processes[0].wait(10)
+    finally:
+        e.close()
+
+
+@test
+def launch_ios17_guidance():
+    e = Env()
+    try:
+        d = e.mux.add(fakedevice.Device(udid(1), version="17.2"))
+        p = subprocess.Popen([EXE, "attach", BUNDLE, "--launch", "--threshold", "200",
+                              "--all-threads", "--wait", "20"], env=e.env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        want = [
+            "  xcrun devicectl device process launch --device %s --environment-variables "
+            "'{\"STALLWATCH_THRESHOLD_MS\":\"200\",\"STALLWATCH_ALL_THREADS\":\"1\"}' %s"
+            % (udid(1), BUNDLE),
+            "  pymobiledevice3 developer dvt launch --tunnel %s --env STALLWATCH_THRESHOLD_MS 200 "
+            "--env STALLWATCH_ALL_THREADS 1 %s" % (udid(1), BUNDLE),
+        ]
+        lines = [p.stderr.readline().rstrip("\n") for _ in range(4)]
+        check(lines[1:3] == want, "\n".join(lines))
+        # the user runs one of them: the app starts with that environment
+        app = start_app(d, ["idle:300", "busy:300", "idle:300"])
+        out, err = p.communicate(timeout=30)
+        app.communicate(timeout=20)
+        check(p.returncode == 0 and stall_ids(out) == {1}, f"{p.returncode}: {err}")
+    finally:
+        e.close()
+
+
 def main():
     chosen = [t for t in TESTS if not SELECTED or t.__name__ in SELECTED]
     for t in chosen:

@@ -175,7 +175,7 @@ class Device:
         full_env["STALLWATCH_LISTEN"] = "127.0.0.1:%d" % host_port
         full_env.setdefault("STALLWATCH_BUNDLE_ID", app.bundle_id)
         proc = subprocess.Popen(app.command + list(argv[1:]), env=full_env,
-                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True)
         app.processes.append(proc)
         self.map_port(port, ("127.0.0.1", host_port))
         self.launched_env = env
@@ -428,6 +428,24 @@ class PlistService:
         conn.sendall(struct.pack(">I", len(body)) + body)
 
 
+_public_key = []
+
+
+def device_public_key():
+    """An RSA public key (PKCS#1 PEM) such as a device hands out before pairing,
+    so that libimobiledevice gets as far as asking for a Pair."""
+    if not _public_key:
+        try:
+            priv = subprocess.run(["openssl", "genrsa", "1024"], capture_output=True,
+                                  check=True).stdout
+            pub = subprocess.run(["openssl", "rsa", "-RSAPublicKey_out"], input=priv,
+                                 capture_output=True, check=True).stdout
+            _public_key.append(pub)
+        except (OSError, subprocess.CalledProcessError):
+            _public_key.append(None)
+    return _public_key[0]
+
+
 class Lockdownd(PlistService):
     def __init__(self, mux, dev):
         self.mux = mux
@@ -453,6 +471,9 @@ class Lockdownd(PlistService):
             reply["Type"] = "com.apple.mobile.lockdown"
         elif kind == "GetValue":
             values = self.dev.lockdown_values()
+            key = device_public_key() if req.get("Key") == "DevicePublicKey" else None
+            if key:
+                values["DevicePublicKey"] = key
             key = req.get("Key")
             if req.get("Domain"):
                 reply["Error"] = "MissingValue"
