@@ -148,6 +148,14 @@ int sw_watch_stream(struct sw_session *s, const struct sw_watch_options *o,
 	while ((st = sw_stalls_flush(c)))
 		print_stall(c, st, o);
 	const struct sw_stalls_info *in = sw_stalls_info(c);
+	if (o->format == SW_WATCH_NDJSON && in->have_hello) {
+		struct sw_buf out;
+		sw_buf_init(&out, 0);
+		if (sw_render_ndjson_summary(&out, c, stalls) == 0)
+			fwrite(out.data, 1, out.len, stdout);
+		fflush(stdout);
+		sw_buf_finish(&out);
+	}
 	if (in->stats.dropped)
 		sw_cli_warn("%s dropped %llu records (a slow reader or no reader)", what,
 			    (unsigned long long)in->stats.dropped);

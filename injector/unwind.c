@@ -106,7 +106,15 @@ static int fp_step(struct swa_unwind_ctx *uc, struct swa_regs *regs, uint64_t *l
 		return 0;
 	struct swa_regs next = {0};
 	swa_regs_set(&next, SWA_REG_FP, next_fp);
-	swa_regs_set(&next, SWA_REG_SP, fp + 16);
+#if defined(__x86_64__)
+	swa_regs_set(&next, SWA_REG_SP, fp + 16); /* push rbp; mov rsp, rbp: the caller's sp */
+#else
+	/*
+	 * arm64 keeps the frame record at the bottom of the frame: fp + 16 is
+	 * only a lower bound of the caller's sp, good for the checks, not for CFI.
+	 */
+	next.r[SWA_REG_SP] = fp + 16;
+#endif
 	next.pc = ra;
 	*last_fp = fp;
 	*regs = next;

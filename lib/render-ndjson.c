@@ -22,11 +22,14 @@ void sw_stall_figures(const struct sw_stalls *c, const struct sw_stall *s,
 {
 	const struct sw_stalls_info *in = sw_stalls_info(c);
 	uint64_t duration = s->duration_ns;
-	uint64_t main_samples = 0;
+	uint64_t main_samples = 0, blocked = 0;
 	bool truncated = false;
 	for (size_t i = 0; i < s->nsamples; i++) {
-		if (s->sample[i].thread_id == s->thread_id)
+		if (s->sample[i].thread_id == s->thread_id) {
 			main_samples++;
+			if (s->sample[i].flags & SW_SAMPLE_BLOCKED)
+				blocked++;
+		}
 		if (s->sample[i].flags & SW_SAMPLE_TRUNCATED)
 			truncated = true;
 	}
@@ -37,7 +40,13 @@ void sw_stall_figures(const struct sw_stalls *c, const struct sw_stall *s,
 	ret->cpu_ms = s->cpu_ns / 1e6;
 	ret->main_samples = s->ended ? s->samples : main_samples;
 	ret->sampled_ms = (double)ret->main_samples * ret->interval_ms;
-	ret->kind = s->cpu_ns * 2 >= duration ? "busy" : "blocked";
+	/*
+	 * Busy when the thread had the CPU half the time, or when most samples
+	 * found it runnable rather than waiting in the kernel: a busy thread
+	 * starved by other processes is still busy, not blocked.
+	 */
+	bool runnable = main_samples && blocked * 2 < main_samples;
+	ret->kind = s->cpu_ns * 2 >= duration || runnable ? "busy" : "blocked";
 	ret->truncated = truncated;
 }
 
@@ -230,4 +239,24 @@ int sw_render_raw_stall(struct sw_buf *out, const struct sw_stalls *c, const str
 	}
 	free(st);
 	return 0;
+}
+
+int sw_render_ndjson_summary(struct sw_buf *out, const struct sw_stalls *c, uint64_t stalls)
+{
+	const struct sw_stalls_info *in = sw_stalls_info(c);
+	sw_buf_printf(out,
+		      "{\"schema\":%d,\"type\":\"summary\",\"pid\":%" PRIu64 ",\"process\":",
+		      SW_NDJSON_SCHEMA, in->pid);
+	json_str(out, in->process_name);
+	sw_buf_printf(out,
+		      ",\"stalls\":%" PRIu64 ",\"agent_stalls\":%" PRIu64 ",\"samples\":%" PRIu64
+		      ",\"dropped\":%" PRIu64 ",\"orphans\":%" PRIu64 ",\"agent_cpu_ms\":%.3f"
+		      ",\"goodbye\":",
+		      stalls, in->stats.stalls, in->stats.samples, in->stats.dropped, in->orphans,
+		      in->stats.agent_cpu_ns / 1e6);
+	if (in->have_goodbye)
+		json_str(out, in->goodbye_text);
+	else
+		sw_buf_puts(out, "null");
+	return sw_buf_puts(out, "}\n") < 0 ? -ENOMEM : 0;
 }

@@ -16,6 +16,9 @@ int sw_render_ndjson_stall(struct sw_buf *out, const struct sw_stalls *c, const 
 /* A few lines of text: the stall's figures and its heaviest raw stacks. */
 int sw_render_raw_stall(struct sw_buf *out, const struct sw_stalls *c, const struct sw_stall *s);
 
+/* The last line of an NDJSON stream: {"type":"summary"} with the agent's counters. */
+int sw_render_ndjson_summary(struct sw_buf *out, const struct sw_stalls *c, uint64_t stalls);
+
 /* Figures both forms share. */
 struct sw_stall_figures {
 	double duration_ms, cpu_ms, sampled_ms, interval_ms;

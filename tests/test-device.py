@@ -178,7 +178,7 @@ def stallapp():
     global _stallapp
     if _stallapp:
         return _stallapp
-    built = os.path.join(BUILD, "tests", "apps", "stallapp")
+    built = os.environ.get("STALLAPP", os.path.join(BUILD, "tests", "stallapp"))
     if os.path.exists(built):
         _stallapp = built
         return built
@@ -193,7 +193,8 @@ def stallapp():
 
 
 def agent_lib():
-    path = os.path.join(BUILD, "injector", "libstallwatch-agent.so")
+    path = os.environ.get("STALLWATCH_AGENT",
+                          os.path.join(BUILD, "injector", "libstallwatch-agent.so"))
     if not os.path.exists(path):
         print("SKIP: the agent library is not built")
         sys.exit(77)

@@ -252,8 +252,12 @@ static int copy_remote(struct swa_capture *cap, uint64_t sp)
 	struct region r;
 	cap->stack_lo = sp;
 	cap->copy_len = 0;
-	if (!find_region(sp, &r))
-		return -EFAULT;
+	if (!find_region(sp, &r)) {
+		/* a stack newer than our snapshot of the mappings: look again */
+		swa_plat_prepare_capture();
+		if (!find_region(sp, &r))
+			return -EFAULT;
+	}
 	cap->stack_hi = r.hi;
 	size_t len = (size_t)(r.hi - sp);
 	if (len > cap->copy_cap) {
@@ -348,7 +352,13 @@ int swa_plat_capture(const struct swa_thread *t, struct swa_capture *cap, uint64
 			return r == -ENOENT ? -ESRCH : r;
 		switch (st) {
 		case 'R':
-			return capture_signal(t, cap, timeout_ns);
+			r = capture_signal(t, cap, timeout_ns);
+			if (r == 0 && !cap->stack_hi && attempt == 0) {
+				/* a stack newer than our snapshot of the mappings: again */
+				swa_plat_prepare_capture();
+				continue;
+			}
+			return r;
 		case 'S':
 		case 'D':
 			r = capture_blocked(t, cap);

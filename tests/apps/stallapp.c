@@ -5,13 +5,16 @@
  * reports whether the agent is loaded in it (it should not be: the agent
  * leaves children alone).
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <dlfcn.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "steps.h"
 
@@ -39,7 +42,7 @@ int main(int argc, char **argv)
 		       dlsym(RTLD_DEFAULT, "stallwatch_before_wait") ? "loaded" : "absent",
 		       getenv("LD_PRELOAD") ? getenv("LD_PRELOAD") : "");
 	}
-	printf("ready\n");
+	printf("ready pid=%d\n", (int)getpid());
 	for (int i = first; i < argc; i++) {
 		int n = 0, ms = 0;
 		if (sscanf(argv[i], "burst:%d:%d", &n, &ms) == 2) {

@@ -16,7 +16,9 @@
  *                    whether the agent is loaded in it
  *   gap:MS           idle time between the following steps
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
