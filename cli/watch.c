@@ -53,6 +53,25 @@ int sw_watch_option(const struct sw_cmd *cmd, int c, const char *arg, struct sw_
 	return 1;
 }
 
+/* Writes rendered output, qualified by the device when several streams share stdout. */
+static int emit(struct sw_buf *out, const struct sw_watch_options *o)
+{
+	int r = 0;
+	if (out->len && o->qualify && o->device_udid) {
+		struct sw_buf q;
+		sw_buf_init(&q, 0);
+		r = sw_render_qualify(&q, out->data, out->len, o->device_udid,
+				      o->format == SW_WATCH_NDJSON);
+		if (r == 0 && q.len)
+			fwrite(q.data, 1, q.len, stdout);
+		sw_buf_finish(&q);
+	} else if (out->len) {
+		fwrite(out->data, 1, out->len, stdout);
+	}
+	fflush(stdout);
+	return r;
+}
+
 static int print_stall(const struct sw_stalls *c, const struct sw_stall *st,
 		       const struct sw_watch_options *o)
 {
@@ -60,17 +79,8 @@ static int print_stall(const struct sw_stalls *c, const struct sw_stall *st,
 	sw_buf_init(&out, 0);
 	int r = o->format == SW_WATCH_NDJSON ? sw_render_ndjson_stall(&out, c, st)
 					     : sw_render_raw_stall(&out, c, st);
-	if (r == 0 && out.len && o->qualify && o->device_udid) {
-		struct sw_buf q;
-		sw_buf_init(&q, 0);
-		r = sw_render_qualify(&q, out.data, out.len, o->device_udid,
-				      o->format == SW_WATCH_NDJSON);
-		sw_buf_finish(&out);
-		out = q;
-	}
-	if (r == 0 && out.len)
-		fwrite(out.data, 1, out.len, stdout);
-	fflush(stdout);
+	if (r == 0)
+		r = emit(&out, o);
 	sw_buf_finish(&out);
 	return r;
 }
@@ -152,8 +162,7 @@ int sw_watch_stream(struct sw_session *s, const struct sw_watch_options *o,
 		struct sw_buf out;
 		sw_buf_init(&out, 0);
 		if (sw_render_ndjson_summary(&out, c, stalls) == 0)
-			fwrite(out.data, 1, out.len, stdout);
-		fflush(stdout);
+			emit(&out, o);
 		sw_buf_finish(&out);
 	}
 	if (in->stats.dropped)

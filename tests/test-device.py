@@ -382,7 +382,7 @@ def device_vanishes():
         e.close()
 
 
-def farm(count, steps, with_output=True):
+def farm(count, steps, with_output=True, extra=()):
     e = Env(timeout="10")
     apps = []
     try:
@@ -392,7 +392,7 @@ def farm(count, steps, with_output=True):
             devices.append(d)
             apps.append(start_app(d, steps, wait_ms=30000))
         outdir = os.path.join(e.dir, "recs") + "/"
-        args = [EXE, "attach", BUNDLE, "--all-devices"]
+        args = [EXE, "attach", BUNDLE, "--all-devices", *extra]
         if with_output:
             args += ["-o", outdir]
         p = subprocess.Popen(args, env=e.env, stdout=subprocess.PIPE,
@@ -566,6 +566,71 @@ def launch_ios17_guidance():
         app.communicate(timeout=20)
         check(p.returncode == 0 and stall_ids(out) == {1}, f"{p.returncode}: {err}")
     finally:
+        e.close()
+
+
+@test
+def attach_deadlines():
+    """A hung usbmuxd or lockdownd costs one deadline, then status 3."""
+    e = Env(hang=True, timeout="1.5")
+    try:
+        r = e.run("attach", BUNDLE, "--wait", "30")
+        check(r.returncode == 3 and "no answer within 1500 ms" in r.stderr,
+              f"{r.returncode}: {r.stderr}")
+        check(r.elapsed < 3.5, f"took {r.elapsed:.1f}s")
+        r = e.run("attach", BUNDLE, "--all-devices")
+        check(r.returncode == 3 and r.elapsed < 3.5, f"{r.returncode} after {r.elapsed:.1f}s")
+    finally:
+        e.close()
+    e = Env(timeout="1.5")
+    try:
+        d = e.mux.add(fakedevice.Device(udid(1)))
+        install(d, ["idle:100"])
+        d.hang_lockdown = True
+        r = e.run("attach", BUNDLE, "--launch")
+        check(r.returncode == 3 and "no answer within 1500 ms" in r.stderr,
+              f"{r.returncode}: {r.stderr}")
+        check(r.elapsed < 5, f"took {r.elapsed:.1f}s")
+    finally:
+        e.close()
+    e = Env()
+    try:
+        e.mux.close()
+        r = e.run("attach", BUNDLE)
+        check(r.returncode == 3 and "usbmuxd is not running" in r.stderr, r.stderr)
+    finally:
+        e.close()
+
+
+@test
+def all_devices_ndjson():
+    e, devices, apps, p, outdir = farm(2, ["idle:300", "busy:300", "idle:60000"],
+                                       with_output=False, extra=("--format", "ndjson"))
+    try:
+        seen = {}
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and len(seen) < 2:
+            line = p.stdout.readline()
+            if not line:
+                break
+            o = json.loads(line)
+            check(o.get("schema") == 1 and o.get("udid") in (devices[0].udid, devices[1].udid), o)
+            if o.get("type") == "stall":
+                seen[o["udid"]] = o
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=30)
+        summaries = set()
+        for line in out.splitlines():
+            o = json.loads(line)
+            check("udid" in o, line)
+            if o["type"] == "summary":
+                summaries.add(o["udid"])
+        check(len(seen) == 2, f"stalls from {sorted(seen)}: {err}")
+        check(summaries == set(seen), f"summaries for {sorted(summaries)}")
+    finally:
+        for a in apps:
+            a.kill()
+            a.wait()
         e.close()
 
 
