@@ -521,6 +521,9 @@ int sw_attach_device_option(const struct sw_cmd *cmd, int c, const char *arg,
 	case 'u':
 		o->udid = arg;
 		return 0;
+	case 'd':
+		sw_device_set_debug(true);
+		return 0;
 	case 1101:
 		if (sw_cli_parse_uint(cmd, "--wait", arg, 86400, &v))
 			return SW_EXIT_USAGE;

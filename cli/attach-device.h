@@ -22,8 +22,9 @@ struct sw_attach_device_options {
 };
 
 #define SW_ATTACH_DEVICE_LONGOPTS                                                                  \
-	{"udid", required_argument, NULL, 'u'}, {"wait", required_argument, NULL, 1101},           \
-	    {"all-devices", no_argument, NULL, 1102}, {"launch", no_argument, NULL, 1103},         \
+	{"udid", required_argument, NULL, 'u'}, {"debug", no_argument, NULL, 'd'},                 \
+	    {"wait", required_argument, NULL, 1101}, {"all-devices", no_argument, NULL, 1102},     \
+	    {"launch", no_argument, NULL, 1103},                                                   \
 	{                                                                                          \
 		"dylib", required_argument, NULL, 1104                                             \
 	}
@@ -37,7 +38,8 @@ struct sw_attach_device_options {
 	"                      lines carry the UDID, -o takes a directory (DIR/)\n"                \
 	"  --launch            start the app first (debugserver up to iOS 16; printed\n"           \
 	"                      devicectl and pymobiledevice3 commands from iOS 17)\n"              \
-	"  --dylib PATH        with --launch: DYLD_INSERT_LIBRARIES=<app bundle>/PATH\n"
+	"  --dylib PATH        with --launch: DYLD_INSERT_LIBRARIES=<app bundle>/PATH\n"           \
+	"  -d, --debug         print libimobiledevice's and libusbmuxd's debug output\n"
 
 /* Handles one of the device options: 0, 1 when c is not one, or a usage status. */
 int sw_attach_device_option(const struct sw_cmd *cmd, int c, const char *arg,

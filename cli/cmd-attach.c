@@ -45,7 +45,7 @@ static int attach_run(const struct sw_cmd *cmd, int argc, char **argv)
 	const char *connect_to = NULL;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:c:u:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:c:u:d", longopts, NULL)) != -1) {
 		if (c == 'c') {
 			connect_to = optarg;
 			continue;

@@ -14,16 +14,20 @@ static int devices_run(const struct sw_cmd *cmd, int argc, char **argv)
 {
 	static const struct option options[] = {
 	    {"json", no_argument, NULL, 'j'},
+	    {"debug", no_argument, NULL, 'd'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	bool json = false;
 	int c;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+hd", options, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			json = true;
+			break;
+		case 'd':
+			sw_device_set_debug(true);
 			break;
 		default:
 			return sw_cli_usage(cmd, "unknown option '%s'", argv[optind - 1]);
@@ -71,6 +75,7 @@ const struct sw_cmd sw_cmd_devices = {
     .help = "options:\n"
 	    "  --json       one JSON object a device (schema, type \"device\", udid, name,\n"
 	    "               product_type, ios_version, connection, error)\n"
+	    "  -d, --debug  print libimobiledevice's and libusbmuxd's debug output\n"
 	    "  -h, --help   show this help\n"
 	    "\n"
 	    "environment:\n"

@@ -105,9 +105,15 @@ static void note_other(struct scan *sc, uint16_t port, const char *bundle)
 {
 	if (sc->others_len + 1 >= sizeof(sc->others))
 		return;
+	/* The bundle id comes from whatever listens there: printable ASCII only. */
+	char clean[128];
+	size_t n_clean = 0;
+	for (const char *p = bundle ? bundle : ""; *p && n_clean + 1 < sizeof(clean); p++)
+		clean[n_clean++] = *p > 0x20 && *p < 0x7f ? *p : '?';
+	clean[n_clean] = '\0';
 	int n = snprintf(sc->others + sc->others_len, sizeof(sc->others) - sc->others_len,
 			 "%sport %u has '%s'", sc->others_len ? ", " : "", port,
-			 bundle && bundle[0] ? bundle : "(no bundle id)");
+			 n_clean ? clean : "(no bundle id)");
 	if (n > 0)
 		sc->others_len += (size_t)n;
 	if (sc->others_len >= sizeof(sc->others))

@@ -23,9 +23,19 @@ const char *sw_device_conn_name(unsigned conn)
 	return "unknown";
 }
 
-static const char *or_dash(const char *s)
+/*
+ * A device's name is whatever its owner typed: control characters (a
+ * terminal escape, a newline that would forge a line) become '?'.
+ */
+static const char *printable(const char *s, char *buf, size_t cap)
 {
-	return s && s[0] ? s : "-";
+	if (!s || !s[0])
+		return "-";
+	size_t n = 0;
+	for (; *s && n + 1 < cap; s++)
+		buf[n++] = (unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s;
+	buf[n] = '\0';
+	return buf;
 }
 
 int sw_device_print_text(FILE *out, const struct sw_device_info *devices, size_t count, bool header)
@@ -35,9 +45,11 @@ int sw_device_print_text(FILE *out, const struct sw_device_info *devices, size_t
 			"PRODUCT", "NAME");
 	for (size_t i = 0; i < count; i++) {
 		const struct sw_device_info *d = &devices[i];
-		fprintf(out, "%-40s  %-11s  %-8s  %-12s  %s\n", d->udid,
-			sw_device_conn_name(d->conn), or_dash(d->product_version),
-			or_dash(d->product_type), or_dash(d->name));
+		char u[sizeof(d->udid)], v[sizeof(d->product_version)], t[sizeof(d->product_type)],
+		    n[sizeof(d->name)];
+		fprintf(out, "%-40s  %-11s  %-8s  %-12s  %s\n", printable(d->udid, u, sizeof(u)),
+			sw_device_conn_name(d->conn), printable(d->product_version, v, sizeof(v)),
+			printable(d->product_type, t, sizeof(t)), printable(d->name, n, sizeof(n)));
 	}
 	return ferror(out) ? -EIO : 0;
 }

@@ -16,6 +16,10 @@ bool sw_device_supported(void)
 	return false;
 }
 
+void sw_device_set_debug(bool on)
+{
+}
+
 int sw_device_list(unsigned timeout_ms, bool with_info, struct sw_device_info **ret,
 		   size_t *ret_count, struct sw_error *err)
 {

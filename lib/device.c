@@ -31,6 +31,12 @@ bool sw_device_supported(void)
 	return true;
 }
 
+void sw_device_set_debug(bool on)
+{
+	idevice_set_debug_level(on ? 1 : 0);
+	libusbmuxd_set_debug_level(on ? 1 : 0);
+}
+
 uint64_t sw_device_now_ms(void)
 {
 	struct timespec ts;

@@ -65,6 +65,9 @@ struct sw_device_info {
 /* true when SW_HAVE_DEVICE: built with libimobiledevice. */
 bool sw_device_supported(void);
 
+/* libimobiledevice's and libusbmuxd's own debug output on stderr (-d). */
+void sw_device_set_debug(bool on);
+
 /*
  * Lists the devices usbmuxd knows, one entry per UDID (a device on USB and on
  * the network is one entry with both bits), sorted by UDID.  With with_info,
