@@ -239,14 +239,20 @@ static int load_segments(const struct elf_file *f, struct sw_object *obj, struct
 	return 0;
 }
 
+/* A symbol and its index in the table, for a stable sort. */
+struct sym_at {
+	struct sw_symbol sym;
+	uint64_t index;
+};
+
 static int cmp_sym(const void *a, const void *b)
 {
-	const struct sw_symbol *x = a, *y = b;
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	if (x->size != y->size)
-		return x->size < y->size ? -1 : 1;
-	return strcmp(x->name, y->name);
+	const struct sym_at *x = a, *y = b;
+	if (x->sym.addr != y->sym.addr)
+		return x->sym.addr < y->sym.addr ? -1 : 1;
+	if (x->sym.size != y->sym.size)
+		return x->sym.size < y->sym.size ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
 }
 
 /* Is section index shndx an executable section of the file? */
@@ -259,8 +265,9 @@ static bool exec_section(const struct elf_file *f, uint16_t shndx)
 /*
  * Function symbols of one symbol table: STT_FUNC and STT_GNU_IFUNC, and
  * STT_NOTYPE in executable sections (assembly), as llvm-symbolizer takes
- * them.  Of several at one address the largest (then the last by name) wins,
- * again as llvm-symbolizer does, so that both name a function alike.
+ * them.  Of several at one address the largest (then the last in the table)
+ * wins, again as llvm-symbolizer does, so that both name a function alike
+ * (gcc's C1/C2 constructor aliases, for one).
  */
 static int load_symtab(const struct elf_file *f, const struct elf_shdr *s, struct elf_priv *priv,
 		       struct sw_object *obj, struct sw_error *err)
@@ -279,8 +286,8 @@ static int load_symtab(const struct elf_file *f, const struct elf_shdr *s, struc
 	if (n > MAX_SYMBOLS)
 		return sw_error_set(err, -E2BIG, "symbol table at offset 0x%llx is too large",
 				    (unsigned long long)s->offset);
-	struct sw_symbol *syms = calloc(n ? n : 1, sizeof(*syms));
-	if (!syms)
+	struct sym_at *all = calloc(n ? n : 1, sizeof(*all));
+	if (!all)
 		return sw_error_set(err, -ENOMEM, "out of memory");
 	size_t k = 0;
 	bool arm = sw_elf_u16(f, f->data + 18) == EM_ARM;
@@ -303,7 +310,8 @@ static int load_symtab(const struct elf_file *f, const struct elf_shdr *s, struc
 			continue; /* ARM/AArch64 mapping symbols */
 		if (arm)
 			value &= ~(uint64_t)1;
-		syms[k++] = (struct sw_symbol){
+		all[k].index = i;
+		all[k++].sym = (struct sw_symbol){
 			.addr = value,
 			.size = size,
 			.name = nm,
@@ -311,12 +319,14 @@ static int load_symtab(const struct elf_file *f, const struct elf_shdr *s, struc
 				 (type != STT_NOTYPE ? SW_SYMBOL_FUNCTION : 0),
 		};
 	}
-	qsort(syms, k, sizeof(*syms), cmp_sym);
+	qsort(all, k, sizeof(*all), cmp_sym);
+	struct sw_symbol *syms = (struct sw_symbol *)all; /* compacted in place */
 	size_t j = 0;
 	for (size_t i = 0; i < k; i++) {
-		if (i + 1 < k && syms[i + 1].addr == syms[i].addr)
+		if (i + 1 < k && all[i + 1].sym.addr == all[i].sym.addr)
 			continue; /* keep the last of each address */
-		syms[j++] = syms[i];
+		struct sw_symbol keep = all[i].sym; /* read before the overlapping write */
+		syms[j++] = keep;
 	}
 	priv->symbols = syms;
 	obj->symbols = syms;
