@@ -168,11 +168,12 @@ class Tally:
         self.reasons = {}
 
 
-def compare(tally, label, sw, binary, picked, our_args=(), oracle_binary=None):
+def compare(tally, label, sw, binary, picked, our_args=(), oracle_binary=None, both_args=()):
     addrs = sorted(picked)
-    oracle = symbolize([LLVM["symbolizer"], "--no-demangle", "-e", oracle_binary or binary],
-                       addrs)
-    ours = symbolize([sw, "symbolicate", "--no-demangle", "-e", binary, *our_args], addrs)
+    oracle = symbolize([LLVM["symbolizer"], "--no-demangle", *both_args, "-e",
+                        oracle_binary or binary], addrs)
+    ours = symbolize([sw, "symbolicate", "--no-demangle", *both_args, "-e", binary, *our_args],
+                     addrs)
     seqs = line_sequences(oracle_binary or binary)
     import bisect
     los = [lo for lo, hi in seqs]
@@ -312,6 +313,21 @@ def main():
                              out, dl])
                         compare(tally, label + " debuglink", sw, dl, picked, ["--dsym", dbg],
                                 oracle_binary=out)
+                        compare(tally, label + " --no-inlines", sw, out, picked,
+                                both_args=["--no-inlines"])
+        # 64-bit DWARF, and cross-unit references (DW_FORM_ref_addr) from LTO
+        extra = [("gcc-12", "g++-12", ["-g", "-gdwarf-5", "-gdwarf64", "-O2"], [], "gcc-12 -gdwarf64"),
+                 ("clang-14", "clang++-14", ["-g", "-gdwarf-4", "-gdwarf64", "-O1"], [],
+                  "clang-14 -gdwarf-4 -gdwarf64"),
+                 ("clang-14", "clang++-14", ["-g", "-O2", "-flto"], ["-fuse-ld=lld"],
+                  "clang-14 -flto"),
+                 ("gcc-12", "g++-12", ["-g", "-O2", "-flto"], [], "gcc-12 -flto")]
+        for cc, cxx, flags, ldflags, label in extra:
+            if not (have(cc) and have(cxx)):
+                continue
+            out = os.path.join(workdir, label.replace(" ", ""))
+            build(srcdir, out, cc, cxx, flags, ldflags)
+            compare(tally, label, sw, out, addresses(out, nrandom, rng))
         if have("clang-19") and have("ld.lld-19") or have("ld.lld"):
             for target in ("i386-linux-gnu", "powerpc-linux-gnu", "powerpc64-linux-gnu",
                            "aarch64-linux-gnu"):

@@ -2,6 +2,7 @@
 extern "C" {
 #endif
 int util_mix(int a, int b);
+int util_small(int a);
 int cxx_entry(int n);
 #ifdef __cplusplus
 }

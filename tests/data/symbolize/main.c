@@ -54,6 +54,7 @@ int main(int argc, char **argv)
 	int n = argc > 1 ? atoi(argv[1]) : 3;
 	int r = exported_entry(n);
 	r += util_mix(r, n);
+	r += util_small(r);
 	r += cxx_entry(n);
 	printf("%d\n", r);
 	return 0;
