@@ -7,6 +7,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "symbolicate.h"
@@ -45,27 +46,85 @@ static int one(struct run *run, const char *text, const char *where)
 	return SW_EXIT_OK;
 }
 
+/*
+ * Reads standard input in blocks and flushes our answers only before
+ * waiting for more: a program driving us line by line still sees each
+ * answer at once, and a long list is not written one line at a time.
+ */
+struct reader {
+	char buf[1 << 16];
+	size_t start, end;
+	bool eof;
+};
+
+static char *next_line(struct reader *rd, int *ret_err)
+{
+	for (;;) {
+		char *nl = memchr(rd->buf + rd->start, '\n', rd->end - rd->start);
+		if (nl) {
+			char *line = rd->buf + rd->start;
+			*nl = '\0';
+			rd->start = (size_t)(nl - rd->buf) + 1;
+			return line;
+		}
+		if (rd->eof) {
+			if (rd->start == rd->end)
+				return NULL;
+			if (rd->end == sizeof(rd->buf))
+				break;
+			rd->buf[rd->end] = '\0';
+			char *line = rd->buf + rd->start;
+			rd->start = rd->end;
+			return line;
+		}
+		memmove(rd->buf, rd->buf + rd->start, rd->end - rd->start);
+		rd->end -= rd->start;
+		rd->start = 0;
+		if (rd->end == sizeof(rd->buf))
+			break;
+		fflush(stdout);
+		ssize_t n = read(0, rd->buf + rd->end, sizeof(rd->buf) - 1 - rd->end);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			*ret_err = errno;
+			return NULL;
+		}
+		if (n == 0)
+			rd->eof = true;
+		rd->end += (size_t)n;
+	}
+	*ret_err = E2BIG;
+	return NULL;
+}
+
 static int from_stdin(struct run *run)
 {
-	char *line = NULL;
-	size_t cap = 0;
+	struct reader *rd = calloc(1, sizeof(*rd));
+	if (!rd) {
+		sw_cli_error("out of memory");
+		return SW_EXIT_INPUT;
+	}
 	unsigned long lineno = 0;
-	int status = SW_EXIT_OK;
-	ssize_t len;
-	while (status == SW_EXIT_OK && (len = getline(&line, &cap, stdin)) >= 0) {
+	int status = SW_EXIT_OK, err = 0;
+	char *line;
+	while (status == SW_EXIT_OK && (line = next_line(rd, &err))) {
 		lineno++;
-		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+		size_t len = strlen(line);
+		while (len > 0 && line[len - 1] == '\r')
 			line[--len] = '\0';
 		if (len == 0)
 			continue;
 		char where[64];
 		snprintf(where, sizeof(where), "standard input, line %lu", lineno);
 		status = one(run, line, where);
-		/* a reader driving us line by line (as llvm-symbolizer is driven) sees each answer */
-		if (status == SW_EXIT_OK && fflush(stdout) != 0)
-			break;
 	}
-	free(line);
+	if (status == SW_EXIT_OK && err) {
+		sw_cli_error("cannot read standard input, line %lu: %s", lineno + 1,
+			     err == E2BIG ? "line too long" : strerror(err));
+		status = SW_EXIT_INPUT;
+	}
+	free(rd);
 	return status;
 }
 

@@ -247,6 +247,14 @@ static int read_die(struct tree_builder *b, struct dw_cur *c, const struct dw_ab
 		return r;
 	struct dw_func *fn = &u->funcs[f];
 	fn->range_count = (uint32_t)(u->nranges - fn->range_first);
+	fn->lo = UINT64_MAX;
+	for (uint32_t i = 0; i < fn->range_count; i++) {
+		const struct dw_range *rg = &u->ranges[fn->range_first + i];
+		if (rg->lo < fn->lo)
+			fn->lo = rg->lo;
+		if (rg->hi > fn->hi)
+			fn->hi = rg->hi;
+	}
 	fn->call_file = call[0];
 	fn->call_line = call[1];
 	fn->call_column = call[2];

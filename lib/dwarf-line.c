@@ -208,10 +208,9 @@ static int append_row(struct line_builder *b, const struct line_state *s, bool e
 	/* llvm keeps the file in 16 bits and the column in 16: so do we, to agree */
 	t->rows[t->nrows++] = (struct dw_line_row){
 		.addr = s->addr,
-		.file = s->file & 0xffff,
+		.file = (uint16_t)s->file,
 		.line = s->line,
-		.column = s->column & 0xffff,
-		.end_sequence = end,
+		.column = (uint16_t)s->column,
 	};
 	if (!end)
 		return 0;
@@ -354,6 +353,13 @@ int dw_line_load(struct sw_dwarf *d, struct dw_unit *u, struct sw_error *err)
 			       (unsigned long long)u->stmt_list, c.pos);
 	}
 	qsort(t->seqs, t->nseqs, sizeof(*t->seqs), cmp_seq);
+	t->sample = malloc((t->nrows / DW_LINE_STRIDE + 1) * sizeof(*t->sample));
+	if (!t->sample) {
+		dw_line_free(t);
+		return u->line_err = sw_error_set(err, -ENOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < t->nrows; i += DW_LINE_STRIDE)
+		t->sample[i / DW_LINE_STRIDE] = t->rows[i].addr;
 	u->line = t;
 	return 0;
 }
@@ -372,8 +378,25 @@ long dw_line_find(const struct dw_line_table *t, uint64_t addr)
 	if (lo == t->nseqs || t->seqs[lo].lo > addr)
 		return -1;
 	const struct dw_line_seq *s = &t->seqs[lo];
-	/* the last row at or before addr among [first + 1, last) */
+	/*
+	 * The last row at or before addr among [first + 1, last).  Rows of a
+	 * sequence rise, so the sampled addresses narrow it to one stride.
+	 */
 	size_t a = s->first + 1, z = s->last;
+	size_t sa = a / DW_LINE_STRIDE + 1, sz = (z - 1) / DW_LINE_STRIDE + 1;
+	while (sa < sz) {
+		size_t mid = sa + (sz - sa) / 2;
+		if (t->sample[mid] <= addr)
+			sa = mid + 1;
+		else
+			sz = mid;
+	}
+	/* sample[sa - 1] <= addr (or sa is the first), sample[sa] > addr */
+	size_t lo_row = (sa - 1) * DW_LINE_STRIDE, hi_row = sa * DW_LINE_STRIDE;
+	if (lo_row > a && lo_row < z)
+		a = lo_row;
+	if (hi_row < z && hi_row > a)
+		z = hi_row;
 	while (a < z) {
 		size_t mid = a + (z - a) / 2;
 		if (t->rows[mid].addr <= addr)
@@ -464,6 +487,7 @@ void dw_line_free(struct dw_line_table *t)
 		free(t->owned[i]);
 	free(t->owned);
 	free(t->rows);
+	free(t->sample);
 	free(t->seqs);
 	free(t->dirs);
 	free(t->files);

@@ -96,6 +96,7 @@ struct dw_func {
 	uint32_t first_child;  /* inlined subroutines inside, last first; UINT32_MAX: none */
 	uint32_t next_sibling; /* UINT32_MAX: none */
 	uint32_t call_file, call_line, call_column;
+	uint64_t lo, hi; /* bounds of all the ranges, to skip a sibling quickly */
 	bool inlined;
 	bool name_done;
 	const char *name;
@@ -107,11 +108,15 @@ struct dw_seg {
 	uint32_t func;
 };
 
+/* 16 bytes: llvm too keeps the file and the column in 16 bits. */
 struct dw_line_row {
 	uint64_t addr;
-	uint32_t file, line, column;
-	bool end_sequence;
+	uint32_t line;
+	uint16_t file, column;
 };
+
+/* Every DW_LINE_STRIDE-th row's address, so a search touches few cache lines. */
+#define DW_LINE_STRIDE 16
 
 struct dw_line_seq {
 	uint64_t lo, hi;
@@ -128,6 +133,7 @@ struct dw_line_table {
 	uint16_t version;
 	struct dw_line_row *rows;
 	size_t nrows;
+	uint64_t *sample; /* rows[i * DW_LINE_STRIDE].addr */
 	struct dw_line_seq *seqs;
 	size_t nseqs;
 	const char **dirs;

@@ -129,6 +129,8 @@ static const struct dw_seg *find_seg(const struct dw_seg *segs, size_t n, uint64
 
 static bool func_contains(const struct dw_unit *u, const struct dw_func *f, uint64_t addr)
 {
+	if (addr < f->lo || addr >= f->hi)
+		return false;
 	for (uint32_t i = 0; i < f->range_count; i++) {
 		const struct dw_range *r = &u->ranges[f->range_first + i];
 		if (addr >= r->lo && addr < r->hi)

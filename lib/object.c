@@ -182,20 +182,6 @@ void sw_object_free(struct sw_object *obj)
 	free(f);
 }
 
-/* The index of the last function start at or before addr, or SIZE_MAX. */
-static size_t start_before(const struct sw_object *obj, uint64_t addr)
-{
-	size_t lo = 0, hi = obj->nfunction_starts;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (obj->function_starts[mid] <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo ? lo - 1 : SIZE_MAX;
-}
-
 const struct sw_symbol *sw_object_find_symbol(const struct sw_object *obj, uint64_t addr)
 {
 	size_t lo = 0, hi = obj->nsymbols;
@@ -214,9 +200,9 @@ const struct sw_symbol *sw_object_find_symbol(const struct sw_object *obj, uint6
 		s--;
 	if (s->size && addr - s->addr >= s->size)
 		return NULL;
-	/* a function start between the symbol and addr means addr is not in it */
-	size_t i = start_before(obj, addr);
-	if (i != SIZE_MAX && obj->function_starts[i] > s->addr)
-		return NULL;
+	/*
+	 * No function start lies between s and addr: sw_object_open() gave
+	 * every start without a name a synthetic symbol, nearer than s.
+	 */
 	return s;
 }

@@ -42,6 +42,19 @@ static int print_name(const struct sw_frame *f, struct sw_buf *out)
 	return r < 0 ? r : sw_buf_putc(out, '\n');
 }
 
+/* ":N" without printf: this runs for every frame of every address. */
+static int put_number(struct sw_buf *out, uint32_t v)
+{
+	char tmp[12];
+	size_t i = sizeof(tmp);
+	do {
+		tmp[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	tmp[--i] = ':';
+	return sw_buf_append(out, tmp + i, sizeof(tmp) - i);
+}
+
 int sw_symbolicate_print_text(const struct sw_frame *frames, size_t n, struct sw_buf *out)
 {
 	int r = 0;
@@ -49,8 +62,13 @@ int sw_symbolicate_print_text(const struct sw_frame *frames, size_t n, struct sw
 		const struct sw_frame *f = &frames[i];
 		r = print_name(f, out);
 		if (r >= 0)
-			r = sw_buf_printf(out, "%s:%" PRIu32 ":%" PRIu32 "\n", f->file ? f->file : "??",
-					  f->line, f->column);
+			r = sw_buf_puts(out, f->file ? f->file : "??");
+		if (r >= 0)
+			r = put_number(out, f->line);
+		if (r >= 0)
+			r = put_number(out, f->column);
+		if (r >= 0)
+			r = sw_buf_putc(out, '\n');
 	}
 	return r < 0 ? r : sw_buf_putc(out, '\n');
 }

@@ -354,6 +354,10 @@ static int symbol_frame(struct sw_symbolicator *s, const struct sw_object *obj, 
 	const struct sw_symbol *sym = sw_object_find_symbol(obj, addr);
 	if (!sym)
 		return 1;
+	/* a sizeless last symbol does not own everything up to the end of memory */
+	if (!sym->size && obj->text_size &&
+	    (addr < obj->text_vmaddr || addr - obj->text_vmaddr >= obj->text_size))
+		return 1;
 	fr->function = symbol_name(s, obj, sym);
 	fr->symbol_addr = sym->addr;
 	fr->offset = addr - sym->addr;
