@@ -269,6 +269,24 @@ static bool exec_section(const struct elf_file *f, uint16_t shndx)
  * wins, again as llvm-symbolizer does, so that both name a function alike
  * (gcc's C1/C2 constructor aliases, for one).
  */
+/*
+ * 64-bit PowerPC ELFv1 function symbols point at descriptors in .opd, whose
+ * first word is the code address.  Returns false when sym is not one.
+ */
+static bool opd_entry(const struct elf_file *f, uint16_t shndx, uint64_t value, uint64_t *ret)
+{
+	if (shndx >= f->nsh || !f->is64 || sw_elf_u16(f, f->data + 18) != 21)
+		return false;
+	const struct elf_shdr *s = &f->sh[shndx];
+	if (!f->shstr || s->name >= f->shstr_size || strncmp(f->shstr + s->name, ".opd", 5) != 0)
+		return false;
+	if (value < s->addr || value - s->addr > s->size || s->size - (value - s->addr) < 8 ||
+	    !in_file(f, s->offset, s->size) || s->type == SHT_NOBITS)
+		return false;
+	*ret = sw_elf_u64(f, f->data + s->offset + (value - s->addr));
+	return true;
+}
+
 static int load_symtab(const struct elf_file *f, const struct elf_shdr *s, struct elf_priv *priv,
 		       struct sw_object *obj, struct sw_error *err)
 {
@@ -301,7 +319,11 @@ static int load_symtab(const struct elf_file *f, const struct elf_shdr *s, struc
 		unsigned type = info & 0xf, bind = info >> 4;
 		if (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE)
 			continue;
-		if (!exec_section(f, shndx) || name >= ss->size)
+		if (type == STT_FUNC && !exec_section(f, shndx) && opd_entry(f, shndx, value, &value))
+			shndx = 0; /* resolved through .opd */
+		else if (!exec_section(f, shndx))
+			continue;
+		if (name >= ss->size)
 			continue;
 		const char *nm = (const char *)str + name;
 		if (!nm[0] || !memchr(nm, '\0', ss->size - name))
