@@ -352,7 +352,8 @@ int dw_line_load(struct sw_dwarf *d, struct dw_unit *u, struct sw_error *err)
 			       err, r, "bad line table at .debug_line 0x%llx near 0x%zx",
 			       (unsigned long long)u->stmt_list, c.pos);
 	}
-	qsort(t->seqs, t->nseqs, sizeof(*t->seqs), cmp_seq);
+	if (t->nseqs)
+		qsort(t->seqs, t->nseqs, sizeof(*t->seqs), cmp_seq);
 	t->sample = malloc((t->nrows / DW_LINE_STRIDE + 1) * sizeof(*t->sample));
 	if (!t->sample) {
 		dw_line_free(t);

@@ -392,9 +392,11 @@ static int load_debug_section(const struct elf_file *f, const struct elf_shdr *s
 		if (r < 0)
 			return r;
 	} else {
-		int r = sw_elf_section_data(f, s, &slot->data, err);
+		int r = sw_elf_section_data(f, s, &slot->data, NULL);
 		if (r < 0)
-			return sw_error_set(err, r, "%s: %s", name, err ? err->msg : "bad section");
+			return sw_error_set(err, r, "%s at offset 0x%llx size 0x%llx is outside the file",
+					    name, (unsigned long long)s->offset,
+					    (unsigned long long)s->size);
 		slot->size = s->size;
 	}
 	slot->addr = s->addr;
