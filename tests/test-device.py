@@ -634,6 +634,39 @@ def all_devices_ndjson():
         e.close()
 
 
+def fill_descriptors(upto):
+    """In the child before exec: every descriptor from 3 to upto is open."""
+    def fill():
+        import resource as r
+        soft, hard = r.getrlimit(r.RLIMIT_NOFILE)
+        r.setrlimit(r.RLIMIT_NOFILE, (hard, hard))
+        null = os.open("/dev/null", os.O_RDONLY)
+        # dup2 over every number: subprocess's own close-on-exec pipes would
+        # otherwise leave free descriptors low down after exec
+        for fd in range(3, upto + 1):
+            if fd != null:
+                os.dup2(null, fd, inheritable=True)
+        os.dup2(3, null, inheritable=True)
+    return fill
+
+
+@test
+def descriptors_high():
+    """With every descriptor below 1000 taken, device calls refuse to start
+    rather than let libimobiledevice's select() abort the process."""
+    e = Env()
+    try:
+        e.mux.add(fakedevice.Device(udid(1)))
+        r = e.run("devices", preexec_fn=fill_descriptors(1000), close_fds=False)
+        check(r.returncode == 3 and "too many descriptors" in r.stderr,
+              f"{r.returncode}: {r.stderr}")
+        # with room below 1024 it works
+        r = e.run("devices", preexec_fn=fill_descriptors(900), close_fds=False)
+        check(r.returncode == 0 and udid(1) in r.stdout, f"{r.returncode}: {r.stderr}")
+    finally:
+        e.close()
+
+
 def main():
     chosen = [t for t in TESTS if not SELECTED or t.__name__ in SELECTED]
     for t in chosen:
