@@ -41,13 +41,15 @@ static int attach_run(const struct sw_cmd *cmd, int argc, char **argv)
 	const char *connect_to = NULL;
 	int c;
 	optind = 1;
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "o:c:", longopts, NULL)) != -1) {
 		if (c == 'c') {
 			connect_to = optarg;
 			continue;
 		}
-		if (c == '?')
-			return sw_cli_usage(cmd, "unknown option");
+		if (c == '?' || c == ':')
+			return sw_cli_usage(cmd, "unknown option or missing value: '%s'",
+					    argv[optind - 1]);
 		int r = sw_watch_option(cmd, c, optarg, &o);
 		if (r == 1)
 			return sw_cli_usage(cmd, "unknown option");
