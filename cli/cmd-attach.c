@@ -33,9 +33,9 @@ static bool stop_on_signal(void *ctx)
 static int attach_run(const struct sw_cmd *cmd, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		SW_WATCH_LONGOPTS,
-		{"connect", required_argument, NULL, 'c'},
-		{NULL, 0, NULL, 0},
+	    SW_WATCH_LONGOPTS,
+	    {"connect", required_argument, NULL, 'c'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct sw_watch_options o = {0};
 	const char *connect_to = NULL;
@@ -89,7 +89,8 @@ static int attach_run(const struct sw_cmd *cmd, int argc, char **argv)
 	}
 	struct sw_session_options so = {.token = o.token, .config = cfg.present ? &cfg : NULL};
 	if (sw_session_start(s, &so, &err) < 0) {
-		sw_cli_error("cannot talk to the agent at '%s': %s", connect_to, sw_error_str(&err));
+		sw_cli_error("cannot talk to the agent at '%s': %s", connect_to,
+			     sw_error_str(&err));
 		sw_session_free(s);
 		return SW_EXIT_AGENT;
 	}
@@ -103,11 +104,11 @@ static int attach_run(const struct sw_cmd *cmd, int argc, char **argv)
 }
 
 const struct sw_cmd sw_cmd_attach = {
-	.name = "attach",
-	.usage = "--connect HOST:PORT|unix:PATH [options]",
-	.summary = "stream the stalls of an app whose agent is already running",
-	.help = "  -c, --connect ADDR  the agent's address: HOST:PORT or unix:PATH\n" SW_WATCH_HELP,
-	.min_args = 0,
-	.max_args = 0,
-	.run = attach_run,
+    .name = "attach",
+    .usage = "--connect HOST:PORT|unix:PATH [options]",
+    .summary = "stream the stalls of an app whose agent is already running",
+    .help = "  -c, --connect ADDR  the agent's address: HOST:PORT or unix:PATH\n" SW_WATCH_HELP,
+    .min_args = 0,
+    .max_args = 0,
+    .run = attach_run,
 };

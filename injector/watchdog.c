@@ -101,7 +101,8 @@ static void push_sample(const struct swa_thread *t, uint64_t time, const uint64_
 			uint32_t depth, uint32_t flags)
 {
 	size_t len = sizeof(struct swa_rec_sample) + depth * sizeof(uint64_t);
-	struct swa_rec_sample *rec = w.lost ? NULL : swa_ring_reserve(&swa_ring, SW_MSG_SAMPLE, len);
+	struct swa_rec_sample *rec =
+	    w.lost ? NULL : swa_ring_reserve(&swa_ring, SW_MSG_SAMPLE, len);
 	if (!rec) {
 		w.dropped++;
 		atomic_fetch_add(&swa_dropped, 1);
