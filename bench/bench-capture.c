@@ -73,7 +73,8 @@ static void bench(int depth)
 	for (int i = 0; i < ROUNDS; i++) {
 		struct swa_capture cap = {.copy = copy, .copy_cap = sizeof(copy)};
 		uint64_t sent = swa_plat_now();
-		if (swa_plat_capture(&arg.t, &cap, 100000000) < 0 || (cap.flags & SWA_CAPTURE_BLOCKED))
+		if (swa_plat_capture(&arg.t, &cap, 100000000) < 0 ||
+		    (cap.flags & SWA_CAPTURE_BLOCKED))
 			continue;
 		uint64_t entered, left;
 		swa_linux_last_handler_times(&entered, &left);
@@ -92,10 +93,11 @@ static void bench(int depth)
 	qsort(unwind, (size_t)n, sizeof(uint64_t), cmp);
 	printf("capture %3d frames (unwound %3u): inside handler median %6.2f us p90 %6.2f us | "
 	       "delivery median %6.2f us p90 %6.2f us | unwind median %6.2f us\n",
-	       depth, got_depth, inside[n / 2] / 1e3, inside[n * 9 / 10] / 1e3, latency[n / 2] / 1e3,
-	       latency[n * 9 / 10] / 1e3, unwind[n / 2] / 1e3);
+	       depth, got_depth, inside[n / 2] / 1e3, inside[n * 9 / 10] / 1e3,
+	       latency[n / 2] / 1e3, latency[n * 9 / 10] / 1e3, unwind[n / 2] / 1e3);
 	if (depth == 64)
-		printf("capture-64 inside-handler median / target 5 us: %.2f\n", inside[n / 2] / 5e3);
+		printf("capture-64 inside-handler median / target 5 us: %.2f\n",
+		       inside[n / 2] / 5e3);
 }
 
 int main(void)

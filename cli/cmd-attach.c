@@ -34,10 +34,10 @@ static bool stop_on_signal(void *ctx)
 static int attach_run(const struct sw_cmd *cmd, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		SW_WATCH_LONGOPTS,
-		{"connect", required_argument, NULL, 'c'},
-		SW_ATTACH_DEVICE_LONGOPTS,
-		{NULL, 0, NULL, 0},
+	    SW_WATCH_LONGOPTS,
+	    {"connect", required_argument, NULL, 'c'},
+	    SW_ATTACH_DEVICE_LONGOPTS,
+	    {NULL, 0, NULL, 0},
 	};
 	struct sw_watch_options o = {0};
 	struct sw_attach_device_options dev = {0};
@@ -45,6 +45,7 @@ static int attach_run(const struct sw_cmd *cmd, int argc, char **argv)
 	const char *connect_to = NULL;
 	int c;
 	optind = 1;
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "o:c:u:d", longopts, NULL)) != -1) {
 		if (c == 'c') {
 			connect_to = optarg;
@@ -57,8 +58,9 @@ static int attach_run(const struct sw_cmd *cmd, int argc, char **argv)
 		}
 		if (dr != 1)
 			return dr;
-		if (c == '?')
-			return sw_cli_usage(cmd, "unknown option");
+		if (c == '?' || c == ':')
+			return sw_cli_usage(cmd, "unknown option or missing value: '%s'",
+					    argv[optind - 1]);
 		int r = sw_watch_option(cmd, c, optarg, &o);
 		if (r == 1)
 			return sw_cli_usage(cmd, "unknown option");
@@ -111,7 +113,8 @@ static int attach_run(const struct sw_cmd *cmd, int argc, char **argv)
 	}
 	struct sw_session_options so = {.token = o.token, .config = cfg.present ? &cfg : NULL};
 	if (sw_session_start(s, &so, &err) < 0) {
-		sw_cli_error("cannot talk to the agent at '%s': %s", connect_to, sw_error_str(&err));
+		sw_cli_error("cannot talk to the agent at '%s': %s", connect_to,
+			     sw_error_str(&err));
 		sw_session_free(s);
 		return SW_EXIT_AGENT;
 	}
@@ -123,13 +126,14 @@ static int attach_run(const struct sw_cmd *cmd, int argc, char **argv)
 }
 
 const struct sw_cmd sw_cmd_attach = {
-	.name = "attach",
-	.usage = "BUNDLE-ID [-u UDID] [--wait SECONDS] [--all-devices] [--launch] [options]\n"
-		 "       stallwatch attach --connect HOST:PORT|unix:PATH [options]",
-	.summary = "stream the stalls of an app whose agent is already running",
-	.help = "  -c, --connect ADDR  the agent's address: HOST:PORT or unix:PATH\n" SW_ATTACH_DEVICE_HELP
-		    SW_WATCH_HELP,
-	.min_args = 0,
-	.max_args = 1,
-	.run = attach_run,
+    .name = "attach",
+    .usage = "BUNDLE-ID [-u UDID] [--wait SECONDS] [--all-devices] [--launch] [options]\n"
+	     "       stallwatch attach --connect HOST:PORT|unix:PATH [options]",
+    .summary = "stream the stalls of an app whose agent is already running",
+    .help =
+	"  -c, --connect ADDR  the agent's address: HOST:PORT or unix:PATH\n" SW_ATTACH_DEVICE_HELP
+	    SW_WATCH_HELP,
+    .min_args = 0,
+    .max_args = 1,
+    .run = attach_run,
 };

@@ -85,8 +85,8 @@ static int print_stall(const struct sw_stalls *c, const struct sw_stall *st,
 	return r;
 }
 
-int sw_watch_stream(struct sw_session *s, const struct sw_watch_options *o,
-		    bool (*stop)(void *ctx), void *ctx, const char *what)
+int sw_watch_stream(struct sw_session *s, const struct sw_watch_options *o, bool (*stop)(void *ctx),
+		    void *ctx, const char *what)
 {
 	struct sw_stalls *c;
 	struct sw_recording_writer *rec = NULL;
@@ -145,7 +145,8 @@ int sw_watch_stream(struct sw_session *s, const struct sw_watch_options *o,
 			const struct sw_stalls_info *in = sw_stalls_info(c);
 			if (in->goodbye_reason == SW_GOODBYE_TOKEN ||
 			    in->goodbye_reason == SW_GOODBYE_PROTOCOL) {
-				sw_cli_error("%s refused the connection: %s", what, in->goodbye_text);
+				sw_cli_error("%s refused the connection: %s", what,
+					     in->goodbye_text);
 				status = SW_EXIT_AGENT;
 			} else if (in->goodbye_reason == SW_GOODBYE_REPLACED) {
 				sw_cli_warn("%s: %s", what, in->goodbye_text);

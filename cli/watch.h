@@ -32,18 +32,19 @@ struct sw_watch_result {
 
 /* The options both verbs take, for getopt_long; *ret_done says it was one. */
 #define SW_WATCH_LONGOPTS                                                                          \
-	{"threshold", required_argument, NULL, 1001},                                              \
-		{"interval", required_argument, NULL, 1002},                                       \
-		{"all-threads", no_argument, NULL, 1003},                                          \
-		{"output", required_argument, NULL, 'o'}, {"format", required_argument, NULL, 1004}, \
-		{"token", required_argument, NULL, 1005}
+	{"threshold", required_argument, NULL, 1001}, {"interval", required_argument, NULL, 1002}, \
+	    {"all-threads", no_argument, NULL, 1003}, {"output", required_argument, NULL, 'o'},    \
+	    {"format", required_argument, NULL, 1004},                                             \
+	{                                                                                          \
+		"token", required_argument, NULL, 1005                                             \
+	}
 
 #define SW_WATCH_HELP                                                                              \
-	"  --threshold MS      report iterations busy this long (default 250)\n"                    \
-	"  --interval MS       sampling interval (default 10, at least 1)\n"                        \
-	"  --all-threads       sample every thread of the process during a stall\n"                 \
-	"  -o, --output FILE   also record the stream to FILE (.swtrace)\n"                         \
-	"  --format FORMAT     raw (default) or ndjson\n"                                            \
+	"  --threshold MS      report iterations busy this long (default 250)\n"                   \
+	"  --interval MS       sampling interval (default 10, at least 1)\n"                       \
+	"  --all-threads       sample every thread of the process during a stall\n"                \
+	"  -o, --output FILE   also record the stream to FILE (.swtrace)\n"                        \
+	"  --format FORMAT     raw (default) or ndjson\n"                                          \
 	"  --token TOKEN       the token the agent expects\n"
 
 /* Handles one of the shared options; returns 0, 1 when c is not one, or a usage status. */
@@ -55,7 +56,7 @@ int sw_watch_option(const struct sw_cmd *cmd, int c, const char *arg, struct sw_
  * 0, 4 (the agent refused us or spoke another protocol), 5 (broken stream),
  * or 125-like failures are the caller's to map.
  */
-int sw_watch_stream(struct sw_session *s, const struct sw_watch_options *o,
-		    bool (*stop)(void *ctx), void *ctx, const char *what);
+int sw_watch_stream(struct sw_session *s, const struct sw_watch_options *o, bool (*stop)(void *ctx),
+		    void *ctx, const char *what);
 
 #endif
