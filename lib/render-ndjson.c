@@ -211,7 +211,7 @@ int sw_render_json_stall(struct sw_profile *p, struct sw_stall *s,
 	TRY(sw_json_key(b, &first, "cpu_ms"));
 	TRY(in->cpu_ns ? sw_json_ms(b, in->cpu_ns) : sw_buf_puts(b, "null"));
 	TRY(sw_json_key(b, &first, "samples"));
-	TRY(sw_json_u64(b, in->samples ? in->samples : s->nsamples));
+	TRY(sw_json_u64(b, in->samples ? in->samples : s->main_samples));
 	TRY(sw_json_key(b, &first, "dropped"));
 	TRY(sw_json_u64(b, in->dropped));
 	TRY(sw_json_key(b, &first, "weight_unit"));

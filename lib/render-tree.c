@@ -24,8 +24,10 @@
 
 static const char *thread_desc(const struct sw_tree_thread *th, char *buf, size_t size)
 {
+	char clean[256];
 	if (th->name[0])
-		snprintf(buf, size, "thread '%s' tid %llu", th->name, (unsigned long long)th->id);
+		snprintf(buf, size, "thread '%s' tid %llu", sw_render_clean(th->name, clean, sizeof(clean)),
+			 (unsigned long long)th->id);
 	else
 		snprintf(buf, size, "thread tid %llu", (unsigned long long)th->id);
 	return buf;
@@ -45,11 +47,12 @@ static int header(struct sw_profile *p, struct sw_stall *s, const struct sw_rend
 			who = thread_desc(&s->threads[i], th, sizeof(th));
 	int r = sw_buf_printf(out, "%s%s  %s  %s  %s", o->color ? C_BOLD : "", label, w, in->kind,
 			      who);
+	char clean[256];
 	if (r >= 0 && in->mode && in->mode[0])
-		r = sw_buf_printf(out, "  mode %s", in->mode);
+		r = sw_buf_printf(out, "  mode %s", sw_render_clean(in->mode, clean, sizeof(clean)));
 	if (r >= 0 && !counts)
-		r = sw_buf_printf(out, "  %llu sample%s", (unsigned long long)s->nsamples,
-				  s->nsamples == 1 ? "" : "s");
+		r = sw_buf_printf(out, "  %llu sample%s", (unsigned long long)s->main_samples,
+				  s->main_samples == 1 ? "" : "s");
 	if (r >= 0 && in->cpu_ns) {
 		sw_render_weight(in->cpu_ns, false, w, sizeof(w));
 		r = sw_buf_printf(out, "  cpu %s", w);
@@ -69,19 +72,22 @@ static int node_line(const struct sw_tree *t, uint32_t i, const struct sw_render
 	const struct sw_profile *p = t->profile;
 	const struct sw_tree_frame *f = sw_profile_get_frame(p, n->frame);
 	const struct sw_tree_image *img = sw_profile_get_image(p, f->image);
-	char total[32], self[32], scratch[32];
+	char total[32], self[32], scratch[32], c1[4096], c2[1024], c3[1024];
 	sw_render_weight(n->total, t->counts_only, total, sizeof(total));
 	sw_render_weight(n->self, t->counts_only, self, sizeof(self));
 	double pct = t->all ? 100.0 * (double)n->total / (double)t->all : 0.0;
-	const char *name = sw_tree_frame_name(p, f, o->tree.full_names, scratch, sizeof(scratch));
+	const char *name = sw_render_clean(
+	    sw_tree_frame_name(p, f, o->tree.full_names, scratch, sizeof(scratch)), c1, sizeof(c1));
 	const char *b = o->color && heavy ? C_BOLD : "", *e = o->color ? C_RESET : "";
 	int r = sw_buf_printf(out, "%s  %12s %6.1f%%  %12s  %*s%s%s%s%s", label, total, pct, self,
 			      (int)n->depth * 2, "", b, name, f->inlined ? " [inlined]" : "",
 			      o->color && heavy ? C_RESET : "");
 	if (r >= 0 && img)
-		r = sw_buf_printf(out, "  %s(%s)%s", o->color ? C_DIM : "", img->name, e);
+		r = sw_buf_printf(out, "  %s(%s)%s", o->color ? C_DIM : "",
+				  sw_render_clean(img->name, c2, sizeof(c2)), e);
 	if (r >= 0 && f->file)
-		r = sw_buf_printf(out, "  %s%s:%u%s", o->color ? C_CYAN : "", f->file, f->line, e);
+		r = sw_buf_printf(out, "  %s%s:%u%s", o->color ? C_CYAN : "",
+				  sw_render_clean(f->file, c3, sizeof(c3)), f->line, e);
 	return r < 0 ? r : sw_buf_putc(out, '\n');
 }
 

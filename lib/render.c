@@ -69,6 +69,19 @@ void sw_render_weight(uint64_t w, bool counts, char *buf, size_t size)
 			 (unsigned long long)(tenths % 10));
 }
 
+const char *sw_render_clean(const char *s, char *buf, size_t size)
+{
+	size_t i = 0;
+	while (s[i] && (unsigned char)s[i] >= 0x20 && s[i] != 0x7f)
+		i++;
+	if (!s[i] || size == 0)
+		return s;
+	for (i = 0; s[i] && i + 1 < size; i++)
+		buf[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? ' ' : s[i];
+	buf[i] = 0;
+	return buf;
+}
+
 int sw_render_stall_trees(struct sw_profile *p, struct sw_stall *s,
 			  const struct sw_tree_options *o, struct sw_tree **trees, long *threads,
 			  size_t max)

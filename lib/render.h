@@ -121,6 +121,12 @@ int sw_render_stall_trees(struct sw_profile *p, struct sw_stall *s,
 			  const struct sw_tree_options *o, struct sw_tree **trees, long *threads,
 			  size_t max);
 
+/*
+ * s made safe for a terminal line: control characters (newlines, escapes)
+ * become spaces.  Returns s itself when it is clean, else a copy in buf.
+ */
+const char *sw_render_clean(const char *s, char *buf, size_t size);
+
 /* A weight for people: "412.3 ms", or "41 samples" for counts. */
 void sw_render_weight(uint64_t w, bool counts, char *buf, size_t size);
 

@@ -225,8 +225,10 @@ static int add_stack(struct builder *b, uint32_t *frames, size_t depth, uint64_t
 		nd->samples += count;
 		vote(b, node, frames[i], w);
 	}
-	if (node != NONE)
+	if (node != NONE) {
 		b->t->nodes[node].self += w;
+		b->t->nodes[node].self_samples += count;
+	}
 	return 0;
 }
 

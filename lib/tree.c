@@ -222,6 +222,11 @@ size_t sw_profile_nimages(const struct sw_profile *p)
 	return p->nimages;
 }
 
+size_t sw_profile_nframes(const struct sw_profile *p)
+{
+	return p->nframes;
+}
+
 static uint64_t frame_hash(const struct sw_tree_frame *f)
 {
 	uint64_t h = mix64(f->image ^ ((uint64_t)f->line << 32));
@@ -507,7 +512,10 @@ int sw_stall_add_sample(struct sw_profile *p, struct sw_stall *s, uint32_t threa
 	    .thread = thread,
 	    .weight = weight,
 	};
-	s->sampled += weight;
+	if (s->threads[thread].main) {
+		s->sampled += weight;
+		s->main_samples++;
+	}
 	s->has_signature = false;
 	return 0;
 }

@@ -102,7 +102,8 @@ struct sw_stall {
 	uint32_t nthreads;
 	struct sw_tree_sample *samples;
 	size_t nsamples, samples_cap;
-	uint64_t sampled; /* sum of the weights of all its samples */
+	uint64_t sampled;       /* sum of the weights of the stalled thread's samples */
+	uint64_t main_samples;  /* how many samples of the stalled thread */
 	uint64_t signature;
 	bool has_signature;
 };
@@ -120,6 +121,7 @@ int sw_profile_frame(struct sw_profile *p, const struct sw_tree_frame *f, uint32
 const struct sw_tree_image *sw_profile_get_image(const struct sw_profile *p, uint32_t index);
 const struct sw_tree_frame *sw_profile_get_frame(const struct sw_profile *p, uint32_t id);
 size_t sw_profile_nimages(const struct sw_profile *p);
+size_t sw_profile_nframes(const struct sw_profile *p);
 
 /* Adds a stall (info is copied); the pointer lives as long as the profile. */
 int sw_profile_add_stall(struct sw_profile *p, const struct sw_stall_info *info,
@@ -177,7 +179,8 @@ struct sw_tree_node {
 	uint32_t next_sibling;
 	uint32_t depth; /* 0 for roots */
 	uint64_t total, self;
-	uint64_t samples; /* how many samples pass through the node */
+	uint64_t samples;      /* how many samples pass through the node */
+	uint64_t self_samples; /* how many end in it */
 };
 
 struct sw_tree {
