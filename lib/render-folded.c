@@ -55,8 +55,9 @@ static int tree_folded(const struct sw_tree *t, const struct sw_render_options *
 			char scratch[32];
 			r = sw_buf_putc(out, ';');
 			if (r >= 0)
-				r = put_frame(out, sw_tree_frame_name(t->profile, f, o->tree.full_names,
-								      scratch, sizeof(scratch)));
+				r = put_frame(out,
+					      sw_tree_frame_name(t->profile, f, o->tree.full_names,
+								 scratch, sizeof(scratch)));
 		}
 		if (r >= 0)
 			r = sw_buf_printf(out, " %llu\n", (unsigned long long)t->nodes[i].self);

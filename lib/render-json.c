@@ -11,7 +11,8 @@
 int sw_render_json_document(struct sw_profile *p, const struct sw_render_options *o,
 			    struct sw_buf *out)
 {
-	int r = sw_buf_printf(out, "{\"schema\":%d,\"type\":\"report\",\"tool\":", SW_RENDER_SCHEMA);
+	int r =
+	    sw_buf_printf(out, "{\"schema\":%d,\"type\":\"report\",\"tool\":", SW_RENDER_SCHEMA);
 	if (r >= 0)
 		r = sw_buf_printf(out, "\"stallwatch %s\",\"stalls\":[", o->tool_version);
 	size_t n = sw_profile_nstalls(p);

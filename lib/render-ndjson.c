@@ -49,8 +49,8 @@ static int node_json(const struct sw_tree *t, uint32_t i, const struct sw_render
 	const struct sw_tree_node *n = &t->nodes[i];
 	int first = 1;
 	TRY(sw_buf_putc(b, '{'));
-	TRY(frame_fields(t->profile, sw_profile_get_frame(t->profile, n->frame),
-			 o->tree.full_names, &first, b));
+	TRY(frame_fields(t->profile, sw_profile_get_frame(t->profile, n->frame), o->tree.full_names,
+			 &first, b));
 	TRY(sw_json_key(b, &first, "total"));
 	TRY(sw_json_u64(b, n->total));
 	TRY(sw_json_key(b, &first, "self"));
@@ -71,8 +71,7 @@ static int node_json(const struct sw_tree *t, uint32_t i, const struct sw_render
 	return sw_buf_puts(b, "]}");
 }
 
-static int tree_json(const struct sw_tree *t, const struct sw_render_options *o,
-		     struct sw_buf *b)
+static int tree_json(const struct sw_tree *t, const struct sw_render_options *o, struct sw_buf *b)
 {
 	TRY(sw_buf_putc(b, '['));
 	bool any = false;
@@ -121,8 +120,8 @@ static int thread_fields(const struct sw_tree_thread *th, int *first, struct sw_
 	return sw_buf_puts(b, th->main ? "true" : "false");
 }
 
-static int stall_trees(struct sw_profile *p, struct sw_stall *s,
-		       const struct sw_render_options *o, int *first, struct sw_buf *b)
+static int stall_trees(struct sw_profile *p, struct sw_stall *s, const struct sw_render_options *o,
+		       int *first, struct sw_buf *b)
 {
 	struct sw_tree *trees[64];
 	long threads[64];

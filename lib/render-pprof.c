@@ -118,7 +118,7 @@ struct pp {
 	struct loc {
 		uint64_t hash;
 		uint32_t start, len;
-	} *locs;
+	} * locs;
 	size_t nlocs, locs_cap;
 	uint32_t *loc_table;
 	size_t loc_table_cap;
@@ -195,13 +195,14 @@ static int function_id(struct pp *c, uint32_t frame, uint64_t *ret)
 	uint64_t id = ++c->nfuncs;
 	int r = pb_uint(&c->sub, FUNCTION_ID, id);
 	if (r >= 0)
-		r = str_field(c, &c->sub, FUNCTION_NAME,
-			      sw_tree_frame_name(c->p, f, c->o->tree.full_names, scratch,
-						 sizeof(scratch)));
+		r = str_field(
+		    c, &c->sub, FUNCTION_NAME,
+		    sw_tree_frame_name(c->p, f, c->o->tree.full_names, scratch, sizeof(scratch)));
 	if (r >= 0)
 		r = str_field(c, &c->sub, FUNCTION_SYSTEM_NAME,
-			      f->linkage ? f->linkage
-					 : sw_tree_frame_name(c->p, f, true, scratch, sizeof(scratch)));
+			      f->linkage
+				  ? f->linkage
+				  : sw_tree_frame_name(c->p, f, true, scratch, sizeof(scratch)));
 	if (r >= 0)
 		r = str_field(c, &c->sub, FUNCTION_FILENAME, f->file);
 	if (r >= 0)
@@ -311,7 +312,8 @@ static int sample(struct pp *c, const struct sw_tree *t, uint32_t i, const char 
 	/* path is leaf first; locations group a frame with the inlined ones after it */
 	size_t nlocs = 0;
 	int r = 0;
-	/* path is leaf first: from the root end, a location is a frame and the inlined ones after it */
+	/* path is leaf first: from the root end, a location is a frame and the inlined ones after
+	 * it */
 	for (size_t k = n; k > 0 && r >= 0;) {
 		size_t len = 1;
 		while (len < k && sw_profile_get_frame(c->p, c->path[k - len - 1])->inlined)
@@ -361,7 +363,8 @@ static int stall_samples(struct pp *c, struct sw_stall *s)
 			if (th->name[0])
 				thread = th->name;
 			else {
-				snprintf(thname, sizeof(thname), "%llu", (unsigned long long)th->id);
+				snprintf(thname, sizeof(thname), "%llu",
+					 (unsigned long long)th->id);
 				thread = thname;
 			}
 		}
@@ -395,12 +398,15 @@ static int mappings(struct pp *c)
 		if (r >= 0)
 			r = pb_uint(&c->msg, MAPPING_MEMORY_START, img->load_address);
 		if (r >= 0 && img->text_size)
-			r = pb_uint(&c->msg, MAPPING_MEMORY_LIMIT, img->load_address + img->text_size);
+			r = pb_uint(&c->msg, MAPPING_MEMORY_LIMIT,
+				    img->load_address + img->text_size);
 		if (r >= 0)
-			r = str_field(c, &c->msg, MAPPING_FILENAME, img->path ? img->path : img->name);
+			r = str_field(c, &c->msg, MAPPING_FILENAME,
+				      img->path ? img->path : img->name);
 		if (r >= 0)
 			r = str_field(c, &c->msg, MAPPING_BUILD_ID, hex);
-		for (unsigned f = MAPPING_HAS_FUNCTIONS; f <= MAPPING_HAS_INLINE_FRAMES && r >= 0; f++)
+		for (unsigned f = MAPPING_HAS_FUNCTIONS; f <= MAPPING_HAS_INLINE_FRAMES && r >= 0;
+		     f++)
 			r = pb_uint(&c->msg, f, 1);
 		if (r >= 0)
 			r = pb_message(&c->out, PROFILE_MAPPING, &c->msg);
@@ -428,7 +434,8 @@ static int header(struct pp *c)
 	if (r >= 0 && duration)
 		r = pb_uint(&c->out, PROFILE_DURATION_NANOS, duration);
 	if (r >= 0)
-		r = str_field(c, &c->out, PROFILE_DEFAULT_SAMPLE_TYPE, c->counts ? "samples" : "wall");
+		r = str_field(c, &c->out, PROFILE_DEFAULT_SAMPLE_TYPE,
+			      c->counts ? "samples" : "wall");
 	return r < 0 ? r : mappings(c);
 }
 
@@ -454,8 +461,8 @@ static int finish(struct pp *c)
 static int gzip(const struct sw_buf *in, struct sw_buf *out)
 {
 	z_stream z = {0};
-	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
-			 Z_DEFAULT_STRATEGY) != Z_OK)
+	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
+	    Z_OK)
 		return -ENOMEM;
 	uLong bound = deflateBound(&z, (uLong)in->len);
 	int r = sw_buf_reserve(out, bound);

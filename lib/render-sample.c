@@ -35,7 +35,8 @@ static int gutter(const struct sw_tree *t, uint32_t i, struct sw_buf *out)
 	int r = sw_buf_puts(out, "    ");
 	for (uint32_t l = 0; l <= d && r >= 0; l++) {
 		const struct sw_tree_node *a = &t->nodes[chain[l]];
-		uint32_t first = a->parent == NONE ? t->first_root : t->nodes[a->parent].first_child;
+		uint32_t first =
+		    a->parent == NONE ? t->first_root : t->nodes[a->parent].first_child;
 		bool branched = first != chain[l] || a->next_sibling != NONE;
 		bool show = l == 0 || (l < d ? a->next_sibling != NONE : branched);
 		char cell[3] = {show ? markers[l % 4] : ' ', ' ', 0};
@@ -66,7 +67,8 @@ static int node_line(const struct sw_tree *t, uint32_t i, const struct sw_render
 	if (r >= 0)
 		r = sw_buf_printf(out, "  [0x%llx]", (unsigned long long)f->address);
 	if (r >= 0 && f->file)
-		r = sw_buf_printf(out, "  %s:%u", sw_render_clean(f->file, c3, sizeof(c3)), f->line);
+		r = sw_buf_printf(out, "  %s:%u", sw_render_clean(f->file, c3, sizeof(c3)),
+				  f->line);
 	return r < 0 ? r : sw_buf_putc(out, '\n');
 }
 
@@ -131,7 +133,8 @@ int sw_render_sample_stall(struct sw_profile *p, struct sw_stall *s,
 			 in->counts_only, w, sizeof(w));
 	int r = sw_buf_printf(out, "Stall %s: %s %s, main thread", label, w, in->kind);
 	if (r >= 0 && in->mode)
-		r = sw_buf_printf(out, ", mode %s", sw_render_clean(in->mode, clean, sizeof(clean)));
+		r = sw_buf_printf(out, ", mode %s",
+				  sw_render_clean(in->mode, clean, sizeof(clean)));
 	if (r >= 0)
 		r = sw_buf_printf(out, ", signature %016llx\n\nCall graph:\n",
 				  (unsigned long long)sw_stall_signature(p, s));
@@ -145,12 +148,11 @@ int sw_render_sample_stall(struct sw_profile *p, struct sw_stall *s,
 		for (uint32_t i = 0; i < s->nthreads; i++)
 			if (threads[k] >= 0 ? (long)i == threads[k] : s->threads[i].main)
 				th = &s->threads[i];
-		r = sw_buf_printf(out, "    %llu Thread_%llu   %s\n",
-				  (unsigned long long)trees[k]->nsamples,
-				  (unsigned long long)(th ? th->id : in->thread_id),
-				  th && !th->main && th->name[0]
-				      ? sw_render_clean(th->name, clean, sizeof(clean))
-				      : (th && !th->main ? "" : "main thread"));
+		r = sw_buf_printf(
+		    out, "    %llu Thread_%llu   %s\n", (unsigned long long)trees[k]->nsamples,
+		    (unsigned long long)(th ? th->id : in->thread_id),
+		    th && !th->main && th->name[0] ? sw_render_clean(th->name, clean, sizeof(clean))
+						   : (th && !th->main ? "" : "main thread"));
 		if (r >= 0)
 			r = call_graph(trees[k], o, out);
 		if (r >= 0)

@@ -77,9 +77,9 @@ static int profile_json(struct ss *c, const struct sw_tree *t, const char *name)
 	if (r >= 0)
 		r = sw_json_string(b, name);
 	if (r >= 0)
-		r = sw_buf_printf(b, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%llu,\"samples\":[",
-				  t->counts_only ? "none" : "nanoseconds",
-				  (unsigned long long)t->total);
+		r = sw_buf_printf(
+		    b, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%llu,\"samples\":[",
+		    t->counts_only ? "none" : "nanoseconds", (unsigned long long)t->total);
 	bool any = false;
 	for (uint32_t i = 0; i < t->nnodes && r >= 0; i++) {
 		if (!t->nodes[i].self)
@@ -127,7 +127,8 @@ static int stall_profiles(struct ss *c, struct sw_stall *s)
 			snprintf(name, sizeof(name), "%s %s %s thread %s", label, w, s->info.kind,
 				 th->name[0] ? th->name : "?");
 		else
-			snprintf(name, sizeof(name), "%s %s %s main thread", label, w, s->info.kind);
+			snprintf(name, sizeof(name), "%s %s %s main thread", label, w,
+				 s->info.kind);
 		r = profile_json(c, trees[k], name);
 	}
 	for (int k = 0; k < n; k++)
@@ -146,8 +147,9 @@ int sw_render_speedscope(struct sw_profile *p, const struct sw_render_options *o
 	for (size_t i = 0; i < sw_profile_nstalls(p) && r >= 0; i++)
 		r = stall_profiles(&c, sw_profile_stall(p, i));
 	if (r >= 0)
-		r = sw_buf_puts(out, "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\","
-				     "\"shared\":{\"frames\":[");
+		r = sw_buf_puts(
+		    out, "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\","
+			 "\"shared\":{\"frames\":[");
 	if (r >= 0)
 		r = sw_buf_append(out, c.frames.data, c.frames.len);
 	if (r >= 0)

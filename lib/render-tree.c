@@ -26,7 +26,8 @@ static const char *thread_desc(const struct sw_tree_thread *th, char *buf, size_
 {
 	char clean[256];
 	if (th->name[0])
-		snprintf(buf, size, "thread '%s' tid %llu", sw_render_clean(th->name, clean, sizeof(clean)),
+		snprintf(buf, size, "thread '%s' tid %llu",
+			 sw_render_clean(th->name, clean, sizeof(clean)),
 			 (unsigned long long)th->id);
 	else
 		snprintf(buf, size, "thread tid %llu", (unsigned long long)th->id);
@@ -43,13 +44,15 @@ static int header(struct sw_profile *p, struct sw_stall *s, const struct sw_rend
 			 sizeof(w));
 	const char *who = "main thread";
 	for (uint32_t i = 0; i < s->nthreads; i++)
-		if (s->threads[i].main && s->threads[i].name[0] && strcmp(s->threads[i].name, "main"))
+		if (s->threads[i].main && s->threads[i].name[0] &&
+		    strcmp(s->threads[i].name, "main"))
 			who = thread_desc(&s->threads[i], th, sizeof(th));
-	int r = sw_buf_printf(out, "%s%s  %s  %s  %s", o->color ? C_BOLD : "", label, w, in->kind,
-			      who);
+	int r =
+	    sw_buf_printf(out, "%s%s  %s  %s  %s", o->color ? C_BOLD : "", label, w, in->kind, who);
 	char clean[256];
 	if (r >= 0 && in->mode && in->mode[0])
-		r = sw_buf_printf(out, "  mode %s", sw_render_clean(in->mode, clean, sizeof(clean)));
+		r = sw_buf_printf(out, "  mode %s",
+				  sw_render_clean(in->mode, clean, sizeof(clean)));
 	if (r >= 0 && !counts)
 		r = sw_buf_printf(out, "  %llu sample%s", (unsigned long long)s->main_samples,
 				  s->main_samples == 1 ? "" : "s");
@@ -60,7 +63,8 @@ static int header(struct sw_profile *p, struct sw_stall *s, const struct sw_rend
 	if (r >= 0 && in->dropped)
 		r = sw_buf_printf(out, "  dropped %llu", (unsigned long long)in->dropped);
 	if (r >= 0)
-		r = sw_buf_printf(out, "  sig %016llx%s\n", (unsigned long long)sw_stall_signature(p, s),
+		r = sw_buf_printf(out, "  sig %016llx%s\n",
+				  (unsigned long long)sw_stall_signature(p, s),
 				  o->color ? C_RESET : "");
 	return r;
 }
@@ -92,8 +96,8 @@ static int node_line(const struct sw_tree *t, uint32_t i, const struct sw_render
 }
 
 /* Preorder over the visible nodes, without recursion. */
-static int tree_lines(const struct sw_tree *t, const struct sw_render_options *o,
-		      const char *label, struct sw_buf *out)
+static int tree_lines(const struct sw_tree *t, const struct sw_render_options *o, const char *label,
+		      struct sw_buf *out)
 {
 	uint32_t heavy = t->first_root;
 	uint32_t i = t->first_root;

@@ -82,9 +82,8 @@ const char *sw_render_clean(const char *s, char *buf, size_t size)
 	return buf;
 }
 
-int sw_render_stall_trees(struct sw_profile *p, struct sw_stall *s,
-			  const struct sw_tree_options *o, struct sw_tree **trees, long *threads,
-			  size_t max)
+int sw_render_stall_trees(struct sw_profile *p, struct sw_stall *s, const struct sw_tree_options *o,
+			  struct sw_tree **trees, long *threads, size_t max)
 {
 	size_t n = 0;
 	int r = 0;
@@ -234,13 +233,13 @@ int sw_summary_text(const struct sw_profile *cp, const struct sw_summary *sum,
 		const struct sw_tree_image *img = f ? sw_profile_get_image(p, f->image) : NULL;
 		sw_render_weight(g->total_ns, sum->counts_only, w, sizeof(w));
 		sw_stall_label(g->example, o->qualify, label, sizeof(label));
-		r = sw_buf_printf(out, "  sig %016llx  %zu stall%s  %s  e.g. %s  %s%s%s%s\n",
-				  (unsigned long long)g->signature, g->stalls,
-				  g->stalls == 1 ? "" : "s", w, label,
-				  f ? sw_tree_frame_name(p, f, o->tree.full_names, scratch,
-							 sizeof(scratch))
-				    : "(no samples)",
-				  img ? " (" : "", img ? img->name : "", img ? ")" : "");
+		r = sw_buf_printf(
+		    out, "  sig %016llx  %zu stall%s  %s  e.g. %s  %s%s%s%s\n",
+		    (unsigned long long)g->signature, g->stalls, g->stalls == 1 ? "" : "s", w,
+		    label,
+		    f ? sw_tree_frame_name(p, f, o->tree.full_names, scratch, sizeof(scratch))
+		      : "(no samples)",
+		    img ? " (" : "", img ? img->name : "", img ? ")" : "");
 	}
 	return r;
 }

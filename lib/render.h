@@ -117,9 +117,8 @@ int sw_render_pprof(struct sw_profile *p, const struct sw_render_options *o, str
  * with the thread index each is for (-1: several together) in
  * ret_threads; returns how many, or -errno.  Free each with sw_tree_free().
  */
-int sw_render_stall_trees(struct sw_profile *p, struct sw_stall *s,
-			  const struct sw_tree_options *o, struct sw_tree **trees, long *threads,
-			  size_t max);
+int sw_render_stall_trees(struct sw_profile *p, struct sw_stall *s, const struct sw_tree_options *o,
+			  struct sw_tree **trees, long *threads, size_t max);
 
 /*
  * s made safe for a terminal line: control characters (newlines, escapes)

@@ -41,8 +41,8 @@ void sw_tree_options_init(struct sw_tree_options *o)
 	*o = (struct sw_tree_options){.min_percent = 0.5, .thread = SW_THREAD_MAIN};
 }
 
-const char *sw_tree_frame_name(const struct sw_profile *p, const struct sw_tree_frame *f,
-			       bool full, char *scratch, size_t scratch_size)
+const char *sw_tree_frame_name(const struct sw_profile *p, const struct sw_tree_frame *f, bool full,
+			       char *scratch, size_t scratch_size)
 {
 	if (full && f->full_name)
 		return f->full_name;
@@ -207,8 +207,7 @@ static long rewrite(struct builder *b, uint32_t *frames, size_t depth)
 	return (long)n;
 }
 
-static int add_stack(struct builder *b, uint32_t *frames, size_t depth, uint64_t w,
-		     uint64_t count)
+static int add_stack(struct builder *b, uint32_t *frames, size_t depth, uint64_t w, uint64_t count)
 {
 	long n = rewrite(b, frames, depth);
 	if (n < 0)

@@ -159,17 +159,10 @@ bool sw_tree_path_is_system(const char *path)
 	 * user's own.
 	 */
 	static const char *const prefixes[] = {
-	    "/lib/",
-	    "/lib32/",
-	    "/lib64/",
-	    "/usr/lib/",
-	    "/usr/lib32/",
-	    "/usr/lib64/",
-	    "/usr/libexec/",
-	    "/System/Library/",
-	    "/System/iOSSupport/",
-	    "/Library/Apple/",
-	    "/usr/lib/system/",
+	    "/lib/",           "/lib32/",          "/lib64/",
+	    "/usr/lib/",       "/usr/lib32/",      "/usr/lib64/",
+	    "/usr/libexec/",   "/System/Library/", "/System/iOSSupport/",
+	    "/Library/Apple/", "/usr/lib/system/",
 	};
 	if (!path)
 		return false;
@@ -186,7 +179,8 @@ int sw_profile_image(struct sw_profile *p, const struct sw_tree_image *img, uint
 		const struct sw_tree_image *o = &p->images[i];
 		if (strcmp(o->name, name) == 0 && o->load_address == img->load_address &&
 		    o->id_len == img->id_len && memcmp(o->id, img->id, img->id_len) == 0 &&
-		    (o->path == img->path || (o->path && img->path && !strcmp(o->path, img->path)))) {
+		    (o->path == img->path ||
+		     (o->path && img->path && !strcmp(o->path, img->path)))) {
 			*ret_index = (uint32_t)i + 1;
 			return 0;
 		}

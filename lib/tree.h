@@ -38,10 +38,10 @@
 #include "error.h"
 
 /* Ceilings on what outside input can grow. */
-#define SW_TREE_MAX_DEPTH  8192u      /* frames per sample, inline frames included */
-#define SW_TREE_MAX_FRAMES (1u << 24) /* distinct frames in a profile */
-#define SW_TREE_MAX_STACKS (1u << 26) /* distinct stack prefixes in a profile */
-#define SW_TREE_MAX_STALLS (1u << 20)
+#define SW_TREE_MAX_DEPTH   8192u      /* frames per sample, inline frames included */
+#define SW_TREE_MAX_FRAMES  (1u << 24) /* distinct frames in a profile */
+#define SW_TREE_MAX_STACKS  (1u << 26) /* distinct stack prefixes in a profile */
+#define SW_TREE_MAX_STALLS  (1u << 20)
 #define SW_TREE_MAX_IMAGES  65536u
 #define SW_TREE_MAX_THREADS 4096u
 #define SW_TREE_MAX_SAMPLES ((size_t)1 << 28) /* per stall */
@@ -87,7 +87,8 @@ struct sw_stall_info {
 	uint64_t cpu_ns;
 	uint64_t samples; /* as the agent counted them */
 	uint64_t dropped;
-	bool counts_only; /* weights are sample counts, not nanoseconds (MetricKit without duration) */
+	bool counts_only; /* weights are sample counts, not nanoseconds (MetricKit without duration)
+			   */
 };
 
 struct sw_tree_sample {
@@ -102,8 +103,8 @@ struct sw_stall {
 	uint32_t nthreads;
 	struct sw_tree_sample *samples;
 	size_t nsamples, samples_cap;
-	uint64_t sampled;       /* sum of the weights of the stalled thread's samples */
-	uint64_t main_samples;  /* how many samples of the stalled thread */
+	uint64_t sampled;      /* sum of the weights of the stalled thread's samples */
+	uint64_t main_samples; /* how many samples of the stalled thread */
 	uint64_t signature;
 	bool has_signature;
 };
@@ -223,7 +224,7 @@ size_t sw_tree_heaviest(const struct sw_tree *t, uint32_t *path, size_t max);
 uint64_t sw_stall_signature(const struct sw_profile *p, struct sw_stall *s);
 
 /* The name a frame is shown under (never NULL; "0x..." for unknown ones). */
-const char *sw_tree_frame_name(const struct sw_profile *p, const struct sw_tree_frame *f,
-			       bool full, char *scratch, size_t scratch_size);
+const char *sw_tree_frame_name(const struct sw_profile *p, const struct sw_tree_frame *f, bool full,
+			       char *scratch, size_t scratch_size);
 
 #endif

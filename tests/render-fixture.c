@@ -122,7 +122,8 @@ int main(int argc, char **argv)
 			o.tree.flatten_recursion = true;
 		else if (strcmp(argv[i], "--full-names") == 0)
 			o.tree.full_names = true;
-		else if (strcmp(argv[i], "--thread") == 0 && i + 1 < argc && !strcmp(argv[++i], "all"))
+		else if (strcmp(argv[i], "--thread") == 0 && i + 1 < argc &&
+			 !strcmp(argv[++i], "all"))
 			o.tree.thread = SW_THREAD_ALL;
 		else if (strcmp(argv[i], "--min-percent") == 0 && i + 1 < argc)
 			o.tree.min_percent = atof(argv[++i]);

@@ -20,8 +20,8 @@ struct spec {
 };
 
 static const struct spec specs[] = {
-    {"libc!__libc_start_main|app!main|app!run|app!compute|app!compute|app!compute|libc!memcpy",
-     30, 0},
+    {"libc!__libc_start_main|app!main|app!run|app!compute|app!compute|app!compute|libc!memcpy", 30,
+     0},
     {"libc!__libc_start_main|app!main|app!run|app!compute|app!compute", 20, 0},
     {"libc!__libc_start_main|app!main|app!run|libc!poll", 15, 0},
     {"libc!__libc_start_main|app!main|app!load|libc!read", 10, 0},
@@ -257,7 +257,8 @@ static void test_options(void)
 	o.exclude = &re;
 	CHECK_INT(sw_tree_build(fx.p, &fx.s, 1, &o, -1, &t), 0);
 	check_invariants(t);
-	CHECK_INT(t->total, spec_weight(NULL, 0) - spec_weight("!load", 0) - spec_weight("!poll", 0));
+	CHECK_INT(t->total,
+		  spec_weight(NULL, 0) - spec_weight("!load", 0) - spec_weight("!poll", 0));
 	sw_tree_free(t);
 	regfree(&re);
 
