@@ -90,7 +90,7 @@ static int heaviest_json(struct sw_profile *p, struct sw_stall *s,
 			 const struct sw_render_options *o, struct sw_buf *b)
 {
 	struct sw_tree *t;
-	TRY(sw_tree_build(p, &s, 1, NULL, -1, &t));
+	TRY(sw_stall_default_tree(p, s, &t));
 	int r = sw_buf_putc(b, '[');
 	bool any = false;
 	for (uint32_t i = t->first_root; i != NONE && r >= 0; i = t->nodes[i].first_child) {

@@ -90,7 +90,9 @@ int sw_render_stall_trees(struct sw_profile *p, struct sw_stall *s, const struct
 	if (o->thread != SW_THREAD_ALL) {
 		if (max == 0)
 			return 0;
-		r = sw_tree_build(p, &s, 1, o, -1, &trees[0]);
+		r = sw_tree_options_structural_default(o)
+			? sw_stall_default_tree(p, s, &trees[0])
+			: sw_tree_build(p, &s, 1, o, -1, &trees[0]);
 		if (r < 0)
 			return r;
 		threads[0] = -1;
@@ -194,7 +196,7 @@ static const struct sw_tree_frame *culprit(struct sw_profile *p, const struct sw
 {
 	struct sw_stall *ms = (struct sw_stall *)s;
 	struct sw_tree *t;
-	if (sw_tree_build(p, &ms, 1, NULL, -1, &t) < 0)
+	if (sw_stall_default_tree(p, ms, &t) < 0)
 		return NULL;
 	const struct sw_tree_frame *best = NULL, *leaf = NULL;
 	for (uint32_t i = t->first_root; i != UINT32_MAX; i = t->nodes[i].first_child) {

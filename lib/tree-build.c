@@ -270,32 +270,48 @@ static void sort_nodes(const struct sw_tree *t, uint32_t *a, uint32_t *tmp, size
 	memcpy(a, tmp, n * sizeof(*a));
 }
 
-/* Links children in sorted order: sort all nodes once, then push in reverse. */
+/*
+ * Links children in sorted order.  Nodes are grouped by parent with a
+ * counting pass, then each group of siblings is sorted on its own (most
+ * have one member), which keeps this linear in practice.
+ */
 static int link_children(struct sw_tree *t)
 {
-	size_t n = t->nnodes ? t->nnodes : 1;
-	uint32_t *order = malloc(n * sizeof(*order));
-	uint32_t *tmp = malloc(n * sizeof(*tmp));
-	if (!order || !tmp) {
-		free(order);
-		free(tmp);
-		return -ENOMEM;
+	uint32_t n = t->nnodes;
+	uint32_t *start = calloc((size_t)n + 2, sizeof(*start)); /* slot 0: roots */
+	uint32_t *order = malloc(((size_t)n + 1) * sizeof(*order));
+	uint32_t *tmp = malloc(((size_t)n + 1) * sizeof(*tmp));
+	int r = start && order && tmp ? 0 : -ENOMEM;
+	if (r == 0) {
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t g = t->nodes[i].parent == NONE ? 0 : t->nodes[i].parent + 1;
+			start[g + 1]++;
+		}
+		for (uint32_t g = 0; g <= n; g++)
+			start[g + 1] += start[g];
+		/* tmp holds each group's fill position */
+		memcpy(tmp, start, ((size_t)n + 1) * sizeof(*tmp));
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t g = t->nodes[i].parent == NONE ? 0 : t->nodes[i].parent + 1;
+			order[tmp[g]++] = i;
+		}
+		t->first_root = NONE;
+		for (uint32_t g = 0; g <= n; g++) {
+			uint32_t lo = start[g], cnt = start[g + 1] - lo;
+			if (cnt == 0)
+				continue;
+			sort_nodes(t, order + lo, tmp, cnt);
+			uint32_t *head = g == 0 ? &t->first_root : &t->nodes[g - 1].first_child;
+			for (uint32_t k = cnt; k-- > 0;) {
+				t->nodes[order[lo + k]].next_sibling = *head;
+				*head = order[lo + k];
+			}
+		}
 	}
-	for (uint32_t i = 0; i < t->nnodes; i++)
-		order[i] = i;
-	sort_nodes(t, order, tmp, t->nnodes);
-	t->first_root = NONE;
-	for (uint32_t k = t->nnodes; k-- > 0;) {
-		uint32_t i = order[k];
-		struct sw_tree_node *nd = &t->nodes[i];
-		uint32_t *head =
-		    nd->parent == NONE ? &t->first_root : &t->nodes[nd->parent].first_child;
-		nd->next_sibling = *head;
-		*head = i;
-	}
+	free(start);
 	free(order);
 	free(tmp);
-	return 0;
+	return r;
 }
 
 static bool thread_selected(const struct sw_stall *s, const struct sw_tree_sample *smp,
@@ -374,6 +390,121 @@ nomem:
 	return -ENOMEM;
 }
 
+/* Whether a trie stack passes --focus and --exclude. */
+static bool stack_kept(struct builder *b, uint32_t stack)
+{
+	const struct sw_profile *p = b->p;
+	bool focus_hit = !b->o->focus;
+	for (uint32_t s = stack; s; s = p->stack_parent[s]) {
+		uint32_t f = p->stack_frame[s];
+		if (b->o->exclude && cached_match(b, b->xmatch, f, b->o->exclude))
+			return false;
+		if (!focus_hit)
+			focus_hit = cached_match(b, b->match, f, b->o->focus);
+	}
+	return focus_hit;
+}
+
+/*
+ * The fast path when stacks are not rewritten (no --invert, --hide-system
+ * or --flatten-recursion): tree paths are then trie paths merged by
+ * function, so each trie stack maps to one node and only stacks not seen
+ * yet are looked up.  Weights go to the leaves first; totals and the
+ * representative-frame votes are summed bottom-up at the end (the trie and
+ * the nodes both number parents before children).
+ */
+struct memo {
+	uint32_t *node; /* trie stack -> node + 1; the top bit marks a cut by --max-depth */
+	uint64_t *weight;
+	uint32_t *touched;
+	size_t ntouched;
+	uint32_t *chain;
+};
+
+#define CUT 0x80000000u
+
+static int memo_add(struct builder *b, struct memo *m, uint32_t leaf, uint64_t w, uint64_t count)
+{
+	const struct sw_profile *p = b->p;
+	size_t nc = 0;
+	uint32_t s = leaf;
+	while (s && !m->node[s]) {
+		if (nc == SW_TREE_MAX_DEPTH)
+			return -E2BIG;
+		m->chain[nc++] = s;
+		s = p->stack_parent[s];
+	}
+	uint32_t node = s ? (m->node[s] & ~CUT) - 1 : NONE;
+	bool cut = s && (m->node[s] & CUT);
+	while (nc > 0) {
+		uint32_t id = m->chain[--nc];
+		if (!cut && (!b->o->max_depth ||
+			     (node == NONE ? 0 : b->t->nodes[node].depth + 1) < b->o->max_depth)) {
+			int r = node_child(b, node, p->stack_frame[id], &node);
+			if (r < 0)
+				return r;
+		} else {
+			cut = true;
+		}
+		m->node[id] = (node + 1) | (cut ? CUT : 0);
+		m->touched[m->ntouched++] = id;
+	}
+	m->weight[leaf] += w;
+	b->t->nodes[node].self += w;
+	b->t->nodes[node].self_samples += count;
+	return 0;
+}
+
+static void memo_finish(struct builder *b, struct memo *m)
+{
+	const struct sw_profile *p = b->p;
+	for (size_t k = m->ntouched; k-- > 0;) {
+		uint32_t id = m->touched[k];
+		uint32_t parent = p->stack_parent[id];
+		if (parent)
+			m->weight[parent] += m->weight[id];
+		if (!(m->node[id] & CUT))
+			vote(b, m->node[id] - 1, p->stack_frame[id], m->weight[id]);
+	}
+	struct sw_tree_node *nodes = b->t->nodes;
+	for (uint32_t i = b->t->nnodes; i-- > 0;) {
+		nodes[i].total += nodes[i].self;
+		nodes[i].samples += nodes[i].self_samples;
+		if (nodes[i].parent != NONE) {
+			nodes[nodes[i].parent].total += nodes[i].total;
+			nodes[nodes[i].parent].samples += nodes[i].samples;
+		}
+	}
+}
+
+static int build_memo(struct builder *b, const struct agg *aggs, size_t na)
+{
+	size_t nstacks = b->p->nstacks;
+	struct memo m = {
+	    /* calloc: pages of stacks this tree never touches are never touched */
+	    .node = calloc(nstacks, sizeof(*m.node)),
+	    .weight = calloc(nstacks, sizeof(*m.weight)),
+	    .touched = malloc(nstacks * sizeof(*m.touched)),
+	    .chain = malloc(SW_TREE_MAX_DEPTH * sizeof(*m.chain)),
+	};
+	int r = m.node && m.weight && m.touched && m.chain ? 0 : -ENOMEM;
+	for (size_t i = 0; i < na && r >= 0; i++) {
+		if ((b->o->focus || b->o->exclude) && !stack_kept(b, aggs[i].stack))
+			continue;
+		b->t->total += aggs[i].weight;
+		b->t->nsamples += aggs[i].count;
+		if (aggs[i].stack)
+			r = memo_add(b, &m, aggs[i].stack, aggs[i].weight, aggs[i].count);
+	}
+	if (r >= 0)
+		memo_finish(b, &m);
+	free(m.node);
+	free(m.weight);
+	free(m.touched);
+	free(m.chain);
+	return r;
+}
+
 static int build(struct builder *b, struct sw_stall *const *stalls, size_t n, long thread_filter)
 {
 	struct agg *aggs;
@@ -381,6 +512,11 @@ static int build(struct builder *b, struct sw_stall *const *stalls, size_t n, lo
 	int r = aggregate(b->t, stalls, n, b->o, thread_filter, &aggs, &na);
 	if (r < 0)
 		return r;
+	if (!b->o->invert && !b->o->hide_system && !b->o->flatten_recursion) {
+		r = build_memo(b, aggs, na);
+		free(aggs);
+		return r < 0 ? r : link_children(b->t);
+	}
 	uint32_t *frames = malloc(SW_TREE_MAX_DEPTH * sizeof(*frames));
 	if (!frames) {
 		free(aggs);
@@ -414,6 +550,7 @@ int sw_tree_build(const struct sw_profile *p, struct sw_stall *const *stalls, si
 		return -ENOMEM;
 	t->profile = p;
 	t->first_root = NONE;
+	t->refs = 1;
 	struct builder b = {.p = p, .o = opts, .t = t};
 	int r = 0;
 	if (opts->focus || opts->exclude) {
@@ -441,7 +578,7 @@ int sw_tree_build(const struct sw_profile *p, struct sw_stall *const *stalls, si
 
 void sw_tree_free(struct sw_tree *t)
 {
-	if (!t)
+	if (!t || --t->refs > 0)
 		return;
 	free(t->nodes);
 	free(t);
@@ -467,11 +604,9 @@ uint64_t sw_stall_signature(const struct sw_profile *p, struct sw_stall *s)
 {
 	if (s->has_signature)
 		return s->signature;
-	struct sw_tree_options o;
-	sw_tree_options_init(&o);
 	struct sw_tree *t;
 	uint64_t h = SW_FNV_OFFSET;
-	if (sw_tree_build(p, &s, 1, &o, -1, &t) < 0)
+	if (sw_stall_default_tree(p, s, &t) < 0)
 		return h;
 	for (uint32_t i = t->first_root; i != NONE; i = t->nodes[i].first_child) {
 		const struct sw_tree_frame *f = &p->frames[t->nodes[i].frame].f;
@@ -485,4 +620,27 @@ uint64_t sw_stall_signature(const struct sw_profile *p, struct sw_stall *s)
 	s->signature = h;
 	s->has_signature = true;
 	return h;
+}
+
+bool sw_tree_options_structural_default(const struct sw_tree_options *o)
+{
+	return !o || (!o->invert && !o->max_depth && !o->hide_system && !o->flatten_recursion &&
+		      !o->focus && !o->exclude && o->thread == SW_THREAD_MAIN);
+}
+
+int sw_stall_default_tree(const struct sw_profile *cp, struct sw_stall *s, struct sw_tree **ret)
+{
+	struct sw_profile *p = (struct sw_profile *)cp; /* the cache is not part of the value */
+	if (p->cached_stall != s || !p->cached_tree) {
+		struct sw_tree *t;
+		int r = sw_tree_build(p, &s, 1, NULL, -1, &t);
+		if (r < 0)
+			return r;
+		sw_tree_free(p->cached_tree);
+		p->cached_tree = t;
+		p->cached_stall = s;
+	}
+	p->cached_tree->refs++;
+	*ret = p->cached_tree;
+	return 0;
 }

@@ -9,6 +9,9 @@
 
 #define SW_FNV_OFFSET 0xcbf29ce484222325ull
 
+/* Frame ids the whole-stack cache may keep (32 MiB). */
+#define SW_TREE_POOL_MAX ((size_t)8 << 20)
+
 struct arena_chunk {
 	struct arena_chunk *next;
 	size_t used, cap;
@@ -46,8 +49,22 @@ struct sw_profile {
 	uint32_t *last_frames, *last_stacks;
 	size_t last_depth, last_cap;
 
+	/* whole stacks seen before: hash -> leaf, frames kept in a bounded pool */
+	struct whole_slot {
+		uint64_t hash;
+		uint64_t pool_off;
+		uint32_t leaf, depth;
+	} * whole;
+	size_t nwhole, whole_cap;
+	uint32_t *pool;
+	size_t pool_len, pool_cap;
+
 	struct sw_stall **stalls;
 	size_t nstalls, stalls_cap;
+
+	/* the last default tree built (sw_stall_default_tree()) */
+	const struct sw_stall *cached_stall;
+	struct sw_tree *cached_tree;
 };
 
 /* FNV-1a, continuing from h. */

@@ -126,6 +126,7 @@ void sw_profile_free(struct sw_profile *p)
 		free(p->stalls[i]);
 	}
 	free(p->stalls);
+	sw_tree_free(p->cached_tree);
 	while (p->arena) {
 		struct arena_chunk *next = p->arena->next;
 		free(p->arena);
@@ -140,6 +141,8 @@ void sw_profile_free(struct sw_profile *p)
 	free(p->stack_table);
 	free(p->last_frames);
 	free(p->last_stacks);
+	free(p->whole);
+	free(p->pool);
 	free(p);
 }
 
@@ -482,15 +485,85 @@ static int stack_of(struct sw_profile *p, const uint32_t *frames, size_t depth, 
 	return 0;
 }
 
+static uint64_t hash_frames(const uint32_t *frames, size_t depth)
+{
+	uint64_t h = depth * 0x9e3779b97f4a7c15ull;
+	for (size_t i = 0; i < depth; i++)
+		h = (h ^ frames[i]) * 0xff51afd7ed558ccdull;
+	return mix64(h);
+}
+
+static struct whole_slot *whole_find(struct sw_profile *p, uint64_t h, const uint32_t *frames,
+				     size_t depth)
+{
+	if (!p->whole_cap)
+		return NULL;
+	size_t j = h & (p->whole_cap - 1);
+	for (; p->whole[j].depth; j = (j + 1) & (p->whole_cap - 1)) {
+		struct whole_slot *w = &p->whole[j];
+		if (w->hash == h && w->depth == depth &&
+		    memcmp(p->pool + w->pool_off, frames, depth * sizeof(*frames)) == 0)
+			return w;
+	}
+	return &p->whole[j];
+}
+
+/* Remembers a whole stack while the pool has room; failing to is harmless. */
+static void whole_add(struct sw_profile *p, uint64_t h, const uint32_t *frames, size_t depth,
+		      uint32_t leaf)
+{
+	if (depth == 0 || p->pool_len + depth > SW_TREE_POOL_MAX)
+		return;
+	if (p->nwhole * 2 >= p->whole_cap) {
+		size_t cap = p->whole_cap ? p->whole_cap * 2 : 1024;
+		struct whole_slot *t = calloc(cap, sizeof(*t));
+		if (!t)
+			return;
+		for (size_t i = 0; i < p->whole_cap; i++) {
+			if (!p->whole[i].depth)
+				continue;
+			size_t j = p->whole[i].hash & (cap - 1);
+			while (t[j].depth)
+				j = (j + 1) & (cap - 1);
+			t[j] = p->whole[i];
+		}
+		free(p->whole);
+		p->whole = t;
+		p->whole_cap = cap;
+	}
+	if (p->pool_len + depth > p->pool_cap) {
+		size_t cap = p->pool_cap ? p->pool_cap : 4096;
+		while (cap < p->pool_len + depth)
+			cap *= 2;
+		uint32_t *n = realloc(p->pool, cap * sizeof(*n));
+		if (!n)
+			return;
+		p->pool = n;
+		p->pool_cap = cap;
+	}
+	struct whole_slot *w = whole_find(p, h, frames, depth);
+	memcpy(p->pool + p->pool_len, frames, depth * sizeof(*frames));
+	*w = (struct whole_slot){h, p->pool_len, leaf, (uint32_t)depth};
+	p->pool_len += depth;
+	p->nwhole++;
+}
+
 int sw_stall_add_sample(struct sw_profile *p, struct sw_stall *s, uint32_t thread,
 			const uint32_t *frames, size_t depth, uint64_t weight)
 {
 	if (depth > SW_TREE_MAX_DEPTH || thread >= s->nthreads)
 		return -EINVAL;
 	uint32_t stack;
-	int r = stack_of(p, frames, depth, &stack);
-	if (r < 0)
-		return r;
+	uint64_t h = hash_frames(frames, depth);
+	struct whole_slot *w = depth ? whole_find(p, h, frames, depth) : NULL;
+	if (w && w->depth) {
+		stack = w->leaf;
+	} else {
+		int r = stack_of(p, frames, depth, &stack);
+		if (r < 0)
+			return r;
+		whole_add(p, h, frames, depth, stack);
+	}
 	if (s->nsamples == s->samples_cap) {
 		if (s->samples_cap >= SW_TREE_MAX_SAMPLES)
 			return -E2BIG;
@@ -511,6 +584,11 @@ int sw_stall_add_sample(struct sw_profile *p, struct sw_stall *s, uint32_t threa
 		s->main_samples++;
 	}
 	s->has_signature = false;
+	if (p->cached_stall == s) {
+		sw_tree_free(p->cached_tree);
+		p->cached_tree = NULL;
+		p->cached_stall = NULL;
+	}
 	return 0;
 }
 

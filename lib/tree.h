@@ -194,7 +194,7 @@ struct sw_tree {
 	uint64_t nsamples;   /* samples kept */
 	bool counts_only;
 	/* private */
-	void *priv;
+	unsigned refs;
 };
 
 /*
@@ -204,7 +204,19 @@ struct sw_tree {
  */
 int sw_tree_build(const struct sw_profile *p, struct sw_stall *const *stalls, size_t n,
 		  const struct sw_tree_options *opts, long thread_filter, struct sw_tree **ret);
+/* Drops a reference to t (trees from sw_stall_default_tree() are shared). */
 void sw_tree_free(struct sw_tree *t);
+
+/*
+ * The stall's tree with no structural option (main thread, nothing
+ * rewritten or filtered), shared by the signature, the heaviest path and
+ * default renderings: the profile keeps the last one built, as renderers
+ * work a stall at a time.  Free with sw_tree_free().
+ */
+int sw_stall_default_tree(const struct sw_profile *p, struct sw_stall *s, struct sw_tree **ret);
+
+/* Whether o builds the same tree as no options (--min-percent is display only). */
+bool sw_tree_options_structural_default(const struct sw_tree_options *o);
 
 /* Whether a node passes --min-percent (roots and children alike). */
 bool sw_tree_node_visible(const struct sw_tree *t, const struct sw_tree_node *n,
