@@ -112,12 +112,13 @@ int main(int argc, char **argv)
 	for (size_t s = 0; s < NSTACKS; s++)
 		cum[s] = total += 1.0 / pow((double)(s + 1), 1.1);
 	double t0 = now(), c0 = cpu();
-	struct sw_stall *stalls[NSTALLS];
+	struct sw_tree_stall *stalls[NSTALLS];
 	for (int k = 0; k < NSTALLS; k++) {
-		struct sw_stall_info in = {.id = (uint64_t)k + 1, .thread_id = 1, .kind = "busy"};
+		struct sw_tree_stall_info in = {
+		    .id = (uint64_t)k + 1, .thread_id = 1, .kind = "busy"};
 		uint32_t th;
 		sw_profile_add_stall(p, &in, &stalls[k]);
-		sw_stall_thread(p, stalls[k], 1, "main", &th);
+		sw_tree_stall_thread(p, stalls[k], 1, "main", &th);
 	}
 	for (size_t i = 0; i < nsamples; i++) {
 		double x = (double)(next_rand() >> 11) / 9007199254740992.0 * total;
@@ -129,9 +130,9 @@ int main(int argc, char **argv)
 			else
 				hi = mid;
 		}
-		struct sw_stall *s = stalls[i * NSTALLS / nsamples];
+		struct sw_tree_stall *s = stalls[i * NSTALLS / nsamples];
 		stalls[i * NSTALLS / nsamples]->info.duration_ns += 10000000;
-		if (sw_stall_add_sample(p, s, 0, stacks + lo * depth, depth, 10000000) < 0)
+		if (sw_tree_stall_add_sample(p, s, 0, stacks + lo * depth, depth, 10000000) < 0)
 			return 1;
 	}
 	double t1 = now(), c1 = cpu();

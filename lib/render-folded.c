@@ -66,11 +66,11 @@ static int tree_folded(const struct sw_tree *t, const struct sw_render_options *
 	return r;
 }
 
-int sw_render_folded_stall(struct sw_profile *p, struct sw_stall *s,
+int sw_render_folded_stall(struct sw_profile *p, struct sw_tree_stall *s,
 			   const struct sw_render_options *o, struct sw_buf *out)
 {
 	char label[96];
-	sw_stall_label(s, o->qualify, label, sizeof(label));
+	sw_tree_stall_label(s, o->qualify, label, sizeof(label));
 	struct sw_tree *trees[64];
 	long threads[64];
 	int n = sw_render_stall_trees(p, s, &o->tree, trees, threads, 64);

@@ -86,11 +86,11 @@ static int tree_json(const struct sw_tree *t, const struct sw_render_options *o,
 	return sw_buf_putc(b, ']');
 }
 
-static int heaviest_json(struct sw_profile *p, struct sw_stall *s,
+static int heaviest_json(struct sw_profile *p, struct sw_tree_stall *s,
 			 const struct sw_render_options *o, struct sw_buf *b)
 {
 	struct sw_tree *t;
-	TRY(sw_stall_default_tree(p, s, &t));
+	TRY(sw_tree_stall_default_tree(p, s, &t));
 	int r = sw_buf_putc(b, '[');
 	bool any = false;
 	for (uint32_t i = t->first_root; i != NONE && r >= 0; i = t->nodes[i].first_child) {
@@ -120,8 +120,8 @@ static int thread_fields(const struct sw_tree_thread *th, int *first, struct sw_
 	return sw_buf_puts(b, th->main ? "true" : "false");
 }
 
-static int stall_trees(struct sw_profile *p, struct sw_stall *s, const struct sw_render_options *o,
-		       int *first, struct sw_buf *b)
+static int stall_trees(struct sw_profile *p, struct sw_tree_stall *s,
+		       const struct sw_render_options *o, int *first, struct sw_buf *b)
 {
 	struct sw_tree *trees[64];
 	long threads[64];
@@ -167,7 +167,7 @@ static int header_fields(const char *type, int *first, struct sw_buf *b)
 	return sw_json_string(b, type);
 }
 
-static int stall_thread(const struct sw_stall *s, int *first, struct sw_buf *b)
+static int stall_thread(const struct sw_tree_stall *s, int *first, struct sw_buf *b)
 {
 	struct sw_tree_thread th = {.id = s->info.thread_id, .name = "", .main = true};
 	for (uint32_t i = 0; i < s->nthreads; i++)
@@ -180,13 +180,13 @@ static int stall_thread(const struct sw_stall *s, int *first, struct sw_buf *b)
 	return sw_buf_putc(b, '}');
 }
 
-int sw_render_json_stall(struct sw_profile *p, struct sw_stall *s,
+int sw_render_json_stall(struct sw_profile *p, struct sw_tree_stall *s,
 			 const struct sw_render_options *o, bool with_header, struct sw_buf *b)
 {
-	const struct sw_stall_info *in = &s->info;
+	const struct sw_tree_stall_info *in = &s->info;
 	char label[96];
 	int first = 1;
-	sw_stall_label(s, true, label, sizeof(label));
+	sw_tree_stall_label(s, true, label, sizeof(label));
 	TRY(sw_buf_putc(b, '{'));
 	if (with_header)
 		TRY(header_fields("stall", &first, b));
@@ -216,7 +216,7 @@ int sw_render_json_stall(struct sw_profile *p, struct sw_stall *s,
 	TRY(sw_json_key(b, &first, "weight_unit"));
 	TRY(sw_json_string(b, in->counts_only ? "samples" : "ns"));
 	TRY(sw_json_key(b, &first, "signature"));
-	TRY(sw_buf_printf(b, "\"%016llx\"", (unsigned long long)sw_stall_signature(p, s)));
+	TRY(sw_buf_printf(b, "\"%016llx\"", (unsigned long long)sw_tree_stall_signature(p, s)));
 	TRY(sw_json_key(b, &first, "heaviest"));
 	TRY(heaviest_json(p, s, o, b));
 	TRY(stall_trees(p, s, o, &first, b));
@@ -239,7 +239,7 @@ int sw_render_json_summary(struct sw_profile *p, const struct sw_summary *sum,
 	TRY(sw_json_u64(b, sum->total_ns));
 	TRY(sw_json_key(b, &first, "worst"));
 	if (sum->worst) {
-		sw_stall_label(sum->worst, true, label, sizeof(label));
+		sw_tree_stall_label(sum->worst, true, label, sizeof(label));
 		TRY(sw_json_string(b, label));
 	} else {
 		TRY(sw_buf_puts(b, "null"));
@@ -259,7 +259,7 @@ int sw_render_json_summary(struct sw_profile *p, const struct sw_summary *sum,
 		TRY(sw_json_key(b, &f2, "total"));
 		TRY(sw_json_u64(b, g->total_ns));
 		TRY(sw_json_key(b, &f2, "example"));
-		sw_stall_label(g->example, true, label, sizeof(label));
+		sw_tree_stall_label(g->example, true, label, sizeof(label));
 		TRY(sw_json_string(b, label));
 		TRY(sw_buf_putc(b, '}'));
 	}

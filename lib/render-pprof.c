@@ -346,7 +346,7 @@ static int sample(struct pp *c, const struct sw_tree *t, uint32_t i, const char 
 	return r < 0 ? r : pb_message(&c->out, PROFILE_SAMPLE, &c->msg);
 }
 
-static int stall_samples(struct pp *c, struct sw_stall *s)
+static int stall_samples(struct pp *c, struct sw_tree_stall *s)
 {
 	struct sw_tree *trees[64];
 	long threads[64];
@@ -354,7 +354,7 @@ static int stall_samples(struct pp *c, struct sw_stall *s)
 	if (n < 0)
 		return n;
 	char lbl[96], thname[96];
-	sw_stall_label(s, true, lbl, sizeof(lbl));
+	sw_tree_stall_label(s, true, lbl, sizeof(lbl));
 	int r = 0;
 	for (int k = 0; k < n && r >= 0; k++) {
 		const char *thread = "main";
@@ -418,7 +418,7 @@ static int header(struct pp *c)
 {
 	uint64_t duration = 0, start = 0;
 	for (size_t i = 0; i < sw_profile_nstalls(c->p); i++) {
-		const struct sw_stall *s = sw_profile_stall(c->p, i);
+		const struct sw_tree_stall *s = sw_profile_stall(c->p, i);
 		c->counts |= s->info.counts_only;
 		duration += s->info.duration_ns;
 		if (s->info.start_wall_ns && (!start || s->info.start_wall_ns < start))

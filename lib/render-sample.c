@@ -95,7 +95,7 @@ static int call_graph(const struct sw_tree *t, const struct sw_render_options *o
 }
 
 /* The leaf functions, most samples first: the roots of the inverted tree. */
-static int top_of_stack(struct sw_profile *p, struct sw_stall *s, long thread,
+static int top_of_stack(struct sw_profile *p, struct sw_tree_stall *s, long thread,
 			const struct sw_render_options *o, struct sw_buf *out)
 {
 	struct sw_tree_options inv = o->tree;
@@ -123,12 +123,12 @@ static int top_of_stack(struct sw_profile *p, struct sw_stall *s, long thread,
 	return r;
 }
 
-int sw_render_sample_stall(struct sw_profile *p, struct sw_stall *s,
+int sw_render_sample_stall(struct sw_profile *p, struct sw_tree_stall *s,
 			   const struct sw_render_options *o, struct sw_buf *out)
 {
 	char label[96], w[32], clean[256];
-	sw_stall_label(s, o->qualify, label, sizeof(label));
-	const struct sw_stall_info *in = &s->info;
+	sw_tree_stall_label(s, o->qualify, label, sizeof(label));
+	const struct sw_tree_stall_info *in = &s->info;
 	sw_render_weight(in->counts_only || !in->duration_ns ? s->sampled : in->duration_ns,
 			 in->counts_only, w, sizeof(w));
 	int r = sw_buf_printf(out, "Stall %s: %s %s, main thread", label, w, in->kind);
@@ -137,7 +137,7 @@ int sw_render_sample_stall(struct sw_profile *p, struct sw_stall *s,
 				  sw_render_clean(in->mode, clean, sizeof(clean)));
 	if (r >= 0)
 		r = sw_buf_printf(out, ", signature %016llx\n\nCall graph:\n",
-				  (unsigned long long)sw_stall_signature(p, s));
+				  (unsigned long long)sw_tree_stall_signature(p, s));
 	struct sw_tree *trees[64];
 	long threads[64];
 	int n = r < 0 ? r : sw_render_stall_trees(p, s, &o->tree, trees, threads, 64);

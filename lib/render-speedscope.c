@@ -110,7 +110,7 @@ static int profile_json(struct ss *c, const struct sw_tree *t, const char *name)
 	return r < 0 ? r : sw_buf_puts(b, "]}");
 }
 
-static int stall_profiles(struct ss *c, struct sw_stall *s)
+static int stall_profiles(struct ss *c, struct sw_tree_stall *s)
 {
 	struct sw_tree *trees[64];
 	long threads[64];
@@ -118,7 +118,7 @@ static int stall_profiles(struct ss *c, struct sw_stall *s)
 	if (n < 0)
 		return n;
 	char label[96], w[32], name[512];
-	sw_stall_label(s, true, label, sizeof(label));
+	sw_tree_stall_label(s, true, label, sizeof(label));
 	int r = 0;
 	for (int k = 0; k < n && r >= 0; k++) {
 		sw_render_weight(trees[k]->all, trees[k]->counts_only, w, sizeof(w));

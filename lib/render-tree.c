@@ -34,11 +34,11 @@ static const char *thread_desc(const struct sw_tree_thread *th, char *buf, size_
 	return buf;
 }
 
-static int header(struct sw_profile *p, struct sw_stall *s, const struct sw_render_options *o,
+static int header(struct sw_profile *p, struct sw_tree_stall *s, const struct sw_render_options *o,
 		  const char *label, struct sw_buf *out)
 {
 	char w[32], th[128];
-	const struct sw_stall_info *in = &s->info;
+	const struct sw_tree_stall_info *in = &s->info;
 	bool counts = in->counts_only;
 	sw_render_weight(counts || !in->duration_ns ? s->sampled : in->duration_ns, counts, w,
 			 sizeof(w));
@@ -64,7 +64,7 @@ static int header(struct sw_profile *p, struct sw_stall *s, const struct sw_rend
 		r = sw_buf_printf(out, "  dropped %llu", (unsigned long long)in->dropped);
 	if (r >= 0)
 		r = sw_buf_printf(out, "  sig %016llx%s\n",
-				  (unsigned long long)sw_stall_signature(p, s),
+				  (unsigned long long)sw_tree_stall_signature(p, s),
 				  o->color ? C_RESET : "");
 	return r;
 }
@@ -123,11 +123,11 @@ static int tree_lines(const struct sw_tree *t, const struct sw_render_options *o
 	return r;
 }
 
-int sw_render_tree_stall(struct sw_profile *p, struct sw_stall *s,
+int sw_render_tree_stall(struct sw_profile *p, struct sw_tree_stall *s,
 			 const struct sw_render_options *o, struct sw_buf *out)
 {
 	char label[96], th[160], w[32];
-	sw_stall_label(s, o->qualify, label, sizeof(label));
+	sw_tree_stall_label(s, o->qualify, label, sizeof(label));
 	int r = header(p, s, o, label, out);
 	struct sw_tree *trees[64];
 	long threads[64];

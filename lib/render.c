@@ -47,7 +47,7 @@ void sw_render_options_init(struct sw_render_options *o)
 	sw_tree_options_init(&o->tree);
 }
 
-void sw_stall_label(const struct sw_stall *s, bool qualify, char *buf, size_t size)
+void sw_tree_stall_label(const struct sw_tree_stall *s, bool qualify, char *buf, size_t size)
 {
 	if (qualify && s->info.source && s->info.source[0])
 		snprintf(buf, size, "%s#%llu", s->info.source, (unsigned long long)s->info.id);
@@ -82,8 +82,9 @@ const char *sw_render_clean(const char *s, char *buf, size_t size)
 	return buf;
 }
 
-int sw_render_stall_trees(struct sw_profile *p, struct sw_stall *s, const struct sw_tree_options *o,
-			  struct sw_tree **trees, long *threads, size_t max)
+int sw_render_stall_trees(struct sw_profile *p, struct sw_tree_stall *s,
+			  const struct sw_tree_options *o, struct sw_tree **trees, long *threads,
+			  size_t max)
 {
 	size_t n = 0;
 	int r = 0;
@@ -91,7 +92,7 @@ int sw_render_stall_trees(struct sw_profile *p, struct sw_stall *s, const struct
 		if (max == 0)
 			return 0;
 		r = sw_tree_options_structural_default(o)
-			? sw_stall_default_tree(p, s, &trees[0])
+			? sw_tree_stall_default_tree(p, s, &trees[0])
 			: sw_tree_build(p, &s, 1, o, -1, &trees[0]);
 		if (r < 0)
 			return r;
@@ -148,7 +149,7 @@ static void add_top(struct sw_summary *sum, const struct sw_summary_sig *g)
 	sum->top[i] = *g;
 }
 
-static uint64_t stall_weight(const struct sw_stall *s)
+static uint64_t stall_weight(const struct sw_tree_stall *s)
 {
 	return s->info.counts_only || !s->info.duration_ns ? s->sampled : s->info.duration_ns;
 }
@@ -161,13 +162,13 @@ int sw_summary_compute(struct sw_profile *p, struct sw_summary *ret)
 	if (!pairs)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		struct sw_stall *s = sw_profile_stall(p, i);
+		struct sw_tree_stall *s = sw_profile_stall(p, i);
 		uint64_t w = stall_weight(s);
 		sum.total_ns += w;
 		sum.counts_only |= s->info.counts_only;
 		if (!sum.worst || w > stall_weight(sum.worst))
 			sum.worst = s;
-		pairs[2 * i] = sw_stall_signature(p, s);
+		pairs[2 * i] = sw_tree_stall_signature(p, s);
 		pairs[2 * i + 1] = i;
 	}
 	sum.stalls = n;
@@ -176,7 +177,7 @@ int sw_summary_compute(struct sw_profile *p, struct sw_summary *ret)
 		struct sw_summary_sig g = {.signature = pairs[2 * i]};
 		size_t j = i;
 		for (; j < n && pairs[2 * j] == g.signature; j++) {
-			const struct sw_stall *s = sw_profile_stall(p, pairs[2 * j + 1]);
+			const struct sw_tree_stall *s = sw_profile_stall(p, pairs[2 * j + 1]);
 			g.stalls++;
 			g.total_ns += stall_weight(s);
 			if (!g.example || stall_weight(s) > stall_weight(g.example))
@@ -192,11 +193,11 @@ int sw_summary_compute(struct sw_profile *p, struct sw_summary *ret)
 }
 
 /* The deepest frame of the heaviest path outside system images: the likely culprit. */
-static const struct sw_tree_frame *culprit(struct sw_profile *p, const struct sw_stall *s)
+static const struct sw_tree_frame *culprit(struct sw_profile *p, const struct sw_tree_stall *s)
 {
-	struct sw_stall *ms = (struct sw_stall *)s;
+	struct sw_tree_stall *ms = (struct sw_tree_stall *)s;
 	struct sw_tree *t;
-	if (sw_stall_default_tree(p, ms, &t) < 0)
+	if (sw_tree_stall_default_tree(p, ms, &t) < 0)
 		return NULL;
 	const struct sw_tree_frame *best = NULL, *leaf = NULL;
 	for (uint32_t i = t->first_root; i != UINT32_MAX; i = t->nodes[i].first_child) {
@@ -219,7 +220,7 @@ int sw_summary_text(const struct sw_profile *cp, const struct sw_summary *sum,
 	int r = sw_buf_printf(out, "stallwatch: %zu stall%s, %s stalled in total", sum->stalls,
 			      sum->stalls == 1 ? "" : "s", w);
 	if (r >= 0 && sum->worst) {
-		sw_stall_label(sum->worst, o->qualify, label, sizeof(label));
+		sw_tree_stall_label(sum->worst, o->qualify, label, sizeof(label));
 		sw_render_weight(stall_weight(sum->worst), sum->worst->info.counts_only, w,
 				 sizeof(w));
 		r = sw_buf_printf(out, "; worst %s (%s)", label, w);
@@ -234,7 +235,7 @@ int sw_summary_text(const struct sw_profile *cp, const struct sw_summary *sum,
 		const struct sw_tree_frame *f = culprit(p, g->example);
 		const struct sw_tree_image *img = f ? sw_profile_get_image(p, f->image) : NULL;
 		sw_render_weight(g->total_ns, sum->counts_only, w, sizeof(w));
-		sw_stall_label(g->example, o->qualify, label, sizeof(label));
+		sw_tree_stall_label(g->example, o->qualify, label, sizeof(label));
 		r = sw_buf_printf(
 		    out, "  sig %016llx  %zu stall%s  %s  e.g. %s  %s%s%s%s\n",
 		    (unsigned long long)g->signature, g->stalls, g->stalls == 1 ? "" : "s", w,
@@ -278,7 +279,7 @@ enum sw_format sw_renderer_format(const struct sw_renderer *r)
 	return r->format;
 }
 
-int sw_renderer_stall(struct sw_renderer *r, struct sw_profile *p, struct sw_stall *s,
+int sw_renderer_stall(struct sw_renderer *r, struct sw_profile *p, struct sw_tree_stall *s,
 		      struct sw_buf *out)
 {
 	switch (r->format) {

@@ -55,13 +55,13 @@ struct sw_summary_sig {
 	uint64_t signature;
 	size_t stalls;
 	uint64_t total_ns;
-	const struct sw_stall *example; /* the longest stall with it */
+	const struct sw_tree_stall *example; /* the longest stall with it */
 };
 
 struct sw_summary {
 	size_t stalls;
 	uint64_t total_ns; /* sum of the stalls' durations */
-	const struct sw_stall *worst;
+	const struct sw_tree_stall *worst;
 	struct sw_summary_sig top[SW_SUMMARY_TOP];
 	size_t ntop;
 	size_t nsignatures;
@@ -75,7 +75,7 @@ int sw_summary_text(const struct sw_profile *p, const struct sw_summary *sum,
 		    const struct sw_render_options *o, struct sw_buf *out);
 
 /* "#3" or, with o->qualify and a source, "run2#3". */
-void sw_stall_label(const struct sw_stall *s, bool qualify, char *buf, size_t size);
+void sw_tree_stall_label(const struct sw_tree_stall *s, bool qualify, char *buf, size_t size);
 
 struct sw_renderer;
 
@@ -84,7 +84,7 @@ void sw_renderer_free(struct sw_renderer *r);
 enum sw_format sw_renderer_format(const struct sw_renderer *r);
 
 /* Appends what the format prints as the stall ends (nothing for documents). */
-int sw_renderer_stall(struct sw_renderer *r, struct sw_profile *p, struct sw_stall *s,
+int sw_renderer_stall(struct sw_renderer *r, struct sw_profile *p, struct sw_tree_stall *s,
 		      struct sw_buf *out);
 /* Appends a warning object (ndjson only; others leave warnings to stderr). */
 int sw_renderer_warning(struct sw_renderer *r, const char *text, struct sw_buf *out);
@@ -93,18 +93,18 @@ int sw_renderer_end(struct sw_renderer *r, struct sw_profile *p, struct sw_buf *
 
 /* ---- the formats (render-*.c), for render.c and tests ---- */
 
-int sw_render_tree_stall(struct sw_profile *p, struct sw_stall *s,
+int sw_render_tree_stall(struct sw_profile *p, struct sw_tree_stall *s,
 			 const struct sw_render_options *o, struct sw_buf *out);
-int sw_render_sample_stall(struct sw_profile *p, struct sw_stall *s,
+int sw_render_sample_stall(struct sw_profile *p, struct sw_tree_stall *s,
 			   const struct sw_render_options *o, struct sw_buf *out);
 /* One stall object (no newline); with_header adds "schema" and "type". */
-int sw_render_json_stall(struct sw_profile *p, struct sw_stall *s,
+int sw_render_json_stall(struct sw_profile *p, struct sw_tree_stall *s,
 			 const struct sw_render_options *o, bool with_header, struct sw_buf *out);
 int sw_render_json_summary(struct sw_profile *p, const struct sw_summary *sum,
 			   const struct sw_render_options *o, bool with_header, struct sw_buf *out);
 int sw_render_json_document(struct sw_profile *p, const struct sw_render_options *o,
 			    struct sw_buf *out);
-int sw_render_folded_stall(struct sw_profile *p, struct sw_stall *s,
+int sw_render_folded_stall(struct sw_profile *p, struct sw_tree_stall *s,
 			   const struct sw_render_options *o, struct sw_buf *out);
 int sw_render_speedscope(struct sw_profile *p, const struct sw_render_options *o,
 			 struct sw_buf *out);
@@ -117,8 +117,9 @@ int sw_render_pprof(struct sw_profile *p, const struct sw_render_options *o, str
  * with the thread index each is for (-1: several together) in
  * ret_threads; returns how many, or -errno.  Free each with sw_tree_free().
  */
-int sw_render_stall_trees(struct sw_profile *p, struct sw_stall *s, const struct sw_tree_options *o,
-			  struct sw_tree **trees, long *threads, size_t max);
+int sw_render_stall_trees(struct sw_profile *p, struct sw_tree_stall *s,
+			  const struct sw_tree_options *o, struct sw_tree **trees, long *threads,
+			  size_t max);
 
 /*
  * s made safe for a terminal line: control characters (newlines, escapes)

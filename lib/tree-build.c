@@ -314,7 +314,7 @@ static int link_children(struct sw_tree *t)
 	return r;
 }
 
-static bool thread_selected(const struct sw_stall *s, const struct sw_tree_sample *smp,
+static bool thread_selected(const struct sw_tree_stall *s, const struct sw_tree_sample *smp,
 			    const struct sw_tree_options *o, long thread_filter)
 {
 	const struct sw_tree_thread *th = &s->threads[smp->thread];
@@ -330,7 +330,7 @@ static bool thread_selected(const struct sw_stall *s, const struct sw_tree_sampl
 }
 
 /* Sums the selected samples per stack. */
-static int aggregate(struct sw_tree *t, struct sw_stall *const *stalls, size_t n,
+static int aggregate(struct sw_tree *t, struct sw_tree_stall *const *stalls, size_t n,
 		     const struct sw_tree_options *o, long thread_filter, struct agg **ret_aggs,
 		     size_t *ret_n)
 {
@@ -342,7 +342,7 @@ static int aggregate(struct sw_tree *t, struct sw_stall *const *stalls, size_t n
 		goto nomem;
 	memset(table, 0xff, cap * 2 * sizeof(*table));
 	for (size_t k = 0; k < n; k++) {
-		const struct sw_stall *s = stalls[k];
+		const struct sw_tree_stall *s = stalls[k];
 		if (s->info.counts_only)
 			t->counts_only = true;
 		for (size_t i = 0; i < s->nsamples; i++) {
@@ -505,7 +505,8 @@ static int build_memo(struct builder *b, const struct agg *aggs, size_t na)
 	return r;
 }
 
-static int build(struct builder *b, struct sw_stall *const *stalls, size_t n, long thread_filter)
+static int build(struct builder *b, struct sw_tree_stall *const *stalls, size_t n,
+		 long thread_filter)
 {
 	struct agg *aggs;
 	size_t na;
@@ -537,7 +538,7 @@ static int build(struct builder *b, struct sw_stall *const *stalls, size_t n, lo
 	return r;
 }
 
-int sw_tree_build(const struct sw_profile *p, struct sw_stall *const *stalls, size_t n,
+int sw_tree_build(const struct sw_profile *p, struct sw_tree_stall *const *stalls, size_t n,
 		  const struct sw_tree_options *opts, long thread_filter, struct sw_tree **ret)
 {
 	struct sw_tree_options defaults;
@@ -600,13 +601,13 @@ size_t sw_tree_heaviest(const struct sw_tree *t, uint32_t *path, size_t max)
 	return n;
 }
 
-uint64_t sw_stall_signature(const struct sw_profile *p, struct sw_stall *s)
+uint64_t sw_tree_stall_signature(const struct sw_profile *p, struct sw_tree_stall *s)
 {
 	if (s->has_signature)
 		return s->signature;
 	struct sw_tree *t;
 	uint64_t h = SW_FNV_OFFSET;
-	if (sw_stall_default_tree(p, s, &t) < 0)
+	if (sw_tree_stall_default_tree(p, s, &t) < 0)
 		return h;
 	for (uint32_t i = t->first_root; i != NONE; i = t->nodes[i].first_child) {
 		const struct sw_tree_frame *f = &p->frames[t->nodes[i].frame].f;
@@ -628,7 +629,8 @@ bool sw_tree_options_structural_default(const struct sw_tree_options *o)
 		      !o->focus && !o->exclude && o->thread == SW_THREAD_MAIN);
 }
 
-int sw_stall_default_tree(const struct sw_profile *cp, struct sw_stall *s, struct sw_tree **ret)
+int sw_tree_stall_default_tree(const struct sw_profile *cp, struct sw_tree_stall *s,
+			       struct sw_tree **ret)
 {
 	struct sw_profile *p = (struct sw_profile *)cp; /* the cache is not part of the value */
 	if (p->cached_stall != s || !p->cached_tree) {

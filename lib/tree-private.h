@@ -59,11 +59,11 @@ struct sw_profile {
 	uint32_t *pool;
 	size_t pool_len, pool_cap;
 
-	struct sw_stall **stalls;
+	struct sw_tree_stall **stalls;
 	size_t nstalls, stalls_cap;
 
-	/* the last default tree built (sw_stall_default_tree()) */
-	const struct sw_stall *cached_stall;
+	/* the last default tree built (sw_tree_stall_default_tree()) */
+	const struct sw_tree_stall *cached_stall;
 	struct sw_tree *cached_tree;
 };
 

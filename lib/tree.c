@@ -321,20 +321,20 @@ const struct sw_tree_frame *sw_profile_get_frame(const struct sw_profile *p, uin
 	return id < p->nframes ? &p->frames[id].f : NULL;
 }
 
-int sw_profile_add_stall(struct sw_profile *p, const struct sw_stall_info *info,
-			 struct sw_stall **ret)
+int sw_profile_add_stall(struct sw_profile *p, const struct sw_tree_stall_info *info,
+			 struct sw_tree_stall **ret)
 {
 	if (p->nstalls >= SW_TREE_MAX_STALLS)
 		return -E2BIG;
 	if (p->nstalls == p->stalls_cap) {
 		size_t cap = p->stalls_cap ? p->stalls_cap * 2 : 16;
-		struct sw_stall **n = realloc(p->stalls, cap * sizeof(*n));
+		struct sw_tree_stall **n = realloc(p->stalls, cap * sizeof(*n));
 		if (!n)
 			return -ENOMEM;
 		p->stalls = n;
 		p->stalls_cap = cap;
 	}
-	struct sw_stall *s = calloc(1, sizeof(*s));
+	struct sw_tree_stall *s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
 	s->info = *info;
@@ -355,13 +355,13 @@ size_t sw_profile_nstalls(const struct sw_profile *p)
 	return p->nstalls;
 }
 
-struct sw_stall *sw_profile_stall(const struct sw_profile *p, size_t i)
+struct sw_tree_stall *sw_profile_stall(const struct sw_profile *p, size_t i)
 {
 	return i < p->nstalls ? p->stalls[i] : NULL;
 }
 
-int sw_stall_thread(struct sw_profile *p, struct sw_stall *s, uint64_t tid, const char *name,
-		    uint32_t *ret_index)
+int sw_tree_stall_thread(struct sw_profile *p, struct sw_tree_stall *s, uint64_t tid,
+			 const char *name, uint32_t *ret_index)
 {
 	for (uint32_t i = 0; i < s->nthreads; i++) {
 		if (s->threads[i].id != tid)
@@ -548,8 +548,8 @@ static void whole_add(struct sw_profile *p, uint64_t h, const uint32_t *frames, 
 	p->nwhole++;
 }
 
-int sw_stall_add_sample(struct sw_profile *p, struct sw_stall *s, uint32_t thread,
-			const uint32_t *frames, size_t depth, uint64_t weight)
+int sw_tree_stall_add_sample(struct sw_profile *p, struct sw_tree_stall *s, uint32_t thread,
+			     const uint32_t *frames, size_t depth, uint64_t weight)
 {
 	if (depth > SW_TREE_MAX_DEPTH || thread >= s->nthreads)
 		return -EINVAL;

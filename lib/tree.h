@@ -76,7 +76,7 @@ struct sw_tree_thread {
 };
 
 /* What is known of a stall besides its samples; strings are copied. */
-struct sw_stall_info {
+struct sw_tree_stall_info {
 	uint64_t id;
 	const char *source; /* the device or recording qualifying the id when several mix */
 	const char *kind;   /* "busy", "blocked", "hang", ... */
@@ -97,8 +97,8 @@ struct sw_tree_sample {
 	uint64_t weight; /* ns, or a count for counts_only stalls */
 };
 
-struct sw_stall {
-	struct sw_stall_info info;
+struct sw_tree_stall {
+	struct sw_tree_stall_info info;
 	struct sw_tree_thread *threads;
 	uint32_t nthreads;
 	struct sw_tree_sample *samples;
@@ -125,21 +125,21 @@ size_t sw_profile_nimages(const struct sw_profile *p);
 size_t sw_profile_nframes(const struct sw_profile *p);
 
 /* Adds a stall (info is copied); the pointer lives as long as the profile. */
-int sw_profile_add_stall(struct sw_profile *p, const struct sw_stall_info *info,
-			 struct sw_stall **ret);
+int sw_profile_add_stall(struct sw_profile *p, const struct sw_tree_stall_info *info,
+			 struct sw_tree_stall **ret);
 size_t sw_profile_nstalls(const struct sw_profile *p);
-struct sw_stall *sw_profile_stall(const struct sw_profile *p, size_t i);
+struct sw_tree_stall *sw_profile_stall(const struct sw_profile *p, size_t i);
 
 /* Finds or adds a thread of the stall; a non-empty name replaces an empty one. */
-int sw_stall_thread(struct sw_profile *p, struct sw_stall *s, uint64_t tid, const char *name,
-		    uint32_t *ret_index);
+int sw_tree_stall_thread(struct sw_profile *p, struct sw_tree_stall *s, uint64_t tid,
+			 const char *name, uint32_t *ret_index);
 
 /*
  * Adds one sample: frames are frame ids from the root (outermost caller) to
  * the leaf.  Depth 0 is allowed (an empty stack still weighs).
  */
-int sw_stall_add_sample(struct sw_profile *p, struct sw_stall *s, uint32_t thread,
-			const uint32_t *frames, size_t depth, uint64_t weight);
+int sw_tree_stall_add_sample(struct sw_profile *p, struct sw_tree_stall *s, uint32_t thread,
+			     const uint32_t *frames, size_t depth, uint64_t weight);
 
 /*
  * The frames of a stack from the profile's trie, root first, into
@@ -202,9 +202,9 @@ struct sw_tree {
  * selects (for SW_THREAD_ALL, pass thread_filter >= 0 to take only that
  * thread index of a single stall; -1 takes every thread together).
  */
-int sw_tree_build(const struct sw_profile *p, struct sw_stall *const *stalls, size_t n,
+int sw_tree_build(const struct sw_profile *p, struct sw_tree_stall *const *stalls, size_t n,
 		  const struct sw_tree_options *opts, long thread_filter, struct sw_tree **ret);
-/* Drops a reference to t (trees from sw_stall_default_tree() are shared). */
+/* Drops a reference to t (trees from sw_tree_stall_default_tree() are shared). */
 void sw_tree_free(struct sw_tree *t);
 
 /*
@@ -213,7 +213,8 @@ void sw_tree_free(struct sw_tree *t);
  * default renderings: the profile keeps the last one built, as renderers
  * work a stall at a time.  Free with sw_tree_free().
  */
-int sw_stall_default_tree(const struct sw_profile *p, struct sw_stall *s, struct sw_tree **ret);
+int sw_tree_stall_default_tree(const struct sw_profile *p, struct sw_tree_stall *s,
+			       struct sw_tree **ret);
 
 /* Whether o builds the same tree as no options (--min-percent is display only). */
 bool sw_tree_options_structural_default(const struct sw_tree_options *o);
@@ -233,7 +234,7 @@ size_t sw_tree_heaviest(const struct sw_tree *t, uint32_t *path, size_t max);
  * Computes (once) and returns the stall's signature: the heaviest path of
  * its main thread with no display option applied.
  */
-uint64_t sw_stall_signature(const struct sw_profile *p, struct sw_stall *s);
+uint64_t sw_tree_stall_signature(const struct sw_profile *p, struct sw_tree_stall *s);
 
 /* The name a frame is shown under (never NULL; "0x..." for unknown ones). */
 const char *sw_tree_frame_name(const struct sw_profile *p, const struct sw_tree_frame *f, bool full,

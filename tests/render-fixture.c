@@ -14,7 +14,7 @@
 #include "render.h"
 
 static struct sw_profile *profile;
-static struct sw_stall *stall;
+static struct sw_tree_stall *stall;
 
 static const char *field(char **s)
 {
@@ -71,7 +71,7 @@ static int load_line(char *line)
 		return sw_profile_image(profile, &img, &idx);
 	}
 	if (strcmp(word, "stall") == 0) {
-		struct sw_stall_info in = {0};
+		struct sw_tree_stall_info in = {0};
 		in.id = strtoull(strsep(&rest, " "), NULL, 0);
 		in.source = strsep(&rest, " ");
 		in.thread_id = strtoull(strsep(&rest, " "), NULL, 0);
@@ -86,7 +86,7 @@ static int load_line(char *line)
 	if (strcmp(word, "thread") == 0) {
 		uint64_t tid = strtoull(strsep(&rest, " "), NULL, 0);
 		uint32_t idx;
-		return sw_stall_thread(profile, stall, tid, rest, &idx);
+		return sw_tree_stall_thread(profile, stall, tid, rest, &idx);
 	}
 	if (strcmp(word, "sample") == 0) {
 		uint64_t tid = strtoull(strsep(&rest, " "), NULL, 0);
@@ -96,8 +96,8 @@ static int load_line(char *line)
 		for (char *f = strsep(&rest, ";"); f && depth < 64; f = strsep(&rest, ";"))
 			if (parse_frame(f, &frames[depth++]) < 0)
 				return -EINVAL;
-		int r = sw_stall_thread(profile, stall, tid, NULL, &idx);
-		return r < 0 ? r : sw_stall_add_sample(profile, stall, idx, frames, depth, w);
+		int r = sw_tree_stall_thread(profile, stall, tid, NULL, &idx);
+		return r < 0 ? r : sw_tree_stall_add_sample(profile, stall, idx, frames, depth, w);
 	}
 	return 0;
 }

@@ -33,7 +33,7 @@ static const struct spec specs[] = {
 
 struct fixture {
 	struct sw_profile *p;
-	struct sw_stall *s;
+	struct sw_tree_stall *s;
 	uint32_t img_app, img_libc;
 };
 
@@ -70,11 +70,11 @@ static void load(struct fixture *fx, const struct spec *sp, size_t n, uint64_t s
 				     .load_address = slide + 0x7f0000000000};
 	CHECK_INT(sw_profile_image(fx->p, &app, &fx->img_app), 0);
 	CHECK_INT(sw_profile_image(fx->p, &libc, &fx->img_libc), 0);
-	struct sw_stall_info info = {.id = 3, .thread_id = 100, .duration_ns = 100};
+	struct sw_tree_stall_info info = {.id = 3, .thread_id = 100, .duration_ns = 100};
 	CHECK_INT(sw_profile_add_stall(fx->p, &info, &fx->s), 0);
 	uint32_t th[2];
-	CHECK_INT(sw_stall_thread(fx->p, fx->s, 100, "", &th[0]), 0);
-	CHECK_INT(sw_stall_thread(fx->p, fx->s, 200, "worker", &th[1]), 0);
+	CHECK_INT(sw_tree_stall_thread(fx->p, fx->s, 100, "", &th[0]), 0);
+	CHECK_INT(sw_tree_stall_thread(fx->p, fx->s, 200, "worker", &th[1]), 0);
 	for (size_t i = 0; i < n; i++) {
 		uint32_t frames[16];
 		size_t depth = 0;
@@ -82,8 +82,8 @@ static void load(struct fixture *fx, const struct spec *sp, size_t n, uint64_t s
 		snprintf(buf, sizeof(buf), "%s", sp[i].stack);
 		for (char *tok = strtok(buf, "|"); tok; tok = strtok(NULL, "|"))
 			frames[depth++] = frame_of(fx, tok, slide, line_shift, prefix);
-		CHECK_INT(sw_stall_add_sample(fx->p, fx->s, th[sp[i].thread], frames, depth,
-					      sp[i].weight),
+		CHECK_INT(sw_tree_stall_add_sample(fx->p, fx->s, th[sp[i].thread], frames, depth,
+						   sp[i].weight),
 			  0);
 	}
 }
@@ -289,24 +289,24 @@ static void test_signatures(void)
 	load(&a, specs, NSPECS, 0x555500000000, 0, "");
 	/* another ASLR slide and other lines: the same signature */
 	load(&b, specs, NSPECS, 0x5612340000, 7, "");
-	uint64_t sa = sw_stall_signature(a.p, a.s);
-	CHECK(sa == sw_stall_signature(b.p, b.s));
-	CHECK(sa == sw_stall_signature(a.p, a.s));
+	uint64_t sa = sw_tree_stall_signature(a.p, a.s);
+	CHECK(sa == sw_tree_stall_signature(b.p, b.s));
+	CHECK(sa == sw_tree_stall_signature(a.p, a.s));
 	/* different linkage names: a different signature */
 	load(&c, specs, NSPECS, 0x555500000000, 0, "_Z");
-	CHECK(sa != sw_stall_signature(c.p, c.s));
+	CHECK(sa != sw_tree_stall_signature(c.p, c.s));
 	/* a different heaviest leaf: poll made heaviest */
 	struct spec other[NSPECS];
 	memcpy(other, specs, sizeof(other));
 	other[2].weight = 100;
 	load(&d, other, NSPECS, 0x555500000000, 0, "");
-	CHECK(sa != sw_stall_signature(d.p, d.s));
+	CHECK(sa != sw_tree_stall_signature(d.p, d.s));
 	/* the worker thread does not count */
 	other[2].weight = 15;
 	other[6].weight = 1000;
 	sw_profile_free(d.p);
 	load(&d, other, NSPECS, 0x555500000000, 0, "");
-	CHECK(sa == sw_stall_signature(d.p, d.s));
+	CHECK(sa == sw_tree_stall_signature(d.p, d.s));
 	sw_profile_free(a.p);
 	sw_profile_free(b.p);
 	sw_profile_free(c.p);
@@ -317,18 +317,18 @@ static void test_merge_and_limits(void)
 {
 	struct fixture fx;
 	load(&fx, specs, NSPECS, 0x1000, 0, "");
-	struct sw_stall_info info = {.id = 4, .thread_id = 100};
-	struct sw_stall *s2;
+	struct sw_tree_stall_info info = {.id = 4, .thread_id = 100};
+	struct sw_tree_stall *s2;
 	CHECK_INT(sw_profile_add_stall(fx.p, &info, &s2), 0);
 	uint32_t th;
-	CHECK_INT(sw_stall_thread(fx.p, s2, 100, "main", &th), 0);
-	CHECK_INT(sw_stall_add_sample(fx.p, s2, th, NULL, 0, 9), 0); /* empty stack */
+	CHECK_INT(sw_tree_stall_thread(fx.p, s2, 100, "main", &th), 0);
+	CHECK_INT(sw_tree_stall_add_sample(fx.p, s2, th, NULL, 0, 9), 0); /* empty stack */
 	uint32_t f = 0;
-	CHECK_INT(sw_stall_add_sample(fx.p, s2, th, &f, 1, 4), 0);
+	CHECK_INT(sw_tree_stall_add_sample(fx.p, s2, th, &f, 1, 4), 0);
 	uint32_t bad = 1u << 30;
-	CHECK(sw_stall_add_sample(fx.p, s2, th, &bad, 1, 4) < 0);
-	CHECK(sw_stall_add_sample(fx.p, s2, 7, &f, 1, 4) < 0);
-	struct sw_stall *both[2] = {fx.s, s2};
+	CHECK(sw_tree_stall_add_sample(fx.p, s2, th, &bad, 1, 4) < 0);
+	CHECK(sw_tree_stall_add_sample(fx.p, s2, 7, &f, 1, 4) < 0);
+	struct sw_tree_stall *both[2] = {fx.s, s2};
 	struct sw_tree *t;
 	CHECK_INT(sw_tree_build(fx.p, both, 2, NULL, -1, &t), 0);
 	CHECK_INT(t->total, spec_weight(NULL, 0) + 9 + 4);
