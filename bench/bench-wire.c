@@ -8,6 +8,10 @@
  * a few thousand distinct stacks, program counters wandering inside their
  * function, as a stalled main loop samples.  The baseline is 8 bytes per
  * frame, the raw address.
+ *
+ * With a recording as argument (`bench-wire FILE.swtrace`) it measures the
+ * agent's own samples instead: the recording's stream as the agent encoded
+ * it, and the decoder's rate over it.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,6 +20,7 @@
 #include <time.h>
 
 #include "error.h"
+#include "recording.h"
 #include "wire.h"
 
 struct func {
@@ -184,8 +189,75 @@ static int run(uint32_t min_depth, uint32_t max_depth, int threads, size_t stall
 	return 0;
 }
 
-int main(void)
+/* Measures a recording made by the agent. */
+static int bench_recording(const char *path)
 {
+	struct sw_recording *rec;
+	struct sw_error err = {0};
+	if (sw_recording_open(path, &rec, &err) < 0) {
+		fprintf(stderr, "bench-wire: cannot read '%s': %s\n", path, sw_error_str(&err));
+		return 1;
+	}
+	/* re-encode every sample into one stream, as the agent sent them */
+	size_t cap = 1 << 20, len = 0, samples = 0, frames = 0;
+	uint8_t *stream = malloc(cap);
+	static struct sw_wire_encoder enc;
+	sw_wire_encoder_reset(&enc);
+	struct sw_wire_msg msg;
+	int r;
+	while (stream && (r = sw_recording_next(rec, &msg, &err)) == 1) {
+		if (msg.type != SW_MSG_SAMPLE)
+			continue;
+		if (cap - len < SW_WIRE_MAX_MESSAGE) {
+			cap *= 2;
+			stream = realloc(stream, cap);
+			if (!stream)
+				break;
+		}
+		int n = sw_wire_encode(&enc, stream + len, cap - len, &msg);
+		if (n < 0)
+			break;
+		len += (size_t)n;
+		samples++;
+		frames += msg.sample.depth;
+	}
+	sw_recording_free(rec);
+	if (!stream || !samples) {
+		fprintf(stderr, "bench-wire: no samples in '%s'\n", path);
+		return 1;
+	}
+	struct sw_wire_decoder *dec;
+	if (sw_wire_decoder_new(&dec) < 0)
+		return 1;
+	double best = 0;
+	for (int round = 0; round < 20; round++) {
+		sw_wire_decoder_reset(dec);
+		double t0 = now();
+		size_t pos = 0;
+		while (pos < len) {
+			int n = sw_wire_decode(dec, stream + pos, len - pos, pos, &msg, &err);
+			if (n <= 0)
+				return 1;
+			pos += (size_t)n;
+		}
+		double rate = (double)samples / (now() - t0);
+		best = rate > best ? rate : best;
+	}
+	double bpf = (double)len / (double)frames;
+	printf("agent recording: %zu samples, %.1f frames each\n", samples,
+	       (double)frames / (double)samples);
+	printf("  bytes per frame  %.2f   raw 8.00: %.1fx smaller   target <= 3: %s\n", bpf,
+	       8.0 / bpf, bpf <= 3.0 ? "met" : "MISSED");
+	printf("  decode           %.2f M samples/s\n", best / 1e6);
+	sw_wire_decoder_free(dec);
+	free(stream);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1)
+		return bench_recording(argv[1]);
 	if (read_funcs() < 0) {
 		fprintf(stderr, "bench-wire: expected 'IMAGE ADDRESS SIZE' lines on stdin\n");
 		return 1;

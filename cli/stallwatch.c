@@ -16,10 +16,16 @@
 #include "config.h"
 
 extern const struct sw_cmd sw_cmd_help;
+extern const struct sw_cmd sw_cmd_symbolicate;
+extern const struct sw_cmd sw_cmd_run;
+extern const struct sw_cmd sw_cmd_attach;
 
 const struct sw_cmd *const sw_cmd_table[] = {
-    &sw_cmd_help,
-    NULL,
+	&sw_cmd_help,
+	&sw_cmd_symbolicate,
+	&sw_cmd_run,
+	&sw_cmd_attach,
+	NULL,
 };
 
 static const char *progname = "stallwatch";

@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""Symbolication benchmark: `stallwatch symbolicate` against llvm-symbolizer.
+
+Builds a binary of 20,000 functions in 40 units (gen-symbolicate-fixture.py,
+clang -g -O1), asks both tools the same 100,000 random .text addresses on
+standard input, both with --no-demangle, in the same run, and prints:
+throughput of each and the ratio (best of --runs, by wall time and by CPU
+time), whether the answers are identical (wherever llvm-symbolizer has debug
+information: our symbol-table-only frames add "+ offset"), and the peak
+resident memory of each (getrusage of the child).
+
+usage: bench-symbolicate.py STALLWATCH [--addresses N] [--functions N]
+                            [--runs N] [--keep DIR] [--binary FILE]
+Exit status 77 when llvm-symbolizer-14 or clang is missing.
+"""
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SYMBOLIZER = "llvm-symbolizer-14"
+
+
+def arg(args, name, default):
+    return args[args.index(name) + 1] if name in args else default
+
+
+def build(workdir, nfunc, cc):
+    src = os.path.join(workdir, "src")
+    subprocess.run([sys.executable, os.path.join(HERE, "gen-symbolicate-fixture.py"), src,
+                    str(nfunc), "40"], check=True)
+    sources = sorted(os.path.join(src, f) for f in os.listdir(src) if f.endswith(".c"))
+    procs, objs = [], []
+    for s in sources:
+        o = s + ".o"
+        objs.append(o)
+        procs.append(subprocess.Popen([cc, "-g", "-O1", "-c", s, "-o", o]))
+        if len(procs) >= (os.cpu_count() or 2):
+            if procs.pop(0).wait():
+                raise RuntimeError("compile failed")
+    for p in procs:
+        if p.wait():
+            raise RuntimeError("compile failed")
+    out = os.path.join(workdir, "big")
+    subprocess.run([cc, *objs, "-o", out], check=True)
+    return out
+
+
+def text_range(binary):
+    out = subprocess.run(["llvm-objdump-14", "-h", binary], check=True, capture_output=True,
+                         text=True).stdout
+    for line in out.splitlines():
+        p = line.split()
+        if len(p) >= 5 and p[1] == ".text":
+            return int(p[3], 16), int(p[2], 16)
+    raise RuntimeError("no .text")
+
+
+def debug_size(binary):
+    out = subprocess.run(["llvm-objdump-14", "-h", binary], check=True, capture_output=True,
+                         text=True).stdout
+    return sum(int(p[2], 16) for p in (l.split() for l in out.splitlines())
+               if len(p) >= 5 and p[1].startswith(".debug_"))
+
+
+def timed(cmd, input_path, output_path):
+    """Runs cmd; returns (wall seconds, cpu seconds, peak RSS in KiB)."""
+    with open(input_path, "rb") as fin, open(output_path, "wb") as fout:
+        start = time.perf_counter()
+        p = subprocess.Popen(cmd, stdin=fin, stdout=fout)
+        _, status, ru = os.wait4(p.pid, 0)
+        wall = time.perf_counter() - start
+        p.returncode = os.waitstatus_to_exitcode(status)
+    if p.returncode:
+        raise RuntimeError("%s failed with %d" % (cmd[0], p.returncode))
+    return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss
+
+
+def blocks(path):
+    with open(path) as f:
+        return [b.strip("\n").split("\n") for b in f.read().split("\n\n") if b.strip("\n")]
+
+
+def main():
+    args = sys.argv[1:]
+    if not args:
+        print(__doc__)
+        return 2
+    sw = os.path.abspath(args[0])
+    naddr = int(arg(args, "--addresses", 100000))
+    nfunc = int(arg(args, "--functions", 20000))
+    runs = int(arg(args, "--runs", 3))
+    keep = arg(args, "--keep", None)
+    cc = "clang-14" if shutil.which("clang-14") else "clang-19"
+    if not shutil.which(SYMBOLIZER) or not shutil.which(cc):
+        print("SKIP: %s or clang missing" % SYMBOLIZER)
+        return 77
+    workdir = keep or tempfile.mkdtemp(prefix="sw-bench-")
+    os.makedirs(workdir, exist_ok=True)
+    try:
+        binary = arg(args, "--binary", None)
+        if not binary:
+            binary = os.path.join(workdir, "big")
+            if not os.path.exists(binary):
+                t = time.perf_counter()
+                binary = build(workdir, nfunc, cc)
+                print("built %s in %.0f s" % (binary, time.perf_counter() - t))
+        lo, size = text_range(binary)
+        rng = random.Random(4)
+        addrs = os.path.join(workdir, "addresses")
+        with open(addrs, "w") as f:
+            f.write("".join("0x%x\n" % (lo + rng.randrange(size)) for _ in range(naddr)))
+        print("binary: %d functions, %.1f MB of DWARF, %.1f MB of text; %d random addresses"
+              % (nfunc, debug_size(binary) / 1e6, size / 1e6, naddr))
+        sides = {
+            "llvm-symbolizer-14": [SYMBOLIZER, "--no-demangle", "-e", binary],
+            "stallwatch": [sw, "symbolicate", "--no-demangle", "-e", binary],
+        }
+        best = {}
+        for i in range(runs):
+            for name, cmd in sides.items():
+                r = timed(cmd, addrs, os.path.join(workdir, name + ".out"))
+                b = best.get(name)
+                best[name] = r if not b else (min(b[0], r[0]), min(b[1], r[1]), max(b[2], r[2]))
+        for name, (wall, cpu, rss) in best.items():
+            print("%-20s %7.3f s wall %7.3f s cpu %9.0f addresses/s %7.1f MB peak RSS" %
+                  (name, wall, cpu, naddr / wall, rss / 1024))
+        theirs, ours = best["llvm-symbolizer-14"], best["stallwatch"]
+        oracle = blocks(os.path.join(workdir, "llvm-symbolizer-14.out"))
+        mine = blocks(os.path.join(workdir, "stallwatch.out"))
+        debug = [(o, m) for o, m in zip(oracle, mine)
+                 if any(loc != "??:0:0" and not loc.startswith("crtstuff.c:") for loc in o[1::2])]
+        same = sum(1 for o, m in debug if o == m)
+        print("answers: %d of %d addresses with debug info identical (%d without, not compared)"
+              % (same, len(debug), len(oracle) - len(debug)))
+        print("throughput ratio (wall): %.2fx   (cpu): %.2fx   target >= 5x" %
+              (theirs[0] / ours[0], theirs[1] / ours[1]))
+        print("peak memory ratio (ours / llvm-symbolizer): %.2f   target <= 1" %
+              (ours[2] / theirs[2]))
+        ok = same == len(debug) and len(oracle) == len(mine) == naddr
+        return 0 if ok else 1
+    finally:
+        if not keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
