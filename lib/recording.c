@@ -88,36 +88,43 @@ static int read_header(struct sw_recording *rec, struct sw_error *err)
 	return 0;
 }
 
-int sw_recording_open(const char *path, struct sw_recording **ret, struct sw_error *err)
+static int open_fd(int fd, bool own_fd, struct sw_recording **ret, struct sw_error *err)
 {
 	struct sw_recording *rec = calloc(1, sizeof(*rec));
-	if (!rec)
+	if (!rec) {
+		if (own_fd)
+			close(fd);
 		return sw_error_set(err, -ENOMEM, "out of memory");
+	}
+	rec->fd = fd;
+	rec->own_fd = own_fd;
 	sw_buf_init(&rec->window, SW_WIRE_MAX_MESSAGE + READ_CHUNK);
-	if (strcmp(path, "-") == 0) {
-		rec->fd = STDIN_FILENO;
-	} else {
-		rec->fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (rec->fd < 0) {
-			int r = sw_error_set(err, -errno, "%s", strerror(errno));
-			free(rec);
-			return r;
-		}
-		rec->own_fd = true;
-	}
 	int r = sw_wire_decoder_new(&rec->dec);
-	if (r < 0) {
+	if (r < 0)
 		sw_error_set(err, r, "out of memory");
-		sw_recording_free(rec);
-		return r;
-	}
-	r = read_header(rec, err);
+	else
+		r = read_header(rec, err);
 	if (r < 0) {
 		sw_recording_free(rec);
 		return r;
 	}
 	*ret = rec;
 	return 0;
+}
+
+int sw_recording_open_fd(int fd, struct sw_recording **ret, struct sw_error *err)
+{
+	return open_fd(fd, true, ret, err);
+}
+
+int sw_recording_open(const char *path, struct sw_recording **ret, struct sw_error *err)
+{
+	if (strcmp(path, "-") == 0)
+		return open_fd(STDIN_FILENO, false, ret, err);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return sw_error_set(err, -errno, "%s", strerror(errno));
+	return open_fd(fd, true, ret, err);
 }
 
 void sw_recording_free(struct sw_recording *rec)
@@ -159,8 +166,10 @@ int sw_recording_next(struct sw_recording *rec, struct sw_wire_msg *msg, struct 
 	for (;;) {
 		struct sw_buf *w = &rec->window;
 		uint64_t offset = rec->window_offset + rec->pos;
-		int n = sw_wire_decode(rec->dec, w->data + rec->pos, w->len - rec->pos, offset, msg,
-				       err);
+		int n = 0;
+		if (w->len > rec->pos)
+			n = sw_wire_decode(rec->dec, w->data + rec->pos, w->len - rec->pos, offset,
+					   msg, err);
 		if (n < 0)
 			return n;
 		if (n > 0) {

@@ -29,6 +29,8 @@ struct sw_recording_writer;
  * as it is consumed, never whole.
  */
 int sw_recording_open(const char *path, struct sw_recording **ret, struct sw_error *err);
+/* The same for an open descriptor, which the recording then owns. */
+int sw_recording_open_fd(int fd, struct sw_recording **ret, struct sw_error *err);
 void sw_recording_free(struct sw_recording *rec);
 
 /*

@@ -241,7 +241,8 @@ static bool store_frames(struct reader *r, struct thread_state *t, uint32_t dept
 		t->frames = frames;
 		t->cap = cap;
 	}
-	memcpy(t->frames, r->dec->scratch, depth * sizeof(*t->frames));
+	if (depth)
+		memcpy(t->frames, r->dec->scratch, depth * sizeof(*t->frames));
 	t->depth = depth;
 	t->last_use = ++r->dec->clock;
 	return true;
