@@ -455,7 +455,8 @@ static int finish_symbols(struct sw_object *obj, struct priv *pv, struct cand *c
 {
 	size_t out = 0;
 
-	qsort(c, n, sizeof(*c), cand_cmp);
+	if (n > 1)
+		qsort(c, n, sizeof(*c), cand_cmp);
 	pv->symbols = calloc(n ? n : 1, sizeof(*pv->symbols));
 	if (!pv->symbols)
 		return sw_error_set(err, -ENOMEM, "out of memory for %zu symbols", n);
@@ -477,7 +478,8 @@ static int load_symbols(const struct parse *ps, struct sw_object *obj, struct pr
 	r = read_symtab(ps, &c, &n, err);
 	if (r < 0)
 		return r;
-	qsort(c, n, sizeof(*c), cand_cmp);
+	if (n > 1)
+		qsort(c, n, sizeof(*c), cand_cmp);
 	r = add_exports(ps, obj, pv, &c, &n, err);
 	if (r >= 0)
 		r = finish_symbols(obj, pv, c, n, err);
