@@ -1,0 +1,8 @@
+#ifdef __cplusplus
+extern "C" {
+#endif
+int util_mix(int a, int b);
+int cxx_entry(int n);
+#ifdef __cplusplus
+}
+#endif
