@@ -106,7 +106,7 @@ def main():
     if len(sys.argv) < 3:
         print(__doc__)
         return 2
-    sw, fx = sys.argv[1], sys.argv[2]
+    sw, fx = os.path.abspath(sys.argv[1]), sys.argv[2]
     n_random = int(sys.argv[sys.argv.index("--random") + 1]) if "--random" in sys.argv else 2000
     if not shutil.which(SYMBOLIZER) or not shutil.which("llvm-nm-14"):
         print("SKIP: llvm-symbolizer-14 missing")
