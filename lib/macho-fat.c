@@ -262,11 +262,29 @@ static void list_slices(const struct sw_macho_slice *slices, size_t n, struct sw
 		sw_buf_printf(b, "%s%s", i ? ", " : "", slices[i].arch);
 }
 
+/* Other tools' names for the same architectures (ELF, Debian, GNU triples). */
+static const char *canonical_arch(const char *arch)
+{
+	static const char *const alias[][2] = {
+	    {"aarch64", "arm64"}, {"amd64", "x86_64"}, {"x86-64", "x86_64"},
+	    {"i686", "i386"},     {"x86", "i386"},     {"armv7a", "armv7"},
+	};
+
+	for (size_t i = 0; arch && i < sizeof(alias) / sizeof(alias[0]); i++)
+		if (strcmp(arch, alias[i][0]) == 0)
+			return alias[i][1];
+	return arch;
+}
+
 int sw_macho_pick_slice(const struct sw_macho_slice *slices, size_t n, const char *arch,
 			struct sw_error *err)
 {
 	struct sw_buf b;
 	int found = -1, r;
+
+	if (arch && !*arch)
+		arch = NULL;
+	arch = canonical_arch(arch);
 
 	if (n == 1 && !arch)
 		return 0;

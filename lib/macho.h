@@ -47,7 +47,8 @@ int sw_macho_peek_file(const char *path, struct sw_macho_slice *out, size_t max,
 /*
  * Picks the slice for arch (NULL: the only one) among n slices; an error
  * lists the slices present when arch is absent and several exist, or when
- * no slice has arch.  Returns the slice index.
+ * no slice has arch.  Returns the slice index.  Other tools' names are
+ * understood: aarch64 for arm64, amd64 for x86_64, i686 for i386.
  */
 int sw_macho_pick_slice(const struct sw_macho_slice *slices, size_t n, const char *arch,
 			struct sw_error *err);

@@ -285,6 +285,9 @@ static void test_universal(const char *name)
 		const char *arch = i ? "x86_64" : "arm64";
 
 		uuid_of_arch("app-universal.uuid", arch, uuid);
+		CHECK_INT(load(name, i ? "amd64" : "aarch64", &obj, &m, &err), 0);
+		CHECK_STR(obj.arch, arch);
+		unload(&obj, &m);
 		CHECK_INT(load(name, arch, &obj, &m, &err), 0);
 		CHECK_STR(obj.arch, arch);
 		CHECK(memcmp(obj.id, uuid, 16) == 0);
