@@ -29,10 +29,14 @@ void sw_symsearch_index_init(struct sw_symsearch_index *ix)
 
 void sw_symsearch_index_finish(struct sw_symsearch_index *ix)
 {
+	char *cache_dir = ix->cache_dir;
+
 	free(ix->entries);
 	free(ix->paths);
-	free(ix->cache_dir);
+	free(ix->filelist);
 	memset(ix, 0, sizeof(*ix));
+	/* The setting survives a rebuild. */
+	ix->cache_dir = cache_dir;
 }
 
 int sw_symsearch_identify(const char *path,
@@ -141,17 +145,62 @@ static int add_entry(void *ctx, const struct sw_symsearch_entry *e)
 	return 0;
 }
 
-static int index_file(struct sw_symsearch_index *ix, const char *path)
+/* Remembers a file looked at (with the entries just added for it) for the disk cache. */
+static int note_file(struct sw_symsearch_index *ix, struct adding *a, const struct stat *st,
+		     size_t first)
 {
-	struct adding a = {.ix = ix, .path = path};
+	struct sw_symsearch_file *f;
+	int r;
 
-	if (ix->files >= SW_SYMSEARCH_MAX_FILES)
-		return 0;
-	ix->files++;
-	return sw_symsearch_identify(path, add_entry, &a);
+	if (!a->path_stored) {
+		r = store_path(ix, a->path, &a->path_off);
+		if (r < 0)
+			return r;
+		a->path_stored = true;
+	}
+	if (ix->nfilelist == ix->filelist_cap) {
+		size_t cap = ix->filelist_cap ? ix->filelist_cap * 2 : 256;
+
+		f = realloc(ix->filelist, cap * sizeof(*f));
+		if (!f)
+			return -ENOMEM;
+		ix->filelist = f;
+		ix->filelist_cap = cap;
+	}
+	f = &ix->filelist[ix->nfilelist++];
+	f->path = a->path_off;
+	f->size = (uint64_t)st->st_size;
+	f->mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+	f->first = first;
+	f->count = ix->n - first;
+	return 0;
 }
 
-static int walk(struct sw_symsearch_index *ix, char *path, size_t len, int depth)
+static int index_file(struct sw_symsearch_index *ix, struct sw_symsearch_cache *cache,
+		      const char *path)
+{
+	struct adding a = {.ix = ix, .path = path};
+	size_t first = ix->n;
+	struct stat st;
+	int r;
+
+	if (ix->files >= SW_SYMSEARCH_MAX_FILES || stat(path, &st) < 0 || !S_ISREG(st.st_mode))
+		return 0;
+	ix->files++;
+	r = sw_symsearch_cache_lookup(cache, path, (uint64_t)st.st_size,
+				      (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec,
+				      add_entry, &a);
+	if (r > 0)
+		ix->cache_hits++;
+	else if (r == 0)
+		r = sw_symsearch_identify(path, add_entry, &a);
+	if (r >= 0 && cache)
+		r = note_file(ix, &a, &st, first);
+	return r;
+}
+
+static int walk(struct sw_symsearch_index *ix, struct sw_symsearch_cache *cache, char *path,
+		size_t len, int depth)
 {
 	struct dirent *de;
 	DIR *d;
@@ -186,9 +235,9 @@ static int walk(struct sw_symsearch_index *ix, char *path, size_t len, int depth
 							     : 0;
 		}
 		if (type == DT_DIR)
-			r = walk(ix, path, len + 1 + nl, depth + 1);
+			r = walk(ix, cache, path, len + 1 + nl, depth + 1);
 		else if (type == DT_REG)
-			r = index_file(ix, path);
+			r = index_file(ix, cache, path);
 		path[len] = 0;
 	}
 	closedir(d);
@@ -206,11 +255,15 @@ static int entry_cmp(const void *a, const void *b)
 
 int sw_symsearch_index_build(struct sw_symsearch_index *ix, char *const *roots, size_t nroots)
 {
+	struct sw_symsearch_cache *cache = NULL;
 	char *path = malloc(MAX_PATH);
 	int r = 0;
 
 	if (!path)
 		return -ENOMEM;
+	/* Without a usable cache the index is built from the files alone. */
+	if (ix->cache_dir && sw_symsearch_cache_load(ix->cache_dir, &cache) < 0)
+		cache = NULL;
 	for (size_t i = 0; i < nroots && r >= 0; i++) {
 		struct stat st;
 		size_t len = strlen(roots[i]);
@@ -221,11 +274,15 @@ int sw_symsearch_index_build(struct sw_symsearch_index *ix, char *const *roots, 
 		while (len > 1 && path[len - 1] == '/')
 			path[--len] = 0;
 		if (S_ISDIR(st.st_mode))
-			r = walk(ix, path, len, 0);
+			r = walk(ix, cache, path, len, 0);
 		else if (S_ISREG(st.st_mode))
-			r = index_file(ix, path);
+			r = index_file(ix, cache, path);
 	}
 	free(path);
+	/* Saved only when something was learned; a failure to save costs only time. */
+	if (r >= 0 && cache && ix->cache_hits != ix->files)
+		sw_symsearch_cache_save(ix->cache_dir, cache, ix);
+	sw_symsearch_cache_free(cache);
 	if (r >= 0 && ix->n > 1)
 		qsort(ix->entries, ix->n, sizeof(*ix->entries), entry_cmp);
 	ix->built = true;

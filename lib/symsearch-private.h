@@ -37,13 +37,26 @@ struct sw_symsearch_entry {
 	uint32_t path; /* offset in the index's path pool */
 };
 
+/* One file looked at, for the disk cache: its entries are entries[first, first + count). */
+struct sw_symsearch_file {
+	uint32_t path;
+	uint64_t size;
+	int64_t mtime_ns;
+	size_t first, count;
+};
+
+struct sw_symsearch_cache;
+
 struct sw_symsearch_index {
 	struct sw_symsearch_entry *entries;
 	size_t n, cap;
 	char *paths; /* NUL-terminated paths, one after the other */
 	size_t paths_len, paths_cap;
 	size_t files; /* files looked at */
-	char *cache_dir;
+	struct sw_symsearch_file *filelist;
+	size_t nfilelist, filelist_cap;
+	size_t cache_hits; /* files whose ids came from the disk cache */
+	char *cache_dir;   /* NULL: no disk cache */
 	bool built;
 };
 
@@ -60,6 +73,24 @@ static inline const char *sw_symsearch_index_path(const struct sw_symsearch_inde
 {
 	return ix->paths + e->path;
 }
+
+/*
+ * The disk cache of the index ($XDG_CACHE_HOME/stallwatch/symindex-v1):
+ * what each file held, keyed by path, size and modification time, so that
+ * a second run opens only the files that changed.  A missing or damaged
+ * cache is an empty one.
+ */
+int sw_symsearch_cache_load(const char *dir, struct sw_symsearch_cache **ret);
+void sw_symsearch_cache_free(struct sw_symsearch_cache *c);
+/* Calls add for each cached entry of path and returns 1 when size and mtime match, else 0. */
+int sw_symsearch_cache_lookup(struct sw_symsearch_cache *c, const char *path, uint64_t size,
+			      int64_t mtime_ns,
+			      int (*add)(void *ctx, const struct sw_symsearch_entry *e), void *ctx);
+/* Writes the index's files plus the old cache's others (atomically, by rename). */
+int sw_symsearch_cache_save(const char *dir, const struct sw_symsearch_cache *old,
+			    const struct sw_symsearch_index *ix);
+/* The default cache folder: $XDG_CACHE_HOME/stallwatch or ~/.cache/stallwatch (free()). */
+char *sw_symsearch_cache_default_dir(void);
 
 /* Reads what one file holds; calls add for each id.  0 when it is neither Mach-O nor ELF. */
 int sw_symsearch_identify(const char *path,

@@ -47,6 +47,7 @@ int sw_symsearch_new(struct sw_symsearch **ret)
 	}
 	s->debuginfod = urls && *urls;
 	sw_symsearch_index_init(&s->ix);
+	s->ix.cache_dir = sw_symsearch_cache_default_dir();
 	*ret = s;
 	return 0;
 }
@@ -66,6 +67,7 @@ void sw_symsearch_free(struct sw_symsearch *s)
 	free_list(s->prefixes, s->nprefixes);
 	free(s->debug_root);
 	sw_symsearch_index_finish(&s->ix);
+	free(s->ix.cache_dir);
 	for (size_t i = 0; i < s->nmisses; i++)
 		free(s->misses[i].path);
 	free(s->misses);
@@ -94,11 +96,23 @@ static int push(char ***list, size_t *n, const char *path)
 
 int sw_symsearch_add_path(struct sw_symsearch *s, const char *path)
 {
+	struct sw_buf b;
+	char cwd[4096];
+	int r;
+
 	if (!path || !*path)
 		return -EINVAL;
 	/* A later query must see the new path: rebuild the index then. */
 	sw_symsearch_index_finish(&s->ix);
-	return push(&s->roots, &s->nroots, path);
+	if (path[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+		return push(&s->roots, &s->nroots, path);
+	/* Absolute, so that what is found (and cached) names the file from anywhere. */
+	sw_buf_init(&b, 8192);
+	r = sw_buf_printf(&b, "%s/%s", cwd, path);
+	if (r >= 0)
+		r = push(&s->roots, &s->nroots, sw_buf_str(&b));
+	sw_buf_finish(&b);
+	return r;
 }
 
 int sw_symsearch_add_env(struct sw_symsearch *s)
@@ -146,6 +160,22 @@ int sw_symsearch_set_debug_root(struct sw_symsearch *s, const char *root)
 	free(s->debug_root);
 	s->debug_root = copy;
 	return 0;
+}
+
+int sw_symsearch_set_cache_dir(struct sw_symsearch *s, const char *dir)
+{
+	char *copy = dir && *dir ? strdup(dir) : NULL;
+
+	if (dir && *dir && !copy)
+		return -ENOMEM;
+	free(s->ix.cache_dir);
+	s->ix.cache_dir = copy;
+	return 0;
+}
+
+size_t sw_symsearch_cache_hits(const struct sw_symsearch *s)
+{
+	return s->ix.cache_hits;
 }
 
 void sw_symsearch_set_debuginfod(struct sw_symsearch *s, bool enabled)

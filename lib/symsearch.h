@@ -65,6 +65,14 @@ int sw_symsearch_set_debug_root(struct sw_symsearch *s, const char *root);
 void sw_symsearch_set_debuginfod(struct sw_symsearch *s, bool enabled);
 
 /*
+ * Where the index's disk cache lives: $XDG_CACHE_HOME/stallwatch (or
+ * ~/.cache/stallwatch) by default; NULL or "" keeps the index in memory only.
+ */
+int sw_symsearch_set_cache_dir(struct sw_symsearch *s, const char *dir);
+/* How many indexed files were known from the disk cache without being read. */
+size_t sw_symsearch_cache_hits(const struct sw_symsearch *s);
+
+/*
  * Looks for the image's files.  Returns 0 with ret filled (either file may
  * be NULL: what is missing is also recorded as a miss), -ENOENT when
  * nothing was found, or -errno on failure.

@@ -8,6 +8,8 @@
  * usage: test-symsearch ELF-FIXTURE-DIR MACHO-FIXTURE-DIR
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -56,6 +58,7 @@ static struct sw_symsearch *fresh(void)
 
 	CHECK_INT(sw_symsearch_new(&s), 0);
 	CHECK_INT(sw_symsearch_set_debug_root(s, root), 0);
+	CHECK_INT(sw_symsearch_set_cache_dir(s, NULL), 0);
 	sw_symsearch_set_debuginfod(s, false);
 	free(root);
 	return s;
@@ -278,16 +281,80 @@ static void test_macho(void)
 	free(dsym);
 }
 
+/* Finds the indexed debug file with the disk cache in dir; returns the cache hits. */
+static size_t cached_run(const char *dir, const char *tree, const uint8_t *id, size_t len,
+			 size_t *ret_files)
+{
+	struct sw_symsearch *s = fresh();
+	struct sw_symsearch_result r;
+	struct sw_error err;
+	struct sw_symsearch_query q = {.id = id, .id_len = len};
+	char *want = cat(elfdir, "tree/a/b/c/indexed.debug");
+	size_t hits;
+
+	CHECK_INT(sw_symsearch_set_cache_dir(s, dir), 0);
+	CHECK_INT(sw_symsearch_add_path(s, tree), 0);
+	CHECK_INT(sw_symsearch_add_path(s, machodir), 0);
+	CHECK_INT(sw_symsearch_find(s, &q, &r, &err), 0);
+	CHECK_STR(r.debug, want);
+	sw_symsearch_result_finish(&r);
+	*ret_files = sw_symsearch_indexed(s);
+	hits = sw_symsearch_cache_hits(s);
+	sw_symsearch_free(s);
+	free(want);
+	return hits;
+}
+
+static void test_disk_cache(void)
+{
+	char *dir = cat(elfdir, "cache/stallwatch"), *tree = cat(elfdir, "tree");
+	char *file = cat(dir, "symindex-v1"), *debug = cat(elfdir, "tree/a/b/c/indexed.debug");
+	struct timespec times[2] = {{0, UTIME_OMIT}, {0, 0}};
+	struct stat st;
+	uint8_t id[32];
+	size_t len = read_id("indexed.buildid", id), files, files2;
+	FILE *f;
+
+	unlink(file);
+	CHECK_INT(cached_run(dir, tree, id, len, &files), 0);
+	CHECK(files > 40);
+	CHECK(access(file, R_OK) == 0);
+	/* Every file comes from the cache the second time. */
+	CHECK_INT(cached_run(dir, tree, id, len, &files2), files);
+	CHECK_INT(files2, files);
+	/* A changed file is read again, and what it holds now counts. */
+	CHECK_INT(stat(debug, &st), 0);
+	times[1].tv_sec = st.st_mtim.tv_sec + 1;
+	CHECK_INT(utimensat(AT_FDCWD, debug, times, 0), 0);
+	CHECK_INT(cached_run(dir, tree, id, len, &files2), files - 1);
+	CHECK_INT(cached_run(dir, tree, id, len, &files2), files);
+	/* A damaged cache is an empty one. */
+	f = fopen(file, "r+");
+	CHECK(f != NULL);
+	if (f) {
+		fseek(f, 40, SEEK_SET);
+		fputs("E 9 9 zz\nF x\n\n\nE", f);
+		fclose(f);
+	}
+	CHECK(cached_run(dir, tree, id, len, &files2) < files);
+	CHECK_INT(cached_run(dir, tree, id, len, &files2), files);
+	free(dir);
+	free(tree);
+	free(file);
+	free(debug);
+}
+
 int main(int argc, char **argv)
 {
-	char *skip;
+	char *skip, cwd[4096];
 
 	if (argc != 3) {
 		fprintf(stderr, "usage: test-symsearch ELF-FIXTURE-DIR MACHO-FIXTURE-DIR\n");
 		return 2;
 	}
-	elfdir = argv[1];
-	machodir = argv[2];
+	/* The search names what it finds by absolute paths. */
+	elfdir = argv[1][0] == '/' ? argv[1] : cat(getcwd(cwd, sizeof(cwd)), argv[1]);
+	machodir = argv[2][0] == '/' ? argv[2] : cat(getcwd(cwd, sizeof(cwd)), argv[2]);
 	skip = cat(elfdir, "SKIP");
 	if (access(skip, F_OK) == 0)
 		sw_test_skip("ELF fixture tools missing");
@@ -296,9 +363,10 @@ int main(int argc, char **argv)
 	test_index();
 	test_misses();
 	skip = cat(machodir, "SKIP");
-	if (access(skip, F_OK) != 0)
+	if (access(skip, F_OK) != 0) {
 		test_macho();
-	else
+		test_disk_cache();
+	} else
 		printf("Mach-O part skipped: fixture tools missing\n");
 	free(skip);
 	return sw_test_end();
