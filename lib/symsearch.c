@@ -134,6 +134,13 @@ int sw_symsearch_add_env(struct sw_symsearch *s)
 	return r < 0 ? r : n;
 }
 
+int sw_symsearch_add_prefix(struct sw_symsearch *s, const char *dir)
+{
+	if (!dir || !*dir)
+		return -EINVAL;
+	return push(&s->prefixes, &s->nprefixes, dir);
+}
+
 int sw_symsearch_add_host(struct sw_symsearch *s)
 {
 	struct sw_host_dir *dirs = NULL;

@@ -56,6 +56,12 @@ void sw_symsearch_free(struct sw_symsearch *s);
 int sw_symsearch_add_path(struct sw_symsearch *s, const char *path);
 /* Adds the colon-separated paths of $STALLWATCH_SYMBOLS.  Returns how many. */
 int sw_symsearch_add_env(struct sw_symsearch *s);
+/*
+ * Adds a copy of a device's or system's file tree (a sysroot, Xcode's
+ * "iOS DeviceSupport/<version>/Symbols"): an image loaded from /usr/lib/x
+ * is looked for at DIR/usr/lib/x.
+ */
+int sw_symsearch_add_prefix(struct sw_symsearch *s, const char *dir);
 /* Adds the host's own places (lib/host/): Xcode's folders on macOS. */
 int sw_symsearch_add_host(struct sw_symsearch *s);
 
