@@ -24,14 +24,15 @@ static void check_section(const struct sw_section *s, const uint8_t *data, size_
 static void check(const struct sw_object *obj, const uint8_t *data, size_t size)
 {
 	const struct sw_dwarf_sections *d = &obj->dwarf;
-	const struct sw_section *all[] = {&d->info,     &d->abbrev,	 &d->line,   &d->str,
-					  &d->line_str, &d->str_offsets, &d->addr,   &d->ranges,
+	const struct sw_section *all[] = {&d->info,     &d->abbrev,      &d->line, &d->str,
+					  &d->line_str, &d->str_offsets, &d->addr, &d->ranges,
 					  &d->rnglists, &d->aranges};
 
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		check_section(all[i], data, size);
 	for (size_t i = 0; i < obj->nsymbols; i++) {
-		if (!obj->symbols[i].name || (i && obj->symbols[i - 1].addr >= obj->symbols[i].addr))
+		if (!obj->symbols[i].name ||
+		    (i && obj->symbols[i - 1].addr >= obj->symbols[i].addr))
 			__builtin_trap();
 		(void)strlen(obj->symbols[i].name);
 	}
