@@ -167,52 +167,64 @@ static int header_fields(const char *type, int *first, struct sw_buf *b)
 	return sw_json_string(b, type);
 }
 
-static int stall_thread(const struct sw_tree_stall *s, int *first, struct sw_buf *b)
+static const struct sw_tree_thread *main_thread(const struct sw_tree_stall *s)
 {
-	struct sw_tree_thread th = {.id = s->info.thread_id, .name = "", .main = true};
 	for (uint32_t i = 0; i < s->nthreads; i++)
 		if (s->threads[i].main)
-			th = s->threads[i];
+			return &s->threads[i];
+	return NULL;
+}
+
+/* The fields every stall has, unless the source's own (extra_json) cover them. */
+static int common_fields(const struct sw_tree_stall *s, int *first, struct sw_buf *b)
+{
+	const struct sw_tree_stall_info *in = &s->info;
+	TRY(sw_json_key(b, first, "id"));
+	TRY(sw_json_u64(b, in->id));
 	TRY(sw_json_key(b, first, "thread"));
-	TRY(sw_buf_putc(b, '{'));
-	int f2 = 1;
-	TRY(thread_fields(&th, &f2, b));
-	return sw_buf_putc(b, '}');
+	TRY(sw_json_u64(b, in->thread_id));
+	TRY(sw_json_key(b, first, "context"));
+	TRY(sw_json_string(b, in->mode));
+	TRY(sw_json_key(b, first, "duration_ms"));
+	TRY(in->duration_ns ? sw_json_ms(b, in->duration_ns) : sw_buf_puts(b, "null"));
+	TRY(sw_json_key(b, first, "sampled_ms"));
+	TRY(in->counts_only ? sw_buf_puts(b, "null") : sw_json_ms(b, s->sampled));
+	TRY(sw_json_key(b, first, "cpu_ms"));
+	TRY(in->cpu_ns ? sw_json_ms(b, in->cpu_ns) : sw_buf_puts(b, "null"));
+	TRY(sw_json_key(b, first, "samples"));
+	TRY(sw_json_u64(b, in->samples ? in->samples : s->main_samples));
+	TRY(sw_json_key(b, first, "dropped"));
+	TRY(sw_json_u64(b, in->dropped));
+	TRY(sw_json_key(b, first, "kind"));
+	return sw_json_string(b, in->kind);
 }
 
 int sw_render_json_stall(struct sw_profile *p, struct sw_tree_stall *s,
 			 const struct sw_render_options *o, bool with_header, struct sw_buf *b)
 {
 	const struct sw_tree_stall_info *in = &s->info;
+	const struct sw_tree_thread *th = main_thread(s);
 	char label[96];
 	int first = 1;
 	sw_tree_stall_label(s, true, label, sizeof(label));
 	TRY(sw_buf_putc(b, '{'));
 	if (with_header)
 		TRY(header_fields("stall", &first, b));
-	TRY(sw_json_key(b, &first, "id"));
-	TRY(sw_json_u64(b, in->id));
+	if (in->extra_json && in->extra_json[0]) {
+		TRY(sw_buf_puts(b, first ? "" : ","));
+		TRY(sw_buf_puts(b, in->extra_json));
+		first = 0;
+	} else {
+		TRY(common_fields(s, &first, b));
+	}
 	TRY(sw_json_key(b, &first, "source"));
 	TRY(sw_json_string(b, in->source));
 	TRY(sw_json_key(b, &first, "label"));
 	TRY(sw_json_string(b, label));
-	TRY(stall_thread(s, &first, b));
-	TRY(sw_json_key(b, &first, "kind"));
-	TRY(sw_json_string(b, in->kind));
-	TRY(sw_json_key(b, &first, "mode"));
-	TRY(sw_json_string(b, in->mode));
-	TRY(sw_json_key(b, &first, "start_ns"));
+	TRY(sw_json_key(b, &first, "thread_name"));
+	TRY(sw_json_string(b, th ? th->name : ""));
+	TRY(sw_json_key(b, &first, "start_wall_ns"));
 	TRY(in->start_wall_ns ? sw_json_u64(b, in->start_wall_ns) : sw_buf_puts(b, "null"));
-	TRY(sw_json_key(b, &first, "duration_ms"));
-	TRY(in->duration_ns ? sw_json_ms(b, in->duration_ns) : sw_buf_puts(b, "null"));
-	TRY(sw_json_key(b, &first, "sampled_ms"));
-	TRY(in->counts_only ? sw_buf_puts(b, "null") : sw_json_ms(b, s->sampled));
-	TRY(sw_json_key(b, &first, "cpu_ms"));
-	TRY(in->cpu_ns ? sw_json_ms(b, in->cpu_ns) : sw_buf_puts(b, "null"));
-	TRY(sw_json_key(b, &first, "samples"));
-	TRY(sw_json_u64(b, in->samples ? in->samples : s->main_samples));
-	TRY(sw_json_key(b, &first, "dropped"));
-	TRY(sw_json_u64(b, in->dropped));
 	TRY(sw_json_key(b, &first, "weight_unit"));
 	TRY(sw_json_string(b, in->counts_only ? "samples" : "ns"));
 	TRY(sw_json_key(b, &first, "signature"));
@@ -228,11 +240,18 @@ int sw_render_json_summary(struct sw_profile *p, const struct sw_summary *sum,
 {
 	int first = 1;
 	char label[96];
+	const char *extra = sw_profile_summary_extra(p);
 	TRY(sw_buf_putc(b, '{'));
 	if (with_header)
 		TRY(header_fields("summary", &first, b));
-	TRY(sw_json_key(b, &first, "stalls"));
-	TRY(sw_json_u64(b, sum->stalls));
+	if (extra && extra[0]) {
+		TRY(sw_buf_puts(b, first ? "" : ","));
+		TRY(sw_buf_puts(b, extra));
+		first = 0;
+	} else {
+		TRY(sw_json_key(b, &first, "stalls"));
+		TRY(sw_json_u64(b, sum->stalls));
+	}
 	TRY(sw_json_key(b, &first, "weight_unit"));
 	TRY(sw_json_string(b, sum->counts_only ? "samples" : "ns"));
 	TRY(sw_json_key(b, &first, "total"));

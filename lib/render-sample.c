@@ -67,7 +67,8 @@ static int node_line(const struct sw_tree *t, uint32_t i, const struct sw_render
 	if (r >= 0)
 		r = sw_buf_printf(out, "  [0x%llx]", (unsigned long long)f->address);
 	if (r >= 0 && f->file)
-		r = sw_buf_printf(out, "  %s:%u", sw_render_clean(f->file, c3, sizeof(c3)),
+		r = sw_buf_printf(out, "  %s:%u",
+				  sw_render_clean(sw_render_file_name(f->file), c3, sizeof(c3)),
 				  f->line);
 	return r < 0 ? r : sw_buf_putc(out, '\n');
 }

@@ -106,9 +106,11 @@ static void json_flags(struct sw_buf *out, uint32_t flags)
 		uint32_t bit;
 		const char *name;
 	} names[] = {
-		{SW_SAMPLE_TRUNCATED, "truncated"}, {SW_SAMPLE_LEAF_FROM_LR, "leaf_from_lr"},
-		{SW_SAMPLE_CFI, "cfi"},             {SW_SAMPLE_ASYNC, "async"},
-		{SW_SAMPLE_BLOCKED, "blocked"},
+	    {SW_SAMPLE_TRUNCATED, "truncated"},
+	    {SW_SAMPLE_LEAF_FROM_LR, "leaf_from_lr"},
+	    {SW_SAMPLE_CFI, "cfi"},
+	    {SW_SAMPLE_ASYNC, "async"},
+	    {SW_SAMPLE_BLOCKED, "blocked"},
 	};
 	bool first = true;
 	sw_buf_putc(out, '[');
@@ -129,14 +131,16 @@ static void json_images(struct sw_buf *out, const struct sw_stalls *c, const str
 	sw_buf_puts(out, "\"images\":[");
 	for (size_t i = 0; i < n; i++) {
 		for (uint32_t f = 0; f < st[i].first->depth; f++) {
-			const struct sw_stall_image *im = sw_stalls_image_at(c, st[i].first->frames[f]);
+			const struct sw_stall_image *im =
+			    sw_stalls_image_at(c, st[i].first->frames[f]);
 			size_t k = 0;
 			while (k < nseen && seen[k] != im)
 				k++;
 			if (!im || k < nseen || nseen == 256)
 				continue;
 			seen[nseen++] = im;
-			sw_buf_printf(out, "%s{\"index\":%u,\"path\":", nseen > 1 ? "," : "", im->index);
+			sw_buf_printf(out, "%s{\"index\":%u,\"path\":", nseen > 1 ? "," : "",
+				      im->index);
 			json_str(out, im->path);
 			sw_buf_printf(out,
 				      ",\"arch\":\"%s\",\"load_address\":\"0x%" PRIx64
@@ -162,8 +166,9 @@ int sw_render_ndjson_stall(struct sw_buf *out, const struct sw_stalls *c, const 
 	int r = group(s, &st, &n);
 	if (r < 0)
 		return r;
-	sw_buf_printf(out, "{\"schema\":%d,\"type\":\"stall\",\"id\":%" PRIu64 ",\"pid\":%" PRIu64
-			   ",\"process\":",
+	sw_buf_printf(out,
+		      "{\"schema\":%d,\"type\":\"stall\",\"id\":%" PRIu64 ",\"pid\":%" PRIu64
+		      ",\"process\":",
 		      SW_NDJSON_SCHEMA, s->id, in->pid);
 	json_str(out, in->process_name);
 	sw_buf_puts(out, ",\"bundle_id\":");
@@ -189,7 +194,8 @@ int sw_render_ndjson_stall(struct sw_buf *out, const struct sw_stalls *c, const 
 	sw_buf_puts(out, "],\"stacks\":[");
 	for (size_t i = 0; i < n; i++) {
 		const struct sw_stall_sample *x = st[i].first;
-		sw_buf_printf(out, "%s{\"count\":%" PRIu64 ",\"thread\":%" PRIu64 ",\"thread_name\":",
+		sw_buf_printf(out,
+			      "%s{\"count\":%" PRIu64 ",\"thread\":%" PRIu64 ",\"thread_name\":",
 			      i ? "," : "", st[i].count, x->thread_id);
 		json_str(out, x->thread_name);
 		sw_buf_puts(out, ",\"flags\":");
@@ -216,25 +222,26 @@ int sw_render_raw_stall(struct sw_buf *out, const struct sw_stalls *c, const str
 	if (r < 0)
 		return r;
 	sw_buf_printf(out,
-		      "stall %" PRIu64 ": %.1f ms %s on thread %" PRIu64
-		      " (cpu %.1f ms, %" PRIu64 " samples, %" PRIu64 " dropped)%s\n",
+		      "stall %" PRIu64 ": %.1f ms %s on thread %" PRIu64 " (cpu %.1f ms, %" PRIu64
+		      " samples, %" PRIu64 " dropped)%s\n",
 		      s->id, f.duration_ms, f.kind, s->thread_id, f.cpu_ms, f.main_samples,
 		      s->dropped, s->ended ? "" : " [cut off]");
 	for (size_t i = 0; i < n && i < 5; i++) {
 		const struct sw_stall_sample *x = st[i].first;
-		sw_buf_printf(out, "stall %" PRIu64 ":   %" PRIu64 " x thread %" PRIu64 "%s\n", s->id,
-			      st[i].count, x->thread_id,
+		sw_buf_printf(out, "stall %" PRIu64 ":   %" PRIu64 " x thread %" PRIu64 "%s\n",
+			      s->id, st[i].count, x->thread_id,
 			      (x->flags & SW_SAMPLE_TRUNCATED) ? " (truncated)" : "");
 		for (uint32_t k = 0; k < x->depth && k < 64; k++) {
 			const struct sw_stall_image *im = sw_stalls_image_at(c, x->frames[k]);
 			const char *base = im ? strrchr(im->path, '/') : NULL;
 			if (im)
-				sw_buf_printf(out, "stall %" PRIu64 ":     0x%" PRIx64 " %s+0x%" PRIx64 "\n",
-					      s->id, x->frames[k], base ? base + 1 : im->path,
-					      x->frames[k] - im->load_address + im->text_vmaddr);
+				sw_buf_printf(
+				    out, "stall %" PRIu64 ":     0x%" PRIx64 " %s+0x%" PRIx64 "\n",
+				    s->id, x->frames[k], base ? base + 1 : im->path,
+				    x->frames[k] - im->load_address + im->text_vmaddr);
 			else
-				sw_buf_printf(out, "stall %" PRIu64 ":     0x%" PRIx64 " ?\n", s->id,
-					      x->frames[k]);
+				sw_buf_printf(out, "stall %" PRIu64 ":     0x%" PRIx64 " ?\n",
+					      s->id, x->frames[k]);
 		}
 	}
 	free(st);
@@ -244,8 +251,7 @@ int sw_render_raw_stall(struct sw_buf *out, const struct sw_stalls *c, const str
 int sw_render_ndjson_summary(struct sw_buf *out, const struct sw_stalls *c, uint64_t stalls)
 {
 	const struct sw_stalls_info *in = sw_stalls_info(c);
-	sw_buf_printf(out,
-		      "{\"schema\":%d,\"type\":\"summary\",\"pid\":%" PRIu64 ",\"process\":",
+	sw_buf_printf(out, "{\"schema\":%d,\"type\":\"summary\",\"pid\":%" PRIu64 ",\"process\":",
 		      SW_NDJSON_SCHEMA, in->pid);
 	json_str(out, in->process_name);
 	sw_buf_printf(out,

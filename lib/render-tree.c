@@ -91,7 +91,8 @@ static int node_line(const struct sw_tree *t, uint32_t i, const struct sw_render
 				  sw_render_clean(img->name, c2, sizeof(c2)), e);
 	if (r >= 0 && f->file)
 		r = sw_buf_printf(out, "  %s%s:%u%s", o->color ? C_CYAN : "",
-				  sw_render_clean(f->file, c3, sizeof(c3)), f->line, e);
+				  sw_render_clean(sw_render_file_name(f->file), c3, sizeof(c3)),
+				  f->line, e);
 	return r < 0 ? r : sw_buf_putc(out, '\n');
 }
 

@@ -69,6 +69,12 @@ void sw_render_weight(uint64_t w, bool counts, char *buf, size_t size)
 			 (unsigned long long)(tenths % 10));
 }
 
+const char *sw_render_file_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash && slash[1] ? slash + 1 : path;
+}
+
 const char *sw_render_clean(const char *s, char *buf, size_t size)
 {
 	size_t i = 0;

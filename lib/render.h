@@ -127,6 +127,9 @@ int sw_render_stall_trees(struct sw_profile *p, struct sw_tree_stall *s,
  */
 const char *sw_render_clean(const char *s, char *buf, size_t size);
 
+/* The last component of a source path, as trees show it ("steps.c"). */
+const char *sw_render_file_name(const char *path);
+
 /* A weight for people: "412.3 ms", or "41 samples" for counts. */
 void sw_render_weight(uint64_t w, bool counts, char *buf, size_t size);
 

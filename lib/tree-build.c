@@ -50,6 +50,9 @@ const char *sw_tree_frame_name(const struct sw_profile *p, const struct sw_tree_
 		return f->name;
 	if (f->linkage)
 		return f->linkage;
+	/* unknown functions of a known image are one node (tree.c): no address fits */
+	if (f->image)
+		return "???";
 	snprintf(scratch, scratch_size, "0x%llx", (unsigned long long)f->address);
 	return scratch;
 }

@@ -62,6 +62,8 @@ struct sw_profile {
 	struct sw_tree_stall **stalls;
 	size_t nstalls, stalls_cap;
 
+	const char *summary_extra;
+
 	/* the last default tree built (sw_tree_stall_default_tree()) */
 	const struct sw_tree_stall *cached_stall;
 	struct sw_tree *cached_tree;

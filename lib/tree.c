@@ -267,8 +267,11 @@ static int frame_func_key(struct sw_profile *p, struct sw_frame_entry *e)
 	uint64_t h = sw_tree_hash_bytes(SW_FNV_OFFSET, img ? img->name : "?",
 					img ? strlen(img->name) + 1 : 2);
 	const char *fn = f->linkage ? f->linkage : f->name;
+	/* unknown functions merge per image: their addresses tell nothing more */
 	if (fn)
 		h = sw_tree_hash_bytes(h, fn, strlen(fn) + 1);
+	else if (img)
+		h = sw_tree_hash_bytes(h, "?", 2);
 	else
 		h = sw_tree_hash_bytes(h, &f->address, sizeof(f->address));
 	e->func = h ^ f->inlined;
@@ -341,13 +344,26 @@ int sw_profile_add_stall(struct sw_profile *p, const struct sw_tree_stall_info *
 	s->info.source = intern(p, info->source);
 	s->info.kind = intern(p, info->kind ? info->kind : "busy");
 	s->info.mode = intern(p, info->mode);
-	if ((info->source && !s->info.source) || !s->info.kind || (info->mode && !s->info.mode)) {
+	s->info.extra_json = intern(p, info->extra_json);
+	if ((info->source && !s->info.source) || !s->info.kind || (info->mode && !s->info.mode) ||
+	    (info->extra_json && !s->info.extra_json)) {
 		free(s);
 		return -ENOMEM;
 	}
 	p->stalls[p->nstalls++] = s;
 	*ret = s;
 	return 0;
+}
+
+int sw_profile_set_summary_extra(struct sw_profile *p, const char *json)
+{
+	p->summary_extra = json ? intern(p, json) : NULL;
+	return !json || p->summary_extra ? 0 : -ENOMEM;
+}
+
+const char *sw_profile_summary_extra(const struct sw_profile *p)
+{
+	return p->summary_extra;
 }
 
 size_t sw_profile_nstalls(const struct sw_profile *p)

@@ -87,8 +87,14 @@ struct sw_tree_stall_info {
 	uint64_t cpu_ns;
 	uint64_t samples; /* as the agent counted them */
 	uint64_t dropped;
-	bool counts_only; /* weights are sample counts, not nanoseconds (MetricKit without duration)
-			   */
+	bool counts_only; /* weights are sample counts, not ns (MetricKit without a duration) */
+	/*
+	 * The source's own NDJSON fields ("pid":1,"process":"x",...; no braces),
+	 * printed first in the stall object instead of the common fields they
+	 * cover (id, thread, context, duration_ms, sampled_ms, cpu_ms, samples,
+	 * dropped, kind), or NULL.
+	 */
+	const char *extra_json;
 };
 
 struct sw_tree_sample {
@@ -128,6 +134,10 @@ size_t sw_profile_nframes(const struct sw_profile *p);
 int sw_profile_add_stall(struct sw_profile *p, const struct sw_tree_stall_info *info,
 			 struct sw_tree_stall **ret);
 size_t sw_profile_nstalls(const struct sw_profile *p);
+
+/* The source's own fields for the NDJSON summary (as extra_json above), or NULL. */
+int sw_profile_set_summary_extra(struct sw_profile *p, const char *json);
+const char *sw_profile_summary_extra(const struct sw_profile *p);
 struct sw_tree_stall *sw_profile_stall(const struct sw_profile *p, size_t i);
 
 /* Finds or adds a thread of the stall; a non-empty name replaces an empty one. */
@@ -236,7 +246,10 @@ size_t sw_tree_heaviest(const struct sw_tree *t, uint32_t *path, size_t max);
  */
 uint64_t sw_tree_stall_signature(const struct sw_profile *p, struct sw_tree_stall *s);
 
-/* The name a frame is shown under (never NULL; "0x..." for unknown ones). */
+/*
+ * The name a frame is shown under: never NULL; "???" for an unknown
+ * function in a known image, "0x..." for an address in no known image.
+ */
 const char *sw_tree_frame_name(const struct sw_profile *p, const struct sw_tree_frame *f, bool full,
 			       char *scratch, size_t scratch_size);
 

@@ -50,10 +50,12 @@ class Frame:
         self.inlined = inl == "1"
 
     def shown(self):
-        return self.name or self.linkage or "0x%x" % self.address
+        if self.name or self.linkage:
+            return self.name or self.linkage
+        return "???" if self.image else "0x%x" % self.address
 
     def system(self):
-        return self.image and (self.image[1].startswith("/usr/lib/") or self.image[1].startswith("/lib/"))
+        return bool(self.image) and (self.image[1].startswith("/usr/lib/") or self.image[1].startswith("/lib/"))
 
 
 stalls = []
