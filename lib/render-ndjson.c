@@ -227,6 +227,10 @@ int sw_render_json_stall(struct sw_profile *p, struct sw_tree_stall *s,
 	TRY(in->start_wall_ns ? sw_json_u64(b, in->start_wall_ns) : sw_buf_puts(b, "null"));
 	TRY(sw_json_key(b, &first, "weight_unit"));
 	TRY(sw_json_string(b, in->counts_only ? "samples" : "ns"));
+	if (in->metadata_json) {
+		TRY(sw_json_key(b, &first, "metadata"));
+		TRY(sw_buf_puts(b, in->metadata_json));
+	}
 	TRY(sw_json_key(b, &first, "signature"));
 	TRY(sw_buf_printf(b, "\"%016llx\"", (unsigned long long)sw_tree_stall_signature(p, s)));
 	TRY(sw_json_key(b, &first, "heaviest"));

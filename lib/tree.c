@@ -169,6 +169,10 @@ bool sw_tree_path_is_system(const char *path)
 	};
 	if (!path)
 		return false;
+	/* the kernel's virtual shared objects, as the agent names them */
+	if (strncmp(path, "linux-vdso", 10) == 0 || strncmp(path, "linux-gate", 10) == 0 ||
+	    strcmp(path, "[vdso]") == 0)
+		return true;
 	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
 		if (strncmp(path, prefixes[i], strlen(prefixes[i])) == 0)
 			return true;
@@ -345,8 +349,10 @@ int sw_profile_add_stall(struct sw_profile *p, const struct sw_tree_stall_info *
 	s->info.kind = intern(p, info->kind ? info->kind : "busy");
 	s->info.mode = intern(p, info->mode);
 	s->info.extra_json = intern(p, info->extra_json);
+	s->info.metadata_json = intern(p, info->metadata_json);
 	if ((info->source && !s->info.source) || !s->info.kind || (info->mode && !s->info.mode) ||
-	    (info->extra_json && !s->info.extra_json)) {
+	    (info->extra_json && !s->info.extra_json) ||
+	    (info->metadata_json && !s->info.metadata_json)) {
 		free(s);
 		return -ENOMEM;
 	}

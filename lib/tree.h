@@ -95,6 +95,7 @@ struct sw_tree_stall_info {
 	 * dropped, kind), or NULL.
 	 */
 	const char *extra_json;
+	const char *metadata_json; /* a JSON value printed as "metadata" (MetricKit's), or NULL */
 };
 
 struct sw_tree_sample {
