@@ -33,22 +33,24 @@ static bool stop_on_signal(void *ctx)
 static int attach_run(const struct sw_cmd *cmd, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		SW_WATCH_LONGOPTS,
-		{"connect", required_argument, NULL, 'c'},
-		{NULL, 0, NULL, 0},
+	    SW_WATCH_LONGOPTS,
+	    {"connect", required_argument, NULL, 'c'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct sw_watch_options o;
 	sw_watch_options_init(&o);
 	const char *connect_to = NULL;
 	int c;
 	optind = 1;
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "o:c:S:", longopts, NULL)) != -1) {
 		if (c == 'c') {
 			connect_to = optarg;
 			continue;
 		}
-		if (c == '?')
-			return sw_cli_usage(cmd, "unknown option");
+		if (c == '?' || c == ':')
+			return sw_cli_usage(cmd, "unknown option or missing value: '%s'",
+					    argv[optind - 1]);
 		int r = sw_watch_option(cmd, c, optarg, &o);
 		if (r == 1)
 			return sw_cli_usage(cmd, "unknown option");
@@ -88,7 +90,8 @@ static int attach_run(const struct sw_cmd *cmd, int argc, char **argv)
 	}
 	struct sw_session_options so = {.token = o.token, .config = cfg.present ? &cfg : NULL};
 	if (sw_session_start(s, &so, &err) < 0) {
-		sw_cli_error("cannot talk to the agent at '%s': %s", connect_to, sw_error_str(&err));
+		sw_cli_error("cannot talk to the agent at '%s': %s", connect_to,
+			     sw_error_str(&err));
 		sw_session_free(s);
 		return SW_EXIT_AGENT;
 	}
@@ -102,11 +105,11 @@ static int attach_run(const struct sw_cmd *cmd, int argc, char **argv)
 }
 
 const struct sw_cmd sw_cmd_attach = {
-	.name = "attach",
-	.usage = "--connect HOST:PORT|unix:PATH [options]",
-	.summary = "stream the stalls of an app whose agent is already running",
-	.help = "  -c, --connect ADDR  the agent's address: HOST:PORT or unix:PATH\n" SW_WATCH_HELP,
-	.min_args = 0,
-	.max_args = 0,
-	.run = attach_run,
+    .name = "attach",
+    .usage = "--connect HOST:PORT|unix:PATH [options]",
+    .summary = "stream the stalls of an app whose agent is already running",
+    .help = "  -c, --connect ADDR  the agent's address: HOST:PORT or unix:PATH\n" SW_WATCH_HELP,
+    .min_args = 0,
+    .max_args = 0,
+    .run = attach_run,
 };

@@ -138,22 +138,24 @@ static int no_hello(struct child *ch, struct sw_launch *l, const char *prog, int
 static int run_run(const struct sw_cmd *cmd, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		SW_WATCH_LONGOPTS,
-		{"exe", required_argument, NULL, 1100},
-		{NULL, 0, NULL, 0},
+	    SW_WATCH_LONGOPTS,
+	    {"exe", required_argument, NULL, 1100},
+	    {NULL, 0, NULL, 0},
 	};
 	struct sw_watch_options o;
 	sw_watch_options_init(&o);
 	const char *exe = NULL;
 	int c;
 	optind = 1;
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+o:S:", longopts, NULL)) != -1) {
 		if (c == 1100) {
 			exe = optarg;
 			continue;
 		}
-		if (c == '?')
-			return sw_cli_usage(cmd, "unknown option");
+		if (c == '?' || c == ':')
+			return sw_cli_usage(cmd, "unknown option or missing value: '%s'",
+					    argv[optind - 1]);
 		int r = sw_watch_option(cmd, c, optarg, &o);
 		if (r == 1)
 			return sw_cli_usage(cmd, "unknown option");
@@ -170,13 +172,13 @@ static int run_run(const struct sw_cmd *cmd, int argc, char **argv)
 		return SW_EXIT_RUN_FAILED;
 	}
 	struct sw_launch_options lo = {
-		.agent = agent,
-		.exe = exe,
-		.threshold_ms = (uint32_t)o.threshold_ms,
-		.interval_ms = (uint32_t)o.interval_ms,
-		.all_threads = o.all_threads,
-		.token = o.token,
-		.wait_ms = HELLO_TIMEOUT_MS,
+	    .agent = agent,
+	    .exe = exe,
+	    .threshold_ms = (uint32_t)o.threshold_ms,
+	    .interval_ms = (uint32_t)o.interval_ms,
+	    .all_threads = o.all_threads,
+	    .token = o.token,
+	    .wait_ms = HELLO_TIMEOUT_MS,
 	};
 	struct sw_launch l;
 	char **prog_argv = argv + optind;
@@ -231,12 +233,12 @@ static int run_run(const struct sw_cmd *cmd, int argc, char **argv)
 }
 
 const struct sw_cmd sw_cmd_run = {
-	.name = "run",
-	.usage = "[options] [--] PROGRAM [ARGS...]",
-	.summary = "run a program with the agent and report its main loop's stalls",
-	.help = SW_WATCH_HELP "  --exe NAME          activate in the process running NAME (for wrapper "
-			      "scripts)\n",
-	.min_args = 1,
-	.max_args = -1,
-	.run = run_run,
+    .name = "run",
+    .usage = "[options] [--] PROGRAM [ARGS...]",
+    .summary = "run a program with the agent and report its main loop's stalls",
+    .help = SW_WATCH_HELP "  --exe NAME          activate in the process running NAME (for wrapper "
+			  "scripts)\n",
+    .min_args = 1,
+    .max_args = -1,
+    .run = run_run,
 };

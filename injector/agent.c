@@ -59,7 +59,8 @@ __attribute__((constructor)) static void swa_init(void)
 		return;
 	}
 	if (!swa_cfg.bundle_id[0])
-		snprintf(swa_cfg.bundle_id, sizeof(swa_cfg.bundle_id), "%s", swa_plat_process_name());
+		snprintf(swa_cfg.bundle_id, sizeof(swa_cfg.bundle_id), "%s",
+			 swa_plat_process_name());
 	swa_plat_thread_self(&swa_main_thread);
 	swa_clock_base = swa_plat_now();
 	void *ring = malloc(swa_cfg.ring_bytes);
@@ -72,7 +73,8 @@ __attribute__((constructor)) static void swa_init(void)
 	pthread_atfork(NULL, NULL, atfork_child);
 	swa_active = true;
 	swa_log("agent %s active in pid %d (threshold %u ms, interval %u us)", SW_VERSION,
-		(int)getpid(), atomic_load(&swa_cfg.threshold_ms), atomic_load(&swa_cfg.interval_us));
+		(int)getpid(), atomic_load(&swa_cfg.threshold_ms),
+		atomic_load(&swa_cfg.interval_us));
 	if (swa_cfg.wait_ms)
 		swa_streamer_wait_client(swa_cfg.wait_ms);
 }

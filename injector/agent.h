@@ -31,9 +31,9 @@ struct swa_config {
 	char listen[256];
 	char bundle_id[256];
 	char token[256];
-	uint32_t wait_ms;  /* wait this long at start for a client (run) */
+	uint32_t wait_ms; /* wait this long at start for a client (run) */
 	size_t ring_bytes;
-	int log_fd;        /* -1: silent */
+	int log_fd; /* -1: silent */
 };
 
 extern struct swa_config swa_cfg;
@@ -71,7 +71,7 @@ void swa_images_each(swa_image_fn fn, void *ctx);
 /* ---- the ring and its records ---- */
 
 extern struct swa_ring swa_ring;
-extern _Atomic uint64_t swa_dropped;       /* records refused by the ring */
+extern _Atomic uint64_t swa_dropped; /* records refused by the ring */
 extern _Atomic uint64_t swa_samples_total;
 extern _Atomic uint64_t swa_stalls_total;
 

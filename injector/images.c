@@ -73,7 +73,7 @@ static void push_added(const struct swa_image *im)
 static void push_removed(uint32_t index)
 {
 	struct swa_rec_removed *rec =
-		swa_ring_reserve(&swa_ring, SW_MSG_IMAGE_REMOVED, sizeof(*rec));
+	    swa_ring_reserve(&swa_ring, SW_MSG_IMAGE_REMOVED, sizeof(*rec));
 	if (!rec) {
 		atomic_fetch_add(&swa_dropped, 1);
 		return;

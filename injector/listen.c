@@ -129,7 +129,8 @@ int swa_listen_open(const char *spec, int *ret_fd, char *desc, size_t desc_len)
 		if (r == 0) {
 			char text[64];
 			inet_ntop(family, addr, text, sizeof(text));
-			snprintf(desc, desc_len, family == AF_INET6 ? "[%s]:%u" : "%s:%u", text, port);
+			snprintf(desc, desc_len, family == AF_INET6 ? "[%s]:%u" : "%s:%u", text,
+				 port);
 			return 0;
 		}
 	}

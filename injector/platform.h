@@ -23,10 +23,10 @@
 
 /* A thread as the backend names it (a kernel tid on Linux, a mach port on Darwin). */
 struct swa_thread {
-	uint64_t id;         /* the id samples carry */
-	uint64_t handle;     /* backend's own handle */
+	uint64_t id;     /* the id samples carry */
+	uint64_t handle; /* backend's own handle */
 	char name[16];
-	bool agent;          /* one of the agent's own threads */
+	bool agent; /* one of the agent's own threads */
 };
 
 enum swa_capture_flags {
@@ -35,20 +35,20 @@ enum swa_capture_flags {
 };
 
 struct swa_capture {
-	struct swa_regs regs;   /* registers at the moment the thread was held */
-	uint64_t stack_lo;      /* live address of copy[0] */
-	uint64_t stack_hi;      /* top of the thread's stack (exclusive), 0 when unknown */
-	uint8_t *copy;          /* prepared by the caller */
+	struct swa_regs regs; /* registers at the moment the thread was held */
+	uint64_t stack_lo;    /* live address of copy[0] */
+	uint64_t stack_hi;    /* top of the thread's stack (exclusive), 0 when unknown */
+	uint8_t *copy;        /* prepared by the caller */
 	size_t copy_cap;
-	size_t copy_len;        /* bytes of live stack in copy */
-	uint32_t flags;         /* swa_capture_flags */
-	uint64_t held_ns;       /* how long the thread was held (diagnostics, benchmarks) */
+	size_t copy_len;  /* bytes of live stack in copy */
+	uint32_t flags;   /* swa_capture_flags */
+	uint64_t held_ns; /* how long the thread was held (diagnostics, benchmarks) */
 };
 
 enum swa_thread_state {
-	SWA_THREAD_RUNNING,   /* on a CPU or runnable */
-	SWA_THREAD_BLOCKED,   /* waiting in the kernel */
-	SWA_THREAD_STOPPED,   /* stopped by a signal or a debugger */
+	SWA_THREAD_RUNNING, /* on a CPU or runnable */
+	SWA_THREAD_BLOCKED, /* waiting in the kernel */
+	SWA_THREAD_STOPPED, /* stopped by a signal or a debugger */
 	SWA_THREAD_GONE,
 };
 
@@ -94,11 +94,11 @@ int swa_plat_read(uint64_t addr, void *dst, size_t len);
  * backend's change counter, so the core only rebuilds when it moved.
  */
 struct swa_plat_image {
-	uint64_t slide;        /* runtime address minus file address */
-	uint64_t text_vmaddr;  /* file address of the executable segment */
+	uint64_t slide;       /* runtime address minus file address */
+	uint64_t text_vmaddr; /* file address of the executable segment */
 	uint64_t text_size;
-	uint64_t unwind_info;  /* runtime address of .eh_frame_hdr (0: none) */
-	uint32_t id_kind;      /* sw_wire_id_kind */
+	uint64_t unwind_info; /* runtime address of .eh_frame_hdr (0: none) */
+	uint32_t id_kind;     /* sw_wire_id_kind */
 	uint32_t id_len;
 	uint8_t id[32];
 	const char *path;

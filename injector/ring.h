@@ -21,12 +21,12 @@
 
 struct swa_ring {
 	uint8_t *buf;
-	size_t cap;                /* a power of two */
-	_Atomic uint64_t head;     /* consumer: next record to read */
-	_Atomic uint64_t tail;     /* producer: end of the committed records */
-	uint64_t wpos;             /* producer: end of the written records */
+	size_t cap;            /* a power of two */
+	_Atomic uint64_t head; /* consumer: next record to read */
+	_Atomic uint64_t tail; /* producer: end of the committed records */
+	uint64_t wpos;         /* producer: end of the written records */
 	bool held;
-	uint64_t pending;          /* producer: end of the record being written */
+	uint64_t pending; /* producer: end of the record being written */
 };
 
 struct swa_ring_rec {

@@ -26,9 +26,9 @@
 #include "control.h"
 #include "wire.h"
 
-#define OUT_CAP            (512 * 1024)
-#define HANDSHAKE_NS       5000000000ull
-#define STATS_EVERY_NS     1000000000ull
+#define OUT_CAP        (512 * 1024)
+#define HANDSHAKE_NS   5000000000ull
+#define STATS_EVERY_NS 1000000000ull
 
 enum state { NO_CLIENT, HANDSHAKE, STREAMING, CLOSING };
 
@@ -240,7 +240,8 @@ static void close_client(void)
 static void flush(void)
 {
 	while (client >= 0 && outoff < outlen) {
-		ssize_t n = send(client, outbuf + outoff, outlen - outoff, MSG_NOSIGNAL | MSG_DONTWAIT);
+		ssize_t n =
+		    send(client, outbuf + outoff, outlen - outoff, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
@@ -278,7 +279,8 @@ static void accept_client(void)
 
 static bool config_ok(const struct sw_wire_config *c, const char **why)
 {
-	if ((c->present & SW_CONFIG_HAS_THRESHOLD) && (c->threshold_ms < 1 || c->threshold_ms > 3600000))
+	if ((c->present & SW_CONFIG_HAS_THRESHOLD) &&
+	    (c->threshold_ms < 1 || c->threshold_ms > 3600000))
 		*why = "threshold out of range (1 ms to 1 h)";
 	else if ((c->present & SW_CONFIG_HAS_INTERVAL) &&
 		 (c->interval_us < SWA_MIN_INTERVAL_US || c->interval_us > 10000000))
@@ -413,9 +415,9 @@ static void *streamer_main(void *arg)
 			break;
 		}
 		struct pollfd pfd[3] = {
-			{.fd = listen_fd, .events = POLLIN},
-			{.fd = wake_pipe[0], .events = POLLIN},
-			{.fd = client, .events = POLLIN | (outoff < outlen ? POLLOUT : 0)},
+		    {.fd = listen_fd, .events = POLLIN},
+		    {.fd = wake_pipe[0], .events = POLLIN},
+		    {.fd = client, .events = POLLIN | (outoff < outlen ? POLLOUT : 0)},
 		};
 		poll(pfd, client >= 0 ? 3 : 2, 100);
 		if (pfd[1].revents)
@@ -446,8 +448,8 @@ int swa_streamer_start(void)
 {
 	int r = swa_listen_open(swa_cfg.listen, &listen_fd, listen_desc, sizeof(listen_desc));
 	if (r < 0) {
-		swa_log("cannot listen on '%s': %s", swa_cfg.listen[0] ? swa_cfg.listen : "127.0.0.1:27300",
-			strerror(-r));
+		swa_log("cannot listen on '%s': %s",
+			swa_cfg.listen[0] ? swa_cfg.listen : "127.0.0.1:27300", strerror(-r));
 		return r;
 	}
 	if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) < 0)

@@ -468,7 +468,8 @@ static int run_cfa(struct cfa_state *st, const struct cie *cie, uint64_t p, uint
 			reg = get_uleb(&c);
 			v = get_uleb(&c);
 			if (reg_ok(reg))
-				row->rules[reg] = (struct rule){.kind = R_REGISTER, .reg = (uint16_t)v};
+				row->rules[reg] =
+				    (struct rule){.kind = R_REGISTER, .reg = (uint16_t)v};
 			break;
 		case 0x0a: /* remember_state */
 			if (st->depth == MAX_STATE_STACK)
@@ -503,9 +504,10 @@ static int run_cfa(struct cfa_state *st, const struct cie *cie, uint64_t p, uint
 			reg = get_uleb(&c);
 			v = get_uleb(&c);
 			if (reg_ok(reg))
-				row->rules[reg] = (struct rule){.kind = op == 0x10 ? R_EXPR : R_VAL_EXPR,
-								.expr = c.p,
-								.expr_len = v};
+				row->rules[reg] =
+				    (struct rule){.kind = op == 0x10 ? R_EXPR : R_VAL_EXPR,
+						  .expr = c.p,
+						  .expr_len = v};
 			c.p += v;
 			break;
 		case 0x11: /* offset_extended_sf */
@@ -597,80 +599,167 @@ static int eval_expr(struct swa_unwind_ctx *uc, const struct swa_regs *regs, uin
 			continue;
 		}
 		switch (op) {
-		case 0x08: PUSH(get_fixed(&c, 1)); break;
-		case 0x09: PUSH((uint64_t)(int64_t)(int8_t)get_fixed(&c, 1)); break;
-		case 0x0a: PUSH(get_fixed(&c, 2)); break;
-		case 0x0b: PUSH((uint64_t)(int64_t)(int16_t)get_fixed(&c, 2)); break;
-		case 0x0c: PUSH(get_fixed(&c, 4)); break;
-		case 0x0d: PUSH((uint64_t)(int64_t)(int32_t)get_fixed(&c, 4)); break;
+		case 0x08:
+			PUSH(get_fixed(&c, 1));
+			break;
+		case 0x09:
+			PUSH((uint64_t)(int64_t)(int8_t)get_fixed(&c, 1));
+			break;
+		case 0x0a:
+			PUSH(get_fixed(&c, 2));
+			break;
+		case 0x0b:
+			PUSH((uint64_t)(int64_t)(int16_t)get_fixed(&c, 2));
+			break;
+		case 0x0c:
+			PUSH(get_fixed(&c, 4));
+			break;
+		case 0x0d:
+			PUSH((uint64_t)(int64_t)(int32_t)get_fixed(&c, 4));
+			break;
 		case 0x0e:
-		case 0x0f: PUSH(get_fixed(&c, 8)); break;
-		case 0x10: PUSH(get_uleb(&c)); break;
-		case 0x11: PUSH((uint64_t)get_sleb(&c)); break;
-		case 0x12: NEED(1); PUSH(st[sp - 1]); break;       /* dup */
-		case 0x13: NEED(1); sp--; break;                   /* drop */
-		case 0x14: NEED(2); PUSH(st[sp - 2]); break;       /* over */
-		case 0x15:                                         /* pick */
+		case 0x0f:
+			PUSH(get_fixed(&c, 8));
+			break;
+		case 0x10:
+			PUSH(get_uleb(&c));
+			break;
+		case 0x11:
+			PUSH((uint64_t)get_sleb(&c));
+			break;
+		case 0x12:
+			NEED(1);
+			PUSH(st[sp - 1]);
+			break; /* dup */
+		case 0x13:
+			NEED(1);
+			sp--;
+			break; /* drop */
+		case 0x14:
+			NEED(2);
+			PUSH(st[sp - 2]);
+			break; /* over */
+		case 0x15:     /* pick */
 			a = get_fixed(&c, 1);
 			NEED(a + 1);
 			PUSH(st[sp - 1 - a]);
 			break;
-		case 0x16: NEED(2); a = st[sp - 1]; st[sp - 1] = st[sp - 2]; st[sp - 2] = a; break;
-		case 0x17:                                         /* rot */
+		case 0x16:
+			NEED(2);
+			a = st[sp - 1];
+			st[sp - 1] = st[sp - 2];
+			st[sp - 2] = a;
+			break;
+		case 0x17: /* rot */
 			NEED(3);
 			a = st[sp - 1];
 			st[sp - 1] = st[sp - 2];
 			st[sp - 2] = st[sp - 3];
 			st[sp - 3] = a;
 			break;
-		case 0x06:                                         /* deref */
+		case 0x06: /* deref */
 			NEED(1);
 			if (swa_stack_read(uc, st[sp - 1], &a) < 0)
 				return -EFAULT;
 			st[sp - 1] = a;
 			break;
-		case 0x19: NEED(1); st[sp - 1] = (uint64_t)llabs((long long)st[sp - 1]); break;
-		case 0x1f: NEED(1); st[sp - 1] = -st[sp - 1]; break;
-		case 0x20: NEED(1); st[sp - 1] = ~st[sp - 1]; break;
-		case 0x23: NEED(1); st[sp - 1] += get_uleb(&c); break; /* plus_uconst */
-		case 0x1a: case 0x1c: case 0x1e: case 0x21: case 0x22: case 0x24: case 0x25:
-		case 0x26: case 0x27: case 0x29: case 0x2a: case 0x2b: case 0x2c: case 0x2d:
+		case 0x19:
+			NEED(1);
+			st[sp - 1] = (uint64_t)llabs((long long)st[sp - 1]);
+			break;
+		case 0x1f:
+			NEED(1);
+			st[sp - 1] = -st[sp - 1];
+			break;
+		case 0x20:
+			NEED(1);
+			st[sp - 1] = ~st[sp - 1];
+			break;
+		case 0x23:
+			NEED(1);
+			st[sp - 1] += get_uleb(&c);
+			break; /* plus_uconst */
+		case 0x1a:
+		case 0x1c:
+		case 0x1e:
+		case 0x21:
+		case 0x22:
+		case 0x24:
+		case 0x25:
+		case 0x26:
+		case 0x27:
+		case 0x29:
+		case 0x2a:
+		case 0x2b:
+		case 0x2c:
+		case 0x2d:
 		case 0x2e:
 			NEED(2);
 			b = st[--sp];
 			a = st[sp - 1];
 			switch (op) {
-			case 0x1a: a &= b; break;
-			case 0x1c: a -= b; break;
-			case 0x1e: a *= b; break;
-			case 0x21: a |= b; break;
-			case 0x22: a += b; break;
-			case 0x24: a = b < 64 ? a << b : 0; break;
-			case 0x25: a = b < 64 ? a >> b : 0; break;
-			case 0x26: a = (uint64_t)((int64_t)a >> (b < 63 ? b : 63)); break;
-			case 0x27: a ^= b; break;
-			case 0x29: a = a == b; break;
-			case 0x2a: a = (int64_t)a >= (int64_t)b; break;
-			case 0x2b: a = (int64_t)a > (int64_t)b; break;
-			case 0x2c: a = (int64_t)a <= (int64_t)b; break;
-			case 0x2d: a = (int64_t)a < (int64_t)b; break;
-			case 0x2e: a = a != b; break;
+			case 0x1a:
+				a &= b;
+				break;
+			case 0x1c:
+				a -= b;
+				break;
+			case 0x1e:
+				a *= b;
+				break;
+			case 0x21:
+				a |= b;
+				break;
+			case 0x22:
+				a += b;
+				break;
+			case 0x24:
+				a = b < 64 ? a << b : 0;
+				break;
+			case 0x25:
+				a = b < 64 ? a >> b : 0;
+				break;
+			case 0x26:
+				a = (uint64_t)((int64_t)a >> (b < 63 ? b : 63));
+				break;
+			case 0x27:
+				a ^= b;
+				break;
+			case 0x29:
+				a = a == b;
+				break;
+			case 0x2a:
+				a = (int64_t)a >= (int64_t)b;
+				break;
+			case 0x2b:
+				a = (int64_t)a > (int64_t)b;
+				break;
+			case 0x2c:
+				a = (int64_t)a <= (int64_t)b;
+				break;
+			case 0x2d:
+				a = (int64_t)a < (int64_t)b;
+				break;
+			case 0x2e:
+				a = a != b;
+				break;
 			}
 			st[sp - 1] = a;
 			break;
-		case 0x2f: {                                       /* skip */
+		case 0x2f: { /* skip */
 			int16_t d = (int16_t)get_fixed(&c, 2);
 			c.p += (uint64_t)(int64_t)d;
 			break;
 		}
-		case 0x28: {                                       /* bra */
+		case 0x28: { /* bra */
 			int16_t d = (int16_t)get_fixed(&c, 2);
 			NEED(1);
 			if (st[--sp])
 				c.p += (uint64_t)(int64_t)d;
 			break;
 		}
-		case 0x96: break;                                  /* nop */
+		case 0x96:
+			break; /* nop */
 		default:
 			return -ENOTSUP;
 		}

@@ -66,8 +66,7 @@ int swa_mem_read(uint64_t addr, void *dst, size_t len)
 int swa_stack_read(struct swa_unwind_ctx *uc, uint64_t addr, uint64_t *ret)
 {
 	const struct swa_capture *cap = uc->cap;
-	if (addr >= cap->stack_lo && addr + 8 <= cap->stack_lo + cap->copy_len &&
-	    addr + 8 > addr) {
+	if (addr >= cap->stack_lo && addr + 8 <= cap->stack_lo + cap->copy_len && addr + 8 > addr) {
 		memcpy(ret, cap->copy + (addr - cap->stack_lo), 8);
 		return 0;
 	}
@@ -190,8 +189,8 @@ uint32_t swa_unwind(const struct swa_capture *cap, uint64_t *frames, uint32_t ma
 			break;
 		uint64_t sp = regs.r[SWA_REG_SP];
 		/* the stack only grows one way: a caller's frame lies above */
-		if (sp < prev_sp || (sp == prev_sp && depth > 1) || (cap->stack_hi && sp > cap->stack_hi) ||
-		    regs.pc == 0)
+		if (sp < prev_sp || (sp == prev_sp && depth > 1) ||
+		    (cap->stack_hi && sp > cap->stack_hi) || regs.pc == 0)
 			break;
 		frames[depth++] = regs.pc;
 		pc_is_return = !signal_frame;

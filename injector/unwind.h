@@ -17,12 +17,12 @@
 /* One loaded image as the unwinder needs it. */
 struct swa_image {
 	uint32_t index;
-	uint64_t lo, hi;      /* runtime range of the executable segment */
+	uint64_t lo, hi; /* runtime range of the executable segment */
 	uint64_t slide;
 	uint64_t text_vmaddr, text_size;
-	uint64_t eh_hdr;      /* runtime address of .eh_frame_hdr, 0 if none */
-	uint64_t eh_table;    /* its binary-search table, 0 if unusable */
-	uint64_t eh_frame;    /* .eh_frame */
+	uint64_t eh_hdr;   /* runtime address of .eh_frame_hdr, 0 if none */
+	uint64_t eh_table; /* its binary-search table, 0 if unusable */
+	uint64_t eh_frame; /* .eh_frame */
 	uint32_t fde_count;
 	uint8_t table_enc;
 	uint32_t id_kind, id_len;

@@ -4,7 +4,7 @@
  *
  * Every sampling interval it looks at the main loop's state (loop.c).  An
  * iteration busy for one interval starts the pre-roll: the main thread is
- * sampled on the grid start + k * interval (catching up at half an interval
+ * sampled on the grid start + k * interval (catching up at a quarter interval
  * when a tick came late, so the count stays real), and its samples go into
  * the ring tentatively.  When the iteration has been busy for the threshold
  * the stall is declared: its begin record, reserved when the pre-roll
@@ -56,6 +56,8 @@ static uint64_t frames[SWA_MAX_DEPTH];
 static struct swa_thread *threads;
 static struct cached_stack cache[CACHE_THREADS];
 static uint64_t stall_seq;
+/* a stop seen while no iteration was watched: excluded from the one running then */
+static uint64_t idle_last_tick, idle_last_cpu, pause_at, pause_ns;
 static uint64_t last_maps;
 static pthread_t thread;
 static _Atomic bool stop_requested;
@@ -99,7 +101,8 @@ static void push_sample(const struct swa_thread *t, uint64_t time, const uint64_
 			uint32_t depth, uint32_t flags)
 {
 	size_t len = sizeof(struct swa_rec_sample) + depth * sizeof(uint64_t);
-	struct swa_rec_sample *rec = w.lost ? NULL : swa_ring_reserve(&swa_ring, SW_MSG_SAMPLE, len);
+	struct swa_rec_sample *rec =
+	    w.lost ? NULL : swa_ring_reserve(&swa_ring, SW_MSG_SAMPLE, len);
 	if (!rec) {
 		w.dropped++;
 		atomic_fetch_add(&swa_dropped, 1);
@@ -184,6 +187,9 @@ static void watch_begin(uint64_t start, uint64_t now)
 		swa_ring_push(&swa_ring);
 	else
 		w.lost = true;
+	if (pause_at && start < pause_at)
+		w.paused = pause_ns;
+	pause_at = pause_ns = 0;
 	swa_plat_thread_cpu_ns(&swa_main_thread, &w.cpu0);
 	w.cpu0_time = now;
 	w.last_cpu = w.cpu0;
@@ -244,6 +250,23 @@ static void watch_end(uint64_t end, uint64_t now)
 	swa_streamer_wake();
 }
 
+/*
+ * The same while no iteration is watched: a busy iteration that began before
+ * the stop will be watched only after it, with the stop already inside.
+ */
+static void account_idle_pause(uint64_t now, uint64_t planned)
+{
+	uint64_t cpu = idle_last_cpu;
+	swa_plat_thread_cpu_ns(&swa_main_thread, &cpu);
+	if (idle_last_tick && now > planned + LATE_PAUSE &&
+	    (cpu - idle_last_cpu) * 2 < now - idle_last_tick) {
+		pause_ns += now - planned;
+		pause_at = now;
+	}
+	idle_last_cpu = cpu;
+	idle_last_tick = now;
+}
+
 /* Takes time the process did not run out of the stall (SIGSTOP, debugger). */
 static void account_pause(uint64_t now, uint64_t planned)
 {
@@ -273,7 +296,7 @@ static uint64_t tick(uint64_t now)
 		if (now >= w.next) {
 			sample_round();
 			uint64_t grid = w.start + w.paused + (w.samples + 1) * interval;
-			uint64_t soonest = swa_plat_now() + interval / 2;
+			uint64_t soonest = swa_plat_now() + interval / 4;
 			w.next = grid > soonest ? grid : soonest;
 		}
 		if (!w.committed && !w.lost && now - w.start - w.paused >= threshold)
@@ -312,6 +335,8 @@ static void *watchdog_main(void *arg)
 			swa_plat_sleep_until(next);
 			if (w.active)
 				account_pause(swa_plat_now(), next);
+			else
+				account_idle_pause(swa_plat_now(), next);
 		}
 	}
 	sem_post(&stopped);

@@ -18,11 +18,11 @@ struct sw_session {
 	int fd;
 	struct sw_wire_decoder *dec;
 	struct sw_buf in;
-	size_t pos;          /* start of undecoded bytes in in */
-	uint64_t offset;     /* stream offset of in.data[0] */
-	const uint8_t *raw;  /* last message */
+	size_t pos;         /* start of undecoded bytes in in */
+	uint64_t offset;    /* stream offset of in.data[0] */
+	const uint8_t *raw; /* last message */
 	size_t raw_len;
-	bool have_pending;   /* the hello, decoded by start, not yet returned */
+	bool have_pending; /* the hello, decoded by start, not yet returned */
 	struct sw_wire_msg pending;
 	bool eof;
 };
@@ -131,13 +131,13 @@ static int decode(struct sw_session *s, struct sw_wire_msg *msg, int timeout_ms,
 		if (r < 0)
 			return r;
 		if (r == 0 && s->in.len > s->pos)
-			return sw_error_set(err, -EBADMSG, "stream ends inside a message at offset %llu",
+			return sw_error_set(err, -EBADMSG,
+					    "stream ends inside a message at offset %llu",
 					    (unsigned long long)(s->offset + s->pos));
 	}
 }
 
-int sw_session_start(struct sw_session *s, const struct sw_session_options *o,
-		     struct sw_error *err)
+int sw_session_start(struct sw_session *s, const struct sw_session_options *o, struct sw_error *err)
 {
 	int timeout = o && o->hello_timeout_ms ? o->hello_timeout_ms : 5000;
 	struct sw_wire_msg m;

@@ -11,11 +11,11 @@
 
 #include "stalls.h"
 
-#define MAX_OPEN      64
-#define MAX_SAMPLES   (1u << 20)
-#define MAX_FRAMES    (1u << 24) /* per stall */
-#define MAX_IMAGES    8192
-#define MAX_NAMES     4096
+#define MAX_OPEN    64
+#define MAX_SAMPLES (1u << 20)
+#define MAX_FRAMES  (1u << 24) /* per stall */
+#define MAX_IMAGES  8192
+#define MAX_NAMES   4096
 
 struct sw_stalls {
 	struct sw_stalls_info info;
@@ -139,7 +139,7 @@ static int on_image(struct sw_stalls *c, const struct sw_wire_image *im)
 		if (c->nimages == MAX_IMAGES)
 			return -E2BIG;
 		struct sw_stall_image *images =
-			realloc(c->images, (c->nimages + 1) * sizeof(*images));
+		    realloc(c->images, (c->nimages + 1) * sizeof(*images));
 		if (!images)
 			return -ENOMEM;
 		c->images = images;

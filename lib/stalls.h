@@ -19,7 +19,7 @@ struct sw_stall_sample {
 	uint64_t thread_id;
 	uint32_t flags; /* sw_wire_sample_flags */
 	uint32_t depth;
-	uint64_t *frames; /* leaf first */
+	uint64_t *frames;        /* leaf first */
 	const char *thread_name; /* owned by the collector */
 };
 

@@ -52,7 +52,8 @@ static int connect_addr(const struct sockaddr *sa, socklen_t salen, int family, 
 		return -errno;
 	int r = 0;
 	if (connect(fd, sa, salen) < 0)
-		r = errno == EINPROGRESS || errno == EAGAIN ? finish_connect(fd, timeout_ms) : -errno;
+		r = errno == EINPROGRESS || errno == EAGAIN ? finish_connect(fd, timeout_ms)
+							    : -errno;
 	if (r == 0 && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0)
 		r = -errno;
 	if (r < 0) {

@@ -17,8 +17,13 @@
 #include "test.h"
 #include "unwind.h"
 
+#if defined(__clang__)
+#define NOINLINE __attribute__((noinline))
+#define OMIT_FP
+#else
 #define NOINLINE __attribute__((noinline, noclone))
-#define OMIT_FP  __attribute__((optimize("omit-frame-pointer")))
+#define OMIT_FP __attribute__((optimize("omit-frame-pointer")))
+#endif
 
 static void *oracle[64];
 static int oracle_n;
@@ -154,10 +159,10 @@ static void hostile(void)
 	for (int round = 0; round < 2000; round++) {
 		for (size_t i = 0; i < sizeof(junk); i++)
 			junk[i] = (uint8_t)rand();
-		junk[0] = 1;              /* version */
-		junk[1] = 0x1b;           /* pcrel sdata4 */
-		junk[2] = 0x03;           /* udata4 count */
-		junk[3] = 0x3b;           /* datarel sdata4 */
+		junk[0] = 1;    /* version */
+		junk[1] = 0x1b; /* pcrel sdata4 */
+		junk[2] = 0x03; /* udata4 count */
+		junk[3] = 0x3b; /* datarel sdata4 */
 		junk[8] = (uint8_t)(round % 50 + 1);
 		junk[9] = junk[10] = junk[11] = 0;
 		struct swa_image im = {.eh_hdr = (uint64_t)(uintptr_t)junk};

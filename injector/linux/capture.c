@@ -203,9 +203,11 @@ int swa_plat_prepare_capture(void)
 			char *end;
 			uint64_t lo = strtoull(line, &end, 16);
 			uint64_t hi = *end == '-' ? strtoull(end + 1, &end, 16) : 0;
-			if (*end == ' ' && end[1] == 'r' && end[2] == 'w' && hi > lo && n < MAX_REGIONS) {
+			if (*end == ' ' && end[1] == 'r' && end[2] == 'w' && hi > lo &&
+			    n < MAX_REGIONS) {
 				if (n && next[n - 1].hi == lo)
-					next[n - 1].hi = hi; /* adjacent writable mappings: one stack */
+					next[n - 1].hi =
+					    hi; /* adjacent writable mappings: one stack */
 				else
 					next[n++] = (struct region){lo, hi};
 			}

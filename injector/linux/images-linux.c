@@ -14,7 +14,7 @@
 
 static char exe_path[4096];
 
-static void find_build_id(const struct dl_phdr_info *info, const ElfW(Phdr) *ph,
+static void find_build_id(const struct dl_phdr_info *info, const ElfW(Phdr) * ph,
 			  struct swa_plat_image *im)
 {
 	const uint8_t *p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
@@ -25,8 +25,8 @@ static void find_build_id(const struct dl_phdr_info *info, const ElfW(Phdr) *ph,
 		const uint8_t *n = p + sizeof(*nh);
 		if (n + name + desc > end)
 			return;
-		if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 && memcmp(n, "GNU", 4) == 0 &&
-		    nh->n_descsz <= sizeof(im->id)) {
+		if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
+		    memcmp(n, "GNU", 4) == 0 && nh->n_descsz <= sizeof(im->id)) {
 			im->id_kind = SW_ID_BUILD_ID;
 			im->id_len = nh->n_descsz;
 			memcpy(im->id, n + name, nh->n_descsz);

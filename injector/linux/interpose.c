@@ -34,15 +34,12 @@
 REAL(poll, int, (struct pollfd *, nfds_t, int))
 REAL(ppoll, int, (struct pollfd *, nfds_t, const struct timespec *, const sigset_t *))
 REAL(__poll_chk, int, (struct pollfd *, nfds_t, int, size_t))
-REAL(__ppoll_chk, int,
-     (struct pollfd *, nfds_t, const struct timespec *, const sigset_t *, size_t))
+REAL(__ppoll_chk, int, (struct pollfd *, nfds_t, const struct timespec *, const sigset_t *, size_t))
 REAL(epoll_wait, int, (int, struct epoll_event *, int, int))
 REAL(epoll_pwait, int, (int, struct epoll_event *, int, int, const sigset_t *))
-REAL(epoll_pwait2, int,
-     (int, struct epoll_event *, int, const struct timespec *, const sigset_t *))
+REAL(epoll_pwait2, int, (int, struct epoll_event *, int, const struct timespec *, const sigset_t *))
 REAL(select, int, (int, fd_set *, fd_set *, fd_set *, struct timeval *))
-REAL(pselect, int,
-     (int, fd_set *, fd_set *, fd_set *, const struct timespec *, const sigset_t *))
+REAL(pselect, int, (int, fd_set *, fd_set *, fd_set *, const struct timespec *, const sigset_t *))
 
 static inline bool watched(void)
 {
@@ -98,7 +95,7 @@ EXPORT int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *ts,
 		       const sigset_t *mask, size_t len)
 {
 	int (*f)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *, size_t) =
-		get___ppoll_chk();
+	    get___ppoll_chk();
 	MISSING(f);
 	HOOK("ppoll", f(fds, n, ts, mask, len));
 }
@@ -121,7 +118,7 @@ EXPORT int epoll_pwait2(int ep, struct epoll_event *ev, int max, const struct ti
 			const sigset_t *m)
 {
 	int (*f)(int, struct epoll_event *, int, const struct timespec *, const sigset_t *) =
-		get_epoll_pwait2();
+	    get_epoll_pwait2();
 	MISSING(f);
 	HOOK("epoll_pwait2", f(ep, ev, max, ts, m));
 }
@@ -137,7 +134,7 @@ EXPORT int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec
 		   const sigset_t *m)
 {
 	int (*f)(int, fd_set *, fd_set *, fd_set *, const struct timespec *, const sigset_t *) =
-		get_pselect();
+	    get_pselect();
 	MISSING(f);
 	HOOK("pselect", f(n, r, w, e, ts, m));
 }

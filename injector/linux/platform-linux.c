@@ -85,7 +85,8 @@ uint64_t swa_plat_now_boot(void)
 
 void swa_plat_sleep_until(uint64_t t)
 {
-	struct timespec ts = {.tv_sec = (time_t)(t / 1000000000u), .tv_nsec = (long)(t % 1000000000u)};
+	struct timespec ts = {.tv_sec = (time_t)(t / 1000000000u),
+			      .tv_nsec = (long)(t % 1000000000u)};
 	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 		;
 }

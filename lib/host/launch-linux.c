@@ -37,8 +37,8 @@ int sw_host_find_agent(char *buf, size_t cap, struct sw_error *err)
 	const char *env = getenv("STALLWATCH_AGENT");
 	if (env && *env) {
 		if (!readable(env))
-			return sw_error_set(err, -ENOENT, "STALLWATCH_AGENT names '%s', which is missing",
-					    env);
+			return sw_error_set(err, -ENOENT,
+					    "STALLWATCH_AGENT names '%s', which is missing", env);
 		snprintf(buf, cap, "%s", env);
 		return 0;
 	}
@@ -119,8 +119,7 @@ static void set_env_u(const char *name, uint32_t v)
 	setenv(name, text, 1);
 }
 
-static void child_env(const struct sw_launch_options *o, const struct sw_launch *l,
-		      const char *exe)
+static void child_env(const struct sw_launch_options *o, const struct sw_launch *l, const char *exe)
 {
 	const char *old = getenv("LD_PRELOAD");
 	char preload[PATH_MAX * 2];

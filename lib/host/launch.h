@@ -13,13 +13,13 @@
 #include "error.h"
 
 struct sw_launch_options {
-	const char *agent;       /* the agent library's path */
-	const char *exe;         /* the program to activate in (NULL: PROGRAM itself) */
-	uint32_t threshold_ms;   /* 0: the agent's default */
-	uint32_t interval_ms;    /* 0: the agent's default */
+	const char *agent;     /* the agent library's path */
+	const char *exe;       /* the program to activate in (NULL: PROGRAM itself) */
+	uint32_t threshold_ms; /* 0: the agent's default */
+	uint32_t interval_ms;  /* 0: the agent's default */
 	bool all_threads;
-	const char *token;       /* NULL: none */
-	uint32_t wait_ms;        /* how long the agent waits for us before main() */
+	const char *token; /* NULL: none */
+	uint32_t wait_ms;  /* how long the agent waits for us before main() */
 };
 
 struct sw_launch {

@@ -31,7 +31,11 @@
 
 #include "steps.h"
 
+#if defined(__clang__)
+#define NOINLINE __attribute__((noinline))
+#else
 #define NOINLINE __attribute__((noinline, noclone))
+#endif
 
 int step_gap_ms = 200;
 static volatile unsigned long sink;
