@@ -168,14 +168,15 @@ static void note_missing(struct sw_report *r, struct image_map *m, const struct 
 	if (m->failed)
 		return;
 	m->failed = true;
-	char id[65] = "";
+	char id[65] = "", line[1024];
 	if (im->id_len)
 		sw_symsearch_id_str(im->id, im->id_len, im->macho, id);
-	sw_buf_printf(&r->missing, "  %s%s%s: %s\n",
-		      im->path   ? im->path
-		      : im->name ? im->name
-				 : "?",
-		      id[0] ? " " : "", id, sw_error_str(err));
+	const char *what = im->path ? im->path : im->name ? im->name : "?";
+	snprintf(line, sizeof(line), "  %s%s%s: %s\n", what, id[0] ? " " : "", id,
+		 sw_error_str(err));
+	/* one line per image, however many load addresses a payload gave it */
+	if (!r->missing.len || !strstr(sw_buf_str(&r->missing), line))
+		sw_buf_puts(&r->missing, line);
 }
 
 /* Symbolicates addr into profile frame ids appended to r->ids; returns how many. */
