@@ -327,9 +327,9 @@ static int tree_stacks(struct mk *m, json_t *tree, const char *where)
 		if (m->adding) {
 			/* one thread per call stack; not per thread, all are the stall's */
 			uint64_t tid = per_thread ? (uint64_t)i + 1 : main + 1;
-			char name[32];
-			snprintf(name, sizeof(name), i == main || !per_thread ? "" : "thread %zu",
-				 i);
+			char name[32] = "";
+			if (i != main && per_thread)
+				snprintf(name, sizeof(name), "thread %zu", i);
 			int e = sw_tree_stall_thread(m->p, m->stall, tid, name, &m->thread);
 			if (e < 0)
 				return e;

@@ -25,7 +25,9 @@
 static const char *thread_desc(const struct sw_tree_thread *th, char *buf, size_t size)
 {
 	char clean[256];
-	if (th->name[0])
+	if (th->main && (!th->name[0] || !strcmp(th->name, "main")))
+		snprintf(buf, size, "main thread tid %llu", (unsigned long long)th->id);
+	else if (th->name[0])
 		snprintf(buf, size, "thread '%s' tid %llu",
 			 sw_render_clean(th->name, clean, sizeof(clean)),
 			 (unsigned long long)th->id);
@@ -53,9 +55,10 @@ static int header(struct sw_profile *p, struct sw_tree_stall *s, const struct sw
 	if (r >= 0 && in->mode && in->mode[0])
 		r = sw_buf_printf(out, "  mode %s",
 				  sw_render_clean(in->mode, clean, sizeof(clean)));
+	uint64_t nsamples = in->samples ? in->samples : s->main_samples;
 	if (r >= 0 && !counts)
-		r = sw_buf_printf(out, "  %llu sample%s", (unsigned long long)s->main_samples,
-				  s->main_samples == 1 ? "" : "s");
+		r = sw_buf_printf(out, "  %llu sample%s", (unsigned long long)nsamples,
+				  nsamples == 1 ? "" : "s");
 	if (r >= 0 && in->cpu_ns) {
 		sw_render_weight(in->cpu_ns, false, w, sizeof(w));
 		r = sw_buf_printf(out, "  cpu %s", w);
