@@ -108,7 +108,8 @@ void sw_report_free(struct sw_report *r)
 
 const char *sw_report_missing(const struct sw_report *r)
 {
-	return r->missing.len ? (const char *)r->missing.data : NULL;
+	/* the buffer keeps room for its terminator: sw_buf_str() never grows it */
+	return r->missing.len ? sw_buf_str((struct sw_buf *)&r->missing) : NULL;
 }
 
 static const char *base_name(const char *path)
