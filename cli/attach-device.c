@@ -211,10 +211,11 @@ static unsigned wait_ms_for(const struct common *c, bool guided)
 
 /*
  * Attaches to the app on dev and streams until the app, the device or the
- * user ends it.  output: the recording path or NULL.  Returns an exit status.
+ * user ends it.  output: the recording path or NULL; shared: the output of
+ * every device's stream with --all-devices, or NULL.  Returns an exit status.
  */
 static int run_device(const struct common *c, const struct sw_device_info *dev, const char *output,
-		      bool qualify, uint64_t *ret_stalls)
+		      struct sw_output *shared, pthread_mutex_t *shared_lock, uint64_t *ret_stalls)
 {
 	bool guided = false;
 	if (c->ao->launch) {
@@ -262,10 +263,12 @@ static int run_device(const struct common *c, const struct sw_device_info *dev, 
 	struct sw_watch_options wo = *c->wo;
 	struct sw_watch_result res = {0};
 	wo.output = output;
+	wo.source = dev->udid;
 	wo.device_udid = dev->udid;
 	wo.device_name = dev->name;
-	wo.qualify = qualify;
 	wo.result = &res;
+	wo.shared = shared;
+	wo.shared_lock = shared_lock;
 	char what[200];
 	snprintf(what, sizeof(what), "'%s' on device '%s'", c->ao->bundle_id, dev->udid);
 	int status = sw_watch_stream(s, &wo, stop_cb, (void *)c, what);
@@ -295,7 +298,7 @@ static int attach_single(const struct common *c)
 		return SW_EXIT_DEVICE;
 	}
 	uint64_t stalls = 0;
-	return run_device(c, &dev, c->wo->output, false, &stalls);
+	return run_device(c, &dev, c->wo->output, NULL, NULL, &stalls);
 }
 
 /* ---- every device (--all-devices) ---- */
@@ -315,6 +318,9 @@ struct present {
 
 struct farm {
 	const struct common *c;
+	/* One output for every device: one summary, one --junit, --fail-* over all. */
+	struct sw_output *out;
+	pthread_mutex_t out_lock;
 	pthread_mutex_t lock;
 	struct member *members;
 	struct present *present; /* devices attached now, each with a member started */
@@ -345,7 +351,7 @@ static void *member_thread(void *arg)
 		output = path;
 	}
 	uint64_t stalls = 0;
-	int status = run_device(f->c, &m->dev, output, true, &stalls);
+	int status = run_device(f->c, &m->dev, output, f->out, &f->out_lock, &stalls);
 	fprintf(stderr, "stallwatch: device '%s'%s%s%s: %llu stall%s%s\n", m->dev.udid,
 		m->dev.name[0] ? " (" : "", m->dev.name, m->dev.name[0] ? ")" : "",
 		(unsigned long long)stalls, stalls == 1 ? "" : "s",
@@ -482,6 +488,12 @@ static int attach_all(const struct common *c)
 		sw_cli_error("%s", sw_error_str(&err));
 		return SW_EXIT_DEVICE;
 	}
+	if (sw_output_new(&c->wo->out, true, &f.out) < 0) {
+		free(devices);
+		sw_cli_error("out of memory");
+		return SW_EXIT_RUN_FAILED;
+	}
+	pthread_mutex_init(&f.out_lock, NULL);
 	pthread_mutex_init(&f.lock, NULL);
 	pthread_mutex_lock(&f.lock);
 	size_t usb = 0;
@@ -510,7 +522,10 @@ static int attach_all(const struct common *c)
 		free(p);
 	}
 	pthread_mutex_destroy(&f.lock);
-	return f.status;
+	int status = sw_output_finish(f.out, f.status);
+	sw_output_free(f.out);
+	pthread_mutex_destroy(&f.out_lock);
+	return status;
 }
 
 int sw_attach_device_option(const struct sw_cmd *cmd, int c, const char *arg,

@@ -39,14 +39,15 @@ static int attach_run(const struct sw_cmd *cmd, int argc, char **argv)
 	    SW_ATTACH_DEVICE_LONGOPTS,
 	    {NULL, 0, NULL, 0},
 	};
-	struct sw_watch_options o = {0};
+	struct sw_watch_options o;
+	sw_watch_options_init(&o);
 	struct sw_attach_device_options dev = {0};
 	bool device_option = false;
 	const char *connect_to = NULL;
 	int c;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "o:c:u:d", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:c:S:u:d", longopts, NULL)) != -1) {
 		if (c == 'c') {
 			connect_to = optarg;
 			continue;

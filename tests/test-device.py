@@ -235,17 +235,19 @@ def start_app(device, steps, bundle=BUNDLE, device_port=27300, wait_ms=5000):
     return proc
 
 
-def stall_ids(text, udid=None):
-    """The stall ids of the raw output, per line prefix."""
-    ids = set()
-    for line in text.splitlines():
-        if udid:
-            if not line.startswith("[%s] " % udid):
-                continue
-            line = line[len(udid) + 3:]
-        if line.startswith("stall ") and ":" in line:
-            ids.add(int(line.split()[1].rstrip(":")))
-    return ids
+def stalls_of(out, udid=None):
+    """The stall objects of NDJSON output (of one device's stream)."""
+    objs = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    return [o for o in objs if o.get("type") == "stall" and (udid is None or o["source"] == udid)]
+
+
+def stall_ids(out, udid=None):
+    return {o["id"] for o in stalls_of(out, udid)}
+
+
+def functions(stall):
+    """The functions on the heaviest path of a stall, outermost first."""
+    return [f["symbol"] for f in stall["heaviest"]]
 
 
 def app_steps(out, kind):
@@ -261,17 +263,20 @@ def attach_running_app():
         d = e.mux.add(fakedevice.Device(udid(1)))
         app = start_app(d, ["idle:200", "busy:400", "idle:200", "sleep:350", "idle:300"],
                         device_port=27302)
-        r = e.run("attach", BUNDLE, "--wait", "5", "-o", os.path.join(e.dir, "rec.swtrace"))
+        r = e.run("attach", BUNDLE, "--format", "ndjson", "--wait", "5", "-o", os.path.join(e.dir, "rec.swtrace"))
         out = app.communicate(timeout=30)[0]
         check(r.returncode == 0, f"status {r.returncode}: {r.stderr}")
         check("port 27302" in r.stderr, r.stderr)
-        check(stall_ids(r.stdout) == {1, 2}, r.stdout[:500])
-        # the durations the agent measured against the app's own clock
+        stalls = stalls_of(r.stdout)
+        check([o["id"] for o in stalls] == [1, 2], r.stdout[:500])
+        # what the app itself says it did: durations by its clock, functions by its source
         want = app_steps(out, "busy") + app_steps(out, "sleep")
-        got = [float(l.split(": ")[1].split(" ms")[0]) for l in r.stdout.splitlines()
-               if l.startswith("stall ") and " ms " in l and " x " not in l]
+        got = [o["duration_ms"] for o in stalls]
         check(len(got) == 2 and all(abs(a - b) < 60 for a, b in zip(got, want)),
               f"stall durations {got}, app says {want}")
+        check("stall_busy_inner" in functions(stalls[0]), functions(stalls[0]))
+        check("stall_sleep" in functions(stalls[1]), functions(stalls[1]))
+        check(all(o["source"] == udid(1) and o["bundle_id"] == BUNDLE for o in stalls), stalls)
         with open(os.path.join(e.dir, "rec.swtrace"), "rb") as f:
             rec = f.read()
         check(rec[:8] == b"SWTRACE\0" and udid(1).encode() in rec, "recording lacks the UDID")
@@ -285,7 +290,7 @@ def attach_wrong_bundle():
     try:
         d = e.mux.add(fakedevice.Device(udid(1)))
         app = start_app(d, ["idle:3000"], bundle="com.example.other")
-        r = e.run("attach", BUNDLE)
+        r = e.run("attach", BUNDLE, "--format", "ndjson")
         app.kill()
         app.wait()
         check(r.returncode == 4, f"status {r.returncode}: {r.stderr}")
@@ -300,15 +305,15 @@ def attach_two_devices():
     try:
         d1 = e.mux.add(fakedevice.Device(udid(1), name="first"))
         d2 = e.mux.add(fakedevice.Device(udid(2), name="second"))
-        r = e.run("attach", BUNDLE)
+        r = e.run("attach", BUNDLE, "--format", "ndjson")
         check(r.returncode == 3, f"status {r.returncode}: {r.stderr}")
         check(udid(1) in r.stderr and udid(2) in r.stderr and "-u" in r.stderr, r.stderr)
         app = start_app(d2, ["idle:200", "busy:300", "idle:300"])
-        r = e.run("attach", BUNDLE, "-u", udid(2))
+        r = e.run("attach", BUNDLE, "--format", "ndjson", "-u", udid(2))
         app.communicate(timeout=30)
         check(r.returncode == 0, f"status {r.returncode}: {r.stderr}")
         check(stall_ids(r.stdout) == {1} and udid(2) in r.stderr, r.stderr)
-        r = e.run("attach", BUNDLE, "-u", udid(9))
+        r = e.run("attach", BUNDLE, "--format", "ndjson", "-u", udid(9))
         check(r.returncode == 3 and udid(9) in r.stderr, r.stderr)
         del d1
     finally:
@@ -320,7 +325,7 @@ def attach_network_only():
     e = Env()
     try:
         e.mux.add(fakedevice.Device(udid(1), conn="Network"))
-        r = e.run("attach", BUNDLE)
+        r = e.run("attach", BUNDLE, "--format", "ndjson")
         check(r.returncode == 3, f"status {r.returncode}: {r.stderr}")
         check("network only" in r.stderr and "USB" in r.stderr, r.stderr)
     finally:
@@ -332,7 +337,7 @@ def attach_app_not_running():
     e = Env()
     try:
         e.mux.add(fakedevice.Device(udid(1)))
-        r = e.run("attach", BUNDLE, "--wait", "2")
+        r = e.run("attach", BUNDLE, "--format", "ndjson", "--wait", "2")
         check(r.returncode == 4, f"status {r.returncode}: {r.stderr}")
         check("no agent listens on ports 27300-27309" in r.stderr, r.stderr)
         check(1.8 < r.elapsed < 6, f"took {r.elapsed:.1f}s for --wait 2")
@@ -345,7 +350,7 @@ def attach_waits_for_app():
     e = Env()
     try:
         d = e.mux.add(fakedevice.Device(udid(1)))
-        p = subprocess.Popen([EXE, "attach", BUNDLE, "--wait", "10"], env=e.env,
+        p = subprocess.Popen([EXE, "attach", BUNDLE, "--format", "ndjson", "--wait", "10"], env=e.env,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         time.sleep(1.5)
         app = start_app(d, ["idle:200", "busy:300", "idle:300"], device_port=27305)
@@ -363,10 +368,10 @@ def device_vanishes():
         d = e.mux.add(fakedevice.Device(udid(1)))
         app = start_app(d, ["idle:200", "busy:300", "idle:30000"])
         rec = os.path.join(e.dir, "rec.swtrace")
-        p = subprocess.Popen([EXE, "attach", BUNDLE, "-o", rec], env=e.env,
+        p = subprocess.Popen([EXE, "attach", BUNDLE, "--format", "ndjson", "-o", rec], env=e.env,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        first = p.stdout.readline()
-        check(first.startswith("stall 1:"), first)
+        first = json.loads(p.stdout.readline())
+        check(first["type"] == "stall" and first["id"] == 1, first)
         e.mux.remove(d)
         start = time.monotonic()
         out, err = p.communicate(timeout=20)
@@ -423,13 +428,20 @@ def all_devices_two():
         p.send_signal(signal.SIGINT)
         out, err = p.communicate(timeout=30)
         check(p.returncode == 0, f"status {p.returncode}: {err}")
+        # tree text: every line starts with its stall's label, qualified by device
+        labels = {}
+        for line in out.splitlines():
+            if not line:
+                continue
+            label = line.split()[0]
+            check("#" in label, f"unqualified line: {line}")
+            src, _, num = label.rpartition("#")
+            labels.setdefault(src, set()).add(int(num))
         for d in devices:
-            check(stall_ids(out, d.udid) == {1, 2}, f"{d.udid}: {stall_ids(out, d.udid)}")
+            check(labels.get(d.udid) == {1, 2}, f"{d.udid}: {labels.get(d.udid)}")
             check(os.path.getsize(outdir + d.udid + ".swtrace") > 100, "no recording")
             check(f"device '{d.udid}' (farm" in err, err)
-        check(stall_ids(out, late.udid) == {1}, f"late device: {err}")
-        unqualified = [l for l in out.splitlines() if not l.startswith("[")]
-        check(not unqualified, f"unqualified lines: {unqualified[:3]}")
+        check(labels.get(late.udid) == {1}, f"late device: {err}")
     finally:
         for a in apps:
             a.kill()
@@ -441,7 +453,7 @@ def all_devices_two():
 def all_devices_farm():
     count = int(os.environ.get("STALLWATCH_TEST_FARM", "20"))
     e, devices, apps, p, outdir = farm(count, ["idle:500", "busy:300", "idle:600000"],
-                                       with_output=True)
+                                       with_output=True, extra=("--format", "ndjson"))
     try:
         deadline = time.monotonic() + 30 + count * 0.5
         seen = set()
@@ -449,8 +461,9 @@ def all_devices_farm():
             line = p.stdout.readline()
             if not line:
                 break
-            if line.startswith("[") and "] stall 1: " in line:
-                seen.add(line[1:line.index("]")])
+            o = json.loads(line)
+            if o["type"] == "stall":
+                seen.add(o["source"])
         check(len(seen) == count, f"stalls from {len(seen)} of {count} devices")
         fds = fds_of(p.pid)
         print(f"     {count} devices streaming: {len(fds)} descriptors, highest {max(fds)}")
@@ -489,7 +502,7 @@ def launch_ios16():
     try:
         d = e.mux.add(fakedevice.Device(udid(1), version="16.7.2"))
         app = install(d, ["idle:300", "busy:400", "idle:300"])
-        r = e.run("attach", BUNDLE, "--launch", "--threshold", "200", "--dylib",
+        r = e.run("attach", BUNDLE, "--format", "ndjson", "--launch", "--threshold", "200", "--dylib",
                   "Frameworks/libstallwatch-agent.dylib")
         check(r.returncode == 0, f"status {r.returncode}: {r.stderr}")
         check(len(app.processes) == 1, "the fake debugserver started no app")
@@ -509,20 +522,20 @@ def launch_problems():
     e = Env(timeout="5")
     try:
         d = e.mux.add(fakedevice.Device(udid(1), version="15.8"))
-        r = e.run("attach", BUNDLE, "--launch")
+        r = e.run("attach", BUNDLE, "--format", "ndjson", "--launch")
         check(r.returncode == 4 and "not installed" in r.stderr, f"{r.returncode}: {r.stderr}")
         install(d, ["idle:100"], dev_signed=False)
-        r = e.run("attach", BUNDLE, "--launch")
+        r = e.run("attach", BUNDLE, "--format", "ndjson", "--launch")
         check(r.returncode == 4 and "not signed for development" in r.stderr,
               f"{r.returncode}: {r.stderr}")
         install(d, ["idle:100"])
         d.ddi_mounted = False
-        r = e.run("attach", BUNDLE, "--launch")
+        r = e.run("attach", BUNDLE, "--format", "ndjson", "--launch")
         check(r.returncode == 3 and "developer disk image" in r.stderr,
               f"{r.returncode}: {r.stderr}")
         d.ddi_mounted = True
         d.paired = False
-        r = e.run("attach", BUNDLE, "--launch")
+        r = e.run("attach", BUNDLE, "--format", "ndjson", "--launch")
         check(r.returncode == 3 and "tap Trust" in r.stderr, f"{r.returncode}: {r.stderr}")
     finally:
         e.close()
@@ -536,7 +549,7 @@ def launch_slow_debugserver():
         d = e.mux.add(fakedevice.Device(udid(1), version="16.1"))
         d.debugserver_delay = 1.3
         app = install(d, ["idle:300", "busy:300", "idle:300"])
-        r = e.run("attach", BUNDLE, "--launch")
+        r = e.run("attach", BUNDLE, "--format", "ndjson", "--launch")
         check(r.returncode == 0 and stall_ids(r.stdout) == {1}, f"{r.returncode}: {r.stderr}")
         app.processes[0].wait(10)
     finally:
@@ -548,7 +561,7 @@ def launch_ios17_guidance():
     e = Env()
     try:
         d = e.mux.add(fakedevice.Device(udid(1), version="17.2"))
-        p = subprocess.Popen([EXE, "attach", BUNDLE, "--launch", "--threshold", "200",
+        p = subprocess.Popen([EXE, "attach", BUNDLE, "--format", "ndjson", "--launch", "--threshold", "200",
                               "--all-threads", "--wait", "20"], env=e.env,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         want = [
@@ -574,11 +587,11 @@ def attach_deadlines():
     """A hung usbmuxd or lockdownd costs one deadline, then status 3."""
     e = Env(hang=True, timeout="1.5")
     try:
-        r = e.run("attach", BUNDLE, "--wait", "30")
+        r = e.run("attach", BUNDLE, "--format", "ndjson", "--wait", "30")
         check(r.returncode == 3 and "no answer within 1500 ms" in r.stderr,
               f"{r.returncode}: {r.stderr}")
         check(r.elapsed < 3.5, f"took {r.elapsed:.1f}s")
-        r = e.run("attach", BUNDLE, "--all-devices")
+        r = e.run("attach", BUNDLE, "--format", "ndjson", "--all-devices")
         check(r.returncode == 3 and r.elapsed < 3.5, f"{r.returncode} after {r.elapsed:.1f}s")
     finally:
         e.close()
@@ -587,7 +600,7 @@ def attach_deadlines():
         d = e.mux.add(fakedevice.Device(udid(1)))
         install(d, ["idle:100"])
         d.hang_lockdown = True
-        r = e.run("attach", BUNDLE, "--launch")
+        r = e.run("attach", BUNDLE, "--format", "ndjson", "--launch")
         check(r.returncode == 3 and "no answer within 1500 ms" in r.stderr,
               f"{r.returncode}: {r.stderr}")
         check(r.elapsed < 5, f"took {r.elapsed:.1f}s")
@@ -596,7 +609,7 @@ def attach_deadlines():
     e = Env()
     try:
         e.mux.close()
-        r = e.run("attach", BUNDLE)
+        r = e.run("attach", BUNDLE, "--format", "ndjson")
         check(r.returncode == 3 and "usbmuxd is not running" in r.stderr, r.stderr)
     finally:
         e.close()
@@ -614,19 +627,18 @@ def all_devices_ndjson():
             if not line:
                 break
             o = json.loads(line)
-            check(o.get("schema") == 1 and o.get("udid") in (devices[0].udid, devices[1].udid), o)
+            check(o.get("schema") == 1, o)
             if o.get("type") == "stall":
-                seen[o["udid"]] = o
+                check(o["label"] == "%s#%d" % (o["source"], o["id"]), o)
+                seen[o["source"]] = o
         p.send_signal(signal.SIGINT)
         out, err = p.communicate(timeout=30)
-        summaries = set()
-        for line in out.splitlines():
-            o = json.loads(line)
-            check("udid" in o, line)
-            if o["type"] == "summary":
-                summaries.add(o["udid"])
-        check(len(seen) == 2, f"stalls from {sorted(seen)}: {err}")
-        check(summaries == set(seen), f"summaries for {sorted(summaries)}")
+        objs = [json.loads(line) for line in out.splitlines()]
+        summaries = [o for o in objs if o["type"] == "summary"]
+        check(set(seen) == {d.udid for d in devices}, f"stalls from {sorted(seen)}: {err}")
+        check(len(summaries) == 1 and summaries[0]["stalls"] == 2, summaries)
+        for d in devices:
+            check(f"device '{d.udid}' (farm" in err, err)
     finally:
         for a in apps:
             a.kill()

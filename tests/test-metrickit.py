@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""`stallwatch report` on MetricKit JSON, checked against expectations that
+this script derives from the payloads itself (python's json module):
+
+- our fixtures (tests/data/metrickit/): a diagnostic payload with two hangs
+  and hangDuration, whose trees must add up to the durations exactly, with
+  each path weighing its self count scaled (within a nanosecond of rounding);
+  malformed payloads exit 5 with a message, never a crash;
+- the real and malformed payloads of ../shared/metrickit (skipped when
+  absent): bare trees read as sample counts, each root's count the tree's
+  total; tree-garbage.json exits 5.
+
+usage: test-metrickit.py STALLWATCH FIXTURE_DIR SHARED_DIR
+"""
+import collections
+import json
+import os
+import subprocess
+import sys
+
+exe, fixtures, shared = sys.argv[1:4]
+failures = 0
+
+
+def check(cond, what):
+    global failures
+    if not cond:
+        failures += 1
+        print("FAIL:", what)
+    return cond
+
+
+def report(*args):
+    p = subprocess.run([exe, "report", "--min-percent", "0"] + list(args),
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    return p.returncode, p.stdout.decode(), p.stderr.decode()
+
+
+def name(f):
+    return "%s + %d" % (f.get("binaryName") or "???", f.get("offsetIntoBinaryTextSegment", 0))
+
+
+def self_counts(frames, prefix, out):
+    for f in frames:
+        path = prefix + (name(f),)
+        subs = f.get("subFrames", [])
+        own = f.get("sampleCount", 0) - sum(s.get("sampleCount", 0) for s in subs)
+        if own > 0:
+            out[path] += own
+        self_counts(subs, path, out)
+    return out
+
+
+def trees(doc):
+    """(tree, metadata) pairs in the order stallwatch numbers stalls."""
+    for d in doc if isinstance(doc, list) else [doc]:
+        if "hangDiagnostics" in d:
+            for h in d["hangDiagnostics"]:
+                yield h["callStackTree"], h.get("diagnosticMetaData")
+        else:
+            yield d, None
+
+
+def duration_ns(meta):
+    v = (meta or {}).get("hangDuration")
+    if v is None:
+        return 0
+    num, unit = v.split()
+    return round(float(num) * {"ms": 1e6, "sec": 1e9, "s": 1e9}[unit])
+
+
+def main_stack(tree):
+    stacks = tree["callStacks"]
+    return next((s for s in stacks if s.get("threadAttributed")), stacks[0])
+
+
+def check_file(path):
+    doc = json.load(open(path))
+    rc, out, err = report("--format", "ndjson", path)
+    check(rc == 0, "%s: exit %d: %s" % (path, rc, err))
+    stalls = [json.loads(l) for l in out.splitlines() if json.loads(l)["type"] == "stall"]
+    rc, folded, _ = report("--format", "folded", path)
+    lines = collections.defaultdict(dict)
+    for line in folded.splitlines():
+        stack, w = line.rsplit(" ", 1)
+        frames = stack.split(";")
+        lines[frames[0]][tuple(frames[1:])] = int(w)
+    items = list(trees(doc))
+    check(len(stalls) == len(items), "%s: %d stalls for %d trees" % (path, len(stalls), len(items)))
+    for st, (tree, meta) in zip(stalls, items):
+        want = self_counts(main_stack(tree)["callStackRootFrames"], (), collections.Counter())
+        total = sum(want.values())
+        dur = duration_ns(meta)
+        got = lines[st["label"]]
+        check(set(got) == set(want), "%s %s: paths %s != %s" % (path, st["label"], set(got), set(want)))
+        check(st["kind"] == "hang", "kind hang")
+        if dur:
+            check(st["weight_unit"] == "ns" and st["duration_ms"] * 1e6 == dur, "duration")
+            check(sum(got.values()) == dur, "%s: weights add to %d, not %d" % (path, sum(got.values()), dur))
+            for k, c in want.items():
+                check(abs(got.get(k, 0) - c * dur / total) <= 1, "%s: %s weighs %s, not %s"
+                      % (path, k, got.get(k), c * dur / total))
+            check(st["metadata"] == meta, "metadata kept")
+        else:
+            check(st["weight_unit"] == "samples", "counts without a duration")
+            check(got == dict(want), "%s: counts %s != %s" % (path, got, dict(want)))
+        check(sum(n["total"] for n in st["tree"]) == (dur or total), "tree total")
+
+
+check_file(os.path.join(fixtures, "payload-hangs.json"))
+for bad in ["bad-types.json", "bad-shape.json", "bad-nesting.json"]:
+    rc, out, err = report(os.path.join(fixtures, bad))
+    check(rc == 5 and "cannot read" in err and out == "", "%s: exit %d, %r" % (bad, rc, err))
+
+if os.path.isdir(shared):
+    for f in sorted(os.listdir(shared)):
+        if not f.endswith(".json"):
+            continue
+        path = os.path.join(shared, f)
+        if f == "tree-garbage.json":
+            rc, out, err = report(path)
+            check(rc == 5 and "offset" in err, "garbage: exit %d, %r" % (rc, err))
+            continue
+        check_file(path)
+else:
+    print("note: %s is absent; the shared payloads were not tried" % shared)
+
+print("%d failures" % failures)
+sys.exit(1 if failures else 0)
