@@ -55,7 +55,9 @@ static int devices_run(const struct sw_cmd *cmd, int argc, char **argv)
 	for (size_t i = 0; i < count; i++) {
 		if (devices[i].info_status) {
 			sw_cli_warn("%s", devices[i].info_error);
-			status = SW_EXIT_DEVICE;
+			/* Over Wi-Fi, lockdownd may want a session: not a fault. */
+			if (devices[i].conn & SW_DEVICE_USB)
+				status = SW_EXIT_DEVICE;
 		}
 	}
 	if (json)
