@@ -303,6 +303,8 @@ static int merge_device(struct list_job *lj, const char *udid, unsigned conn)
 			return 0;
 		}
 	}
+	if (lj->count >= SW_DEVICE_MAX)
+		return -E2BIG;
 	struct sw_device_info *grown =
 	    realloc(lj->devices, (lj->count + 1) * sizeof(struct sw_device_info));
 	if (!grown)
@@ -335,6 +337,9 @@ static int list_work(void *data, struct sw_error *err)
 			r = merge_device(lj, infos[i]->udid, conn);
 	}
 	idevice_device_list_extended_free(infos);
+	if (r == -E2BIG)
+		return sw_error_set(err, r, "cannot list devices: usbmuxd lists more than %d",
+				    SW_DEVICE_MAX);
 	if (r < 0)
 		return sw_error_set(err, r, "cannot list devices: out of memory");
 	if (lj->count > 1)
@@ -445,33 +450,44 @@ static void *query_one(void *arg)
 	return NULL;
 }
 
+static void query_failed(struct sw_device_info *d, int code, const char *why)
+{
+	d->info_status = code;
+	snprintf(d->info_error, sizeof(d->info_error), "cannot query lockdownd on device '%s': %s",
+		 d->udid, why);
+}
+
+/* SW_DEVICE_QUERY_BATCH devices at a time, all within one deadline. */
 static void query_devices(struct sw_device_info *devices, size_t count, unsigned timeout_ms)
 {
-	struct query_all *qs = calloc(count, sizeof(*qs));
-	pthread_t *threads = calloc(count, sizeof(*threads));
-	bool *started = calloc(count, sizeof(*started));
-	for (size_t i = 0; i < count; i++) {
-		if (!qs || !threads || !started) {
-			devices[i].info_status = -ENOMEM;
-			snprintf(devices[i].info_error, sizeof(devices[i].info_error),
-				 "out of memory");
-			continue;
+	uint64_t deadline = sw_device_now_ms() + timeout_ms;
+	struct query_all qs[SW_DEVICE_QUERY_BATCH];
+	pthread_t threads[SW_DEVICE_QUERY_BATCH];
+	bool started[SW_DEVICE_QUERY_BATCH];
+	for (size_t first = 0; first < count; first += SW_DEVICE_QUERY_BATCH) {
+		size_t n =
+		    count - first < SW_DEVICE_QUERY_BATCH ? count - first : SW_DEVICE_QUERY_BATCH;
+		uint64_t now = sw_device_now_ms();
+		for (size_t i = 0; i < n; i++) {
+			started[i] = false;
+			if (now >= deadline) {
+				query_failed(&devices[first + i], -ETIMEDOUT,
+					     "the deadline passed before its turn");
+				continue;
+			}
+			qs[i] = (struct query_all){&devices[first + i], (unsigned)(deadline - now)};
+			pthread_attr_t attr;
+			pthread_attr_init(&attr);
+			pthread_attr_setstacksize(&attr, 256u * 1024u);
+			started[i] = pthread_create(&threads[i], &attr, query_one, &qs[i]) == 0;
+			pthread_attr_destroy(&attr);
+			if (!started[i])
+				query_one(&qs[i]);
 		}
-		qs[i] = (struct query_all){&devices[i], timeout_ms};
-		pthread_attr_t attr;
-		pthread_attr_init(&attr);
-		pthread_attr_setstacksize(&attr, 256u * 1024u);
-		started[i] = pthread_create(&threads[i], &attr, query_one, &qs[i]) == 0;
-		pthread_attr_destroy(&attr);
-		if (!started[i])
-			query_one(&qs[i]);
+		for (size_t i = 0; i < n; i++)
+			if (started[i])
+				pthread_join(threads[i], NULL);
 	}
-	for (size_t i = 0; started && i < count; i++)
-		if (started[i])
-			pthread_join(threads[i], NULL);
-	free(started);
-	free(threads);
-	free(qs);
 }
 
 int sw_device_list(unsigned timeout_ms, bool with_info, struct sw_device_info **ret,

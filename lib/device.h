@@ -46,6 +46,10 @@
  */
 #define SW_DEVICE_FD_LIMIT 960
 
+/* Ceilings: devices in one listing, lockdownd queries running at once. */
+#define SW_DEVICE_MAX         1024
+#define SW_DEVICE_QUERY_BATCH 64
+
 enum sw_device_conn {
 	SW_DEVICE_USB = 1u << 0,
 	SW_DEVICE_NETWORK = 1u << 1, /* Wi-Fi: usbmux lookups cannot reach its loopback */

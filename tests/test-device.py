@@ -126,6 +126,22 @@ def devices_none():
 
 
 @test
+def devices_many():
+    """More devices than lockdownd queries run at once (64)."""
+    e = Env(timeout="10")
+    try:
+        for i in range(150):
+            e.mux.add(fakedevice.Device(udid(1000 + i), name="farm %d" % i, version="16.%d" % (i % 8)))
+        r = e.run("devices", "--json")
+        objs = [json.loads(line) for line in r.stdout.splitlines()]
+        check(r.returncode == 0 and len(objs) == 150, f"{r.returncode}, {len(objs)} devices")
+        check(all(o["name"] == "farm %d" % i and o["ios_version"] == "16.%d" % (i % 8)
+                  for i, o in enumerate(objs)), "wrong names or versions")
+    finally:
+        e.close()
+
+
+@test
 def usbmuxd_absent():
     e = Env()
     try:
