@@ -214,11 +214,12 @@ static unsigned wait_ms_for(const struct common *c, bool guided)
  * user ends it.  output: the recording path or NULL; shared: the output of
  * every device's stream with --all-devices, or NULL.  Returns an exit status.
  */
-static int run_device(const struct common *c, const struct sw_device_info *dev, const char *output,
-		      struct sw_output *shared, pthread_mutex_t *shared_lock, uint64_t *ret_stalls)
+static int run_device(const struct common *c, const struct sw_device_info *dev, bool launch_first,
+		      const char *output, struct sw_output *shared, pthread_mutex_t *shared_lock,
+		      uint64_t *ret_stalls)
 {
 	bool guided = false;
-	if (c->ao->launch) {
+	if (launch_first) {
 		int st = launch(c, dev, &guided);
 		if (st)
 			return st;
@@ -298,7 +299,7 @@ static int attach_single(const struct common *c)
 		return SW_EXIT_DEVICE;
 	}
 	uint64_t stalls = 0;
-	return run_device(c, &dev, c->wo->output, NULL, NULL, &stalls);
+	return run_device(c, &dev, c->ao->launch, c->wo->output, NULL, NULL, &stalls);
 }
 
 /* ---- every device (--all-devices) ---- */
@@ -346,12 +347,30 @@ static void *member_thread(void *arg)
 		sw_cli_warn("%s", sw_error_str(&err));
 	char path[4096];
 	const char *output = NULL;
-	if (f->outdir) {
-		snprintf(path, sizeof(path), "%s/%s.swtrace", f->outdir, m->dev.udid);
-		output = path;
-	}
 	uint64_t stalls = 0;
-	int status = run_device(f->c, &m->dev, output, f->out, &f->out_lock, &stalls);
+	int status;
+	/*
+	 * When the app ends (it said goodbye) and the device stays, wait for the
+	 * app's next start: farms run one test after another.  Each run gets its
+	 * own recording: UDID.swtrace, UDID-2.swtrace, ...
+	 */
+	for (unsigned run = 1;; run++) {
+		if (f->outdir) {
+			if (run == 1)
+				snprintf(path, sizeof(path), "%s/%s.swtrace", f->outdir,
+					 m->dev.udid);
+			else
+				snprintf(path, sizeof(path), "%s/%s-%u.swtrace", f->outdir,
+					 m->dev.udid, run);
+			output = path;
+		}
+		uint64_t n = 0;
+		status = run_device(f->c, &m->dev, run == 1 && f->c->ao->launch, output, f->out,
+				    &f->out_lock, &n);
+		stalls += n;
+		if (status != SW_EXIT_OK || stopped(f->c) || f->c->ao->wait_given)
+			break;
+	}
 	fprintf(stderr, "stallwatch: device '%s'%s%s%s: %llu stall%s%s\n", m->dev.udid,
 		m->dev.name[0] ? " (" : "", m->dev.name, m->dev.name[0] ? ")" : "",
 		(unsigned long long)stalls, stalls == 1 ? "" : "s",

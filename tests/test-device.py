@@ -466,6 +466,33 @@ def all_devices_two():
 
 
 @test
+def all_devices_app_restarts():
+    """After the app ends, --all-devices waits for its next start on that device."""
+    e, devices, apps, p, outdir = farm(1, ["idle:300", "busy:300", "idle:300"],
+                                       extra=("--format", "ndjson"))
+    try:
+        d = devices[0]
+        apps[0].communicate(timeout=30)
+        d.ports.clear()
+        time.sleep(0.5)
+        apps.append(start_app(d, ["idle:300", "sleep:300", "idle:300"], device_port=27301))
+        apps[1].communicate(timeout=30)
+        time.sleep(1)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=30)
+        stalls = stalls_of(out, d.udid)
+        check([o["pid"] for o in stalls] == [apps[0].pid, apps[1].pid], f"{stalls}: {err}")
+        check(os.path.exists(outdir + d.udid + ".swtrace")
+              and os.path.exists(outdir + d.udid + "-2.swtrace"), os.listdir(outdir))
+        check(f"device '{d.udid}' (farm 0): 2 stalls" in err, err)
+    finally:
+        for a in apps:
+            a.kill()
+            a.wait()
+        e.close()
+
+
+@test
 def all_devices_farm():
     count = int(os.environ.get("STALLWATCH_TEST_FARM", "20"))
     e, devices, apps, p, outdir = farm(count, ["idle:500", "busy:300", "idle:600000"],
