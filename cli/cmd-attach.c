@@ -2,11 +2,13 @@
  * stallwatch attach --connect HOST:PORT|unix:PATH: stream the stalls of an
  * app whose agent is already running (started with LD_PRELOAD by hand, or
  * on a device through a forwarded port).  Ends when the app ends, or on
- * Ctrl-C, printing what was complete.
+ * Ctrl-C, printing what was complete.  attach BUNDLE-ID reaches an app on a
+ * tethered iOS device instead (attach-device.c).
  */
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -17,18 +19,19 @@
 #include "transport.h"
 #include "watch.h"
 
-static volatile sig_atomic_t interrupted;
+/* Read by every device's thread with --all-devices: an atomic, lock-free. */
+static atomic_int interrupted;
 
 static void on_signal(int sig)
 {
 	(void)sig;
-	interrupted = 1;
+	atomic_store(&interrupted, 1);
 }
 
 static bool stop_on_signal(void *ctx)
 {
 	(void)ctx;
-	return interrupted;
+	return atomic_load(&interrupted) != 0;
 }
 
 static int attach_run(const struct sw_cmd *cmd, int argc, char **argv)
