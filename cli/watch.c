@@ -152,15 +152,18 @@ int sw_watch_stream(struct sw_session *s, const struct sw_watch_options *o, bool
 		}
 		const struct sw_stall *st = NULL;
 		r = sw_stalls_feed(c, &m, &st);
-		lock(o);
-		if (r == -E2BIG)
+		if (r == -E2BIG) {
+			lock(o);
 			sw_output_warning(out, "a stall from %s exceeded a limit and was cut",
 					  what);
+			unlock(o);
+		}
 		if (r == 1) {
 			stalls++;
+			lock(o);
 			full = sw_output_stall(out, c, st, o->source) == 1;
+			unlock(o);
 		}
-		unlock(o);
 		if (m.type == SW_MSG_GOODBYE) {
 			const struct sw_stalls_info *in = sw_stalls_info(c);
 			if (in->goodbye_reason == SW_GOODBYE_TOKEN ||

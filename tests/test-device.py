@@ -418,12 +418,51 @@ def farm(count, steps, with_output=True, extra=()):
             args += ["-o", outdir]
         p = subprocess.Popen(args, env=e.env, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
+        p.reader = Reader(p)
         return e, devices, apps, p, outdir
     except Exception:
         for a in apps:
             a.kill()
         e.close()
         raise
+
+
+class Reader:
+    """Reads a process's stdout in a thread, so a full pipe never holds it up."""
+
+    def __init__(self, proc):
+        import threading
+        self.proc = proc
+        self.lines = []
+        self.cond = threading.Condition()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        for line in self.proc.stdout:
+            with self.cond:
+                self.lines.append(line)
+                self.cond.notify_all()
+        with self.cond:
+            self.lines.append(None)
+            self.cond.notify_all()
+
+    def wait_for(self, pred, timeout):
+        """Waits until pred(lines so far) holds; returns whether it did."""
+        deadline = time.monotonic() + timeout
+        with self.cond:
+            while not pred([l for l in self.lines if l is not None]):
+                left = deadline - time.monotonic()
+                if left <= 0 or (self.lines and self.lines[-1] is None):
+                    return False
+                self.cond.wait(left)
+            return True
+
+    def finish(self, timeout=60):
+        err = self.proc.stderr.read()
+        self.proc.wait(timeout)
+        self.thread.join(timeout)
+        return "".join(l for l in self.lines if l), err
 
 
 def fds_of(pid):
@@ -442,7 +481,7 @@ def all_devices_two():
         apps.append(start_app(late, ["idle:300", "busy:300", "idle:60000"], wait_ms=30000))
         time.sleep(3)
         p.send_signal(signal.SIGINT)
-        out, err = p.communicate(timeout=30)
+        out, err = p.reader.finish(30)
         check(p.returncode == 0, f"status {p.returncode}: {err}")
         # tree text: every line starts with its stall's label, qualified by device
         labels = {}
@@ -479,7 +518,7 @@ def all_devices_app_restarts():
         apps[1].communicate(timeout=30)
         time.sleep(1)
         p.send_signal(signal.SIGINT)
-        out, err = p.communicate(timeout=30)
+        out, err = p.reader.finish(30)
         stalls = stalls_of(out, d.udid)
         check([o["pid"] for o in stalls] == [apps[0].pid, apps[1].pid], f"{stalls}: {err}")
         check(os.path.exists(outdir + d.udid + ".swtrace")
@@ -498,15 +537,11 @@ def all_devices_farm():
     e, devices, apps, p, outdir = farm(count, ["idle:500", "busy:300", "idle:600000"],
                                        with_output=True, extra=("--format", "ndjson"))
     try:
-        deadline = time.monotonic() + 30 + count * 0.5
-        seen = set()
-        while time.monotonic() < deadline and len(seen) < count:
-            line = p.stdout.readline()
-            if not line:
-                break
-            o = json.loads(line)
-            if o["type"] == "stall":
-                seen.add(o["source"])
+        def sources(lines):
+            return {o["source"] for o in map(json.loads, lines) if o["type"] == "stall"}
+        p.reader.wait_for(lambda lines: len(sources(lines)) == count, 30 + count * 0.5)
+        with p.reader.cond:
+            seen = sources([l for l in p.reader.lines if l])
         check(len(seen) == count, f"stalls from {len(seen)} of {count} devices")
         fds = fds_of(p.pid)
         print(f"     {count} devices streaming: {len(fds)} descriptors, highest {max(fds)}")
@@ -518,7 +553,7 @@ def all_devices_farm():
         print(f"     after detaching: {len(after)} descriptors {sorted(after)}")
         check(len(after) <= 8, f"{len(after)} descriptors left: {sorted(after)}")
         p.send_signal(signal.SIGINT)
-        out, err = p.communicate(timeout=60)
+        out, err = p.reader.finish(60)
         check(p.returncode == 3, f"status {p.returncode}")
         gone = err.count("went away")
         check(gone == count, f"{gone} of {count} devices reported gone")
@@ -663,19 +698,15 @@ def all_devices_ndjson():
     e, devices, apps, p, outdir = farm(2, ["idle:300", "busy:300", "idle:60000"],
                                        with_output=False, extra=("--format", "ndjson"))
     try:
+        p.reader.wait_for(lambda lines: sum('"type":"stall"' in l for l in lines) >= 2, 20)
+        p.send_signal(signal.SIGINT)
+        out, err = p.reader.finish(30)
         seen = {}
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and len(seen) < 2:
-            line = p.stdout.readline()
-            if not line:
-                break
-            o = json.loads(line)
+        for o in map(json.loads, out.splitlines()):
             check(o.get("schema") == 1, o)
             if o.get("type") == "stall":
                 check(o["label"] == "%s#%d" % (o["source"], o["id"]), o)
                 seen[o["source"]] = o
-        p.send_signal(signal.SIGINT)
-        out, err = p.communicate(timeout=30)
         objs = [json.loads(line) for line in out.splitlines()]
         summaries = [o for o in objs if o["type"] == "summary"]
         check(set(seen) == {d.udid for d in devices}, f"stalls from {sorted(seen)}: {err}")
