@@ -19,7 +19,6 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <semaphore.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,7 +60,7 @@ static uint64_t idle_last_tick, idle_last_cpu, pause_at, pause_ns;
 static uint64_t last_maps;
 static pthread_t thread;
 static _Atomic bool stop_requested;
-static sem_t stopped;
+static struct swa_event *stopped;
 struct swa_thread swa_watchdog_thread;
 extern struct swa_thread swa_streamer_thread;
 
@@ -339,7 +338,7 @@ static void *watchdog_main(void *arg)
 				account_idle_pause(swa_plat_now(), next);
 		}
 	}
-	sem_post(&stopped);
+	swa_plat_event_signal(stopped);
 	return NULL;
 }
 
@@ -349,7 +348,9 @@ int swa_watchdog_start(void)
 	threads = calloc(MAX_THREADS, sizeof(*threads));
 	if (!copy_buf || !threads)
 		return -ENOMEM;
-	sem_init(&stopped, 0, 0);
+	stopped = swa_plat_event_new();
+	if (!stopped)
+		return -ENOMEM;
 	swa_plat_prepare_capture();
 	last_maps = swa_plat_now();
 	int r = pthread_create(&thread, NULL, watchdog_main, NULL);
@@ -364,9 +365,5 @@ void swa_watchdog_stop(void)
 {
 	atomic_store(&stop_requested, true);
 	uint64_t interval = (uint64_t)atomic_load(&swa_cfg.interval_us) * 1000u;
-	uint64_t deadline = swa_plat_now() + interval + 200000000u;
-	struct timespec ts = {.tv_sec = (time_t)(deadline / 1000000000u),
-			      .tv_nsec = (long)(deadline % 1000000000u)};
-	while (sem_clockwait(&stopped, CLOCK_MONOTONIC, &ts) < 0 && errno == EINTR)
-		;
+	swa_plat_event_wait(stopped, interval + 200000000u);
 }
