@@ -76,6 +76,9 @@ void swa_plat_event_signal(struct swa_event *e);
 /* 0 once signalled, -ETIMEDOUT after timeout_ns. */
 int swa_plat_event_wait(struct swa_event *e, uint64_t timeout_ns);
 
+/* How long the calling thread has waited, runnable, for a CPU (0 when unknown). */
+int swa_plat_self_wait_ns(uint64_t *ret);
+
 /* CPU time a thread has used, in ns. */
 int swa_plat_thread_cpu_ns(const struct swa_thread *t, uint64_t *ret);
 int swa_plat_thread_state(const struct swa_thread *t, enum swa_thread_state *ret);

@@ -127,6 +127,18 @@ int swa_plat_event_wait(struct swa_event *e, uint64_t timeout_ns)
 	}
 }
 
+int swa_plat_self_wait_ns(uint64_t *ret)
+{
+	char buf[128];
+	if (swa_linux_read_file("/proc/thread-self/schedstat", buf, sizeof(buf)) <= 0)
+		return -ENOENT;
+	char *p = strchr(buf, ' ');
+	if (!p)
+		return -EINVAL;
+	*ret = strtoull(p + 1, NULL, 10);
+	return 0;
+}
+
 int swa_plat_thread_cpu_ns(const struct swa_thread *t, uint64_t *ret)
 {
 	/* the kernel's per-thread CPU clock id, as pthread_getcpuclockid() makes it */
