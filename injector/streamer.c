@@ -418,7 +418,9 @@ static void *streamer_main(void *arg)
 		    {.fd = wake_pipe[0], .events = POLLIN},
 		    {.fd = client, .events = POLLIN | (outoff < outlen ? POLLOUT : 0)},
 		};
-		poll(pfd, client >= 0 ? 3 : 2, 100);
+		/* woken through the pipe for records and for the stop */
+		int timeout = state == NO_CLIENT ? -1 : state == HANDSHAKE ? 100 : 250;
+		poll(pfd, client >= 0 ? 3 : 2, timeout);
 		if (pfd[1].revents)
 			drain_wake();
 		if (pfd[0].revents & POLLIN)

@@ -262,12 +262,15 @@ static struct {
 
 static void account_pause(uint64_t now, uint64_t interval)
 {
+	static unsigned ticks;
 	uint64_t cpu = prev.cpu, wait = prev.wait;
-	swa_plat_thread_cpu_ns(&swa_main_thread, &cpu);
-	swa_plat_self_wait_ns(&wait);
 	uint64_t gap = prev.tick ? now - prev.tick : 0;
-	if (gap > 2 * interval + LATE_PAUSE && (cpu - prev.cpu) * 2 < gap &&
-	    (wait - prev.wait) * 2 < gap - interval) {
+	bool suspicious = gap > 2 * interval + LATE_PAUSE;
+	swa_plat_thread_cpu_ns(&swa_main_thread, &cpu);
+	/* a proc file read: every tick only while watching, else every tenth */
+	if (w.active || suspicious || ++ticks % 10 == 0)
+		swa_plat_self_wait_ns(&wait);
+	if (suspicious && (cpu - prev.cpu) * 2 < gap && (wait - prev.wait) * 2 < gap - interval) {
 		uint64_t lost = gap - interval;
 		if (w.active) {
 			w.paused += lost;
