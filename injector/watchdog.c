@@ -39,6 +39,7 @@ struct watch {
 	bool active, committed, lost;
 	uint64_t start, paused, next, samples, dropped, stall_id;
 	uint64_t cpu0, cpu0_time;
+	uint64_t gap_from, gap_ns; /* the last stop taken out */
 	struct swa_rec_begin *begin;
 };
 
@@ -214,6 +215,8 @@ static void commit(uint64_t now)
 static void watch_end(uint64_t end, uint64_t now)
 {
 	uint64_t threshold = (uint64_t)atomic_load(&swa_cfg.threshold_ms) * 1000000u;
+	if (w.gap_ns && end <= w.gap_from)
+		w.paused -= w.gap_ns; /* it ended before the stop */
 	uint64_t duration = end - w.start > w.paused ? end - w.start - w.paused : 0;
 	atomic_store(&swa_loop_watched, false);
 	w.active = false;
@@ -257,30 +260,38 @@ static void watch_end(uint64_t end, uint64_t now)
  * began before the gap.
  */
 static struct {
-	uint64_t tick, cpu, wait;
+	uint64_t tick, cpu, own, wait;
 } prev;
 
 static void account_pause(uint64_t now, uint64_t interval)
 {
 	static unsigned ticks;
-	uint64_t cpu = prev.cpu, wait = prev.wait;
+	uint64_t cpu = prev.cpu, own = prev.own, wait = prev.wait;
 	uint64_t gap = prev.tick ? now - prev.tick : 0;
 	bool suspicious = gap > 2 * interval + LATE_PAUSE;
 	swa_plat_thread_cpu_ns(&swa_main_thread, &cpu);
+	swa_plat_thread_cpu_ns(&swa_watchdog_thread, &own);
 	/* a proc file read: every tick only while watching, else every tenth */
 	if (w.active || suspicious || ++ticks % 10 == 0)
 		swa_plat_self_wait_ns(&wait);
-	if (suspicious && (cpu - prev.cpu) * 2 < gap && (wait - prev.wait) * 2 < gap - interval) {
+	if (suspicious && (cpu - prev.cpu) * 2 < gap &&
+	    (wait - prev.wait + own - prev.own) * 2 < gap - interval) {
 		uint64_t lost = gap - interval;
+		swa_log("a stop of %llu ms: not counted in stalls",
+			(unsigned long long)(lost / 1000000));
 		if (w.active) {
+			/* unless the watched iteration turns out to have ended before it */
 			w.paused += lost;
-		} else {
-			pause_ns += lost;
-			pause_at = now;
+			w.gap_from = prev.tick;
+			w.gap_ns = lost;
 		}
+		/* an iteration begun before the stop and not watched yet */
+		pause_ns += lost;
+		pause_at = now;
 	}
 	prev.tick = now;
 	prev.cpu = cpu;
+	prev.own = own;
 	prev.wait = wait;
 }
 
@@ -333,11 +344,11 @@ static void *watchdog_main(void *arg)
 				watch_end(now, now);
 			break;
 		}
+		/* before tick() uses now: a stop since the last look is known first */
+		account_pause(now, (uint64_t)atomic_load(&swa_cfg.interval_us) * 1000u);
 		uint64_t next = tick(now);
 		if (next > now)
 			swa_plat_sleep_until(next);
-		account_pause(swa_plat_now(),
-			      (uint64_t)atomic_load(&swa_cfg.interval_us) * 1000u);
 	}
 	swa_plat_event_signal(stopped);
 	return NULL;
