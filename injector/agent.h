@@ -62,6 +62,8 @@ void swa_loop_after_wait(void);
 
 /* Re-reads the image list when the backend says it changed; pushes records. */
 int swa_images_refresh(void);
+/* Whether pc lies in the dynamic loader (whose lock a refresh would take). */
+bool swa_images_loader_at(uint64_t pc);
 /* Pushes an IMAGE_ADDED record for every image into the caller (streamer, on connect). */
 typedef void (*swa_image_fn)(const void *rec, size_t len, void *ctx);
 void swa_images_each(swa_image_fn fn, void *ctx);

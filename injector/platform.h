@@ -115,6 +115,7 @@ struct swa_plat_image {
 	uint32_t id_len;
 	uint8_t id[32];
 	const char *path;
+	bool loader; /* the dynamic loader itself */
 };
 typedef void (*swa_plat_image_fn)(const struct swa_plat_image *im, void *ctx);
 uint64_t swa_plat_images_generation(void);

@@ -119,6 +119,29 @@ static void push_sample(const struct swa_thread *t, uint64_t time, const uint64_
 	atomic_fetch_add(&swa_samples_total, 1);
 }
 
+/*
+ * Whether a frame lies outside every known image, and the list may be
+ * re-read now: not more than ten times a second, and never while the
+ * thread is inside the dynamic loader (a dlopen() holding its lock would
+ * hold the watchdog too).
+ */
+static bool unknown_image(uint32_t depth)
+{
+	static uint64_t last;
+	bool unknown = false;
+	for (uint32_t i = 0; i < depth; i++) {
+		if (swa_images_loader_at(frames[i]))
+			return false;
+		if (!swa_images_find(i ? frames[i] - 1 : frames[i]))
+			unknown = true;
+	}
+	uint64_t now = swa_plat_now();
+	if (!unknown || now - last < 100000000u)
+		return false;
+	last = now;
+	return true;
+}
+
 static void sample_thread(const struct swa_thread *t, uint32_t max)
 {
 	uint64_t cpu = 0;
@@ -137,6 +160,11 @@ static void sample_thread(const struct swa_thread *t, uint32_t max)
 	if (r == 0) {
 		uint32_t uflags;
 		depth = swa_unwind(&cap, frames, max, &uflags);
+		if (unknown_image(depth)) {
+			/* a library loaded since the last look: learn it, unwind the copy again */
+			swa_images_refresh();
+			depth = swa_unwind(&cap, frames, max, &uflags);
+		}
 		flags = wire_flags(uflags, cap.flags);
 	} else if (r == -ENOTSUP) {
 		flags |= SW_SAMPLE_BLOCKED;
@@ -208,6 +236,7 @@ static void commit(uint64_t now)
 	strcpy(w.begin->context, "main loop");
 	swa_ring_commit(&swa_ring);
 	w.committed = true;
+	swa_images_refresh(); /* announces images learnt during the pre-roll */
 	atomic_fetch_add(&swa_stalls_total, 1);
 	swa_streamer_wake();
 }
