@@ -134,7 +134,7 @@ static void complete_stall(void)
 	    "\"kind\":\"busy\"",
 	    "\"monotonic_start_ns\":1005000000,",
 	    ("{\"count\":20,\"thread\":42,\"thread_name\":\"main\",\"flags\":[],\"frames\":"
-	    "[\"0x401010\",\"0x401020\",\"0x7f0000001100\"]}"),
+	     "[\"0x401010\",\"0x401020\",\"0x7f0000001100\"]}"),
 	    "{\"count\":10,\"thread\":42,",
 	    "\"flags\":[\"blocked\"]",
 	    "\"path\":\"/usr/bin/app\"",
