@@ -216,7 +216,8 @@ static void watch_begin(uint64_t start, uint64_t now)
 	else
 		w.lost = true;
 	if (pause_at && start < pause_at)
-		w.paused = pause_ns;
+		/* only the part of the stop after the iteration began: it ended about pause_at */
+		w.paused = pause_at - start < pause_ns ? pause_at - start : pause_ns;
 	pause_at = pause_ns = 0;
 	swa_plat_thread_cpu_ns(&swa_main_thread, &w.cpu0);
 	w.cpu0_time = now;
@@ -244,7 +245,7 @@ static void commit(uint64_t now)
 static void watch_end(uint64_t end, uint64_t now)
 {
 	uint64_t threshold = (uint64_t)atomic_load(&swa_cfg.threshold_ms) * 1000000u;
-	if (w.gap_ns && end <= w.gap_from)
+	if (w.gap_ns && end <= w.gap_from && w.paused >= w.gap_ns)
 		w.paused -= w.gap_ns; /* it ended before the stop */
 	uint64_t duration = end - w.start > w.paused ? end - w.start - w.paused : 0;
 	atomic_store(&swa_loop_watched, false);
@@ -310,9 +311,10 @@ static void account_pause(uint64_t now, uint64_t interval)
 			(unsigned long long)(lost / 1000000));
 		if (w.active) {
 			/* unless the watched iteration turns out to have ended before it */
-			w.paused += lost;
+			uint64_t part = now - w.start < lost ? now - w.start : lost;
+			w.paused += part;
 			w.gap_from = prev.tick;
-			w.gap_ns = lost;
+			w.gap_ns = part;
 		}
 		/* an iteration begun before the stop and not watched yet */
 		pause_ns += lost;
@@ -342,7 +344,8 @@ static uint64_t tick(uint64_t now)
 			uint64_t soonest = swa_plat_now() + interval / 4;
 			w.next = grid > soonest ? grid : soonest;
 		}
-		if (!w.committed && !w.lost && now - w.start - w.paused >= threshold)
+		uint64_t busy_for = now - w.start > w.paused ? now - w.start - w.paused : 0;
+		if (!w.committed && !w.lost && busy_for >= threshold)
 			commit(now);
 		return w.next;
 	}
