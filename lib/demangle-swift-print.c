@@ -72,32 +72,9 @@ static void join(struct pr *p, const struct swn *list, const char *sep)
 	}
 }
 
-static bool needs_backquotes(const struct swn *id)
-{
-	if (id->tlen == 0)
-		return false;
-	unsigned char c0 = (unsigned char)id->text[0];
-	if (c0 >= '0' && c0 <= '9')
-		return true;
-	for (unsigned i = 0; i < id->tlen; i++) {
-		unsigned char c = (unsigned char)id->text[i];
-		if (c >= 0x80 || c == '_' || c == '$' || (c >= '0' && c <= '9') ||
-		    (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))
-			continue;
-		return true;
-	}
-	return false;
-}
-
 static void print_ident(struct pr *p, const struct swn *id)
 {
-	if (needs_backquotes(id)) {
-		puts_(p, "`");
-		text(p, id);
-		puts_(p, "`");
-	} else {
-		text(p, id);
-	}
+	text(p, id);
 }
 
 static void param_name(struct pr *p, uint64_t depth, uint64_t idx)
@@ -177,10 +154,11 @@ static bool is_deferred_context(const struct swn *c)
 	switch (c->kind) {
 	case K_MODULE:
 	case K_EXTENSION:
-	case K_BOUND_GENERIC:
 	case K_ANON_CONTEXT:
 	case K_UNKNOWN_CONTEXT:
 		return false;
+	case K_BOUND_GENERIC:
+		return c->kids[0]->kind == K_FUNCTION || c->kids[0]->kind == K_CONSTRUCTOR;
 	default:
 		break;
 	}
@@ -352,11 +330,11 @@ static bool is_function_type(const struct swn *t)
 
 /* the type of an entity: function style "(a: T) -> U" or " : T" */
 static void print_entity_type(struct pr *p, const struct swn *t, const struct swn *labels,
-			      bool space)
+			      bool space, bool colon)
 {
 	if (!t)
 		return;
-	if (!is_function_type(t)) {
+	if (colon || !is_function_type(t)) {
 		if (p->simp)
 			return;
 		puts_(p, " : ");
@@ -406,7 +384,8 @@ static void print_entity(struct pr *p, const struct swn *e, const char *extra)
 			puts_(p, ".");
 		puts_(p, extra);
 	}
-	print_entity_type(p, type, labels, name_has_space(name));
+	print_entity_type(p, type, labels, name_has_space(name),
+			  e->kind == K_VARIABLE || e->kind == K_GENERIC_PARAM_DECL);
 	print_post(p, post, " in ");
 }
 
@@ -443,7 +422,7 @@ static void print_closure(struct pr *p, const struct swn *c)
 		puts_(p, " ");
 		const struct swn *t = c->kids[1];
 		if (is_function_type(t))
-			print_entity_type(p, t, NULL, false);
+			print_entity_type(p, t, NULL, false, false);
 		else
 			print(p, t);
 	}
@@ -534,6 +513,59 @@ static void print_parens(struct pr *p, const struct swn *t)
 	puts_(p, ")");
 }
 
+/*
+ * A local type's context when that context is a function bound to generic
+ * arguments: the arguments cover the enclosing type's parameters and then the
+ * function's own, which replace its generic signature.
+ */
+static void print_bound_function(struct pr *p, const struct swn *fn, const struct swn *args)
+{
+	const struct swn *name, *labels, *type;
+	entity_parts(fn, &name, &labels, &type);
+	uint64_t own = 0;
+	const struct swn *t = type;
+	if (t && t->kind == K_DEP_GENERIC_TYPE) {
+		const struct swn *sig = t->kids[0];
+		for (unsigned i = 0; i < sig->nkids && sig->kids[i]->kind == K_PARAM_COUNT; i++)
+			own += sig->kids[i]->index;
+		t = t->kids[1];
+	}
+	if (own > args->nkids)
+		own = args->nkids;
+	unsigned outer = args->nkids - (unsigned)own;
+	const struct swn *ctx = fn->kids[0];
+	const struct swn *post = NULL;
+	if (outer && is_nominal((enum swk)ctx->kind)) {
+		post = print_prefix(p, ctx->kids[0]);
+		print_name(p, ctx->kids[1]);
+		puts_(p, "<");
+		for (unsigned i = 0; i < outer; i++) {
+			if (i)
+				puts_(p, ", ");
+			print(p, args->kids[i]);
+		}
+		puts_(p, ">.");
+	} else {
+		post = print_prefix(p, ctx);
+	}
+	if (name)
+		print_name(p, name);
+	else if (!own)
+		puts_(p, "init");
+	if (own) {
+		puts_(p, "<");
+		for (unsigned i = outer; i < args->nkids; i++) {
+			if (i > outer)
+				puts_(p, ", ");
+			print(p, args->kids[i]);
+		}
+		puts_(p, ">");
+	}
+	if (t && t->kind == K_FUNC)
+		print_fn(p, t, labels);
+	print_post(p, post, " in ");
+}
+
 static void print_bound(struct pr *p, const struct swn *b)
 {
 	const struct swn *nom = b->kids[0];
@@ -569,7 +601,7 @@ static void print_bound(struct pr *p, const struct swn *b)
 		return;
 	}
 	if (nom->kind == K_FUNCTION || nom->kind == K_CONSTRUCTOR) {
-		print(p, nom);
+		print_bound_function(p, nom, args);
 		return;
 	}
 	print(p, nom);
@@ -1248,7 +1280,7 @@ static void print_inner(struct pr *p, const struct swn *n)
 		print_entity(p, n, "init");
 		break;
 	case K_ALLOCATOR:
-		print_entity(p, n, "__allocating_init");
+		print_entity(p, n, n->kids[0]->kind == K_CLASS ? "__allocating_init" : "init");
 		break;
 	case K_DESTRUCTOR:
 		print_entity(p, n, "deinit");

@@ -397,7 +397,11 @@ static bool punycode(const char *in, size_t n, char *out, size_t *olen, size_t o
 	for (size_t j = 0; j < ncp; j++) {
 		if (o + 4 > ocap)
 			return false;
-		o += put_utf8(out + o, cps[j]);
+		/* ASCII that is not an identifier character travels as U+D8xx */
+		if (cps[j] >= 0xd800 && cps[j] < 0xd880)
+			out[o++] = (char)(cps[j] - 0xd800);
+		else
+			o += put_utf8(out + o, cps[j]);
 	}
 	*olen = o;
 	return true;
@@ -488,7 +492,6 @@ static struct swn *identifier(struct swd *d)
 /* identifier 'o' fixity: operator characters are spelled as letters */
 static struct swn *operator_ident(struct swd *d)
 {
-	static const char map[] = "&@/=>    <*!|+?%-~  ^ .";
 	struct swn *id = pop_kind(d, K_IDENT);
 	if (!id)
 		return NULL;
@@ -511,8 +514,28 @@ static struct swn *operator_ident(struct swd *d)
 		return NULL;
 	for (unsigned i = 0; i < id->tlen; i++) {
 		unsigned char c = (unsigned char)id->text[i];
-		if (c >= 'a' && c <= 'z' && map[c - 'a'] != ' ')
-			t[i] = map[c - 'a'];
+		char m = 0;
+		switch (c) {
+		case 'a': m = '&'; break;
+		case 'c': m = '@'; break;
+		case 'd': m = '/'; break;
+		case 'e': m = '='; break;
+		case 'g': m = '>'; break;
+		case 'l': m = '<'; break;
+		case 'm': m = '*'; break;
+		case 'n': m = '!'; break;
+		case 'o': m = '|'; break;
+		case 'p': m = '+'; break;
+		case 'q': m = '?'; break;
+		case 'r': m = '%'; break;
+		case 's': m = '-'; break;
+		case 't': m = '~'; break;
+		case 'x': m = '^'; break;
+		case 'z': m = '.'; break;
+		default: break;
+		}
+		if (m)
+			t[i] = m;
 		else if (c >= 0x80 || c == '_' || c == '$' || isdig(c) || isup(c) || islow(c))
 			t[i] = (char)c;
 		else
@@ -536,19 +559,15 @@ static bool push_subst(struct swd *d, int64_t idx, int64_t repeat)
 
 static bool substitution(struct swd *d)
 {
-	/* 'A' INDEX: N+26 */
-	if (isdig(peek(d)) || peek(d) == '_') {
-		int64_t i = demangle_index(d);
-		if (i < 0)
-			return false;
-		return push_subst(d, i + 26, 1);
-	}
 	for (;;) {
-		int64_t rep = natural(d);
-		if (rep == 0)
+		int64_t n = natural(d);
+		if (nextif(d, '_')) {
+			/* 'A' INDEX: substitution N+26, only as the whole operator */
+			return push_subst(d, (n < 0 ? 0 : n + 1) + 26, 1);
+		}
+		if (n == 0)
 			return false;
-		if (rep < 0)
-			rep = 1;
+		int64_t rep = n < 0 ? 1 : n;
 		int c = next(d);
 		if (islow(c)) {
 			if (!push_subst(d, c - 'a', rep))
@@ -797,6 +816,8 @@ static struct swn *requirement(struct swd *d, int c)
 				s = with(d, K_DEP_MEMBER, s, path);
 			else if (c == 'J')
 				s = dep_member_chain(d, s, path);
+			if (path && !add_subst(d, s))
+				return NULL;
 		}
 		struct swn *r = with(d, K_REQ_INVERSE, s, NULL);
 		if (r)
@@ -810,6 +831,10 @@ static struct swn *requirement(struct swd *d, int c)
 	}
 	default:
 		break;
+	}
+	if (!strchr("RpPQbcCBstTSlmM", c) || c == 0) {
+		d->pos--;
+		c = 'R';
 	}
 	/* conformance (protocol), base class / same type / layout (type) */
 	bool proto = (c == 'R' || c == 'p' || c == 'P' || c == 'Q');
@@ -897,7 +922,7 @@ static struct swn *requirement(struct swd *d, int c)
 			subject = dep_member_chain(d, p, path);
 		else
 			subject = p;
-		if (!subject)
+		if (!subject || (path && !add_subst(d, subject)))
 			return NULL;
 	}
 	if (layout) {
@@ -3323,7 +3348,7 @@ static bool operator(struct swd *d)
 			return false;
 		n = swd_index(d, K_INTEGER, (uint64_t)v);
 		if (n && neg)
-			n->flags |= SWF_NEGATIVE, n->index = (uint64_t)v + 1;
+			n->flags |= SWF_NEGATIVE;
 		break;
 	}
 	default:
@@ -3335,8 +3360,13 @@ static bool operator(struct swd *d)
 struct swn *swd_parse_new(struct swd *d)
 {
 	while (d->pos < d->len) {
-		if (!operator(d))
+		if (!operator(d)) {
+#ifdef SWD_DEBUG
+			fprintf(stderr, "fail at %zu '%.*s' stack %u\n", d->pos, (int)(d->len - d->pos),
+				d->s + d->pos, d->nstack);
+#endif
 			return NULL;
+		}
 	}
 	if (d->nstack == 0)
 		return NULL;
