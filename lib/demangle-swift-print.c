@@ -1506,7 +1506,7 @@ static void print_inner(struct pr *p, const struct swn *n)
 			break;
 		}
 		puts_(p, "associated type witness table accessor for ");
-		print(p, n->kids[1]);
+		join(p, n->kids[1], ".");
 		if (!p->simp) {
 			puts_(p, " : ");
 			print(p, n->kids[2]);

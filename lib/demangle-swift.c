@@ -832,13 +832,13 @@ static struct swn *requirement(struct swd *d, int c)
 	default:
 		break;
 	}
-	if (!strchr("RpPQbcCBstTSlmM", c) || c == 0) {
+	if (!strchr("RpPQbcCBstTSlmML", c) || c == 0) {
 		d->pos--;
 		c = 'R';
 	}
 	/* conformance (protocol), base class / same type / layout (type) */
 	bool proto = (c == 'R' || c == 'p' || c == 'P' || c == 'Q');
-	bool layout = (c == 'l' || c == 'm' || c == 'M');
+	bool layout = (c == 'l' || c == 'm' || c == 'M' || c == 'L');
 	switch (c) {
 	case 'R':
 	case 'p':
@@ -861,6 +861,7 @@ static struct swn *requirement(struct swd *d, int c)
 	case 'l':
 	case 'm':
 	case 'M':
+	case 'L':
 		k = K_REQ_LAYOUT;
 		break;
 	default:
@@ -891,6 +892,7 @@ static struct swn *requirement(struct swd *d, int c)
 	case 'Q':
 	case 'B':
 	case 'S':
+	case 'L':
 		subject = pop_type(d);
 		if (!subject)
 			return NULL;
@@ -1055,6 +1057,8 @@ static const struct swn *strip_dep(const struct swn *t)
 static bool pop_labels(struct swd *d, const struct swn *type, struct swn **ret)
 {
 	*ret = NULL;
+	if (d->old_mangling)
+		return true; /* Swift 4.0 kept labels in the parameter tuple */
 	if (pop_kind(d, K_EMPTY_LIST)) {
 		*ret = node(d, K_LABEL_LIST);
 		return *ret != NULL;
