@@ -291,3 +291,26 @@ enum swk swd_known_kind(char c, bool second)
 		return K_PROTOCOL;
 	return K_STRUCT;
 }
+
+char swd_operator_char(char c)
+{
+	switch (c) {
+	case 'a': return '&';
+	case 'c': return '@';
+	case 'd': return '/';
+	case 'e': return '=';
+	case 'g': return '>';
+	case 'l': return '<';
+	case 'm': return '*';
+	case 'n': return '!';
+	case 'o': return '|';
+	case 'p': return '+';
+	case 'q': return '?';
+	case 'r': return '%';
+	case 's': return '-';
+	case 't': return '~';
+	case 'x': return '^';
+	case 'z': return '.';
+	default: return 0;
+	}
+}

@@ -332,7 +332,7 @@ static size_t put_utf8(char *out, uint32_t cp)
 }
 
 /* RFC 3492 decoding with '_' as delimiter; appends UTF-8 to out. */
-static bool punycode(const char *in, size_t n, char *out, size_t *olen, size_t ocap)
+bool swd_punycode(const char *in, size_t n, char *out, size_t *olen, size_t ocap)
 {
 	enum { BASE = 36, TMIN = 1, TMAX = 26, SKEW = 38, DAMP = 700 };
 	uint32_t cps[1024];
@@ -454,7 +454,7 @@ static struct swn *identifier(struct swd *d)
 		d->pos += (size_t)n;
 		if (puny) {
 			size_t olen;
-			if (!punycode(slice, (size_t)n, buf + blen, &olen, sizeof(buf) - blen))
+			if (!swd_punycode(slice, (size_t)n, buf + blen, &olen, sizeof(buf) - blen))
 				return NULL;
 			blen += olen;
 			pieces += 2;
@@ -514,26 +514,7 @@ static struct swn *operator_ident(struct swd *d)
 		return NULL;
 	for (unsigned i = 0; i < id->tlen; i++) {
 		unsigned char c = (unsigned char)id->text[i];
-		char m = 0;
-		switch (c) {
-		case 'a': m = '&'; break;
-		case 'c': m = '@'; break;
-		case 'd': m = '/'; break;
-		case 'e': m = '='; break;
-		case 'g': m = '>'; break;
-		case 'l': m = '<'; break;
-		case 'm': m = '*'; break;
-		case 'n': m = '!'; break;
-		case 'o': m = '|'; break;
-		case 'p': m = '+'; break;
-		case 'q': m = '?'; break;
-		case 'r': m = '%'; break;
-		case 's': m = '-'; break;
-		case 't': m = '~'; break;
-		case 'x': m = '^'; break;
-		case 'z': m = '.'; break;
-		default: break;
-		}
+		char m = swd_operator_char((char)c);
 		if (m)
 			t[i] = m;
 		else if (c >= 0x80 || c == '_' || c == '$' || isdig(c) || isup(c) || islow(c))

@@ -263,5 +263,9 @@ int swd_demangle_text(const char *s, size_t len, bool simplified, struct sw_buf 
 		      unsigned nest);
 const char *swd_known_type(char c, bool second);
 enum swk swd_known_kind(char c, bool second);
+/* The operator character a mangled letter stands for, or 0. */
+char swd_operator_char(char c);
+/* Swift's Punycode variant ('_' delimiter, A-J digits); UTF-8 out. */
+bool swd_punycode(const char *in, size_t n, char *out, size_t *olen, size_t ocap);
 
 #endif
