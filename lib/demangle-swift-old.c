@@ -515,9 +515,7 @@ struct swn *swd_old_sig(struct swd *d)
 			/* a count as large as the input allows; the printer caps it */
 			if (nextif(d, '_')) {
 				c = 1;
-			} else {
-				if (!isdig(peek(d)))
-					return NULL;
+			} else if (isdig(peek(d))) {
 				uint64_t v = 0;
 				while (isdig(peek(d))) {
 					v = v * 10 + (uint64_t)(next(d) - '0');
@@ -526,7 +524,9 @@ struct swn *swd_old_sig(struct swd *d)
 				}
 				if (!nextif(d, '_'))
 					return NULL;
-				c = v + 1;
+				c = v + 2;
+			} else {
+				return NULL;
 			}
 		}
 		if (!add(d, sig, swd_index(d, K_PARAM_COUNT, c)))
@@ -895,6 +895,8 @@ static struct swn *entity_inner(struct swd *d)
 	case 'c': {
 		next(d);
 		struct swn *t = type(d);
+		if (!t)
+			return NULL;
 		e = with(d, c == 'C' ? K_ALLOCATOR : K_CONSTRUCTOR, ctx, t);
 		break;
 	}
@@ -980,6 +982,8 @@ static struct swn *nested(struct swd *d)
 {
 	if (!nextif(d, '_') || !nextif(d, 'T'))
 		return NULL;
+	/* a nested name starts a substitution table of its own */
+	d->nsubst = 0;
 	return global(d);
 }
 

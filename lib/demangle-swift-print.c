@@ -421,8 +421,12 @@ static void print_closure(struct pr *p, const struct swn *c)
 	if (!p->simp && c->nkids > 1) {
 		puts_(p, " ");
 		const struct swn *t = c->kids[1];
-		if (is_function_type(t))
+		if (is_function_type(t) && !(t->kind == K_FUNC && t->tlen))
 			print_entity_type(p, t, NULL, false, false);
+		else if (t->kind == K_FUNC) {
+			puts_(p, ": ");
+			print(p, t);
+		}
 		else
 			print(p, t);
 	}
@@ -625,9 +629,13 @@ static void print_sig(struct pr *p, const struct swn *sig)
 		if (depth)
 			puts_(p, "><");
 		uint64_t count = sig->kids[depth]->index;
-		for (uint64_t i = 0; i < count && i < 10000; i++) {
+		for (uint64_t i = 0; i < count; i++) {
 			if (i)
 				puts_(p, ", ");
+			if (i == 128) {
+				puts_(p, "...");
+				break;
+			}
 			/* pack and value markers */
 			for (unsigned m = depth; m < sig->nkids; m++) {
 				const struct swn *k = sig->kids[m];
@@ -931,6 +939,9 @@ static void print_spec(struct pr *p, const struct swn *s)
 	const struct swn *params = s->kids[0];
 	const struct swn *global = s->nkids > 1 ? s->kids[1] : NULL;
 	if (p->simp) {
+		/* one "specialized" for a chain of specializations */
+		while (global && global->kind == K_SPEC)
+			global = global->nkids > 1 ? global->kids[1] : NULL;
 		puts_(p, "specialized ");
 		if (global)
 			print(p, global);
@@ -1361,8 +1372,18 @@ static void print_inner(struct pr *p, const struct swn *n)
 		print(p, n->kids[0]);
 		break;
 	case K_PREFIX:
-		text(p, n);
+		if (!(p->simp && n->tlen == 7 && memcmp(n->text, "merged ", 7) == 0))
+			text(p, n);
 		print(p, n->kids[0]);
+		break;
+	case K_SPEC_PARAM:
+		print(p, n->kids[0]);
+		puts_(p, " with ");
+		for (unsigned i = 1; i < n->nkids; i++) {
+			if (i > 1)
+				puts_(p, " and ");
+			print(p, n->kids[i]);
+		}
 		break;
 	case K_SUFFIX:
 		if (p->simp)

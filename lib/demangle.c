@@ -155,21 +155,16 @@ int sw_demangle_filter(const char *text, size_t len, unsigned flags, struct sw_b
 		if (r < 0)
 			return r;
 		copied = i;
+		/* a trailing '.' is punctuation, never part of a suffix */
 		size_t end = j;
-		r = 0;
-		/* a trailing '.' is more often punctuation than a suffix */
-		while (end > i) {
-			size_t mark = out->len;
-			r = sw_demangle_n(text + i, end - i, flags, out);
-			if (r < 0)
-				return r;
-			if (r > 0)
-				break;
-			out->len = mark;
-			if (text[end - 1] != '.')
-				break;
+		while (end > i + 1 && text[end - 1] == '.')
 			end--;
-		}
+		size_t mark = out->len;
+		r = sw_demangle_n(text + i, end - i, flags, out);
+		if (r < 0)
+			return r;
+		if (r == 0)
+			out->len = mark;
 		if (r > 0) {
 			count++;
 			copied = end;

@@ -80,7 +80,7 @@ static bool run_swift(const char *path, unsigned flags, struct rate *all, struct
 			current->pass += ok;
 		}
 		if (!ok)
-			printf("FAIL%s %s\n  want: %s\n  got:  %s\n",
+			printf("FAIL%s %s\n  want: %.400s\n  got:  %.400s\n",
 			       flags & SW_DEMANGLE_SIMPLIFIED ? " (simplified)" : "", name, want,
 			       r < 0 ? "(error)" : got);
 	}
