@@ -730,6 +730,48 @@ static struct swn *metatype_repr(struct swd *d, enum swk k)
 	return settext(with(d, k, type(d), NULL), r);
 }
 
+static bool is_nominal(const struct swn *n)
+{
+	return n->kind == K_CLASS || n->kind == K_STRUCT || n->kind == K_ENUM ||
+	       n->kind == K_TYPEALIAS || n->kind == K_OTHER_NOMINAL;
+}
+
+/*
+ * 'G' type (type+ '_')+: one argument list per level of nominal nesting,
+ * outermost first (Lunch<A>.Dinner<A1>).
+ */
+static struct swn *bound_generic(struct swd *d)
+{
+	struct swn *nom = type(d);
+	if (!nom || !is_nominal(nom))
+		return NULL;
+	struct swn *chain[16];
+	unsigned n = 0;
+	for (struct swn *c = nom; c && is_nominal(c) && n < 16; c = c->kids[0])
+		chain[n++] = c;
+	struct swn *parent = NULL;
+	for (unsigned level = n; level-- > 0;) {
+		struct swn *args = node(d, K_TYPE_LIST);
+		if (!args)
+			return NULL;
+		while (!nextif(d, '_')) {
+			if (d->pos >= d->len || !add(d, args, type(d)))
+				return NULL;
+		}
+		struct swn *cur = chain[level];
+		if (parent) {
+			struct swn *copy = swd_with(d, (enum swk)cur->kind, parent, cur->kids[1]);
+			if (!copy)
+				return NULL;
+			cur = copy;
+		}
+		if (args->nkids)
+			cur = with(d, K_BOUND_GENERIC, cur, args);
+		parent = cur;
+	}
+	return parent;
+}
+
 static struct swn *type_inner(struct swd *d)
 {
 	int c = next(d);
@@ -754,19 +796,8 @@ static struct swn *type_inner(struct swd *d)
 	case 'F':
 	case 'f': return fn_type(d, NULL);
 	case 'K': return fn_type(d, "@autoclosure");
-	case 'G': {
-		struct swn *nom = type(d);
-		struct swn *args = node(d, K_TYPE_LIST);
-		if (!nom || !args)
-			return NULL;
-		while (!nextif(d, '_')) {
-			if (d->pos >= d->len || !add(d, args, type(d)))
-				return NULL;
-		}
-		if (args->nkids == 0)
-			return NULL;
-		return with(d, K_BOUND_GENERIC, nom, args);
-	}
+	case 'G':
+		return bound_generic(d);
 	case 'M': return with(d, K_METATYPE, type(d), NULL);
 	case 'P':
 		if (nextif(d, 'M'))
