@@ -16,9 +16,11 @@
 #include "config.h"
 
 extern const struct sw_cmd sw_cmd_help;
+extern const struct sw_cmd sw_cmd_demangle;
 
 const struct sw_cmd *const sw_cmd_table[] = {
 	&sw_cmd_help,
+	&sw_cmd_demangle,
 	NULL,
 };
 

@@ -176,3 +176,10 @@ int sw_demangle_filter(const char *text, size_t len, unsigned flags, struct sw_b
 	int r = sw_buf_append(out, text + copied, len - copied);
 	return r < 0 ? r : count;
 }
+
+size_t sw_demangle_split(const char *text, size_t len)
+{
+	while (len > 0 && symbol_char((unsigned char)text[len - 1]))
+		len--;
+	return len;
+}

@@ -37,4 +37,11 @@ int sw_demangle_n(const char *name, size_t len, unsigned flags, struct sw_buf *o
  */
 int sw_demangle_filter(const char *text, size_t len, unsigned flags, struct sw_buf *out);
 
+/*
+ * For a stream filtered piece by piece: the length of the longest prefix of
+ * text that ends outside a symbol (so it can be filtered on its own); 0 if
+ * the whole text could still be one unfinished symbol.
+ */
+size_t sw_demangle_split(const char *text, size_t len);
+
 #endif
