@@ -22,19 +22,24 @@ struct pr {
 	unsigned depth;
 };
 
-static void put(struct pr *p, const char *s, size_t n)
+static inline void put(struct pr *p, const char *s, size_t n)
 {
+	struct sw_buf *b = p->out;
+	/* fast path: room in the buffer and under its ceiling */
+	if (b->len + n < b->cap && b->len + n <= b->max && !p->err) {
+		memcpy(b->data + b->len, s, n);
+		b->len += n;
+		return;
+	}
 	if (p->err)
 		return;
-	int r = sw_buf_append(p->out, s, n);
+	int r = sw_buf_append(b, s, n);
 	if (r < 0)
 		p->err = r;
 }
 
-static void puts_(struct pr *p, const char *s)
-{
-	put(p, s, strlen(s));
-}
+/* strlen of a literal folds to a constant */
+#define puts_(p, s) put((p), (s), strlen(s))
 
 static void putn(struct pr *p, uint64_t v)
 {

@@ -53,9 +53,17 @@ int swd_demangle_text(const char *s, size_t len, bool simplified, struct sw_buf 
 	for (size_t i = 0; i < len; i++)
 		if ((unsigned char)s[i] < 0x20)
 			return 0;
-	struct swd *d = malloc(sizeof(*d));
-	if (!d)
-		return -ENOMEM;
+	/* the parser state is large (its first arena block is inside it): keep
+	 * one per thread for the outermost call instead of a malloc per name */
+	static __thread struct swd *cached;
+	struct swd *d = nest == 0 ? cached : NULL;
+	if (!d) {
+		d = malloc(sizeof(*d));
+		if (!d)
+			return -ENOMEM;
+		if (nest == 0)
+			cached = d;
+	}
 	swd_init(d, s + skip, len - skip);
 	d->old_mangling = old;
 	struct swn *root = legacy ? swd_parse_old(d) : swd_parse_new(d);
@@ -68,7 +76,8 @@ int swd_demangle_text(const char *s, size_t len, bool simplified, struct sw_buf 
 			r = 0;
 	}
 	swd_finish(d);
-	free(d);
+	if (d != cached)
+		free(d);
 	return r;
 }
 
