@@ -109,7 +109,8 @@ int main(int argc, char **argv)
 	       "  = %.2fx target\n",
 	       full, total, swift.n, 100.0 * ok / total, full / TARGET);
 	double simp = run(&swift, total, SW_DEMANGLE_NO_CXX | SW_DEMANGLE_SIMPLIFIED, &ok);
-	printf("swift simplified: %10.0f names/s                                        = %.2fx target\n",
+	printf("swift simplified: %10.0f names/s                                        = %.2fx "
+	       "target\n",
 	       simp, simp / TARGET);
 
 	if (system("command -v swift-demangle >/dev/null 2>&1") == 0)
@@ -129,8 +130,9 @@ int main(int argc, char **argv)
 			free(r);
 		}
 		double lib = (double)n / (now() - t0);
-		printf("libiberty cplus_demangle (itanium corpus): %10.0f names/s (%zu names)\n",
-		       lib, n);
+		printf("libiberty cplus_demangle (itanium corpus): %10.0f names/s (%zu names, "
+		       "%.0f%% demangled)\n",
+		       lib, n, 100.0 * (double)good / (double)n);
 		printf("ratio swift full / libiberty: %.2fx\n", full / lib);
 	}
 #endif

@@ -107,12 +107,12 @@ static int demangle_run(const struct sw_cmd *cmd, int argc, char **argv)
 }
 
 const struct sw_cmd sw_cmd_demangle = {
-	.name = "demangle",
-	.usage = "[--simplified] [--no-cxx] [NAME ...]",
-	.summary = "demangle Swift and C++ symbol names, or filter them in text on standard input",
-	.help = "  -s, --simplified  Swift names in the short style of swift-demangle --simplified\n"
-		"      --no-cxx      leave C++ (Itanium) names alone\n",
-	.min_args = 0,
-	.max_args = -1,
-	.run = demangle_run,
+    .name = "demangle",
+    .usage = "[--simplified] [--no-cxx] [NAME ...]",
+    .summary = "demangle Swift and C++ symbol names, or filter them in text on standard input",
+    .help = "  -s, --simplified  Swift names in the short style of swift-demangle --simplified\n"
+	    "      --no-cxx      leave C++ (Itanium) names alone\n",
+    .min_args = 0,
+    .max_args = -1,
+    .run = demangle_run,
 };

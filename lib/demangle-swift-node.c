@@ -196,76 +196,76 @@ bool swd_is_type(const struct swn *n)
 }
 
 static const char *const known1[128] = {
-	['A'] = "AutoreleasingUnsafeMutablePointer",
-	['a'] = "Array",
-	['B'] = "BinaryFloatingPoint",
-	['b'] = "Bool",
-	['D'] = "Dictionary",
-	['d'] = "Double",
-	['E'] = "Encodable",
-	['e'] = "Decodable",
-	['F'] = "FloatingPoint",
-	['f'] = "Float",
-	['G'] = "RandomNumberGenerator",
-	['H'] = "Hashable",
-	['h'] = "Set",
-	['I'] = "DefaultIndices",
-	['i'] = "Int",
-	['J'] = "Character",
-	['j'] = "Numeric",
-	['K'] = "BidirectionalCollection",
-	['k'] = "RandomAccessCollection",
-	['L'] = "Comparable",
-	['l'] = "Collection",
-	['M'] = "MutableCollection",
-	['m'] = "RangeReplaceableCollection",
-	['N'] = "ClosedRange",
-	['n'] = "Range",
-	['O'] = "ObjectIdentifier",
-	['P'] = "UnsafePointer",
-	['p'] = "UnsafeMutablePointer",
-	['Q'] = "Equatable",
-	['q'] = "Optional",
-	['R'] = "UnsafeBufferPointer",
-	['r'] = "UnsafeMutableBufferPointer",
-	['S'] = "String",
-	['s'] = "Substring",
-	['T'] = "Sequence",
-	['t'] = "IteratorProtocol",
-	['U'] = "UnsignedInteger",
-	['u'] = "UInt",
-	['V'] = "UnsafeRawPointer",
-	['v'] = "UnsafeMutableRawPointer",
-	['W'] = "UnsafeRawBufferPointer",
-	['w'] = "UnsafeMutableRawBufferPointer",
-	['X'] = "RangeExpression",
-	['x'] = "Strideable",
-	['Y'] = "RawRepresentable",
-	['y'] = "StringProtocol",
-	['Z'] = "SignedInteger",
-	['z'] = "BinaryInteger",
+    ['A'] = "AutoreleasingUnsafeMutablePointer",
+    ['a'] = "Array",
+    ['B'] = "BinaryFloatingPoint",
+    ['b'] = "Bool",
+    ['D'] = "Dictionary",
+    ['d'] = "Double",
+    ['E'] = "Encodable",
+    ['e'] = "Decodable",
+    ['F'] = "FloatingPoint",
+    ['f'] = "Float",
+    ['G'] = "RandomNumberGenerator",
+    ['H'] = "Hashable",
+    ['h'] = "Set",
+    ['I'] = "DefaultIndices",
+    ['i'] = "Int",
+    ['J'] = "Character",
+    ['j'] = "Numeric",
+    ['K'] = "BidirectionalCollection",
+    ['k'] = "RandomAccessCollection",
+    ['L'] = "Comparable",
+    ['l'] = "Collection",
+    ['M'] = "MutableCollection",
+    ['m'] = "RangeReplaceableCollection",
+    ['N'] = "ClosedRange",
+    ['n'] = "Range",
+    ['O'] = "ObjectIdentifier",
+    ['P'] = "UnsafePointer",
+    ['p'] = "UnsafeMutablePointer",
+    ['Q'] = "Equatable",
+    ['q'] = "Optional",
+    ['R'] = "UnsafeBufferPointer",
+    ['r'] = "UnsafeMutableBufferPointer",
+    ['S'] = "String",
+    ['s'] = "Substring",
+    ['T'] = "Sequence",
+    ['t'] = "IteratorProtocol",
+    ['U'] = "UnsignedInteger",
+    ['u'] = "UInt",
+    ['V'] = "UnsafeRawPointer",
+    ['v'] = "UnsafeMutableRawPointer",
+    ['W'] = "UnsafeRawBufferPointer",
+    ['w'] = "UnsafeMutableRawBufferPointer",
+    ['X'] = "RangeExpression",
+    ['x'] = "Strideable",
+    ['Y'] = "RawRepresentable",
+    ['y'] = "StringProtocol",
+    ['Z'] = "SignedInteger",
+    ['z'] = "BinaryInteger",
 };
 
 static const char *const known2[128] = {
-	['A'] = "Actor",
-	['C'] = "CheckedContinuation",
-	['c'] = "UnsafeContinuation",
-	['E'] = "CancellationError",
-	['e'] = "UnownedSerialExecutor",
-	['F'] = "Executor",
-	['f'] = "SerialExecutor",
-	['G'] = "TaskGroup",
-	['g'] = "ThrowingTaskGroup",
-	['h'] = "TaskExecutor",
-	['I'] = "AsyncIteratorProtocol",
-	['i'] = "AsyncSequence",
-	['J'] = "UnownedJob",
-	['M'] = "MainActor",
-	['P'] = "TaskPriority",
-	['S'] = "AsyncStream",
-	['s'] = "AsyncThrowingStream",
-	['T'] = "Task",
-	['t'] = "UnsafeCurrentTask",
+    ['A'] = "Actor",
+    ['C'] = "CheckedContinuation",
+    ['c'] = "UnsafeContinuation",
+    ['E'] = "CancellationError",
+    ['e'] = "UnownedSerialExecutor",
+    ['F'] = "Executor",
+    ['f'] = "SerialExecutor",
+    ['G'] = "TaskGroup",
+    ['g'] = "ThrowingTaskGroup",
+    ['h'] = "TaskExecutor",
+    ['I'] = "AsyncIteratorProtocol",
+    ['i'] = "AsyncSequence",
+    ['J'] = "UnownedJob",
+    ['M'] = "MainActor",
+    ['P'] = "TaskPriority",
+    ['S'] = "AsyncStream",
+    ['s'] = "AsyncThrowingStream",
+    ['T'] = "Task",
+    ['t'] = "UnsafeCurrentTask",
 };
 
 const char *swd_known_type(char c, bool second)
@@ -295,22 +295,39 @@ enum swk swd_known_kind(char c, bool second)
 char swd_operator_char(char c)
 {
 	switch (c) {
-	case 'a': return '&';
-	case 'c': return '@';
-	case 'd': return '/';
-	case 'e': return '=';
-	case 'g': return '>';
-	case 'l': return '<';
-	case 'm': return '*';
-	case 'n': return '!';
-	case 'o': return '|';
-	case 'p': return '+';
-	case 'q': return '?';
-	case 'r': return '%';
-	case 's': return '-';
-	case 't': return '~';
-	case 'x': return '^';
-	case 'z': return '.';
-	default: return 0;
+	case 'a':
+		return '&';
+	case 'c':
+		return '@';
+	case 'd':
+		return '/';
+	case 'e':
+		return '=';
+	case 'g':
+		return '>';
+	case 'l':
+		return '<';
+	case 'm':
+		return '*';
+	case 'n':
+		return '!';
+	case 'o':
+		return '|';
+	case 'p':
+		return '+';
+	case 'q':
+		return '?';
+	case 'r':
+		return '%';
+	case 's':
+		return '-';
+	case 't':
+		return '~';
+	case 'x':
+		return '^';
+	case 'z':
+		return '.';
+	default:
+		return 0;
 	}
 }

@@ -126,10 +126,17 @@ static struct swn *identifier(struct swd *d, enum swk want)
 	enum swk k = want;
 	if (nextif(d, 'o')) {
 		switch (next(d)) {
-		case 'p': k = K_PREFIX_OP; break;
-		case 'P': k = K_POSTFIX_OP; break;
-		case 'i': k = K_INFIX_OP; break;
-		default: return NULL;
+		case 'p':
+			k = K_PREFIX_OP;
+			break;
+		case 'P':
+			k = K_POSTFIX_OP;
+			break;
+		case 'i':
+			k = K_INFIX_OP;
+			break;
+		default:
+			return NULL;
 		}
 	}
 	int64_t n = natural(d);
@@ -197,23 +204,58 @@ static struct swn *known(struct swd *d, int c)
 	const char *name;
 	enum swk k = K_STRUCT;
 	switch (c) {
-	case 'a': name = "Array"; break;
-	case 'b': name = "Bool"; break;
-	case 'c': name = "UnicodeScalar"; break;
-	case 'd': name = "Double"; break;
-	case 'f': name = "Float"; break;
-	case 'i': name = "Int"; break;
-	case 'V': name = "UnsafeRawPointer"; break;
-	case 'v': name = "UnsafeMutableRawPointer"; break;
-	case 'P': name = "UnsafePointer"; break;
-	case 'p': name = "UnsafeMutablePointer"; break;
-	case 'Q': name = "ImplicitlyUnwrappedOptional"; k = K_ENUM; break;
-	case 'q': name = "Optional"; k = K_ENUM; break;
-	case 'R': name = "UnsafeBufferPointer"; break;
-	case 'r': name = "UnsafeMutableBufferPointer"; break;
-	case 'S': name = "String"; break;
-	case 'u': name = "UInt"; break;
-	default: return NULL;
+	case 'a':
+		name = "Array";
+		break;
+	case 'b':
+		name = "Bool";
+		break;
+	case 'c':
+		name = "UnicodeScalar";
+		break;
+	case 'd':
+		name = "Double";
+		break;
+	case 'f':
+		name = "Float";
+		break;
+	case 'i':
+		name = "Int";
+		break;
+	case 'V':
+		name = "UnsafeRawPointer";
+		break;
+	case 'v':
+		name = "UnsafeMutableRawPointer";
+		break;
+	case 'P':
+		name = "UnsafePointer";
+		break;
+	case 'p':
+		name = "UnsafeMutablePointer";
+		break;
+	case 'Q':
+		name = "ImplicitlyUnwrappedOptional";
+		k = K_ENUM;
+		break;
+	case 'q':
+		name = "Optional";
+		k = K_ENUM;
+		break;
+	case 'R':
+		name = "UnsafeBufferPointer";
+		break;
+	case 'r':
+		name = "UnsafeMutableBufferPointer";
+		break;
+	case 'S':
+		name = "String";
+		break;
+	case 'u':
+		name = "UInt";
+		break;
+	default:
+		return NULL;
 	}
 	struct swn *m = text_node(d, K_MODULE, "Swift");
 	return swd_with(d, k, m, text_node(d, K_IDENT, name));
@@ -446,17 +488,42 @@ static struct swn *layout(struct swd *d, struct swn *subject)
 	int c = next(d);
 	int sizes = 0;
 	switch (c) {
-	case 'U': settext(r, "_UnknownLayout"); break;
-	case 'R': settext(r, "_RefCountedObject"); break;
-	case 'N': settext(r, "_NativeRefCountedObject"); break;
-	case 'C': settext(r, "AnyObject"); break;
-	case 'D': settext(r, "_NativeClass"); break;
-	case 'T': settext(r, "_Trivial"); break;
-	case 'E': settext(r, "_Trivial"); sizes = 2; break;
-	case 'e': settext(r, "_Trivial"); sizes = 1; break;
-	case 'M': settext(r, "_TrivialAtMost"); sizes = 2; break;
-	case 'm': settext(r, "_TrivialAtMost"); sizes = 1; break;
-	default: return NULL;
+	case 'U':
+		settext(r, "_UnknownLayout");
+		break;
+	case 'R':
+		settext(r, "_RefCountedObject");
+		break;
+	case 'N':
+		settext(r, "_NativeRefCountedObject");
+		break;
+	case 'C':
+		settext(r, "AnyObject");
+		break;
+	case 'D':
+		settext(r, "_NativeClass");
+		break;
+	case 'T':
+		settext(r, "_Trivial");
+		break;
+	case 'E':
+		settext(r, "_Trivial");
+		sizes = 2;
+		break;
+	case 'e':
+		settext(r, "_Trivial");
+		sizes = 1;
+		break;
+	case 'M':
+		settext(r, "_TrivialAtMost");
+		sizes = 2;
+		break;
+	case 'm':
+		settext(r, "_TrivialAtMost");
+		sizes = 1;
+		break;
+	default:
+		return NULL;
 	}
 	if (sizes) {
 		int64_t sz = natural(d);
@@ -596,16 +663,26 @@ static struct swn *tuple(struct swd *d, bool variadic)
 static const char *impl_conv(int c, bool result)
 {
 	switch (c) {
-	case 'a': return "@autoreleased";
-	case 'd': return "@unowned";
-	case 'D': return "@unowned_inner_pointer";
-	case 'g': return "@guaranteed";
-	case 'e': return "@deallocating";
-	case 'i': return result ? "@out" : "@in";
-	case 'l': return "@inout";
-	case 'G': return "@in_guaranteed";
-	case 'o': return "@owned";
-	default: return NULL;
+	case 'a':
+		return "@autoreleased";
+	case 'd':
+		return "@unowned";
+	case 'D':
+		return "@unowned_inner_pointer";
+	case 'g':
+		return "@guaranteed";
+	case 'e':
+		return "@deallocating";
+	case 'i':
+		return result ? "@out" : "@in";
+	case 'l':
+		return "@inout";
+	case 'G':
+		return "@in_guaranteed";
+	case 'o':
+		return "@owned";
+	default:
+		return NULL;
 	}
 }
 
@@ -617,23 +694,43 @@ static struct swn *impl_fn(struct swd *d)
 	const char *callee;
 	int c = next(d);
 	switch (c) {
-	case 't': callee = "@convention(thin)"; break;
-	case 'o': callee = "@callee_owned"; break;
-	case 'd': callee = "@callee_unowned"; break;
-	case 'g': callee = "@callee_guaranteed"; break;
-	default: return NULL;
+	case 't':
+		callee = "@convention(thin)";
+		break;
+	case 'o':
+		callee = "@callee_owned";
+		break;
+	case 'd':
+		callee = "@callee_unowned";
+		break;
+	case 'g':
+		callee = "@callee_guaranteed";
+		break;
+	default:
+		return NULL;
 	}
 	if (!add(d, fn, text_node(d, K_IMPL_ATTR, callee)))
 		return NULL;
 	if (nextif(d, 'C')) {
 		const char *conv;
 		switch (next(d)) {
-		case 'b': conv = "@convention(block)"; break;
-		case 'c': conv = "@convention(c)"; break;
-		case 'm': conv = "@convention(method)"; break;
-		case 'O': conv = "@convention(objc_method)"; break;
-		case 'w': conv = "@convention(witness_method)"; break;
-		default: return NULL;
+		case 'b':
+			conv = "@convention(block)";
+			break;
+		case 'c':
+			conv = "@convention(c)";
+			break;
+		case 'm':
+			conv = "@convention(method)";
+			break;
+		case 'O':
+			conv = "@convention(objc_method)";
+			break;
+		case 'w':
+			conv = "@convention(witness_method)";
+			break;
+		default:
+			return NULL;
 		}
 		if (!add(d, fn, text_node(d, K_IMPL_ATTR, conv)))
 			return NULL;
@@ -651,9 +748,10 @@ static struct swn *impl_fn(struct swd *d)
 			const char *conv = impl_conv(next(d), part == 1);
 			if (!conv)
 				return NULL;
-			struct swn *p = text_node(d, part == 0 ? K_IMPL_PARAM
-						  : err    ? K_IMPL_ERROR
-							   : K_IMPL_RESULT,
+			struct swn *p = text_node(d,
+						  part == 0 ? K_IMPL_PARAM
+						  : err     ? K_IMPL_ERROR
+							    : K_IMPL_RESULT,
 						  conv);
 			struct swn *t = type(d);
 			if (!add(d, p, t) || !add(d, fn, p))
@@ -669,13 +767,27 @@ static struct swn *builtin(struct swd *d)
 	const char *name = NULL;
 	int c = next(d);
 	switch (c) {
-	case 'b': name = "Builtin.BridgeObject"; break;
-	case 'B': name = "Builtin.UnsafeValueBuffer"; break;
-	case 'O': name = "Builtin.UnknownObject"; break;
-	case 'o': name = "Builtin.NativeObject"; break;
-	case 'p': name = "Builtin.RawPointer"; break;
-	case 't': name = "Builtin.SILToken"; break;
-	case 'w': name = "Builtin.Word"; break;
+	case 'b':
+		name = "Builtin.BridgeObject";
+		break;
+	case 'B':
+		name = "Builtin.UnsafeValueBuffer";
+		break;
+	case 'O':
+		name = "Builtin.UnknownObject";
+		break;
+	case 'o':
+		name = "Builtin.NativeObject";
+		break;
+	case 'p':
+		name = "Builtin.RawPointer";
+		break;
+	case 't':
+		name = "Builtin.SILToken";
+		break;
+	case 'w':
+		name = "Builtin.Word";
+		break;
 	case 'f':
 	case 'i': {
 		int64_t n = natural(d);
@@ -722,10 +834,17 @@ static struct swn *metatype_repr(struct swd *d, enum swk k)
 {
 	const char *r;
 	switch (next(d)) {
-	case 't': r = "@thin"; break;
-	case 'T': r = "@thick"; break;
-	case 'o': r = "@objc_metatype"; break;
-	default: return NULL;
+	case 't':
+		r = "@thin";
+		break;
+	case 'T':
+		r = "@thick";
+		break;
+	case 'o':
+		r = "@objc_metatype";
+		break;
+	default:
+		return NULL;
 	}
 	return settext(with(d, k, type(d), NULL), r);
 }
@@ -776,10 +895,14 @@ static struct swn *type_inner(struct swd *d)
 {
 	int c = next(d);
 	switch (c) {
-	case 'B': return builtin(d);
-	case 'C': return nominal(d, K_CLASS);
-	case 'V': return nominal(d, K_STRUCT);
-	case 'O': return nominal(d, K_ENUM);
+	case 'B':
+		return builtin(d);
+	case 'C':
+		return nominal(d, K_CLASS);
+	case 'V':
+		return nominal(d, K_STRUCT);
+	case 'O':
+		return nominal(d, K_ENUM);
 	case 'S':
 		d->pos--;
 		return substitution(d);
@@ -791,14 +914,19 @@ static struct swn *type_inner(struct swd *d)
 			return NULL;
 		return n;
 	}
-	case 'b': return fn_type(d, "@convention(block)");
-	case 'c': return fn_type(d, "@convention(c)");
+	case 'b':
+		return fn_type(d, "@convention(block)");
+	case 'c':
+		return fn_type(d, "@convention(c)");
 	case 'F':
-	case 'f': return fn_type(d, NULL);
-	case 'K': return fn_type(d, "@autoclosure");
+	case 'f':
+		return fn_type(d, NULL);
+	case 'K':
+		return fn_type(d, "@autoclosure");
 	case 'G':
 		return bound_generic(d);
-	case 'M': return with(d, K_METATYPE, type(d), NULL);
+	case 'M':
+		return with(d, K_METATYPE, type(d), NULL);
 	case 'P':
 		if (nextif(d, 'M'))
 			return with(d, K_EXIST_METATYPE, type(d), NULL);
@@ -807,22 +935,32 @@ static struct swn *type_inner(struct swd *d)
 		if (nextif(d, 'u'))
 			return node(d, K_OPAQUE_RETURN);
 		return NULL;
-	case 'R': return with(d, K_INOUT, type(d), NULL);
-	case 'T': return tuple(d, false);
-	case 't': return tuple(d, true);
-	case 'D': return with(d, K_DYNAMIC_SELF, type(d), NULL);
+	case 'R':
+		return with(d, K_INOUT, type(d), NULL);
+	case 'T':
+		return tuple(d, false);
+	case 't':
+		return tuple(d, true);
+	case 'D':
+		return with(d, K_DYNAMIC_SELF, type(d), NULL);
 	case 'E':
 		if (next(d) != 'R' || next(d) != 'R')
 			return NULL;
 		return node(d, K_ERROR_TYPE);
 	case 'X':
 		switch (next(d)) {
-		case 'o': return with(d, K_UNOWNED, type(d), NULL);
-		case 'u': return with(d, K_UNMANAGED, type(d), NULL);
-		case 'w': return with(d, K_WEAK, type(d), NULL);
-		case 'F': return impl_fn(d);
-		case 'f': return fn_type(d, "@convention(thin)");
-		case 'M': return metatype_repr(d, K_METATYPE);
+		case 'o':
+			return with(d, K_UNOWNED, type(d), NULL);
+		case 'u':
+			return with(d, K_UNMANAGED, type(d), NULL);
+		case 'w':
+			return with(d, K_WEAK, type(d), NULL);
+		case 'F':
+			return impl_fn(d);
+		case 'f':
+			return fn_type(d, "@convention(thin)");
+		case 'M':
+			return metatype_repr(d, K_METATYPE);
 		case 'P':
 			if (!nextif(d, 'M'))
 				return NULL;
@@ -835,17 +973,22 @@ static struct swn *type_inner(struct swd *d)
 			f->flags |= SWF_MUTABLE;
 			return with(d, K_SIL_BOX, f, NULL);
 		}
-		default: return NULL;
+		default:
+			return NULL;
 		}
 	case 'u': {
 		struct swn *sig = swd_old_sig(d);
 		struct swn *t = sig ? type(d) : NULL;
 		return t ? swd_with(d, K_DEP_GENERIC_TYPE, sig, t) : NULL;
 	}
-	case 'x': return param_type(d, 0, 0);
-	case 'q': return gpi(d);
-	case 'w': return assoc_type(d, false);
-	case 'W': return assoc_type(d, true);
+	case 'x':
+		return param_type(d, 0, 0);
+	case 'q':
+		return gpi(d);
+	case 'w':
+		return assoc_type(d, false);
+	case 'W':
+		return assoc_type(d, true);
 	default:
 		return NULL;
 	}
@@ -878,11 +1021,16 @@ static struct swn *accessor(struct swd *d, struct swn *ctx, const char *name, en
 static const char *addressor(int c, bool mut)
 {
 	switch (c) {
-	case 'u': return mut ? "unsafeMutableAddressor" : "unsafeAddressor";
-	case 'O': return mut ? "owningMutableAddressor" : "owningAddressor";
-	case 'o': return mut ? "nativeOwningMutableAddressor" : "nativeOwningAddressor";
-	case 'p': return mut ? "nativePinningMutableAddressor" : "nativePinningAddressor";
-	default: return NULL;
+	case 'u':
+		return mut ? "unsafeMutableAddressor" : "unsafeAddressor";
+	case 'O':
+		return mut ? "owningMutableAddressor" : "owningAddressor";
+	case 'o':
+		return mut ? "nativeOwningMutableAddressor" : "nativeOwningAddressor";
+	case 'p':
+		return mut ? "nativePinningMutableAddressor" : "nativePinningAddressor";
+	default:
+		return NULL;
 	}
 }
 
@@ -917,11 +1065,26 @@ static struct swn *entity_inner(struct swd *d)
 		e = accessor(d, ctx, name, storage);
 		break;
 	}
-	case 'g': next(d); e = accessor(d, ctx, "getter", storage); break;
-	case 's': next(d); e = accessor(d, ctx, "setter", storage); break;
-	case 'm': next(d); e = accessor(d, ctx, "materializeForSet", storage); break;
-	case 'w': next(d); e = accessor(d, ctx, "willset", storage); break;
-	case 'W': next(d); e = accessor(d, ctx, "didset", storage); break;
+	case 'g':
+		next(d);
+		e = accessor(d, ctx, "getter", storage);
+		break;
+	case 's':
+		next(d);
+		e = accessor(d, ctx, "setter", storage);
+		break;
+	case 'm':
+		next(d);
+		e = accessor(d, ctx, "materializeForSet", storage);
+		break;
+	case 'w':
+		next(d);
+		e = accessor(d, ctx, "willset", storage);
+		break;
+	case 'W':
+		next(d);
+		e = accessor(d, ctx, "didset", storage);
+		break;
 	case 'C':
 	case 'c': {
 		next(d);
@@ -931,12 +1094,30 @@ static struct swn *entity_inner(struct swd *d)
 		e = with(d, c == 'C' ? K_ALLOCATOR : K_CONSTRUCTOR, ctx, t);
 		break;
 	}
-	case 'D': next(d); e = with(d, K_DEALLOCATOR, ctx, NULL); break;
-	case 'd': next(d); e = with(d, K_DESTRUCTOR, ctx, NULL); break;
-	case 'Z': next(d); e = with(d, K_ISO_DEALLOCATOR, ctx, NULL); break;
-	case 'E': next(d); e = with(d, K_IVAR_DESTROYER, ctx, NULL); break;
-	case 'e': next(d); e = with(d, K_IVAR_INIT, ctx, NULL); break;
-	case 'i': next(d); e = with(d, K_INITIALIZER, ctx, NULL); break;
+	case 'D':
+		next(d);
+		e = with(d, K_DEALLOCATOR, ctx, NULL);
+		break;
+	case 'd':
+		next(d);
+		e = with(d, K_DESTRUCTOR, ctx, NULL);
+		break;
+	case 'Z':
+		next(d);
+		e = with(d, K_ISO_DEALLOCATOR, ctx, NULL);
+		break;
+	case 'E':
+		next(d);
+		e = with(d, K_IVAR_DESTROYER, ctx, NULL);
+		break;
+	case 'e':
+		next(d);
+		e = with(d, K_IVAR_INIT, ctx, NULL);
+		break;
+	case 'i':
+		next(d);
+		e = with(d, K_INITIALIZER, ctx, NULL);
+		break;
 	case 'U':
 	case 'u': {
 		next(d);
@@ -1116,13 +1297,27 @@ static struct swn *funcsig_arg(struct swd *d)
 		for (;;) {
 			unsigned bit;
 			switch (peek(d)) {
-			case 'd': bit = 2; break;
-			case 'g': bit = 4; break;
-			case 'o': bit = 8; break;
-			case 's': bit = 16; break;
-			case 'k': bit = 16; break;
-			case 'i': bit = 32; break;
-			default: bit = 0; break;
+			case 'd':
+				bit = 2;
+				break;
+			case 'g':
+				bit = 4;
+				break;
+			case 'o':
+				bit = 8;
+				break;
+			case 's':
+				bit = 16;
+				break;
+			case 'k':
+				bit = 16;
+				break;
+			case 'i':
+				bit = 32;
+				break;
+			default:
+				bit = 0;
+				break;
 			}
 			if (!bit || (opts & bit))
 				break;
@@ -1172,12 +1367,18 @@ static struct swn *thunk(struct swd *d)
 {
 	int c = next(d);
 	switch (c) {
-	case 'o': return prefix(d, "@objc ", global(d));
-	case 'O': return prefix(d, "@nonobjc ", global(d));
-	case 'D': return prefix(d, "dynamic ", global(d));
-	case 'd': return special(d, "direct method reference for", global(d));
-	case 'R': return reabstraction(d, "reabstraction thunk helper");
-	case 'r': return reabstraction(d, "reabstraction thunk");
+	case 'o':
+		return prefix(d, "@objc ", global(d));
+	case 'O':
+		return prefix(d, "@nonobjc ", global(d));
+	case 'D':
+		return prefix(d, "dynamic ", global(d));
+	case 'd':
+		return special(d, "direct method reference for", global(d));
+	case 'R':
+		return reabstraction(d, "reabstraction thunk helper");
+	case 'r':
+		return reabstraction(d, "reabstraction thunk");
 	case 'W': {
 		struct swn *conf = conformance(d);
 		struct swn *e = conf ? entity(d) : NULL;
@@ -1185,10 +1386,14 @@ static struct swn *thunk(struct swd *d)
 	}
 	case 'S':
 		switch (next(d)) {
-		case 'g': return generic_spec(d, "generic specialization");
-		case 'r': return generic_spec(d, "generic not re-abstracted specialization");
-		case 'f': return funcsig_spec(d);
-		default: return NULL;
+		case 'g':
+			return generic_spec(d, "generic specialization");
+		case 'r':
+			return generic_spec(d, "generic not re-abstracted specialization");
+		case 'f':
+			return funcsig_spec(d);
+		default:
+			return NULL;
 		}
 	default:
 		return NULL;
@@ -1198,22 +1403,39 @@ static struct swn *thunk(struct swd *d)
 static struct swn *metadata(struct swd *d)
 {
 	switch (peek(d)) {
-	case 'P': next(d); return special(d, "generic type metadata pattern for", type(d));
-	case 'f': next(d); return special(d, "full type metadata for", type(d));
-	case 'a': next(d); return special(d, "type metadata accessor for", type(d));
-	case 'L': next(d); return special(d, "lazy cache variable for type metadata for", type(d));
-	case 'm': next(d); return special(d, "metaclass for", type(d));
-	case 'n': next(d); return special(d, "nominal type descriptor for", type(d));
-	case 'p': next(d); return special(d, "protocol descriptor for", protocol_name(d));
+	case 'P':
+		next(d);
+		return special(d, "generic type metadata pattern for", type(d));
+	case 'f':
+		next(d);
+		return special(d, "full type metadata for", type(d));
+	case 'a':
+		next(d);
+		return special(d, "type metadata accessor for", type(d));
+	case 'L':
+		next(d);
+		return special(d, "lazy cache variable for type metadata for", type(d));
+	case 'm':
+		next(d);
+		return special(d, "metaclass for", type(d));
+	case 'n':
+		next(d);
+		return special(d, "nominal type descriptor for", type(d));
+	case 'p':
+		next(d);
+		return special(d, "protocol descriptor for", protocol_name(d));
 	case 'R':
 		next(d);
 		switch (next(d)) {
-		case 'f': return prefix(d, "reflection metadata field descriptor ", type(d));
-		case 'b': return prefix(d, "reflection metadata builtin descriptor ", type(d));
+		case 'f':
+			return prefix(d, "reflection metadata field descriptor ", type(d));
+		case 'b':
+			return prefix(d, "reflection metadata builtin descriptor ", type(d));
 		case 'a':
 			return prefix(d, "reflection metadata associated type descriptor ",
 				      conformance(d));
-		default: return NULL;
+		default:
+			return NULL;
 		}
 	default:
 		return special(d, "type metadata for", type(d));
@@ -1224,19 +1446,28 @@ static struct swn *witness(struct swd *d)
 {
 	int c = next(d);
 	switch (c) {
-	case 'V': return special(d, "value witness table for", type(d));
+	case 'V':
+		return special(d, "value witness table for", type(d));
 	case 'v': {
 		const char *t;
 		switch (next(d)) {
-		case 'd': t = "direct field offset for "; break;
-		case 'i': t = "indirect field offset for "; break;
-		default: return NULL;
+		case 'd':
+			t = "direct field offset for ";
+			break;
+		case 'i':
+			t = "indirect field offset for ";
+			break;
+		default:
+			return NULL;
 		}
 		return settext(with(d, K_FIELD_OFFSET, entity(d), NULL), t);
 	}
-	case 'P': return special(d, "protocol witness table for", conformance(d));
-	case 'a': return special(d, "protocol witness table accessor for", conformance(d));
-	case 'G': return special(d, "generic protocol witness table for", conformance(d));
+	case 'P':
+		return special(d, "protocol witness table for", conformance(d));
+	case 'a':
+		return special(d, "protocol witness table accessor for", conformance(d));
+	case 'G':
+		return special(d, "generic protocol witness table for", conformance(d));
 	case 'I':
 		return special(d, "instantiation function for generic protocol witness table for",
 			       conformance(d));
@@ -1272,28 +1503,28 @@ static struct swn *value_witness(struct swd *d)
 		char code[3];
 		const char *name;
 	} tab[] = {
-		{"al", "allocateBuffer"},
-		{"ca", "assignWithCopy"},
-		{"ta", "assignWithTake"},
-		{"de", "deallocateBuffer"},
-		{"xx", "destroy"},
-		{"XX", "destroyBuffer"},
-		{"Xx", "destroyArray"},
-		{"CP", "initializeBufferWithCopyOfBuffer"},
-		{"Cp", "initializeBufferWithCopy"},
-		{"cp", "initializeWithCopy"},
-		{"TK", "initializeBufferWithTakeOfBuffer"},
-		{"Tk", "initializeBufferWithTake"},
-		{"tk", "initializeWithTake"},
-		{"pr", "projectBuffer"},
-		{"xs", "storeExtraInhabitant"},
-		{"xg", "getExtraInhabitantIndex"},
-		{"Cc", "initializeArrayWithCopy"},
-		{"Tt", "initializeArrayWithTakeFrontToBack"},
-		{"tT", "initializeArrayWithTakeBackToFront"},
-		{"ug", "getEnumTag"},
-		{"up", "destructiveProjectEnumData"},
-		{"ui", "destructiveInjectEnumTag"},
+	    {"al", "allocateBuffer"},
+	    {"ca", "assignWithCopy"},
+	    {"ta", "assignWithTake"},
+	    {"de", "deallocateBuffer"},
+	    {"xx", "destroy"},
+	    {"XX", "destroyBuffer"},
+	    {"Xx", "destroyArray"},
+	    {"CP", "initializeBufferWithCopyOfBuffer"},
+	    {"Cp", "initializeBufferWithCopy"},
+	    {"cp", "initializeWithCopy"},
+	    {"TK", "initializeBufferWithTakeOfBuffer"},
+	    {"Tk", "initializeBufferWithTake"},
+	    {"tk", "initializeWithTake"},
+	    {"pr", "projectBuffer"},
+	    {"xs", "storeExtraInhabitant"},
+	    {"xg", "getExtraInhabitantIndex"},
+	    {"Cc", "initializeArrayWithCopy"},
+	    {"Tt", "initializeArrayWithTakeFrontToBack"},
+	    {"tT", "initializeArrayWithTakeBackToFront"},
+	    {"ug", "getEnumTag"},
+	    {"up", "destructiveProjectEnumData"},
+	    {"ui", "destructiveInjectEnumTag"},
 	};
 	int a = next(d), b = next(d);
 	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
@@ -1333,7 +1564,8 @@ static struct swn *global_inner(struct swd *d)
 			struct swn *n = with(d, K_SPECIAL, g, NULL);
 			if (!n)
 				return NULL;
-			settext(n, objc ? "partial apply ObjC forwarder" : "partial apply forwarder");
+			settext(n,
+				objc ? "partial apply ObjC forwarder" : "partial apply forwarder");
 			n->flags |= SWF_MUTABLE;
 			return n;
 		}

@@ -431,8 +431,7 @@ static void print_closure(struct pr *p, const struct swn *c)
 		else if (t->kind == K_FUNC) {
 			puts_(p, ": ");
 			print(p, t);
-		}
-		else
+		} else
 			print(p, t);
 	}
 	puts_(p, " in ");
@@ -914,8 +913,13 @@ static void print_spec_arg(struct pr *p, const struct swn *a)
 		break;
 	case 8: {
 		static const char *const names[] = {
-			"Generic", "Dead", "Owned To Guaranteed", "Guaranteed To Owned",
-			"Exploded", "Value Promoted from Box", "Stack Promoted from Box",
+		    "Generic",
+		    "Dead",
+		    "Owned To Guaranteed",
+		    "Guaranteed To Owned",
+		    "Exploded",
+		    "Value Promoted from Box",
+		    "Stack Promoted from Box",
 		};
 		static const unsigned order[] = {0, 1, 2, 3, 4, 5, 6};
 		bool first = true;
@@ -1210,19 +1214,55 @@ static void print_inner(struct pr *p, const struct swn *n)
 	case K_REQ_SHAPE:
 		print_requirement(p, n);
 		break;
-	case K_INOUT: puts_(p, "inout "); print(p, n->kids[0]); break;
-	case K_SHARED: puts_(p, "__shared "); print(p, n->kids[0]); break;
-	case K_OWNED: puts_(p, "__owned "); print(p, n->kids[0]); break;
-	case K_NODERIV: puts_(p, "@noDerivative "); print(p, n->kids[0]); break;
-	case K_ISOLATED: puts_(p, "isolated "); print(p, n->kids[0]); break;
-	case K_CONST: puts_(p, "_const "); print(p, n->kids[0]); break;
-	case K_SENDING: puts_(p, "sending "); print(p, n->kids[0]); break;
-	case K_UNOWNED: puts_(p, "unowned "); print(p, n->kids[0]); break;
-	case K_UNMANAGED: puts_(p, "unowned(unsafe) "); print(p, n->kids[0]); break;
-	case K_WEAK: puts_(p, "weak "); print(p, n->kids[0]); break;
-	case K_DYNAMIC_SELF: puts_(p, "Self"); break;
-	case K_ERROR_TYPE: puts_(p, "<ERROR TYPE>"); break;
-	case K_OPAQUE_RETURN: puts_(p, "some"); break;
+	case K_INOUT:
+		puts_(p, "inout ");
+		print(p, n->kids[0]);
+		break;
+	case K_SHARED:
+		puts_(p, "__shared ");
+		print(p, n->kids[0]);
+		break;
+	case K_OWNED:
+		puts_(p, "__owned ");
+		print(p, n->kids[0]);
+		break;
+	case K_NODERIV:
+		puts_(p, "@noDerivative ");
+		print(p, n->kids[0]);
+		break;
+	case K_ISOLATED:
+		puts_(p, "isolated ");
+		print(p, n->kids[0]);
+		break;
+	case K_CONST:
+		puts_(p, "_const ");
+		print(p, n->kids[0]);
+		break;
+	case K_SENDING:
+		puts_(p, "sending ");
+		print(p, n->kids[0]);
+		break;
+	case K_UNOWNED:
+		puts_(p, "unowned ");
+		print(p, n->kids[0]);
+		break;
+	case K_UNMANAGED:
+		puts_(p, "unowned(unsafe) ");
+		print(p, n->kids[0]);
+		break;
+	case K_WEAK:
+		puts_(p, "weak ");
+		print(p, n->kids[0]);
+		break;
+	case K_DYNAMIC_SELF:
+		puts_(p, "Self");
+		break;
+	case K_ERROR_TYPE:
+		puts_(p, "<ERROR TYPE>");
+		break;
+	case K_OPAQUE_RETURN:
+		puts_(p, "some");
+		break;
 	case K_OPAQUE_DECL:
 		puts_(p, "<<opaque return type of ");
 		print(p, n->kids[0]);
@@ -1416,8 +1456,9 @@ static void print_inner(struct pr *p, const struct swn *n)
 		if (!p->simp) {
 			puts_(p, "(");
 			putn(p, n->index);
-			puts_(p, (n->flags & SWF_MUTABLE) ? ") await resume partial function for "
-							  : ") suspend resume partial function for ");
+			puts_(p, (n->flags & SWF_MUTABLE)
+				     ? ") await resume partial function for "
+				     : ") suspend resume partial function for ");
 		}
 		print(p, n->kids[0]);
 		break;
@@ -1648,7 +1689,12 @@ int swd_print(const struct swn *root, bool simplified, struct sw_buf *out)
 {
 	struct pr p = {.out = out, .simp = simplified};
 	size_t start = out->len;
+	/* shared subtrees can make the text exponential in the name: cap it */
+	size_t max = out->max;
+	if (max > start + SWD_MAX_OUTPUT)
+		out->max = start + SWD_MAX_OUTPUT;
 	print(&p, root);
+	out->max = max;
 	if (p.err)
 		out->len = start;
 	return p.err;

@@ -916,19 +916,48 @@ static struct swn *requirement(struct swd *d, int c)
 		const char *name = NULL;
 		int nsizes = 0;
 		switch (lc) {
-		case 'U': name = "_UnknownLayout"; break;
-		case 'R': name = "_RefCountedObject"; break;
-		case 'N': name = "_NativeRefCountedObject"; break;
-		case 'C': name = "AnyObject"; break;
-		case 'D': name = "_NativeClass"; break;
-		case 'T': name = "_Trivial"; break;
-		case 'B': name = "_BridgeObject"; break;
-		case 'S': name = "_TrivialStride"; break;
-		case 'E': name = "_Trivial"; nsizes = 2; break;
-		case 'e': name = "_Trivial"; nsizes = 1; break;
-		case 'M': name = "_TrivialAtMost"; nsizes = 2; break;
-		case 'm': name = "_TrivialAtMost"; nsizes = 1; break;
-		default: return NULL;
+		case 'U':
+			name = "_UnknownLayout";
+			break;
+		case 'R':
+			name = "_RefCountedObject";
+			break;
+		case 'N':
+			name = "_NativeRefCountedObject";
+			break;
+		case 'C':
+			name = "AnyObject";
+			break;
+		case 'D':
+			name = "_NativeClass";
+			break;
+		case 'T':
+			name = "_Trivial";
+			break;
+		case 'B':
+			name = "_BridgeObject";
+			break;
+		case 'S':
+			name = "_TrivialStride";
+			break;
+		case 'E':
+			name = "_Trivial";
+			nsizes = 2;
+			break;
+		case 'e':
+			name = "_Trivial";
+			nsizes = 1;
+			break;
+		case 'M':
+			name = "_TrivialAtMost";
+			nsizes = 2;
+			break;
+		case 'm':
+			name = "_TrivialAtMost";
+			nsizes = 1;
+			break;
+		default:
+			return NULL;
 		}
 		r->text = name;
 		r->tlen = (uint16_t)strlen(name);
@@ -1301,21 +1330,51 @@ static struct swn *builtin(struct swd *d)
 	const char *name = NULL;
 	char buf[64];
 	switch (c) {
-	case 'b': name = "Builtin.BridgeObject"; break;
-	case 'B': name = "Builtin.UnsafeValueBuffer"; break;
-	case 'c': name = "Builtin.RawUnsafeContinuation"; break;
-	case 'D': name = "Builtin.DefaultActorStorage"; break;
-	case 'd': name = "Builtin.NonDefaultDistributedActorStorage"; break;
-	case 'e': name = "Builtin.Executor"; break;
-	case 'I': name = "Builtin.IntLiteral"; break;
-	case 'j': name = "Builtin.Job"; break;
-	case 'P': name = "Builtin.PackIndex"; break;
-	case 'O': name = "Builtin.UnknownObject"; break;
-	case 'o': name = "Builtin.NativeObject"; break;
-	case 'p': name = "Builtin.RawPointer"; break;
-	case 't': name = "Builtin.SILToken"; break;
-	case 'w': name = "Builtin.Word"; break;
-	case 'A': name = "Builtin.ImplicitActor"; break;
+	case 'b':
+		name = "Builtin.BridgeObject";
+		break;
+	case 'B':
+		name = "Builtin.UnsafeValueBuffer";
+		break;
+	case 'c':
+		name = "Builtin.RawUnsafeContinuation";
+		break;
+	case 'D':
+		name = "Builtin.DefaultActorStorage";
+		break;
+	case 'd':
+		name = "Builtin.NonDefaultDistributedActorStorage";
+		break;
+	case 'e':
+		name = "Builtin.Executor";
+		break;
+	case 'I':
+		name = "Builtin.IntLiteral";
+		break;
+	case 'j':
+		name = "Builtin.Job";
+		break;
+	case 'P':
+		name = "Builtin.PackIndex";
+		break;
+	case 'O':
+		name = "Builtin.UnknownObject";
+		break;
+	case 'o':
+		name = "Builtin.NativeObject";
+		break;
+	case 'p':
+		name = "Builtin.RawPointer";
+		break;
+	case 't':
+		name = "Builtin.SILToken";
+		break;
+	case 'w':
+		name = "Builtin.Word";
+		break;
+	case 'A':
+		name = "Builtin.ImplicitActor";
+		break;
 	case 'f':
 	case 'i': {
 		int64_t size = demangle_index(d) - 1;
@@ -1361,36 +1420,60 @@ static struct swn *builtin(struct swd *d)
 static const char *param_convention(int c)
 {
 	switch (c) {
-	case 'i': return "@in";
-	case 'c': return "@in_constant";
-	case 'l': return "@inout";
-	case 'b': return "@inout_aliasable";
-	case 'n': return "@in_guaranteed";
-	case 'X': return "@in_cxx";
-	case 'x': return "@owned";
-	case 'y': return "@unowned";
-	case 'g': return "@guaranteed";
-	case 'e': return "@deallocating";
-	case 'v': return "@pack_owned";
-	case 'p': return "@pack_guaranteed";
-	case 'm': return "@pack_inout";
-	default: return NULL;
+	case 'i':
+		return "@in";
+	case 'c':
+		return "@in_constant";
+	case 'l':
+		return "@inout";
+	case 'b':
+		return "@inout_aliasable";
+	case 'n':
+		return "@in_guaranteed";
+	case 'X':
+		return "@in_cxx";
+	case 'x':
+		return "@owned";
+	case 'y':
+		return "@unowned";
+	case 'g':
+		return "@guaranteed";
+	case 'e':
+		return "@deallocating";
+	case 'v':
+		return "@pack_owned";
+	case 'p':
+		return "@pack_guaranteed";
+	case 'm':
+		return "@pack_inout";
+	default:
+		return NULL;
 	}
 }
 
 static const char *result_convention(int c)
 {
 	switch (c) {
-	case 'r': return "@out";
-	case 'o': return "@owned";
-	case 'd': return "@unowned";
-	case 'u': return "@unowned_inner_pointer";
-	case 'a': return "@autoreleased";
-	case 'k': return "@pack_out";
-	case 'l': return "@guaranteed_address";
-	case 'g': return "@guaranteed";
-	case 'm': return "@inout";
-	default: return NULL;
+	case 'r':
+		return "@out";
+	case 'o':
+		return "@owned";
+	case 'd':
+		return "@unowned";
+	case 'u':
+		return "@unowned_inner_pointer";
+	case 'a':
+		return "@autoreleased";
+	case 'k':
+		return "@pack_out";
+	case 'l':
+		return "@guaranteed_address";
+	case 'g':
+		return "@guaranteed";
+	case 'm':
+		return "@inout";
+	default:
+		return NULL;
 	}
 }
 
@@ -1444,10 +1527,18 @@ static struct swn *impl_function(struct swd *d)
 		return NULL;
 	const char *diff = NULL;
 	switch (peek(d)) {
-	case 'd': diff = "@differentiable"; break;
-	case 'l': diff = "@differentiable(_linear)"; break;
-	case 'f': diff = "@differentiable(_forward)"; break;
-	case 'r': diff = "@differentiable(reverse)"; break;
+	case 'd':
+		diff = "@differentiable";
+		break;
+	case 'l':
+		diff = "@differentiable(_linear)";
+		break;
+	case 'f':
+		diff = "@differentiable(_forward)";
+		break;
+	case 'r':
+		diff = "@differentiable(reverse)";
+		break;
 	}
 	if (diff) {
 		next(d);
@@ -1456,25 +1547,48 @@ static struct swn *impl_function(struct swd *d)
 	}
 	const char *callee;
 	switch (next(d)) {
-	case 'y': callee = "@callee_unowned"; break;
-	case 'g': callee = "@callee_guaranteed"; break;
-	case 'x': callee = "@callee_owned"; break;
-	case 't': callee = "@convention(thin)"; break;
-	default: return NULL;
+	case 'y':
+		callee = "@callee_unowned";
+		break;
+	case 'g':
+		callee = "@callee_guaranteed";
+		break;
+	case 'x':
+		callee = "@callee_owned";
+		break;
+	case 't':
+		callee = "@convention(thin)";
+		break;
+	default:
+		return NULL;
 	}
 	if (!impl_attr(d, fn, callee))
 		return NULL;
 	const char *conv = NULL;
 	switch (peek(d)) {
-	case 'B': conv = "@convention(block)"; break;
-	case 'C': conv = "@convention(c)"; break;
-	case 'M': conv = "@convention(method)"; break;
-	case 'O': conv = "@convention(objc_method)"; break;
-	case 'K': conv = "@convention(closure)"; break;
-	case 'W': conv = "@convention(witness_method)"; break;
+	case 'B':
+		conv = "@convention(block)";
+		break;
+	case 'C':
+		conv = "@convention(c)";
+		break;
+	case 'M':
+		conv = "@convention(method)";
+		break;
+	case 'O':
+		conv = "@convention(objc_method)";
+		break;
+	case 'K':
+		conv = "@convention(closure)";
+		break;
+	case 'W':
+		conv = "@convention(witness_method)";
+		break;
 	case 'z':
 		next(d);
-		conv = nextif(d, 'B') ? "@convention(block)" : nextif(d, 'C') ? "@convention(c)" : NULL;
+		conv = nextif(d, 'B')   ? "@convention(block)"
+		       : nextif(d, 'C') ? "@convention(c)"
+					: NULL;
 		if (!conv)
 			return NULL;
 		{
@@ -1493,9 +1607,15 @@ static struct swn *impl_function(struct swd *d)
 	}
 	const char *coro = NULL;
 	switch (peek(d)) {
-	case 'A': coro = "@yield_once"; break;
-	case 'I': coro = "@yield_once_2"; break;
-	case 'G': coro = "@yield_many"; break;
+	case 'A':
+		coro = "@yield_once";
+		break;
+	case 'I':
+		coro = "@yield_once_2";
+		break;
+	case 'G':
+		coro = "@yield_many";
+		break;
 	}
 	if (coro) {
 		next(d);
@@ -1718,10 +1838,17 @@ static struct swn *metatype_repr(struct swd *d, enum swk k)
 {
 	const char *r;
 	switch (next(d)) {
-	case 't': r = "@thin"; break;
-	case 'T': r = "@thick"; break;
-	case 'o': r = "@objc_metatype"; break;
-	default: return NULL;
+	case 't':
+		r = "@thin";
+		break;
+	case 'T':
+		r = "@thick";
+		break;
+	case 'o':
+		r = "@objc_metatype";
+		break;
+	default:
+		return NULL;
 	}
 	struct swn *t = wrap_type(d, k);
 	if (t)
@@ -1767,15 +1894,24 @@ static struct swn *special_type(struct swd *d)
 {
 	int c = next(d);
 	switch (c) {
-	case 'f': return pop_function_type(d, "@convention(thin)");
-	case 'K': return pop_function_type(d, "@autoclosure");
-	case 'A': return pop_function_type(d, "@escaping @autoclosure");
-	case 'B': return pop_function_type(d, "@convention(block)");
-	case 'L': return pop_function_type(d, "@convention(block)");
-	case 'C': return pop_function_type(d, "@convention(c)");
-	case 'E': return pop_function_type(d, NULL);
-	case 'U': return pop_function_type(d, NULL);
-	case 'O': return pop_function_type(d, NULL);
+	case 'f':
+		return pop_function_type(d, "@convention(thin)");
+	case 'K':
+		return pop_function_type(d, "@autoclosure");
+	case 'A':
+		return pop_function_type(d, "@escaping @autoclosure");
+	case 'B':
+		return pop_function_type(d, "@convention(block)");
+	case 'L':
+		return pop_function_type(d, "@convention(block)");
+	case 'C':
+		return pop_function_type(d, "@convention(c)");
+	case 'E':
+		return pop_function_type(d, NULL);
+	case 'U':
+		return pop_function_type(d, NULL);
+	case 'O':
+		return pop_function_type(d, NULL);
 	case 'z': {
 		int k = next(d);
 		int64_t n = natural(d);
@@ -1784,10 +1920,14 @@ static struct swn *special_type(struct swd *d)
 		d->pos += (size_t)n;
 		return pop_function_type(d, k == 'B' ? "@convention(block)" : "@convention(c)");
 	}
-	case 'o': return wrap_type(d, K_UNOWNED);
-	case 'u': return wrap_type(d, K_UNMANAGED);
-	case 'w': return wrap_type(d, K_WEAK);
-	case 'D': return wrap_type(d, K_DYNAMIC_SELF);
+	case 'o':
+		return wrap_type(d, K_UNOWNED);
+	case 'u':
+		return wrap_type(d, K_UNMANAGED);
+	case 'w':
+		return wrap_type(d, K_WEAK);
+	case 'D':
+		return wrap_type(d, K_DYNAMIC_SELF);
 	case 'b': {
 		struct swn *t = pop_type(d);
 		if (!t)
@@ -1799,13 +1939,20 @@ static struct swn *special_type(struct swd *d)
 		f->flags |= SWF_MUTABLE;
 		return l;
 	}
-	case 'x': return sil_box(d, false);
-	case 'X': return sil_box(d, true);
-	case 'M': return metatype_repr(d, K_METATYPE);
-	case 'm': return metatype_repr(d, K_EXIST_METATYPE);
-	case 'p': return wrap_type(d, K_EXIST_METATYPE);
-	case 'e': return node(d, K_ERROR_TYPE);
-	case 'F': return pop_type(d);
+	case 'x':
+		return sil_box(d, false);
+	case 'X':
+		return sil_box(d, true);
+	case 'M':
+		return metatype_repr(d, K_METATYPE);
+	case 'm':
+		return metatype_repr(d, K_EXIST_METATYPE);
+	case 'p':
+		return wrap_type(d, K_EXIST_METATYPE);
+	case 'e':
+		return node(d, K_ERROR_TYPE);
+	case 'F':
+		return pop_type(d);
 	case 'c': {
 		struct swn *sup = pop_type(d);
 		struct swn *pl = pop_proto_list(d);
@@ -1881,11 +2028,16 @@ static struct swn *y_op(struct swd *d)
 {
 	int c = next(d);
 	switch (c) {
-	case 'a': return marker(d, M_ASYNC, NULL, NULL);
-	case 'b': return marker(d, M_SENDABLE, NULL, NULL);
-	case 'T': return marker(d, M_SENDING, NULL, NULL);
-	case 'A': return marker(d, M_ISOLATION, "isolated", NULL);
-	case 'C': return marker(d, M_ISOLATION, "nonsending", NULL);
+	case 'a':
+		return marker(d, M_ASYNC, NULL, NULL);
+	case 'b':
+		return marker(d, M_SENDABLE, NULL, NULL);
+	case 'T':
+		return marker(d, M_SENDING, NULL, NULL);
+	case 'A':
+		return marker(d, M_ISOLATION, "isolated", NULL);
+	case 'C':
+		return marker(d, M_ISOLATION, "nonsending", NULL);
 	case 'c': {
 		struct swn *t = pop_type(d);
 		return t ? marker(d, M_ISOLATION, NULL, t) : NULL;
@@ -1897,18 +2049,31 @@ static struct swn *y_op(struct swd *d)
 	case 'j': {
 		const char *k;
 		switch (next(d)) {
-		case 'f': k = "@differentiable(_forward)"; break;
-		case 'r': k = "@differentiable(reverse)"; break;
-		case 'd': k = "@differentiable"; break;
-		case 'l': k = "@differentiable(_linear)"; break;
-		default: return NULL;
+		case 'f':
+			k = "@differentiable(_forward)";
+			break;
+		case 'r':
+			k = "@differentiable(reverse)";
+			break;
+		case 'd':
+			k = "@differentiable";
+			break;
+		case 'l':
+			k = "@differentiable(_linear)";
+			break;
+		default:
+			return NULL;
 		}
 		return marker(d, M_DIFF, k, NULL);
 	}
-	case 'k': return wrap_type(d, K_NODERIV);
-	case 'i': return wrap_type(d, K_ISOLATED);
-	case 't': return wrap_type(d, K_CONST);
-	case 'u': return wrap_type(d, K_SENDING);
+	case 'k':
+		return wrap_type(d, K_NODERIV);
+	case 'i':
+		return wrap_type(d, K_ISOLATED);
+	case 't':
+		return wrap_type(d, K_CONST);
+	case 'u':
+		return wrap_type(d, K_SENDING);
 	default:
 		return NULL;
 	}
@@ -1964,35 +2129,79 @@ static struct swn *accessor(struct swd *d, struct swn *storage)
 {
 	const char *name;
 	switch (next(d)) {
-	case 'm': name = "materializeForSet"; break;
-	case 's': name = "setter"; break;
-	case 'g': name = "getter"; break;
-	case 'G': name = "globalGetter"; break;
-	case 'w': name = "willset"; break;
-	case 'W': name = "didset"; break;
-	case 'r': name = "read"; break;
-	case 'M': name = "modify"; break;
-	case 'i': name = "init"; break;
-	case 'x': name = "modify2"; break;
-	case 'y': name = "read2"; break;
-	case 'b': name = "borrow"; break;
-	case 'z': name = "mutate"; break;
+	case 'm':
+		name = "materializeForSet";
+		break;
+	case 's':
+		name = "setter";
+		break;
+	case 'g':
+		name = "getter";
+		break;
+	case 'G':
+		name = "globalGetter";
+		break;
+	case 'w':
+		name = "willset";
+		break;
+	case 'W':
+		name = "didset";
+		break;
+	case 'r':
+		name = "read";
+		break;
+	case 'M':
+		name = "modify";
+		break;
+	case 'i':
+		name = "init";
+		break;
+	case 'x':
+		name = "modify2";
+		break;
+	case 'y':
+		name = "read2";
+		break;
+	case 'b':
+		name = "borrow";
+		break;
+	case 'z':
+		name = "mutate";
+		break;
 	case 'a':
 		switch (next(d)) {
-		case 'O': name = "owningMutableAddressor"; break;
-		case 'o': name = "nativeOwningMutableAddressor"; break;
-		case 'p': name = "nativePinningMutableAddressor"; break;
-		case 'u': name = "unsafeMutableAddressor"; break;
-		default: return NULL;
+		case 'O':
+			name = "owningMutableAddressor";
+			break;
+		case 'o':
+			name = "nativeOwningMutableAddressor";
+			break;
+		case 'p':
+			name = "nativePinningMutableAddressor";
+			break;
+		case 'u':
+			name = "unsafeMutableAddressor";
+			break;
+		default:
+			return NULL;
 		}
 		break;
 	case 'l':
 		switch (next(d)) {
-		case 'O': name = "owningAddressor"; break;
-		case 'o': name = "nativeOwningAddressor"; break;
-		case 'p': name = "nativePinningAddressor"; break;
-		case 'u': name = "unsafeAddressor"; break;
-		default: return NULL;
+		case 'O':
+			name = "owningAddressor";
+			break;
+		case 'o':
+			name = "nativeOwningAddressor";
+			break;
+		case 'p':
+			name = "nativePinningAddressor";
+			break;
+		case 'u':
+			name = "unsafeAddressor";
+			break;
+		default:
+			return NULL;
 		}
 		break;
 	case 'p':
@@ -2038,16 +2247,39 @@ static struct swn *macro_expansion(struct swd *d)
 	bool attached = true, freestanding = false;
 	int c = next(d);
 	switch (c) {
-	case 'a': kind = "accessor macro"; break;
-	case 'r': kind = "member attribute macro"; break;
-	case 'm': kind = "member macro"; break;
-	case 'p': kind = "peer macro"; break;
-	case 'c': kind = "conformance macro"; break;
-	case 'e': kind = "extension macro"; break;
-	case 'q': kind = "preamble macro"; break;
-	case 'b': kind = "body macro"; break;
-	case 'f': kind = "freestanding macro expansion"; attached = false; freestanding = true; break;
-	case 'u': kind = "unique name"; attached = false; break;
+	case 'a':
+		kind = "accessor macro";
+		break;
+	case 'r':
+		kind = "member attribute macro";
+		break;
+	case 'm':
+		kind = "member macro";
+		break;
+	case 'p':
+		kind = "peer macro";
+		break;
+	case 'c':
+		kind = "conformance macro";
+		break;
+	case 'e':
+		kind = "extension macro";
+		break;
+	case 'q':
+		kind = "preamble macro";
+		break;
+	case 'b':
+		kind = "body macro";
+		break;
+	case 'f':
+		kind = "freestanding macro expansion";
+		attached = false;
+		freestanding = true;
+		break;
+	case 'u':
+		kind = "unique name";
+		attached = false;
+		break;
 	case 'X': {
 		int64_t line = demangle_index(d);
 		int64_t col = demangle_index(d);
@@ -2060,7 +2292,8 @@ static struct swn *macro_expansion(struct swd *d)
 			l->index = (uint64_t)line, l->index2 = (uint64_t)col;
 		return l;
 	}
-	default: return NULL;
+	default:
+		return NULL;
 	}
 	struct swn *macro = pop_kind(d, K_IDENT);
 	struct swn *priv = freestanding ? pop_kind(d, K_PRIVATE_NAME) : NULL;
@@ -2097,15 +2330,33 @@ static struct swn *f_entity(struct swd *d)
 	int c = next(d);
 	enum swk k;
 	switch (c) {
-	case 'D': k = K_DEALLOCATOR; goto none;
-	case 'd': k = K_DESTRUCTOR; goto none;
-	case 'Z': k = K_ISO_DEALLOCATOR; goto none;
-	case 'E': k = K_IVAR_DESTROYER; goto none;
-	case 'e': k = K_IVAR_INIT; goto none;
-	case 'i': k = K_INITIALIZER; goto none;
-	case 'P': k = K_PW_BACKING_INIT; goto none;
-	case 'W': k = K_PW_INIT_PROJECTED; goto none;
-	case 'F': k = K_FIELD_INIT_ACCESSOR; goto none;
+	case 'D':
+		k = K_DEALLOCATOR;
+		goto none;
+	case 'd':
+		k = K_DESTRUCTOR;
+		goto none;
+	case 'Z':
+		k = K_ISO_DEALLOCATOR;
+		goto none;
+	case 'E':
+		k = K_IVAR_DESTROYER;
+		goto none;
+	case 'e':
+		k = K_IVAR_INIT;
+		goto none;
+	case 'i':
+		k = K_INITIALIZER;
+		goto none;
+	case 'P':
+		k = K_PW_BACKING_INIT;
+		goto none;
+	case 'W':
+		k = K_PW_INIT_PROJECTED;
+		goto none;
+	case 'F':
+		k = K_FIELD_INIT_ACCESSOR;
+		goto none;
 	case 'C':
 	case 'c': {
 		struct swn *priv = pop_kind(d, K_PRIVATE_NAME);
@@ -2114,8 +2365,8 @@ static struct swn *f_entity(struct swd *d)
 		struct swn *ctx = pop_context(d);
 		if (!t || !ctx)
 			return NULL;
-		struct swn *e = entity4(d, c == 'C' ? K_ALLOCATOR : K_CONSTRUCTOR, ctx, NULL,
-					labels, t);
+		struct swn *e =
+		    entity4(d, c == 'C' ? K_ALLOCATOR : K_CONSTRUCTOR, ctx, NULL, labels, t);
 		if (!e || (priv && !add(d, e, priv)))
 			return NULL;
 		return e;
@@ -2485,9 +2736,15 @@ static struct swn *spec_arg(struct swd *d, bool ret)
 	case 'p': {
 		int k = next(d);
 		switch (k) {
-		case 'f': a->index = SA_CONST_FN; return a;
-		case 'g': a->index = SA_CONST_GLOBAL; return a;
-		case 'k': a->index = SA_CONST_KEYPATH; return a;
+		case 'f':
+			a->index = SA_CONST_FN;
+			return a;
+		case 'g':
+			a->index = SA_CONST_GLOBAL;
+			return a;
+		case 'k':
+			a->index = SA_CONST_KEYPATH;
+			return a;
 		case 'i':
 		case 'd': {
 			size_t start = d->pos;
@@ -2504,10 +2761,17 @@ static struct swn *spec_arg(struct swd *d, bool ret)
 		case 's': {
 			const char *enc;
 			switch (next(d)) {
-			case 'b': enc = "u8"; break;
-			case 'w': enc = "u16"; break;
-			case 'c': enc = "objc"; break;
-			default: return NULL;
+			case 'b':
+				enc = "u8";
+				break;
+			case 'w':
+				enc = "u16";
+				break;
+			case 'c':
+				enc = "objc";
+				break;
+			default:
+				return NULL;
 			}
 			a->index = SA_CONST_STRING;
 			a->text = enc;
@@ -2526,18 +2790,42 @@ static struct swn *spec_arg(struct swd *d, bool ret)
 			int o = peek(d);
 			unsigned bit;
 			switch (o) {
-			case 'e': bit = 1; break;   /* generic */
-			case 'd': bit = 2; break;   /* dead */
-			case 'g': bit = 4; break;   /* owned to guaranteed */
-			case 'o': bit = 8; break;   /* guaranteed to owned */
-			case 'x': bit = 16; break;  /* exploded */
-			case 'i': bit = 32; break;  /* box to value */
-			case 's': bit = 64; break;  /* box to stack */
-			case 'D': bit = 2; break;
-			case 'G': bit = 4; break;
-			case 'X': bit = 16; break;
-			case 'O': bit = 8; break;
-			default: bit = 0; break;
+			case 'e':
+				bit = 1;
+				break; /* generic */
+			case 'd':
+				bit = 2;
+				break; /* dead */
+			case 'g':
+				bit = 4;
+				break; /* owned to guaranteed */
+			case 'o':
+				bit = 8;
+				break; /* guaranteed to owned */
+			case 'x':
+				bit = 16;
+				break; /* exploded */
+			case 'i':
+				bit = 32;
+				break; /* box to value */
+			case 's':
+				bit = 64;
+				break; /* box to stack */
+			case 'D':
+				bit = 2;
+				break;
+			case 'G':
+				bit = 4;
+				break;
+			case 'X':
+				bit = 16;
+				break;
+			case 'O':
+				bit = 8;
+				break;
+			default:
+				bit = 0;
+				break;
 			}
 			if (!bit || (opts & bit))
 				break;
@@ -2638,11 +2926,16 @@ static bool index_subset(struct swd *d, struct swn *n, uint64_t *ret)
 static const char *autodiff_kind(int c)
 {
 	switch (c) {
-	case 'f': return "forward-mode derivative";
-	case 'r': return "reverse-mode derivative";
-	case 'd': return "differential";
-	case 'p': return "pullback";
-	default: return NULL;
+	case 'f':
+		return "forward-mode derivative";
+	case 'r':
+		return "reverse-mode derivative";
+	case 'd':
+		return "differential";
+	case 'p':
+		return "pullback";
+	default:
+		return NULL;
 	}
 }
 
@@ -2659,11 +2952,20 @@ static struct swn *autodiff(struct swd *d, bool vtable, bool witness)
 	const char *kind;
 	if (witness) {
 		switch (k) {
-		case 'f': kind = "forward-mode differentiability witness for "; break;
-		case 'r': kind = "reverse-mode differentiability witness for "; break;
-		case 'd': kind = "normal differentiability witness for "; break;
-		case 'l': kind = "linear differentiability witness for "; break;
-		default: return NULL;
+		case 'f':
+			kind = "forward-mode differentiability witness for ";
+			break;
+		case 'r':
+			kind = "reverse-mode differentiability witness for ";
+			break;
+		case 'd':
+			kind = "normal differentiability witness for ";
+			break;
+		case 'l':
+			kind = "linear differentiability witness for ";
+			break;
+		default:
+			return NULL;
 		}
 	} else {
 		kind = autodiff_kind(k);
@@ -2806,32 +3108,55 @@ static struct swn *t_op(struct swd *d)
 		n->flags |= SWF_MUTABLE; /* " for " only with an operand */
 		return n;
 	}
-	case 'O': return prefix(d, "@nonobjc ", pop_global(d));
-	case 'o': return prefix(d, "@objc ", pop_global(d));
-	case 'D': return prefix(d, "dynamic ", pop_global(d));
-	case 'd': return special(d, "direct method reference for", pop_global(d));
-	case 'E': return prefix(d, "distributed thunk ", pop_global(d));
-	case 'F': return special(d, "distributed accessor for", pop_global(d));
-	case 'I': return special(d, "dynamically replaceable thunk for", pop_global(d));
-	case 'u': return special(d, "async function pointer to", pop_global(d));
-	case 'X': return special(d, "dynamically replaceable variable for", pop_global(d));
-	case 'j': return special(d, "dispatch thunk of", pop_global(d));
-	case 'q': return special(d, "method descriptor for", pop_global(d));
-	case 'm': return prefix(d, "merged ", pop_global(d));
-	case 'S': return special(d, "protocol self-conformance witness for", pop_global(d));
-	case 'C': return special(d, "coroutine continuation prototype for", pop_type(d));
-	case 'c': return special(d, "curry thunk of", pop_global(d));
+	case 'O':
+		return prefix(d, "@nonobjc ", pop_global(d));
+	case 'o':
+		return prefix(d, "@objc ", pop_global(d));
+	case 'D':
+		return prefix(d, "dynamic ", pop_global(d));
+	case 'd':
+		return special(d, "direct method reference for", pop_global(d));
+	case 'E':
+		return prefix(d, "distributed thunk ", pop_global(d));
+	case 'F':
+		return special(d, "distributed accessor for", pop_global(d));
+	case 'I':
+		return special(d, "dynamically replaceable thunk for", pop_global(d));
+	case 'u':
+		return special(d, "async function pointer to", pop_global(d));
+	case 'X':
+		return special(d, "dynamically replaceable variable for", pop_global(d));
+	case 'j':
+		return special(d, "dispatch thunk of", pop_global(d));
+	case 'q':
+		return special(d, "method descriptor for", pop_global(d));
+	case 'm':
+		return prefix(d, "merged ", pop_global(d));
+	case 'S':
+		return special(d, "protocol self-conformance witness for", pop_global(d));
+	case 'C':
+		return special(d, "coroutine continuation prototype for", pop_type(d));
+	case 'c':
+		return special(d, "curry thunk of", pop_global(d));
 	case 'w':
 		switch (next(d)) {
-		case 'b': return special(d, "back deployment thunk for", pop_global(d));
-		case 'B': return special(d, "back deployment fallback for", pop_global(d));
-		case 'c': return special(d, "coro function pointer to", pop_global(d));
-		case 'd': return prefix(d, "default override of ", pop_global(d));
-		case 'S': return special(d, "#_hasSymbol query for", pop_global(d));
-		default: return NULL;
+		case 'b':
+			return special(d, "back deployment thunk for", pop_global(d));
+		case 'B':
+			return special(d, "back deployment fallback for", pop_global(d));
+		case 'c':
+			return special(d, "coro function pointer to", pop_global(d));
+		case 'd':
+			return prefix(d, "default override of ", pop_global(d));
+		case 'S':
+			return special(d, "#_hasSymbol query for", pop_global(d));
+		default:
+			return NULL;
 		}
-	case 'Q': return async_partial(d, true);
-	case 'Y': return async_partial(d, false);
+	case 'Q':
+		return async_partial(d, true);
+	case 'Y':
+		return async_partial(d, false);
 	case 'V': {
 		struct swn *base = pop(d);
 		struct swn *derived = pop(d);
@@ -2846,9 +3171,12 @@ static struct swn *t_op(struct swd *d)
 		struct swn *conf = pop_conformance(d);
 		return conf ? with(d, K_WITNESS_THUNK, conf, e) : NULL;
 	}
-	case 'R': return reabstraction(d, "reabstraction thunk helper", false);
-	case 'r': return reabstraction(d, "reabstraction thunk", false);
-	case 'y': return reabstraction(d, "reabstraction thunk helper", true);
+	case 'R':
+		return reabstraction(d, "reabstraction thunk helper", false);
+	case 'r':
+		return reabstraction(d, "reabstraction thunk", false);
+	case 'y':
+		return reabstraction(d, "reabstraction thunk helper", true);
 	case 'U': {
 		struct swn *t = pop_type(d);
 		struct swn *g = pop_global(d);
@@ -2856,7 +3184,8 @@ static struct swn *t_op(struct swd *d)
 			return NULL;
 		return special(d, "reabstraction thunk with global actor constraint for", g);
 	}
-	case 'K': return keypath(d, "key path getter for", false);
+	case 'K':
+		return keypath(d, "key path getter for", false);
 	case 'k':
 		if (nextif(d, 'm')) {
 			if (!nextif(d, 'u'))
@@ -2869,9 +3198,12 @@ static struct swn *t_op(struct swd *d)
 			return keypath(d, "key path applied method for", false);
 		}
 		return keypath(d, "key path setter for", false);
-	case 'H': return keypath(d, "key path equality operator for", true);
-	case 'h': return keypath(d, "key path hash function for", true);
-	case 'L': return special(d, "protocol requirements base descriptor for", pop_protocol(d));
+	case 'H':
+		return keypath(d, "key path equality operator for", true);
+	case 'h':
+		return keypath(d, "key path hash function for", true);
+	case 'L':
+		return special(d, "protocol requirements base descriptor for", pop_protocol(d));
 	case 'l': {
 		struct swn *a = pop_assoc_name(d);
 		return a ? with(d, K_ASSOC_TYPE_DESC, a, NULL) : NULL;
@@ -2951,14 +3283,22 @@ static struct swn *t_op(struct swd *d)
 		if (nextif(d, 'S'))
 			return autodiff_subset(d);
 		return autodiff(d, false, false);
-	case 'g': return generic_spec(d, "generic specialization");
-	case 'G': return generic_spec(d, "generic not re-abstracted specialization");
-	case 'B': return generic_spec(d, "generic specialization");
-	case 's': return generic_spec(d, "generic re-abstracted prespecialization");
-	case 'i': return generic_spec(d, "inlined generic function");
-	case 'p': return partial_spec(d, "partial specialization");
-	case 'P': return partial_spec(d, "generic not-reabstracted partial specialization");
-	case 'f': return funcsig_spec(d);
+	case 'g':
+		return generic_spec(d, "generic specialization");
+	case 'G':
+		return generic_spec(d, "generic not re-abstracted specialization");
+	case 'B':
+		return generic_spec(d, "generic specialization");
+	case 's':
+		return generic_spec(d, "generic re-abstracted prespecialization");
+	case 'i':
+		return generic_spec(d, "inlined generic function");
+	case 'p':
+		return partial_spec(d, "partial specialization");
+	case 'P':
+		return partial_spec(d, "generic not-reabstracted partial specialization");
+	case 'f':
+		return funcsig_spec(d);
 	case 't':
 		/* dropped arguments before a generic specialization */
 		for (;;) {
@@ -2995,24 +3335,49 @@ static struct swn *outlined(struct swd *d)
 {
 	const char *text;
 	switch (next(d)) {
-	case 'y': text = "outlined copy of"; break;
-	case 'e': text = "outlined consume of"; break;
-	case 'r': text = "outlined retain of"; break;
-	case 's': text = "outlined release of"; break;
+	case 'y':
+		text = "outlined copy of";
+		break;
+	case 'e':
+		text = "outlined consume of";
+		break;
+	case 'r':
+		text = "outlined retain of";
+		break;
+	case 's':
+		text = "outlined release of";
+		break;
 	case 'b':
-	case 'B': text = "outlined init with take of"; break;
+	case 'B':
+		text = "outlined init with take of";
+		break;
 	case 'c':
-	case 'C': text = "outlined init with copy of"; break;
+	case 'C':
+		text = "outlined init with copy of";
+		break;
 	case 'd':
-	case 'D': text = "outlined assign with take of"; break;
+	case 'D':
+		text = "outlined assign with take of";
+		break;
 	case 'f':
-	case 'F': text = "outlined assign with copy of"; break;
+	case 'F':
+		text = "outlined assign with copy of";
+		break;
 	case 'h':
-	case 'H': text = "outlined destroy of"; break;
-	case 'i': text = "outlined store enum tag of"; break;
-	case 'j': text = "outlined enum project data for"; break;
-	case 'g': text = "outlined enum get tag of"; break;
-	default: return NULL;
+	case 'H':
+		text = "outlined destroy of";
+		break;
+	case 'i':
+		text = "outlined store enum tag of";
+		break;
+	case 'j':
+		text = "outlined enum project data for";
+		break;
+	case 'g':
+		text = "outlined enum get tag of";
+		break;
+	default:
+		return NULL;
 	}
 	struct swn *t = pop_type(d);
 	pop_kind(d, K_SIG);
@@ -3023,7 +3388,8 @@ static struct swn *w_op(struct swd *d)
 {
 	int c = next(d);
 	switch (c) {
-	case 'V': return special(d, "value witness table for", pop_type(d));
+	case 'V':
+		return special(d, "value witness table for", pop_type(d));
 	case 'v': {
 		int k = next(d);
 		if (k != 'd' && k != 'i')
@@ -3033,21 +3399,29 @@ static struct swn *w_op(struct swd *d)
 			return NULL;
 		struct swn *n = with(d, K_FIELD_OFFSET, e, NULL);
 		if (n) {
-			n->text = k == 'd' ? "direct field offset for " : "indirect field offset for ";
+			n->text =
+			    k == 'd' ? "direct field offset for " : "indirect field offset for ";
 			n->tlen = (uint16_t)strlen(n->text);
 		}
 		return n;
 	}
-	case 'P': return special(d, "protocol witness table for", pop_conformance(d));
-	case 'p': return special(d, "protocol witness table pattern for", pop_conformance(d));
-	case 'a': return special(d, "protocol witness table accessor for", pop_conformance(d));
-	case 'G': return special(d, "generic protocol witness table for", pop_conformance(d));
+	case 'P':
+		return special(d, "protocol witness table for", pop_conformance(d));
+	case 'p':
+		return special(d, "protocol witness table pattern for", pop_conformance(d));
+	case 'a':
+		return special(d, "protocol witness table accessor for", pop_conformance(d));
+	case 'G':
+		return special(d, "generic protocol witness table for", pop_conformance(d));
 	case 'I':
 		return special(d, "instantiation function for generic protocol witness table for",
 			       pop_conformance(d));
-	case 'r': return special(d, "resilient protocol witness table for", pop_conformance(d));
-	case 'L': return lazy_wt(d, "lazy protocol witness table cache variable for type ");
-	case 'l': return lazy_wt(d, "lazy protocol witness table accessor for type ");
+	case 'r':
+		return special(d, "resilient protocol witness table for", pop_conformance(d));
+	case 'L':
+		return lazy_wt(d, "lazy protocol witness table cache variable for type ");
+	case 'l':
+		return lazy_wt(d, "lazy protocol witness table accessor for type ");
 	case 't': {
 		struct swn *name = pop_kind(d, K_IDENT);
 		struct swn *conf = pop_conformance(d);
@@ -3057,20 +3431,26 @@ static struct swn *w_op(struct swd *d)
 		struct swn *proto = pop_protocol(d);
 		struct swn *path = pop_assoc_path(d);
 		struct swn *conf = pop_conformance(d);
-		return (proto && path && conf) ? with3(d, K_ASSOC_WT_ACCESS, conf, path, proto) : NULL;
+		return (proto && path && conf) ? with3(d, K_ASSOC_WT_ACCESS, conf, path, proto)
+					       : NULL;
 	}
 	case 'b': {
 		struct swn *proto = pop_protocol(d);
 		struct swn *conf = pop_conformance(d);
-		struct swn *n = (proto && conf) ? with3(d, K_ASSOC_WT_ACCESS, conf, NULL, proto) : NULL;
+		struct swn *n =
+		    (proto && conf) ? with3(d, K_ASSOC_WT_ACCESS, conf, NULL, proto) : NULL;
 		if (n)
 			n->flags |= SWF_MUTABLE;
 		return n;
 	}
-	case 'S': return special(d, "protocol self-conformance witness table for", pop_protocol(d));
-	case 'C': return special(d, "resilient enum tag index for", pop(d));
-	case 'O': return outlined(d);
-	case 'J': return autodiff(d, false, true);
+	case 'S':
+		return special(d, "protocol self-conformance witness table for", pop_protocol(d));
+	case 'C':
+		return special(d, "resilient enum tag index for", pop(d));
+	case 'O':
+		return outlined(d);
+	case 'J':
+		return autodiff(d, false, true);
 	case 'Z':
 	case 'z': {
 		struct swn *names = node(d, K_TYPE_LIST);
@@ -3101,51 +3481,77 @@ static struct swn *m_op(struct swd *d)
 {
 	int c = next(d);
 	switch (c) {
-	case 'a': return special(d, "type metadata accessor for", pop_type(d));
-	case 'L': return special(d, "lazy cache variable for type metadata for", pop_type(d));
-	case 'f': return special(d, "full type metadata for", pop_type(d));
-	case 'P': return special(d, "generic type metadata pattern for", pop_type(d));
-	case 'r': return special(d, "type metadata completion function for", pop_type(d));
-	case 'i': return special(d, "type metadata instantiation function for", pop_type(d));
-	case 'I': return special(d, "type metadata instantiation cache for", pop_type(d));
+	case 'a':
+		return special(d, "type metadata accessor for", pop_type(d));
+	case 'L':
+		return special(d, "lazy cache variable for type metadata for", pop_type(d));
+	case 'f':
+		return special(d, "full type metadata for", pop_type(d));
+	case 'P':
+		return special(d, "generic type metadata pattern for", pop_type(d));
+	case 'r':
+		return special(d, "type metadata completion function for", pop_type(d));
+	case 'i':
+		return special(d, "type metadata instantiation function for", pop_type(d));
+	case 'I':
+		return special(d, "type metadata instantiation cache for", pop_type(d));
 	case 'l':
 		return special(d, "type metadata singleton initialization cache for", pop_type(d));
-	case 'm': return special(d, "metaclass for", pop_type(d));
-	case 'n': return special(d, "nominal type descriptor for", pop_type(d));
-	case 'Q': return special(d, "opaque type descriptor for", pop_kind(d, K_OPAQUE_DECL));
-	case 'u': return special(d, "class method lookup function for", pop_type(d));
-	case 'U': return special(d, "ObjC metadata update function for", pop_type(d));
-	case 's': return special(d, "ObjC resilient class stub for", pop_type(d));
-	case 't': return special(d, "full ObjC resilient class stub for", pop_type(d));
-	case 'p': return special(d, "protocol descriptor for", pop_protocol(d));
-	case 'o': return special(d, "class metadata base offset for", pop_type(d));
-	case 'F': return prefix(d, "reflection metadata field descriptor ", pop_type(d));
-	case 'B': return prefix(d, "reflection metadata builtin descriptor ", pop_type(d));
+	case 'm':
+		return special(d, "metaclass for", pop_type(d));
+	case 'n':
+		return special(d, "nominal type descriptor for", pop_type(d));
+	case 'Q':
+		return special(d, "opaque type descriptor for", pop_kind(d, K_OPAQUE_DECL));
+	case 'u':
+		return special(d, "class method lookup function for", pop_type(d));
+	case 'U':
+		return special(d, "ObjC metadata update function for", pop_type(d));
+	case 's':
+		return special(d, "ObjC resilient class stub for", pop_type(d));
+	case 't':
+		return special(d, "full ObjC resilient class stub for", pop_type(d));
+	case 'p':
+		return special(d, "protocol descriptor for", pop_protocol(d));
+	case 'o':
+		return special(d, "class metadata base offset for", pop_type(d));
+	case 'F':
+		return prefix(d, "reflection metadata field descriptor ", pop_type(d));
+	case 'B':
+		return prefix(d, "reflection metadata builtin descriptor ", pop_type(d));
 	case 'A':
 		return prefix(d, "reflection metadata associated type descriptor ",
 			      pop_conformance(d));
-	case 'C': return prefix(d, "reflection metadata superclass descriptor ", pop_type(d));
-	case 'K': return special(d, "metadata instantiation cache for", pop_global(d));
+	case 'C':
+		return prefix(d, "reflection metadata superclass descriptor ", pop_type(d));
+	case 'K':
+		return special(d, "metadata instantiation cache for", pop_global(d));
 	case 'J':
-		return special(d,
-			       "noncanonical specialized generic type metadata instantiation cache for",
-			       pop_global(d));
+		return special(
+		    d, "noncanonical specialized generic type metadata instantiation cache for",
+		    pop_global(d));
 	case 'N':
 		return special(d, "noncanonical specialized generic type metadata for",
 			       pop_global(d));
 	case 'z':
 		return special(d, "canonical prespecialized generic type caching token for",
 			       pop_global(d));
-	case 'q': return special(d, "uniquing prefix for", pop_global(d));
-	case 'S': return special(d, "protocol self-conformance descriptor for", pop_protocol(d));
-	case 'c': return special(d, "protocol conformance descriptor for", pop_conformance(d));
+	case 'q':
+		return special(d, "uniquing prefix for", pop_global(d));
+	case 'S':
+		return special(d, "protocol self-conformance descriptor for", pop_protocol(d));
+	case 'c':
+		return special(d, "protocol conformance descriptor for", pop_conformance(d));
 	case 'D':
 		return special(d, "demangling cache variable for type metadata for", pop_type(d));
 	case 'X':
 		switch (next(d)) {
-		case 'M': return prefix(d, "module descriptor ", pop_module(d));
-		case 'E': return prefix(d, "extension descriptor ", pop_context(d));
-		case 'X': return prefix(d, "anonymous descriptor ", pop_context(d));
+		case 'M':
+			return prefix(d, "module descriptor ", pop_module(d));
+		case 'E':
+			return prefix(d, "extension descriptor ", pop_context(d));
+		case 'X':
+			return prefix(d, "anonymous descriptor ", pop_context(d));
 		case 'Y': {
 			struct swn *id = pop_kind(d, K_IDENT);
 			struct swn *ctx = pop_context(d);
@@ -3153,7 +3559,8 @@ static struct swn *m_op(struct swd *d)
 				return NULL;
 			return with(d, K_ANON_CONTEXT, ctx, id);
 		}
-		default: return NULL;
+		default:
+			return NULL;
 		}
 	default:
 		return NULL;
@@ -3166,30 +3573,30 @@ static const char *value_witness(int a, int b)
 		char code[3];
 		const char *name;
 	} tab[] = {
-		{"al", "allocateBuffer"},
-		{"ca", "assignWithCopy"},
-		{"ta", "assignWithTake"},
-		{"de", "deallocateBuffer"},
-		{"xx", "destroy"},
-		{"XX", "destroyBuffer"},
-		{"Xx", "destroyArray"},
-		{"CP", "initializeBufferWithCopyOfBuffer"},
-		{"Cp", "initializeBufferWithCopy"},
-		{"cp", "initializeWithCopy"},
-		{"TK", "initializeBufferWithTakeOfBuffer"},
-		{"Tk", "initializeBufferWithTake"},
-		{"tk", "initializeWithTake"},
-		{"pr", "projectBuffer"},
-		{"xs", "storeExtraInhabitant"},
-		{"xg", "getExtraInhabitantIndex"},
-		{"Cc", "initializeArrayWithCopy"},
-		{"Tt", "initializeArrayWithTakeFrontToBack"},
-		{"tT", "initializeArrayWithTakeBackToFront"},
-		{"ug", "getEnumTag"},
-		{"up", "destructiveProjectEnumData"},
-		{"ui", "destructiveInjectEnumTag"},
-		{"et", "getEnumTagSinglePayload"},
-		{"st", "storeEnumTagSinglePayload"},
+	    {"al", "allocateBuffer"},
+	    {"ca", "assignWithCopy"},
+	    {"ta", "assignWithTake"},
+	    {"de", "deallocateBuffer"},
+	    {"xx", "destroy"},
+	    {"XX", "destroyBuffer"},
+	    {"Xx", "destroyArray"},
+	    {"CP", "initializeBufferWithCopyOfBuffer"},
+	    {"Cp", "initializeBufferWithCopy"},
+	    {"cp", "initializeWithCopy"},
+	    {"TK", "initializeBufferWithTakeOfBuffer"},
+	    {"Tk", "initializeBufferWithTake"},
+	    {"tk", "initializeWithTake"},
+	    {"pr", "projectBuffer"},
+	    {"xs", "storeExtraInhabitant"},
+	    {"xg", "getExtraInhabitantIndex"},
+	    {"Cc", "initializeArrayWithCopy"},
+	    {"Tt", "initializeArrayWithTakeFrontToBack"},
+	    {"tT", "initializeArrayWithTakeBackToFront"},
+	    {"ug", "getEnumTag"},
+	    {"up", "destructiveProjectEnumData"},
+	    {"ui", "destructiveInjectEnumTag"},
+	    {"et", "getEnumTagSinglePayload"},
+	    {"st", "storeEnumTagSinglePayload"},
 	};
 	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)
 		if (tab[i].code[0] == a && tab[i].code[1] == b)
@@ -3200,7 +3607,8 @@ static const char *value_witness(int a, int b)
 static struct swn *h_global(struct swd *d, int c)
 {
 	switch (c) {
-	case 'r': return special(d, "protocol descriptor runtime record for", pop_protocol(d));
+	case 'r':
+		return special(d, "protocol descriptor runtime record for", pop_protocol(d));
 	case 'n':
 		return special(d, "nominal type descriptor runtime record for", pop_type(d));
 	case 'o':
@@ -3224,14 +3632,27 @@ static bool operator(struct swd *d)
 	int c = next(d);
 	struct swn *n = NULL;
 	switch (c) {
-	case '0': case '1': case '2': case '3': case '4':
-	case '5': case '6': case '7': case '8': case '9':
+	case '0':
+	case '1':
+	case '2':
+	case '3':
+	case '4':
+	case '5':
+	case '6':
+	case '7':
+	case '8':
+	case '9':
 		d->pos--;
 		n = identifier(d);
 		break;
-	case 'A': return substitution(d);
-	case 'B': n = builtin(d); break;
-	case 'C': n = nominal(d, K_CLASS); break;
+	case 'A':
+		return substitution(d);
+	case 'B':
+		n = builtin(d);
+		break;
+	case 'C':
+		n = nominal(d, K_CLASS);
+		break;
 	case 'D': {
 		struct swn *t = pop_type(d);
 		struct swn *labels;
@@ -3240,8 +3661,12 @@ static bool operator(struct swd *d)
 		n = t ? with(d, K_TYPE_MANGLING, t, NULL) : NULL;
 		break;
 	}
-	case 'E': n = extension(d); break;
-	case 'F': n = plain_function(d); break;
+	case 'E':
+		n = extension(d);
+		break;
+	case 'F':
+		n = plain_function(d);
+		break;
 	case 'G':
 		n = bound_generic(d);
 		if (!add_subst(d, n))
@@ -3257,30 +3682,67 @@ static bool operator(struct swd *d)
 		}
 		break;
 	}
-	case 'I': n = impl_function(d); break;
-	case 'K': n = marker(d, M_THROWS, NULL, NULL); break;
-	case 'L': n = local_name(d); break;
-	case 'M': n = m_op(d); break;
-	case 'N': n = special(d, "type metadata for", pop_type(d)); break;
-	case 'O': n = nominal(d, K_ENUM); break;
-	case 'P': n = nominal(d, K_PROTOCOL); break;
-	case 'Q': n = archetype(d); break;
-	case 'R': n = requirement(d, next(d)); break;
-	case 'S': return known_substitution(d);
-	case 'T': n = t_op(d); break;
-	case 'V': n = nominal(d, K_STRUCT); break;
-	case 'W': n = w_op(d); break;
-	case 'X': n = special_type(d); break;
-	case 'Y': n = y_op(d); break;
+	case 'I':
+		n = impl_function(d);
+		break;
+	case 'K':
+		n = marker(d, M_THROWS, NULL, NULL);
+		break;
+	case 'L':
+		n = local_name(d);
+		break;
+	case 'M':
+		n = m_op(d);
+		break;
+	case 'N':
+		n = special(d, "type metadata for", pop_type(d));
+		break;
+	case 'O':
+		n = nominal(d, K_ENUM);
+		break;
+	case 'P':
+		n = nominal(d, K_PROTOCOL);
+		break;
+	case 'Q':
+		n = archetype(d);
+		break;
+	case 'R':
+		n = requirement(d, next(d));
+		break;
+	case 'S':
+		return known_substitution(d);
+	case 'T':
+		n = t_op(d);
+		break;
+	case 'V':
+		n = nominal(d, K_STRUCT);
+		break;
+	case 'W':
+		n = w_op(d);
+		break;
+	case 'X':
+		n = special_type(d);
+		break;
+	case 'Y':
+		n = y_op(d);
+		break;
 	case 'Z': {
 		struct swn *e = pop(d);
 		n = is_entity(e) ? with(d, K_STATIC, e, NULL) : NULL;
 		break;
 	}
-	case 'a': n = nominal(d, K_TYPEALIAS); break;
-	case 'c': n = pop_function_type(d, NULL); break;
-	case 'd': n = node(d, K_VARIADIC_MARK); break;
-	case 'f': n = f_entity(d); break;
+	case 'a':
+		n = nominal(d, K_TYPEALIAS);
+		break;
+	case 'c':
+		n = pop_function_type(d, NULL);
+		break;
+	case 'd':
+		n = node(d, K_VARIADIC_MARK);
+		break;
+	case 'f':
+		n = f_entity(d);
+		break;
 	case 'g': {
 		int64_t i = demangle_index(d);
 		struct swn *conf = pop_any_conformance(d);
@@ -3289,24 +3751,48 @@ static bool operator(struct swd *d)
 			n->index = (uint64_t)i;
 		break;
 	}
-	case 'h': n = wrap_type(d, K_SHARED); break;
-	case 'i': n = subscript(d); break;
-	case 'l': n = generic_signature(d, false); break;
-	case 'm': n = wrap_type(d, K_METATYPE); break;
-	case 'n': n = wrap_type(d, K_OWNED); break;
-	case 'o': n = operator_ident(d); break;
-	case 'p': n = pop_proto_list(d); break;
-	case 'q': n = generic_param_index(d); break;
-	case 'r': n = generic_signature(d, true); break;
-	case 's': n = text_node(d, K_MODULE, "Swift"); break;
-	case 't': n = pop_tuple(d); break;
+	case 'h':
+		n = wrap_type(d, K_SHARED);
+		break;
+	case 'i':
+		n = subscript(d);
+		break;
+	case 'l':
+		n = generic_signature(d, false);
+		break;
+	case 'm':
+		n = wrap_type(d, K_METATYPE);
+		break;
+	case 'n':
+		n = wrap_type(d, K_OWNED);
+		break;
+	case 'o':
+		n = operator_ident(d);
+		break;
+	case 'p':
+		n = pop_proto_list(d);
+		break;
+	case 'q':
+		n = generic_param_index(d);
+		break;
+	case 'r':
+		n = generic_signature(d, true);
+		break;
+	case 's':
+		n = text_node(d, K_MODULE, "Swift");
+		break;
+	case 't':
+		n = pop_tuple(d);
+		break;
 	case 'u': {
 		struct swn *sig = pop_kind(d, K_SIG);
 		struct swn *t = pop_type(d);
 		n = (sig && t) ? with(d, K_DEP_GENERIC_TYPE, sig, t) : NULL;
 		break;
 	}
-	case 'v': n = variable(d); break;
+	case 'v':
+		n = variable(d);
+		break;
 	case 'w': {
 		int a = next(d);
 		int b = next(d);
@@ -3317,10 +3803,18 @@ static bool operator(struct swd *d)
 			n->text = name, n->tlen = (uint16_t)strlen(name);
 		break;
 	}
-	case 'x': n = param_type(d, 0, 0); break;
-	case 'y': n = node(d, K_EMPTY_LIST); break;
-	case 'z': n = wrap_type(d, K_INOUT); break;
-	case '_': n = node(d, K_FIRST_MARK); break;
+	case 'x':
+		n = param_type(d, 0, 0);
+		break;
+	case 'y':
+		n = node(d, K_EMPTY_LIST);
+		break;
+	case 'z':
+		n = wrap_type(d, K_INOUT);
+		break;
+	case '_':
+		n = node(d, K_FIRST_MARK);
+		break;
 	case '.':
 		d->pos--;
 		n = swd_text(d, K_SUFFIX, d->s + d->pos, d->len - d->pos);
@@ -3347,8 +3841,8 @@ struct swn *swd_parse_new(struct swd *d)
 	while (d->pos < d->len) {
 		if (!operator(d)) {
 #ifdef SWD_DEBUG
-			fprintf(stderr, "fail at %zu '%.*s' stack %u\n", d->pos, (int)(d->len - d->pos),
-				d->s + d->pos, d->nstack);
+			fprintf(stderr, "fail at %zu '%.*s' stack %u\n", d->pos,
+				(int)(d->len - d->pos), d->s + d->pos, d->nstack);
 #endif
 			return NULL;
 		}

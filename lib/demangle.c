@@ -26,8 +26,7 @@ static bool starts(const char *s, size_t len, const char *p)
 	return len >= n && memcmp(s, p, n) == 0;
 }
 
-int swd_demangle_text(const char *s, size_t len, bool simplified, struct sw_buf *out,
-		      unsigned nest)
+int swd_demangle_text(const char *s, size_t len, bool simplified, struct sw_buf *out, unsigned nest)
 {
 	if (nest > 2 || len > MAX_NAME)
 		return 0;
@@ -152,7 +151,8 @@ int sw_demangle_filter(const char *text, size_t len, unsigned flags, struct sw_b
 	while (i < len) {
 		unsigned char c = (unsigned char)text[i];
 		bool boundary = i == 0 || !symbol_char((unsigned char)text[i - 1]);
-		if (!boundary || (c != '$' && c != '_' && c != '@') || !may_start(text + i, len - i)) {
+		if (!boundary || (c != '$' && c != '_' && c != '@') ||
+		    !may_start(text + i, len - i)) {
 			i++;
 			continue;
 		}

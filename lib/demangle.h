@@ -16,9 +16,9 @@
 /* Swift names in the style of `swift-demangle --simplified` (trees use it). */
 #define SW_DEMANGLE_SIMPLIFIED 0x1u
 /* Leave C++ (Itanium) names alone. */
-#define SW_DEMANGLE_NO_CXX     0x2u
+#define SW_DEMANGLE_NO_CXX 0x2u
 /* Leave Swift names alone. */
-#define SW_DEMANGLE_NO_SWIFT   0x4u
+#define SW_DEMANGLE_NO_SWIFT 0x4u
 
 /*
  * Appends the demangled form of the NUL-terminated name to out.  Returns 1
