@@ -1691,11 +1691,15 @@ int swd_print(const struct swn *root, bool simplified, struct sw_buf *out)
 	size_t start = out->len;
 	/* shared subtrees can make the text exponential in the name: cap it */
 	size_t max = out->max;
-	if (max > start + SWD_MAX_OUTPUT)
+	bool capped = max > start + SWD_MAX_OUTPUT;
+	if (capped)
 		out->max = start + SWD_MAX_OUTPUT;
 	print(&p, root);
 	out->max = max;
 	if (p.err)
 		out->len = start;
+	/* past our own cap the name is garbage, not the caller's problem */
+	if (p.err == -E2BIG && capped)
+		return -EINVAL;
 	return p.err;
 }

@@ -169,13 +169,23 @@ static void check_hostile(void)
 	s[n - 1] = 0;
 	r = sw_demangle(s, 0, &out);
 	CHECK(r <= 1);
-	/* substitutions doubling the tree: exponential if printed naively */
-	strcpy(s, "$sSi");
-	size_t len = 4;
-	for (int i = 0; i < 60; i++)
-		len += (size_t)sprintf(s + len, "A%c_A%c_t", 'a' + (i % 26), 'a' + (i % 26));
+	/* bound generic types built from substitutions of the previous one: the
+	 * text doubles at each level, so it must hit the per-name cap, fast */
+	len = (size_t)sprintf(s, "$s1a1bVyACACG");
+	for (int i = 0; i < 24; i++)
+		len += (size_t)sprintf(s + len, "ACyA%cA%cG", 'D' + i, 'D' + i);
+	strcpy(s + len, "D");
+	sw_buf_reset(&out);
+	struct sw_buf big;
+	sw_buf_init(&big, 0); /* no ceiling of the caller's: the demangler's own applies */
+	r = sw_demangle(s, 0, &big);
+	CHECK_INT(r, 0);
+	CHECK_INT((int)big.len, 0);
+	sw_buf_finish(&big);
+	/* a few levels of the same are a valid name */
+	strcpy(s, "$s1a1bVyACACGACyADADGD");
 	r = sw_demangle(s, 0, &out);
-	CHECK(r <= 1);
+	CHECK_INT(r, 1);
 	/* huge repetition counts and word / substitution indexes out of range */
 	const char *bad[] = {
 	    "$sS999999999999i",
