@@ -129,7 +129,6 @@ static bool is_deferred_context(const struct swn *c)
 	return true;
 }
 
-
 /*
  * Prints a context followed by '.', or nothing when it cannot be a prefix
  * (functions, closures, local types); returns the context to print after
@@ -242,7 +241,14 @@ static void print_params(struct pr *p, const struct swn *params, const struct sw
 
 static void print_fn(struct pr *p, const struct swn *fn, const struct swn *labels)
 {
-	if (fn->tlen) {
+	const struct swn *ct = find_kid(fn, K_CLANG_TYPE);
+	if (ct && fn->tlen > 13) {
+		/* "@convention(c" + ", mangledCType: \"...\")" */
+		put(p, fn->text, fn->tlen - 1u);
+		puts_(p, ", mangledCType: \"");
+		text(p, ct);
+		puts_(p, "\") ");
+	} else if (fn->tlen) {
 		text(p, fn);
 		puts_(p, " ");
 	}

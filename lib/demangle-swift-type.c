@@ -942,10 +942,16 @@ struct swn *swd_special_type(struct swd *d)
 	case 'z': {
 		int k = next(d);
 		int64_t n = natural(d);
-		if ((k != 'B' && k != 'C') || n < 0 || (uint64_t)n > d->len - d->pos)
+		if ((k != 'B' && k != 'C') || n <= 0 || (uint64_t)n > d->len - d->pos)
 			return NULL;
+		/* the Clang type, as an Itanium mangling, printed as it is */
+		struct swn *ct = swd_text(d, K_CLANG_TYPE, d->s + d->pos, (size_t)n);
 		d->pos += (size_t)n;
-		return swd_pop_function_type(d, k == 'B' ? "@convention(block)" : "@convention(c)");
+		struct swn *fn =
+		    swd_pop_function_type(d, k == 'B' ? "@convention(block)" : "@convention(c)");
+		if (!fn || !add(d, fn, ct))
+			return NULL;
+		return fn;
 	}
 	case 'o':
 		return swd_wrap_type(d, K_UNOWNED);

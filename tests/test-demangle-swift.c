@@ -143,6 +143,12 @@ static void check_filter(void)
 	sw_buf_reset(&out);
 	CHECK_INT(sw_demangle("main", 0, &out), 0);
 	CHECK_INT((int)out.len, 0);
+	/* function types with their Clang type (swift-manglings-with-clang-types.txt) */
+	sw_buf_reset(&out);
+	CHECK_INT(sw_demangle("$s3tmp1fyySiyXzC9_ZTSPFmvEF", 0, &out), 1);
+	CHECK_STR(sw_buf_str(&out),
+		  "tmp.f(@convention(c, mangledCType: \"_ZTSPFmvE\") () -> Swift.Int) -> ()");
+	sw_buf_reset(&out);
 	/* Mach-O's extra underscore */
 	CHECK_INT(sw_demangle("_$s4main3fooyyF", 0, &out), 1);
 	CHECK_STR(sw_buf_str(&out), "main.foo() -> ()");
