@@ -162,17 +162,17 @@ static void check_hostile(void)
 	size_t n = 200000;
 	char *s = malloc(n + 16);
 	/* deep nesting: optional of optional of ... */
+	memset(s, 0, n + 16);
 	strcpy(s, "$sSi");
 	for (size_t i = 4; i + 2 < n; i += 2)
 		memcpy(s + i, "Sg", 2);
-	s[n - 1] = 0;
 	int r = sw_demangle(s, 0, &out);
 	CHECK(r <= 1);
 	/* nested tuples */
+	memset(s, 0, n + 16);
 	strcpy(s, "$s");
 	for (size_t i = 2; i + 2 < n; i += 2)
 		memcpy(s + i, i % 4 ? "yt" : "_t", 2);
-	s[n - 1] = 0;
 	r = sw_demangle(s, 0, &out);
 	CHECK(r <= 1);
 	/* bound generic types built from substitutions of the previous one: the
