@@ -120,13 +120,14 @@ static inline struct swn *node(struct swd *d, enum swk k)
 
 static inline struct swn *with(struct swd *d, enum swk k, struct swn *a, struct swn *b)
 {
-	return swd_with(d, k, a, b);
+	/* the first operand is never optional */
+	return a ? swd_with(d, k, a, b) : NULL;
 }
 
 static inline struct swn *with3(struct swd *d, enum swk k, struct swn *a, struct swn *b,
 				struct swn *c)
 {
-	struct swn *n = swd_with(d, k, a, b);
+	struct swn *n = with(d, k, a, b);
 	if (n && c && swd_add(d, n, c) < 0)
 		return NULL;
 	return n;

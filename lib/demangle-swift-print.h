@@ -7,6 +7,7 @@
 #ifndef SW_DEMANGLE_SWIFT_PRINT_H
 #define SW_DEMANGLE_SWIFT_PRINT_H
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -48,6 +49,10 @@ static inline void putn(struct pr *p, uint64_t v)
 
 static inline void text(struct pr *p, const struct swn *n)
 {
+	if (!n) {
+		p->err = -EINVAL;
+		return;
+	}
 	put(p, n->text, n->tlen);
 }
 

@@ -621,6 +621,8 @@ struct swn *swd_pop_assoc_path(struct swd *d)
 
 struct swn *swd_dep_member_chain(struct swd *d, struct swn *base, struct swn *path)
 {
+	if (!base || !path)
+		return NULL;
 	for (unsigned i = 0; i < path->nkids; i++) {
 		base = with(d, K_DEP_MEMBER, base, path->kids[i]);
 		if (!base)
@@ -657,6 +659,8 @@ static struct swn *requirement(struct swd *d, int c)
 		} else if (c == 'J') {
 			path = swd_pop_assoc_path(d);
 		}
+		if ((c == 'I' && !s) || ((c == 'j' || c == 'J') && !path))
+			return NULL;
 		int64_t bit = demangle_index(d);
 		if (bit < 0)
 			return NULL;
@@ -668,7 +672,7 @@ static struct swn *requirement(struct swd *d, int c)
 				s = with(d, K_DEP_MEMBER, s, path);
 			else if (c == 'J')
 				s = swd_dep_member_chain(d, s, path);
-			if (path && !add_subst(d, s))
+			if (!s || (path && !add_subst(d, s)))
 				return NULL;
 		}
 		struct swn *r = with(d, K_REQ_INVERSE, s, NULL);
