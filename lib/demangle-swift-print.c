@@ -27,6 +27,10 @@ static const struct swn *find_kid(const struct swn *n, enum swk k)
 
 void swd_pr_join(struct pr *p, const struct swn *list, const char *sep)
 {
+	if (!list) {
+		p->err = -EINVAL;
+		return;
+	}
 	for (unsigned i = 0; i < list->nkids; i++) {
 		if (i)
 			puts_(p, sep);
@@ -589,6 +593,10 @@ static void print_nominal(struct pr *p, const struct swn *n)
 
 void swd_pr_sig(struct pr *p, const struct swn *sig)
 {
+	if (!sig) {
+		p->err = -EINVAL;
+		return;
+	}
 	unsigned depth = 0;
 	puts_(p, "<");
 	for (; depth < sig->nkids && sig->kids[depth]->kind == K_PARAM_COUNT; depth++) {
@@ -793,6 +801,10 @@ static void print_impl_fn(struct pr *p, const struct swn *fn)
 
 static void print_sil_box(struct pr *p, const struct swn *layout)
 {
+	if (!layout) {
+		p->err = -EINVAL;
+		return;
+	}
 	puts_(p, "{");
 	for (unsigned i = 0; i < layout->nkids; i++) {
 		const struct swn *f = layout->kids[i];
