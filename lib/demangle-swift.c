@@ -1071,10 +1071,6 @@ struct swn *swd_parse_new(struct swd *d)
 {
 	while (d->pos < d->len) {
 		if (!operator(d)) {
-#ifdef SWD_DEBUG
-			fprintf(stderr, "fail at %zu '%.*s' stack %u\n", d->pos,
-				(int)(d->len - d->pos), d->s + d->pos, d->nstack);
-#endif
 			return NULL;
 		}
 	}
