@@ -113,6 +113,10 @@ int main(int argc, char **argv)
 	       "target\n",
 	       simp, simp / TARGET);
 
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	printf("peak memory after the Swift runs (ru_maxrss): %ld KiB\n", ru.ru_maxrss);
+
 	if (system("command -v swift-demangle >/dev/null 2>&1") == 0)
 		printf("swift-demangle is installed: compare with `swift-demangle < names`\n");
 	else
@@ -136,8 +140,8 @@ int main(int argc, char **argv)
 		printf("ratio swift full / libiberty: %.2fx\n", full / lib);
 	}
 #endif
-	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
-	printf("peak memory (ru_maxrss): %ld KiB\n", ru.ru_maxrss);
+	printf("peak memory at the end, Itanium corpus loaded (ru_maxrss): %ld KiB\n",
+	       ru.ru_maxrss);
 	return 0;
 }

@@ -5,114 +5,7 @@
  * goes through enter() which bounds the depth.  It builds the same nodes as
  * the current-mangling parser so one printer serves both.
  */
-#include <stdio.h>
-#include <string.h>
-
-#include "demangle-swift.h"
-
-#define MAX_OLD_DEPTH 150
-
-static inline int peek(struct swd *d)
-{
-	return d->pos < d->len ? (unsigned char)d->s[d->pos] : 0;
-}
-
-static inline int peek2(struct swd *d)
-{
-	return d->pos + 1 < d->len ? (unsigned char)d->s[d->pos + 1] : 0;
-}
-
-static inline int next(struct swd *d)
-{
-	return d->pos < d->len ? (unsigned char)d->s[d->pos++] : 0;
-}
-
-static inline bool nextif(struct swd *d, char c)
-{
-	if (d->pos < d->len && d->s[d->pos] == c) {
-		d->pos++;
-		return true;
-	}
-	return false;
-}
-
-static inline bool isdig(int c)
-{
-	return c >= '0' && c <= '9';
-}
-
-static bool enter(struct swd *d)
-{
-	return ++d->depth <= MAX_OLD_DEPTH;
-}
-
-static int64_t natural(struct swd *d)
-{
-	if (!isdig(peek(d)))
-		return -1;
-	int64_t v = 0;
-	while (isdig(peek(d))) {
-		v = v * 10 + (next(d) - '0');
-		if (v > ((int64_t)1 << 40))
-			return -1;
-	}
-	return v;
-}
-
-/* index ::= '_' | natural '_' (N+1) */
-static int64_t index_(struct swd *d)
-{
-	if (nextif(d, '_'))
-		return 0;
-	int64_t v = natural(d);
-	if (v < 0 || !nextif(d, '_'))
-		return -1;
-	return v + 1;
-}
-
-static struct swn *node(struct swd *d, enum swk k)
-{
-	return swd_node(d, k);
-}
-
-static struct swn *with(struct swd *d, enum swk k, struct swn *a, struct swn *b)
-{
-	if (!a)
-		return NULL;
-	return swd_with(d, k, a, b);
-}
-
-static bool add(struct swd *d, struct swn *p, struct swn *k)
-{
-	return p && k && swd_add(d, p, k) == 0;
-}
-
-static struct swn *text_node(struct swd *d, enum swk k, const char *t)
-{
-	return swd_text(d, k, t, strlen(t));
-}
-
-static struct swn *settext(struct swn *n, const char *t)
-{
-	if (n) {
-		n->text = t;
-		n->tlen = (uint16_t)strlen(t);
-	}
-	return n;
-}
-
-static bool add_subst(struct swd *d, struct swn *n)
-{
-	if (!n || d->nsubst >= SWD_MAX_SUBST)
-		return false;
-	d->subst[d->nsubst++] = n;
-	return true;
-}
-
-static struct swn *type(struct swd *d);
-static struct swn *context(struct swd *d);
-static struct swn *entity(struct swd *d);
-static struct swn *global(struct swd *d);
+#include "demangle-swift-old.h"
 
 /* ------------------------------------------------------------------ */
 /* identifiers */
@@ -120,7 +13,7 @@ static struct swn *global(struct swd *d);
 static bool punycode_old(struct swd *d, const char *in, size_t n, char *out, size_t *olen,
 			 size_t cap);
 
-static struct swn *identifier(struct swd *d, enum swk want)
+struct swn *swo_identifier(struct swd *d, enum swk want)
 {
 	bool puny = nextif(d, 'X');
 	enum swk k = want;
@@ -179,7 +72,7 @@ static struct swn *decl_name(struct swd *d)
 {
 	if (nextif(d, 'L')) {
 		int64_t i = index_(d);
-		struct swn *id = identifier(d, K_IDENT);
+		struct swn *id = swo_identifier(d, K_IDENT);
 		struct swn *l = with(d, K_LOCAL_NAME, id, NULL);
 		if (i < 0 || !l)
 			return NULL;
@@ -187,13 +80,13 @@ static struct swn *decl_name(struct swd *d)
 		return l;
 	}
 	if (nextif(d, 'P')) {
-		struct swn *disc = identifier(d, K_IDENT);
-		struct swn *id = identifier(d, K_IDENT);
+		struct swn *disc = swo_identifier(d, K_IDENT);
+		struct swn *id = swo_identifier(d, K_IDENT);
 		if (!disc || !id)
 			return NULL;
 		return with(d, K_PRIVATE_NAME, disc, id);
 	}
-	return identifier(d, K_IDENT);
+	return swo_identifier(d, K_IDENT);
 }
 
 /* ------------------------------------------------------------------ */
@@ -288,7 +181,7 @@ static struct swn *substitution(struct swd *d)
 	return known(d, c);
 }
 
-static struct swn *module(struct swd *d)
+struct swn *swo_module(struct swd *d)
 {
 	int c = peek(d);
 	if (c == 's') {
@@ -299,7 +192,7 @@ static struct swn *module(struct swd *d)
 		struct swn *m = substitution(d);
 		return (m && m->kind == K_MODULE) ? m : NULL;
 	}
-	struct swn *id = identifier(d, K_MODULE);
+	struct swn *id = swo_identifier(d, K_MODULE);
 	if (!id || id->kind != K_MODULE || !add_subst(d, id))
 		return NULL;
 	return id;
@@ -307,7 +200,7 @@ static struct swn *module(struct swd *d)
 
 static struct swn *nominal(struct swd *d, enum swk k)
 {
-	struct swn *ctx = context(d);
+	struct swn *ctx = swo_context(d);
 	struct swn *name = ctx ? decl_name(d) : NULL;
 	struct swn *n = with(d, k, ctx, name);
 	if (!name || !add_subst(d, n))
@@ -316,7 +209,7 @@ static struct swn *nominal(struct swd *d, enum swk k)
 }
 
 /* protocol-name: a substitution of a protocol, or a context and a name */
-static struct swn *protocol_name(struct swd *d)
+struct swn *swo_protocol_name(struct swd *d)
 {
 	struct swn *ctx;
 	if (peek(d) == 'S') {
@@ -331,7 +224,7 @@ static struct swn *protocol_name(struct swd *d)
 	} else if (nextif(d, 's')) {
 		ctx = text_node(d, K_MODULE, "Swift");
 	} else {
-		ctx = module(d);
+		ctx = swo_module(d);
 	}
 	struct swn *name = ctx ? decl_name(d) : NULL;
 	struct swn *p = with(d, K_PROTOCOL, ctx, name);
@@ -340,7 +233,7 @@ static struct swn *protocol_name(struct swd *d)
 	return p;
 }
 
-static struct swn *context(struct swd *d)
+struct swn *swo_context(struct swd *d)
 {
 	if (!enter(d))
 		return NULL;
@@ -350,15 +243,14 @@ static struct swn *context(struct swd *d)
 	case 'E':
 	case 'e': {
 		next(d);
-		struct swn *m = module(d);
+		struct swn *m = swo_module(d);
 		struct swn *sig = NULL;
 		if (c == 'e') {
-			extern struct swn *swd_old_sig(struct swd * d);
 			sig = swd_old_sig(d);
 			if (!sig)
 				break;
 		}
-		struct swn *t = m ? context(d) : NULL;
+		struct swn *t = m ? swo_context(d) : NULL;
 		if (!t || !swd_is_type(t))
 			break;
 		r = with(d, K_EXTENSION, m, t);
@@ -388,17 +280,17 @@ static struct swn *context(struct swd *d)
 		break;
 	case 'P':
 		next(d);
-		r = protocol_name(d);
+		r = swo_protocol_name(d);
 		break;
 	case 'F':
 	case 'v':
 	case 'i':
 	case 'I':
 	case 'Z':
-		r = entity(d);
+		r = swo_entity(d);
 		break;
 	default:
-		r = module(d);
+		r = swo_module(d);
 		break;
 	}
 	d->depth--;
@@ -447,11 +339,11 @@ static struct swn *assoc_name(struct swd *d)
 	}
 	struct swn *proto = NULL;
 	if (nextif(d, 'P')) {
-		proto = protocol_name(d);
+		proto = swo_protocol_name(d);
 		if (!proto)
 			return NULL;
 	}
-	struct swn *id = identifier(d, K_IDENT);
+	struct swn *id = swo_identifier(d, K_IDENT);
 	if (!id || !add_subst(d, id))
 		return NULL;
 	return with(d, K_ASSOC_REF, id, proto);
@@ -550,11 +442,11 @@ static struct swn *requirement(struct swd *d)
 	if (!subject)
 		return NULL;
 	if (nextif(d, 'z'))
-		return with(d, K_REQ_SAME, subject, type(d));
+		return with(d, K_REQ_SAME, subject, swo_type(d));
 	if (nextif(d, 'l'))
 		return layout(d, subject);
 	if (peek(d) == 'C')
-		return with(d, K_REQ_BASE, subject, type(d));
+		return with(d, K_REQ_BASE, subject, swo_type(d));
 	if (peek(d) == 'S') {
 		size_t save = d->pos;
 		struct swn *s = substitution(d);
@@ -566,10 +458,8 @@ static struct swn *requirement(struct swd *d)
 			return with(d, K_REQ_BASE, subject, s);
 		d->pos = save;
 	}
-	return with(d, K_REQ_CONF, subject, protocol_name(d));
+	return with(d, K_REQ_CONF, subject, swo_protocol_name(d));
 }
-
-struct swn *swd_old_sig(struct swd *d);
 
 struct swn *swd_old_sig(struct swd *d)
 {
@@ -620,8 +510,8 @@ struct swn *swd_old_sig(struct swd *d)
 static struct swn *fn_type(struct swd *d, const char *conv)
 {
 	bool throws = nextif(d, 'z');
-	struct swn *params = type(d);
-	struct swn *result = params ? type(d) : NULL;
+	struct swn *params = swo_type(d);
+	struct swn *result = params ? swo_type(d) : NULL;
 	if (!result)
 		return NULL;
 	struct swn *f = swd_with(d, K_FUNC, params, result);
@@ -647,11 +537,11 @@ static struct swn *tuple(struct swd *d, bool variadic)
 		if (!el)
 			return NULL;
 		if (isdig(peek(d)) || peek(d) == 'X' || (peek(d) == 'o' && isdig(peek2(d)))) {
-			struct swn *label = identifier(d, K_IDENT);
+			struct swn *label = swo_identifier(d, K_IDENT);
 			if (!add(d, el, label))
 				return NULL;
 		}
-		struct swn *ty = type(d);
+		struct swn *ty = swo_type(d);
 		if (!add(d, el, ty) || !add(d, t, el))
 			return NULL;
 	}
@@ -753,7 +643,7 @@ static struct swn *impl_fn(struct swd *d)
 						  : err     ? K_IMPL_ERROR
 							    : K_IMPL_RESULT,
 						  conv);
-			struct swn *t = type(d);
+			struct swn *t = swo_type(d);
 			if (!add(d, p, t) || !add(d, fn, p))
 				return NULL;
 		}
@@ -800,7 +690,7 @@ static struct swn *builtin(struct swd *d)
 		int64_t n = natural(d);
 		if (n <= 0 || n > 4096)
 			return NULL;
-		struct swn *t = type(d);
+		struct swn *t = swo_type(d);
 		if (!t || t->kind != K_BUILTIN || t->tlen < 8 || t->tlen > 40)
 			return NULL;
 		snprintf(buf, sizeof(buf), "Builtin.Vec%dx%.*s", (int)n, (int)(t->tlen - 8),
@@ -824,7 +714,7 @@ static struct swn *protocol_list(struct swd *d)
 {
 	struct swn *l = node(d, K_PROTO_LIST);
 	while (l && !nextif(d, '_')) {
-		if (d->pos >= d->len || !add(d, l, protocol_name(d)))
+		if (d->pos >= d->len || !add(d, l, swo_protocol_name(d)))
 			return NULL;
 	}
 	return l;
@@ -846,7 +736,7 @@ static struct swn *metatype_repr(struct swd *d, enum swk k)
 	default:
 		return NULL;
 	}
-	return settext(with(d, k, type(d), NULL), r);
+	return settext(with(d, k, swo_type(d), NULL), r);
 }
 
 static bool is_nominal(const struct swn *n)
@@ -861,7 +751,7 @@ static bool is_nominal(const struct swn *n)
  */
 static struct swn *bound_generic(struct swd *d)
 {
-	struct swn *nom = type(d);
+	struct swn *nom = swo_type(d);
 	if (!nom || !is_nominal(nom))
 		return NULL;
 	struct swn *chain[16];
@@ -874,7 +764,7 @@ static struct swn *bound_generic(struct swd *d)
 		if (!args)
 			return NULL;
 		while (!nextif(d, '_')) {
-			if (d->pos >= d->len || !add(d, args, type(d)))
+			if (d->pos >= d->len || !add(d, args, swo_type(d)))
 				return NULL;
 		}
 		struct swn *cur = chain[level];
@@ -907,7 +797,7 @@ static struct swn *type_inner(struct swd *d)
 		d->pos--;
 		return substitution(d);
 	case 'a': {
-		struct swn *ctx = context(d);
+		struct swn *ctx = swo_context(d);
 		struct swn *name = ctx ? decl_name(d) : NULL;
 		struct swn *n = with(d, K_TYPEALIAS, ctx, name);
 		if (!name || !add_subst(d, n))
@@ -926,23 +816,23 @@ static struct swn *type_inner(struct swd *d)
 	case 'G':
 		return bound_generic(d);
 	case 'M':
-		return with(d, K_METATYPE, type(d), NULL);
+		return with(d, K_METATYPE, swo_type(d), NULL);
 	case 'P':
 		if (nextif(d, 'M'))
-			return with(d, K_EXIST_METATYPE, type(d), NULL);
+			return with(d, K_EXIST_METATYPE, swo_type(d), NULL);
 		return protocol_list(d);
 	case 'Q':
 		if (nextif(d, 'u'))
 			return node(d, K_OPAQUE_RETURN);
 		return NULL;
 	case 'R':
-		return with(d, K_INOUT, type(d), NULL);
+		return with(d, K_INOUT, swo_type(d), NULL);
 	case 'T':
 		return tuple(d, false);
 	case 't':
 		return tuple(d, true);
 	case 'D':
-		return with(d, K_DYNAMIC_SELF, type(d), NULL);
+		return with(d, K_DYNAMIC_SELF, swo_type(d), NULL);
 	case 'E':
 		if (next(d) != 'R' || next(d) != 'R')
 			return NULL;
@@ -950,11 +840,11 @@ static struct swn *type_inner(struct swd *d)
 	case 'X':
 		switch (next(d)) {
 		case 'o':
-			return with(d, K_UNOWNED, type(d), NULL);
+			return with(d, K_UNOWNED, swo_type(d), NULL);
 		case 'u':
-			return with(d, K_UNMANAGED, type(d), NULL);
+			return with(d, K_UNMANAGED, swo_type(d), NULL);
 		case 'w':
-			return with(d, K_WEAK, type(d), NULL);
+			return with(d, K_WEAK, swo_type(d), NULL);
 		case 'F':
 			return impl_fn(d);
 		case 'f':
@@ -966,7 +856,7 @@ static struct swn *type_inner(struct swd *d)
 				return NULL;
 			return metatype_repr(d, K_EXIST_METATYPE);
 		case 'b': {
-			struct swn *t = type(d);
+			struct swn *t = swo_type(d);
 			struct swn *f = with(d, K_SIL_FIELD, t, NULL);
 			if (!f)
 				return NULL;
@@ -978,7 +868,7 @@ static struct swn *type_inner(struct swd *d)
 		}
 	case 'u': {
 		struct swn *sig = swd_old_sig(d);
-		struct swn *t = sig ? type(d) : NULL;
+		struct swn *t = sig ? swo_type(d) : NULL;
 		return t ? swd_with(d, K_DEP_GENERIC_TYPE, sig, t) : NULL;
 	}
 	case 'x':
@@ -994,7 +884,7 @@ static struct swn *type_inner(struct swd *d)
 	}
 }
 
-static struct swn *type(struct swd *d)
+struct swn *swo_type(struct swd *d)
 {
 	if (!enter(d))
 		return NULL;
@@ -1009,7 +899,7 @@ static struct swn *type(struct swd *d)
 static struct swn *accessor(struct swd *d, struct swn *ctx, const char *name, enum swk k)
 {
 	struct swn *dn = decl_name(d);
-	struct swn *t = dn ? type(d) : NULL;
+	struct swn *t = dn ? swo_type(d) : NULL;
 	if (!t)
 		return NULL;
 	struct swn *v = swd_with(d, k, ctx, dn);
@@ -1040,7 +930,7 @@ static struct swn *entity_inner(struct swd *d)
 	int k = next(d);
 	if (k != 'F' && k != 'v' && k != 'i' && k != 'I')
 		return NULL;
-	struct swn *ctx = context(d);
+	struct swn *ctx = swo_context(d);
 	if (!ctx)
 		return NULL;
 	struct swn *e = NULL;
@@ -1088,7 +978,7 @@ static struct swn *entity_inner(struct swd *d)
 	case 'C':
 	case 'c': {
 		next(d);
-		struct swn *t = type(d);
+		struct swn *t = swo_type(d);
 		if (!t)
 			return NULL;
 		e = with(d, c == 'C' ? K_ALLOCATOR : K_CONSTRUCTOR, ctx, t);
@@ -1122,7 +1012,7 @@ static struct swn *entity_inner(struct swd *d)
 	case 'u': {
 		next(d);
 		int64_t i = index_(d);
-		struct swn *t = i >= 0 ? type(d) : NULL;
+		struct swn *t = i >= 0 ? swo_type(d) : NULL;
 		e = with(d, c == 'U' ? K_EXPL_CLOSURE : K_IMPL_CLOSURE, ctx, t);
 		if (!t || !e)
 			return NULL;
@@ -1133,7 +1023,7 @@ static struct swn *entity_inner(struct swd *d)
 		if (k == 'I')
 			return NULL;
 		struct swn *name = decl_name(d);
-		struct swn *t = name ? type(d) : NULL;
+		struct swn *t = name ? swo_type(d) : NULL;
 		if (!t)
 			return NULL;
 		if (k == 'i') {
@@ -1151,453 +1041,13 @@ static struct swn *entity_inner(struct swd *d)
 	return e;
 }
 
-static struct swn *entity(struct swd *d)
+struct swn *swo_entity(struct swd *d)
 {
 	if (!enter(d))
 		return NULL;
 	struct swn *e = entity_inner(d);
 	d->depth--;
 	return e;
-}
-
-/* ------------------------------------------------------------------ */
-/* globals */
-
-static struct swn *special(struct swd *d, const char *text, struct swn *kid)
-{
-	return settext(with(d, K_SPECIAL, kid, NULL), text);
-}
-
-static struct swn *prefix(struct swd *d, const char *text, struct swn *kid)
-{
-	return settext(with(d, K_PREFIX, kid, NULL), text);
-}
-
-static struct swn *conformance(struct swd *d)
-{
-	struct swn *sig = NULL;
-	if (nextif(d, 'u') && !(sig = swd_old_sig(d)))
-		return NULL;
-	struct swn *t = type(d);
-	struct swn *p = t ? protocol_name(d) : NULL;
-	struct swn *m = p ? module(d) : NULL;
-	if (!m)
-		return NULL;
-	if (sig)
-		t = swd_with(d, K_DEP_GENERIC_TYPE, sig, t);
-	struct swn *c = swd_with(d, K_CONFORMANCE, t, p);
-	return add(d, c, m) ? c : NULL;
-}
-
-/* a nested mangled name ("_T..." inside a specialization or partial apply) */
-static struct swn *nested(struct swd *d)
-{
-	if (!nextif(d, '_') || !nextif(d, 'T'))
-		return NULL;
-	/* a nested name starts a substitution table of its own */
-	d->nsubst = 0;
-	return global(d);
-}
-
-static struct swn *generic_spec(struct swd *d, const char *text)
-{
-	struct swn *s = settext(node(d, K_SPEC), text);
-	struct swn *params = node(d, K_TYPE_LIST);
-	if (!s || !params || !add(d, s, params))
-		return NULL;
-	if (nextif(d, 'q'))
-		s->flags |= SWF_READONLY;
-	if (!isdig(next(d)))
-		return NULL;
-	while (!nextif(d, '_')) {
-		struct swn *t = type(d);
-		if (!t)
-			return NULL;
-		struct swn *param = t;
-		while (!nextif(d, '_')) {
-			struct swn *c = conformance(d);
-			if (!c)
-				return NULL;
-			if (param == t) {
-				param = node(d, K_SPEC_PARAM);
-				if (!add(d, param, t))
-					return NULL;
-			}
-			if (!add(d, param, c))
-				return NULL;
-		}
-		if (!add(d, params, param))
-			return NULL;
-	}
-	struct swn *g = nested(d);
-	return add(d, s, g) ? s : NULL;
-}
-
-static struct swn *spec_payload(struct swd *d, struct swn *arg)
-{
-	struct swn *id = identifier(d, K_IDENT);
-	return add(d, arg, id) ? arg : NULL;
-}
-
-static struct swn *funcsig_arg(struct swd *d)
-{
-	struct swn *a = node(d, K_SPEC_ARG);
-	if (!a)
-		return NULL;
-	if (nextif(d, 'n')) {
-		a->index = 0;
-	} else if (peek(d) == 'c' && peek2(d) == 'l') {
-		d->pos += 2;
-		a->index = 1;
-		if (!spec_payload(d, a))
-			return NULL;
-		struct swn *types = node(d, K_TYPE_LIST);
-		if (!add(d, a, types))
-			return NULL;
-		while (peek(d) != '_') {
-			if (d->pos >= d->len || !add(d, types, type(d)))
-				return NULL;
-		}
-	} else if (peek(d) == 'c' && peek2(d) == 'p') {
-		d->pos += 2;
-		if (nextif(d, 'f')) {
-			int f = next(d);
-			if (f == 'r') {
-				a->index = 2;
-				return spec_payload(d, a) && nextif(d, '_') ? a : NULL;
-			}
-			if (f != 'l')
-				return NULL;
-			a->index = 5;
-		} else if (nextif(d, 'g')) {
-			a->index = 3;
-			return spec_payload(d, a) && nextif(d, '_') ? a : NULL;
-		} else if (nextif(d, 'i')) {
-			a->index = 4;
-		} else if (nextif(d, 's')) {
-			if (!nextif(d, 'e'))
-				return NULL;
-			int enc = next(d);
-			const char *e = enc == '0' ? "u8" : enc == '1' ? "u16" : NULL;
-			if (!e || !nextif(d, 'v'))
-				return NULL;
-			a->index = 6;
-			settext(a, e);
-			return spec_payload(d, a) && nextif(d, '_') ? a : NULL;
-		} else {
-			return NULL;
-		}
-		size_t start = d->pos;
-		if (natural(d) < 0)
-			return NULL;
-		a->text = d->s + start;
-		a->tlen = (uint16_t)(d->pos - start);
-	} else {
-		unsigned opts = 0;
-		for (;;) {
-			unsigned bit;
-			switch (peek(d)) {
-			case 'd':
-				bit = 2;
-				break;
-			case 'g':
-				bit = 4;
-				break;
-			case 'o':
-				bit = 8;
-				break;
-			case 's':
-				bit = 16;
-				break;
-			case 'k':
-				bit = 16;
-				break;
-			case 'i':
-				bit = 32;
-				break;
-			default:
-				bit = 0;
-				break;
-			}
-			if (!bit || (opts & bit))
-				break;
-			opts |= bit;
-			next(d);
-		}
-		if (!opts)
-			return NULL;
-		a->index = 8;
-		a->index2 = opts;
-	}
-	return nextif(d, '_') ? a : NULL;
-}
-
-static struct swn *funcsig_spec(struct swd *d)
-{
-	struct swn *s = settext(node(d, K_SPEC), "function signature specialization");
-	struct swn *args = node(d, K_SPEC_FUNCSIG);
-	if (!s || !args || !add(d, s, args))
-		return NULL;
-	if (nextif(d, 'q'))
-		s->flags |= SWF_READONLY;
-	if (!isdig(next(d)))
-		return NULL;
-	while (!nextif(d, '_')) {
-		if (d->pos >= d->len || !add(d, args, funcsig_arg(d)))
-			return NULL;
-	}
-	struct swn *g = nested(d);
-	return add(d, s, g) ? s : NULL;
-}
-
-static struct swn *reabstraction(struct swd *d, const char *text)
-{
-	struct swn *sig = NULL;
-	if (nextif(d, 'G') && !(sig = swd_old_sig(d)))
-		return NULL;
-	struct swn *to = type(d);
-	struct swn *from = to ? type(d) : NULL;
-	struct swn *r = settext(with(d, K_REABSTRACT, from, to), text);
-	if (!r || (sig && !add(d, r, sig)))
-		return NULL;
-	return r;
-}
-
-static struct swn *thunk(struct swd *d)
-{
-	int c = next(d);
-	switch (c) {
-	case 'o':
-		return prefix(d, "@objc ", global(d));
-	case 'O':
-		return prefix(d, "@nonobjc ", global(d));
-	case 'D':
-		return prefix(d, "dynamic ", global(d));
-	case 'd':
-		return special(d, "direct method reference for", global(d));
-	case 'R':
-		return reabstraction(d, "reabstraction thunk helper");
-	case 'r':
-		return reabstraction(d, "reabstraction thunk");
-	case 'W': {
-		struct swn *conf = conformance(d);
-		struct swn *e = conf ? entity(d) : NULL;
-		return e ? swd_with(d, K_WITNESS_THUNK, conf, e) : NULL;
-	}
-	case 'S':
-		switch (next(d)) {
-		case 'g':
-			return generic_spec(d, "generic specialization");
-		case 'r':
-			return generic_spec(d, "generic not re-abstracted specialization");
-		case 'f':
-			return funcsig_spec(d);
-		default:
-			return NULL;
-		}
-	default:
-		return NULL;
-	}
-}
-
-static struct swn *metadata(struct swd *d)
-{
-	switch (peek(d)) {
-	case 'P':
-		next(d);
-		return special(d, "generic type metadata pattern for", type(d));
-	case 'f':
-		next(d);
-		return special(d, "full type metadata for", type(d));
-	case 'a':
-		next(d);
-		return special(d, "type metadata accessor for", type(d));
-	case 'L':
-		next(d);
-		return special(d, "lazy cache variable for type metadata for", type(d));
-	case 'm':
-		next(d);
-		return special(d, "metaclass for", type(d));
-	case 'n':
-		next(d);
-		return special(d, "nominal type descriptor for", type(d));
-	case 'p':
-		next(d);
-		return special(d, "protocol descriptor for", protocol_name(d));
-	case 'R':
-		next(d);
-		switch (next(d)) {
-		case 'f':
-			return prefix(d, "reflection metadata field descriptor ", type(d));
-		case 'b':
-			return prefix(d, "reflection metadata builtin descriptor ", type(d));
-		case 'a':
-			return prefix(d, "reflection metadata associated type descriptor ",
-				      conformance(d));
-		default:
-			return NULL;
-		}
-	default:
-		return special(d, "type metadata for", type(d));
-	}
-}
-
-static struct swn *witness(struct swd *d)
-{
-	int c = next(d);
-	switch (c) {
-	case 'V':
-		return special(d, "value witness table for", type(d));
-	case 'v': {
-		const char *t;
-		switch (next(d)) {
-		case 'd':
-			t = "direct field offset for ";
-			break;
-		case 'i':
-			t = "indirect field offset for ";
-			break;
-		default:
-			return NULL;
-		}
-		return settext(with(d, K_FIELD_OFFSET, entity(d), NULL), t);
-	}
-	case 'P':
-		return special(d, "protocol witness table for", conformance(d));
-	case 'a':
-		return special(d, "protocol witness table accessor for", conformance(d));
-	case 'G':
-		return special(d, "generic protocol witness table for", conformance(d));
-	case 'I':
-		return special(d, "instantiation function for generic protocol witness table for",
-			       conformance(d));
-	case 'l':
-	case 'L': {
-		struct swn *t = type(d);
-		struct swn *conf = t ? conformance(d) : NULL;
-		return settext(with(d, K_LAZY_WT, t, conf),
-			       c == 'l' ? "lazy protocol witness table accessor for type "
-					: "lazy protocol witness table cache variable for type ");
-	}
-	case 't': {
-		struct swn *conf = conformance(d);
-		struct swn *id = conf ? identifier(d, K_IDENT) : NULL;
-		return id ? swd_with(d, K_ASSOC_TYPE_ACCESS, conf, id) : NULL;
-	}
-	case 'T': {
-		struct swn *conf = conformance(d);
-		struct swn *id = conf ? identifier(d, K_IDENT) : NULL;
-		struct swn *p = id ? protocol_name(d) : NULL;
-		struct swn *path = with(d, K_TYPE_LIST, id, NULL);
-		struct swn *n = p ? swd_with(d, K_ASSOC_WT_ACCESS, conf, path) : NULL;
-		return add(d, n, p) ? n : NULL;
-	}
-	default:
-		return NULL;
-	}
-}
-
-static struct swn *value_witness(struct swd *d)
-{
-	static const struct {
-		char code[3];
-		const char *name;
-	} tab[] = {
-	    {"al", "allocateBuffer"},
-	    {"ca", "assignWithCopy"},
-	    {"ta", "assignWithTake"},
-	    {"de", "deallocateBuffer"},
-	    {"xx", "destroy"},
-	    {"XX", "destroyBuffer"},
-	    {"Xx", "destroyArray"},
-	    {"CP", "initializeBufferWithCopyOfBuffer"},
-	    {"Cp", "initializeBufferWithCopy"},
-	    {"cp", "initializeWithCopy"},
-	    {"TK", "initializeBufferWithTakeOfBuffer"},
-	    {"Tk", "initializeBufferWithTake"},
-	    {"tk", "initializeWithTake"},
-	    {"pr", "projectBuffer"},
-	    {"xs", "storeExtraInhabitant"},
-	    {"xg", "getExtraInhabitantIndex"},
-	    {"Cc", "initializeArrayWithCopy"},
-	    {"Tt", "initializeArrayWithTakeFrontToBack"},
-	    {"tT", "initializeArrayWithTakeBackToFront"},
-	    {"ug", "getEnumTag"},
-	    {"up", "destructiveProjectEnumData"},
-	    {"ui", "destructiveInjectEnumTag"},
-	};
-	int a = next(d), b = next(d);
-	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
-		if (tab[i].code[0] == a && tab[i].code[1] == b)
-			return settext(with(d, K_VALUE_WITNESS, type(d), NULL), tab[i].name);
-	}
-	return NULL;
-}
-
-static struct swn *global_inner(struct swd *d)
-{
-	switch (peek(d)) {
-	case 't':
-		next(d);
-		return type(d);
-	case 'T':
-		next(d);
-		return thunk(d);
-	case 'M':
-		next(d);
-		return metadata(d);
-	case 'W':
-		next(d);
-		return witness(d);
-	case 'w':
-		next(d);
-		return value_witness(d);
-	case 'P':
-		if (peek2(d) != 'A')
-			return NULL;
-		d->pos += 2;
-		{
-			bool objc = nextif(d, 'o');
-			if (!nextif(d, '_'))
-				return NULL;
-			struct swn *g = nested(d);
-			struct swn *n = with(d, K_SPECIAL, g, NULL);
-			if (!n)
-				return NULL;
-			settext(n,
-				objc ? "partial apply ObjC forwarder" : "partial apply forwarder");
-			n->flags |= SWF_MUTABLE;
-			return n;
-		}
-	default:
-		return entity(d);
-	}
-}
-
-static struct swn *global(struct swd *d)
-{
-	if (!enter(d))
-		return NULL;
-	struct swn *g = global_inner(d);
-	d->depth--;
-	return g;
-}
-
-struct swn *swd_parse_old(struct swd *d)
-{
-	struct swn *g = global(d);
-	if (!g)
-		return NULL;
-	struct swn *root = node(d, K_GLOBAL);
-	if (!add(d, root, g))
-		return NULL;
-	if (d->pos < d->len) {
-		struct swn *suffix = swd_text(d, K_SUFFIX, d->s + d->pos, d->len - d->pos);
-		if (!add(d, root, suffix))
-			return NULL;
-		d->pos = d->len;
-	}
-	return root;
 }
 
 /* the legacy mangling's Punycode is the same variant as the current one */

@@ -9,51 +9,8 @@
  * the buffer or a node it does not expect.
  */
 #include <errno.h>
-#include <inttypes.h>
-#include <stdio.h>
-#include <string.h>
 
-#include "demangle-swift.h"
-
-struct pr {
-	struct sw_buf *out;
-	bool simp;
-	int err;
-	unsigned depth;
-};
-
-static inline void put(struct pr *p, const char *s, size_t n)
-{
-	struct sw_buf *b = p->out;
-	/* fast path: room in the buffer and under its ceiling */
-	if (b->len + n < b->cap && b->len + n <= b->max && !p->err) {
-		memcpy(b->data + b->len, s, n);
-		b->len += n;
-		return;
-	}
-	if (p->err)
-		return;
-	int r = sw_buf_append(b, s, n);
-	if (r < 0)
-		p->err = r;
-}
-
-/* strlen of a literal folds to a constant */
-#define puts_(p, s) put((p), (s), strlen(s))
-
-static void putn(struct pr *p, uint64_t v)
-{
-	char b[24];
-	int n = snprintf(b, sizeof(b), "%" PRIu64, v);
-	put(p, b, (size_t)n);
-}
-
-static void text(struct pr *p, const struct swn *n)
-{
-	put(p, n->text, n->tlen);
-}
-
-static void print(struct pr *p, const struct swn *n);
+#include "demangle-swift-print.h"
 
 static const struct swn *kid(const struct swn *n, unsigned i)
 {
@@ -68,12 +25,16 @@ static const struct swn *find_kid(const struct swn *n, enum swk k)
 	return NULL;
 }
 
-static void join(struct pr *p, const struct swn *list, const char *sep)
+void swd_pr_join(struct pr *p, const struct swn *list, const char *sep)
 {
+	if (!list) {
+		p->err = -EINVAL;
+		return;
+	}
 	for (unsigned i = 0; i < list->nkids; i++) {
 		if (i)
 			puts_(p, sep);
-		print(p, list->kids[i]);
+		swd_pr_print(p, list->kids[i]);
 	}
 }
 
@@ -104,26 +65,26 @@ static bool is_nominal(enum swk k)
 	       k == K_TYPEALIAS || k == K_OTHER_NOMINAL;
 }
 
-static void print_name(struct pr *p, const struct swn *name)
+void swd_pr_name(struct pr *p, const struct swn *name)
 {
 	switch (name->kind) {
 	case K_IDENT:
 		print_ident(p, name);
 		break;
 	case K_LOCAL_NAME:
-		print_name(p, name->kids[0]);
+		swd_pr_name(p, name->kids[0]);
 		puts_(p, " #");
 		putn(p, name->index + 1);
 		break;
 	case K_PRIVATE_NAME:
 		if (p->simp) {
 			if (name->nkids > 1)
-				print_name(p, name->kids[1]);
+				swd_pr_name(p, name->kids[1]);
 			break;
 		}
 		puts_(p, "(");
 		if (name->nkids > 1) {
-			print_name(p, name->kids[1]);
+			swd_pr_name(p, name->kids[1]);
 			puts_(p, " ");
 		}
 		puts_(p, "in ");
@@ -134,7 +95,7 @@ static void print_name(struct pr *p, const struct swn *name)
 		puts_(p, "related decl '");
 		text(p, name);
 		puts_(p, "' for ");
-		print_name(p, name->kids[0]);
+		swd_pr_name(p, name->kids[0]);
 		break;
 	case K_PREFIX_OP:
 		text(p, name);
@@ -149,7 +110,7 @@ static void print_name(struct pr *p, const struct swn *name)
 		puts_(p, " infix");
 		break;
 	default:
-		print(p, name);
+		swd_pr_print(p, name);
 		break;
 	}
 }
@@ -171,8 +132,6 @@ static bool is_deferred_context(const struct swn *c)
 		return c->nkids > 1 && c->kids[1]->kind == K_LOCAL_NAME;
 	return true;
 }
-
-static void print_sig(struct pr *p, const struct swn *sig);
 
 /*
  * Prints a context followed by '.', or nothing when it cannot be a prefix
@@ -200,16 +159,16 @@ static const struct swn *print_prefix(struct pr *p, const struct swn *c)
 	case K_EXTENSION:
 		if (!p->simp) {
 			puts_(p, "(extension in ");
-			print(p, c->kids[0]);
+			swd_pr_print(p, c->kids[0]);
 			puts_(p, "):");
 		}
-		print(p, c->kids[1]);
+		swd_pr_print(p, c->kids[1]);
 		if (c->nkids > 2)
-			print_sig(p, c->kids[2]);
+			swd_pr_sig(p, c->kids[2]);
 		puts_(p, ".");
 		break;
 	case K_BOUND_GENERIC:
-		print(p, c);
+		swd_pr_print(p, c);
 		puts_(p, ".");
 		break;
 	case K_ANON_CONTEXT:
@@ -226,7 +185,7 @@ static const struct swn *print_prefix(struct pr *p, const struct swn *c)
 		break;
 	default:
 		post = print_prefix(p, c->kids[0]);
-		print_name(p, c->kids[1]);
+		swd_pr_name(p, c->kids[1]);
 		puts_(p, ".");
 		break;
 	}
@@ -239,7 +198,7 @@ static void print_post(struct pr *p, const struct swn *post, const char *word)
 	if (!post)
 		return;
 	puts_(p, word);
-	print(p, post);
+	swd_pr_print(p, post);
 }
 
 static void print_params(struct pr *p, const struct swn *params, const struct swn *labels)
@@ -274,11 +233,11 @@ static void print_params(struct pr *p, const struct swn *params, const struct sw
 			puts_(p, ": ");
 		}
 		if (el) {
-			print(p, el->kids[el->nkids - 1]);
+			swd_pr_print(p, el->kids[el->nkids - 1]);
 			if (el->flags & SWF_VARIADIC)
 				puts_(p, "...");
 		} else {
-			print(p, params);
+			swd_pr_print(p, params);
 		}
 	}
 	puts_(p, ")");
@@ -286,7 +245,14 @@ static void print_params(struct pr *p, const struct swn *params, const struct sw
 
 static void print_fn(struct pr *p, const struct swn *fn, const struct swn *labels)
 {
-	if (fn->tlen) {
+	const struct swn *ct = find_kid(fn, K_CLANG_TYPE);
+	if (ct && fn->tlen > 13) {
+		/* "@convention(c" + ", mangledCType: \"...\")" */
+		put(p, fn->text, fn->tlen - 1u);
+		puts_(p, ", mangledCType: \"");
+		text(p, ct);
+		puts_(p, "\") ");
+	} else if (fn->tlen) {
 		text(p, fn);
 		puts_(p, " ");
 	}
@@ -297,7 +263,7 @@ static void print_fn(struct pr *p, const struct swn *fn, const struct swn *label
 	const struct swn *ga = find_kid(fn, K_GLOBAL_ACTOR);
 	if (ga) {
 		puts_(p, "@");
-		print(p, ga->kids[0]);
+		swd_pr_print(p, ga->kids[0]);
 		puts_(p, " ");
 	}
 	const struct swn *diff = find_kid(fn, K_ATTR_TYPE);
@@ -317,13 +283,13 @@ static void print_fn(struct pr *p, const struct swn *fn, const struct swn *label
 	const struct swn *tt = find_kid(fn, K_TYPED_THROWS);
 	if (tt) {
 		puts_(p, " throws(");
-		print(p, tt->kids[0]);
+		swd_pr_print(p, tt->kids[0]);
 		puts_(p, ")");
 	}
 	puts_(p, " -> ");
 	if (fn->flags & SWFN_SENDING)
 		puts_(p, "sending ");
-	print(p, fn->kids[1]);
+	swd_pr_print(p, fn->kids[1]);
 }
 
 static bool is_function_type(const struct swn *t)
@@ -343,13 +309,13 @@ static void print_entity_type(struct pr *p, const struct swn *t, const struct sw
 		if (p->simp)
 			return;
 		puts_(p, " : ");
-		print(p, t);
+		swd_pr_print(p, t);
 		return;
 	}
 	if (space)
 		puts_(p, " ");
 	while (t->kind == K_DEP_GENERIC_TYPE) {
-		print_sig(p, t->kids[0]);
+		swd_pr_sig(p, t->kids[0]);
 		t = t->kids[1];
 	}
 	print_fn(p, t, labels);
@@ -383,7 +349,7 @@ static void print_entity(struct pr *p, const struct swn *e, const char *extra)
 	const struct swn *post = print_prefix(p, e->kids[0]);
 	size_t before = p->out->len;
 	if (name)
-		print_name(p, name);
+		swd_pr_name(p, name);
 	if (extra) {
 		if (p->out->len != before)
 			puts_(p, ".");
@@ -403,18 +369,18 @@ static void print_accessor(struct pr *p, const struct swn *a)
 	if (s->kind == K_SUBSCRIPT) {
 		const struct swn *priv = find_kid(s, K_PRIVATE_NAME);
 		if (priv) {
-			print_name(p, priv);
+			swd_pr_name(p, priv);
 			puts_(p, ".");
 		}
 		puts_(p, "subscript");
 	} else if (name) {
-		print_name(p, name);
+		swd_pr_name(p, name);
 	}
 	puts_(p, ".");
 	text(p, a);
 	if (type && !p->simp) {
 		puts_(p, " : ");
-		print(p, type);
+		swd_pr_print(p, type);
 	}
 	print_post(p, post, " in ");
 }
@@ -430,12 +396,12 @@ static void print_closure(struct pr *p, const struct swn *c)
 			print_entity_type(p, t, NULL, false, false);
 		else if (t->kind == K_FUNC) {
 			puts_(p, ": ");
-			print(p, t);
+			swd_pr_print(p, t);
 		} else
-			print(p, t);
+			swd_pr_print(p, t);
 	}
 	puts_(p, " in ");
-	print(p, c->kids[0]);
+	swd_pr_print(p, c->kids[0]);
 }
 
 static void print_macro_expansion(struct pr *p, const struct swn *m)
@@ -451,7 +417,7 @@ static void print_macro_expansion(struct pr *p, const struct swn *m)
 		puts_(p, " expansion #");
 		putn(p, m->index + 1);
 		puts_(p, " of ");
-		print_name(p, attached);
+		swd_pr_name(p, attached);
 	} else {
 		text(p, m);
 		puts_(p, " #");
@@ -469,7 +435,7 @@ static void print_macro_expansion(struct pr *p, const struct swn *m)
 		text(p, ctx);
 		return;
 	}
-	print(p, ctx);
+	swd_pr_print(p, ctx);
 }
 
 /* ------------------------------------------------------------------ */
@@ -513,11 +479,11 @@ static bool is_simple(const struct swn *t)
 static void print_parens(struct pr *p, const struct swn *t)
 {
 	if (is_simple(t)) {
-		print(p, t);
+		swd_pr_print(p, t);
 		return;
 	}
 	puts_(p, "(");
-	print(p, t);
+	swd_pr_print(p, t);
 	puts_(p, ")");
 }
 
@@ -545,19 +511,19 @@ static void print_bound_function(struct pr *p, const struct swn *fn, const struc
 	const struct swn *post = NULL;
 	if (outer && is_nominal((enum swk)ctx->kind)) {
 		post = print_prefix(p, ctx->kids[0]);
-		print_name(p, ctx->kids[1]);
+		swd_pr_name(p, ctx->kids[1]);
 		puts_(p, "<");
 		for (unsigned i = 0; i < outer; i++) {
 			if (i)
 				puts_(p, ", ");
-			print(p, args->kids[i]);
+			swd_pr_print(p, args->kids[i]);
 		}
 		puts_(p, ">.");
 	} else {
 		post = print_prefix(p, ctx);
 	}
 	if (name)
-		print_name(p, name);
+		swd_pr_name(p, name);
 	else if (!own)
 		puts_(p, "init");
 	if (own) {
@@ -565,7 +531,7 @@ static void print_bound_function(struct pr *p, const struct swn *fn, const struc
 		for (unsigned i = outer; i < args->nkids; i++) {
 			if (i > outer)
 				puts_(p, ", ");
-			print(p, args->kids[i]);
+			swd_pr_print(p, args->kids[i]);
 		}
 		puts_(p, ">");
 	}
@@ -590,43 +556,47 @@ static void print_bound(struct pr *p, const struct swn *b)
 	}
 	if (args->nkids == 1 && is_swift_nominal(nom, K_STRUCT, "Array")) {
 		puts_(p, "[");
-		print(p, args->kids[0]);
+		swd_pr_print(p, args->kids[0]);
 		puts_(p, "]");
 		return;
 	}
 	if (args->nkids == 2 && is_swift_nominal(nom, K_STRUCT, "Dictionary")) {
 		puts_(p, "[");
-		print(p, args->kids[0]);
+		swd_pr_print(p, args->kids[0]);
 		puts_(p, " : ");
-		print(p, args->kids[1]);
+		swd_pr_print(p, args->kids[1]);
 		puts_(p, "]");
 		return;
 	}
 	if (nom->kind == K_PROTOCOL && args->nkids == 1) {
-		print(p, args->kids[0]);
+		swd_pr_print(p, args->kids[0]);
 		puts_(p, " as ");
-		print(p, nom);
+		swd_pr_print(p, nom);
 		return;
 	}
 	if (nom->kind == K_FUNCTION || nom->kind == K_CONSTRUCTOR) {
 		print_bound_function(p, nom, args);
 		return;
 	}
-	print(p, nom);
+	swd_pr_print(p, nom);
 	puts_(p, "<");
-	join(p, args, ", ");
+	swd_pr_join(p, args, ", ");
 	puts_(p, ">");
 }
 
 static void print_nominal(struct pr *p, const struct swn *n)
 {
 	const struct swn *post = print_prefix(p, n->kids[0]);
-	print_name(p, n->kids[1]);
+	swd_pr_name(p, n->kids[1]);
 	print_post(p, post, " in ");
 }
 
-static void print_sig(struct pr *p, const struct swn *sig)
+void swd_pr_sig(struct pr *p, const struct swn *sig)
 {
+	if (!sig) {
+		p->err = -EINVAL;
+		return;
+	}
 	unsigned depth = 0;
 	puts_(p, "<");
 	for (; depth < sig->nkids && sig->kids[depth]->kind == K_PARAM_COUNT; depth++) {
@@ -654,7 +624,7 @@ static void print_sig(struct pr *p, const struct swn *sig)
 				if (k->kind == K_VALUE_MARK && k->kids[0]->index == i &&
 				    k->kids[0]->index2 == depth && k->nkids > 1) {
 					puts_(p, ": ");
-					print(p, k->kids[1]);
+					swd_pr_print(p, k->kids[1]);
 				}
 			}
 			if (p->err)
@@ -670,23 +640,23 @@ static void print_sig(struct pr *p, const struct swn *sig)
 			break;
 		puts_(p, any ? ", " : " where ");
 		any = true;
-		print(p, r);
+		swd_pr_print(p, r);
 	}
 	puts_(p, ">");
 }
 
 static void print_requirement(struct pr *p, const struct swn *r)
 {
-	print(p, r->kids[0]);
+	swd_pr_print(p, r->kids[0]);
 	switch (r->kind) {
 	case K_REQ_CONF:
 	case K_REQ_BASE:
 		puts_(p, ": ");
-		print(p, r->kids[1]);
+		swd_pr_print(p, r->kids[1]);
 		break;
 	case K_REQ_SAME:
 		puts_(p, " == ");
-		print(p, r->kids[1]);
+		swd_pr_print(p, r->kids[1]);
 		break;
 	case K_REQ_LAYOUT:
 		puts_(p, ": ");
@@ -717,7 +687,7 @@ static void print_requirement(struct pr *p, const struct swn *r)
 		break;
 	case K_REQ_SHAPE:
 		puts_(p, ".shape == ");
-		print(p, r->kids[1]);
+		swd_pr_print(p, r->kids[1]);
 		puts_(p, ".shape");
 		break;
 	default:
@@ -738,7 +708,7 @@ static void print_impl_param(struct pr *p, const struct swn *n)
 	if (n->flags & 2)
 		puts_(p, "sending ");
 	if (n->nkids)
-		print(p, n->kids[0]);
+		swd_pr_print(p, n->kids[0]);
 }
 
 static void print_impl_fn(struct pr *p, const struct swn *fn)
@@ -753,7 +723,7 @@ static void print_impl_fn(struct pr *p, const struct swn *fn)
 			puts_(p, " ");
 			break;
 		case K_SIG:
-			print_sig(p, k);
+			swd_pr_sig(p, k);
 			puts_(p, " ");
 			break;
 		case K_IMPL_SUBS:
@@ -768,7 +738,7 @@ static void print_impl_fn(struct pr *p, const struct swn *fn)
 			} else {
 				if (pat) {
 					puts_(p, "@substituted ");
-					print_sig(p, pat->kids[0]);
+					swd_pr_sig(p, pat->kids[0]);
 					puts_(p, " ");
 				}
 				puts_(p, "(");
@@ -783,7 +753,7 @@ static void print_impl_fn(struct pr *p, const struct swn *fn)
 				if (st == ATTRS) {
 					if (pat) {
 						puts_(p, "@substituted ");
-						print_sig(p, pat->kids[0]);
+						swd_pr_sig(p, pat->kids[0]);
 						puts_(p, " ");
 					}
 					puts_(p, "(");
@@ -801,7 +771,7 @@ static void print_impl_fn(struct pr *p, const struct swn *fn)
 	if (st == ATTRS) {
 		if (pat) {
 			puts_(p, "@substituted ");
-			print_sig(p, pat->kids[0]);
+			swd_pr_sig(p, pat->kids[0]);
 			puts_(p, " ");
 		}
 		puts_(p, "(");
@@ -817,31 +787,35 @@ static void print_impl_fn(struct pr *p, const struct swn *fn)
 		puts_(p, " for <");
 		const struct swn *list = pat->kids[1];
 		for (unsigned i = 0; i < list->nkids; i++)
-			print(p, list->kids[i]);
+			swd_pr_print(p, list->kids[i]);
 		puts_(p, ">");
 	}
 	if (inv) {
 		puts_(p, " for <");
 		const struct swn *list = inv->kids[0];
 		for (unsigned i = 0; i < list->nkids; i++)
-			print(p, list->kids[i]);
+			swd_pr_print(p, list->kids[i]);
 		puts_(p, ">");
 	}
 }
 
 static void print_sil_box(struct pr *p, const struct swn *layout)
 {
+	if (!layout) {
+		p->err = -EINVAL;
+		return;
+	}
 	puts_(p, "{");
 	for (unsigned i = 0; i < layout->nkids; i++) {
 		const struct swn *f = layout->kids[i];
 		puts_(p, i ? ", " : " ");
 		puts_(p, (f->flags & SWF_MUTABLE) ? "var " : "let ");
-		print(p, f->kids[0]);
+		swd_pr_print(p, f->kids[0]);
 	}
 	puts_(p, " }");
 }
 
-static void print_subset(struct pr *p, uint64_t bits)
+void swd_pr_subset(struct pr *p, uint64_t bits)
 {
 	puts_(p, "{");
 	bool first = true;
@@ -859,193 +833,10 @@ static void print_subset(struct pr *p, uint64_t bits)
 /* ------------------------------------------------------------------ */
 /* specializations */
 
-static void print_spec_arg(struct pr *p, const struct swn *a)
-{
-	const struct swn *name = a->nkids ? a->kids[0] : NULL;
-	const struct swn *types = a->nkids > 1 ? a->kids[1] : NULL;
-	switch (a->index) {
-	case 1: /* closure */
-		if (!name)
-			return;
-		puts_(p, "[Closure Propagated : ");
-		if (swd_demangle_text(name->text, name->tlen, p->simp, p->out, 1) <= 0)
-			text(p, name);
-		puts_(p, ", Argument Types : [");
-		if (types)
-			join(p, types, ", ");
-		puts_(p, "]");
-		break;
-	case 2: /* function */
-	case 3: /* global */
-		if (!name)
-			return;
-		puts_(p, a->index == 2 ? "[Constant Propagated Function : "
-				       : "[Constant Propagated Global : ");
-		if (swd_demangle_text(name->text, name->tlen, p->simp, p->out, 1) <= 0)
-			text(p, name);
-		puts_(p, "]");
-		break;
-	case 4:
-	case 5:
-		puts_(p, a->index == 4 ? "[Constant Propagated Integer : "
-				       : "[Constant Propagated Float : ");
-		text(p, a);
-		puts_(p, "]");
-		break;
-	case 6:
-		if (!name)
-			return;
-		puts_(p, "[Constant Propagated String : ");
-		text(p, a);
-		puts_(p, "'");
-		text(p, name);
-		puts_(p, "']");
-		break;
-	case 7:
-		if (!name)
-			return;
-		puts_(p, "[Constant Propagated KeyPath : ");
-		text(p, name);
-		puts_(p, "<");
-		if (types)
-			join(p, types, ",");
-		puts_(p, ">]");
-		break;
-	case 8: {
-		static const char *const names[] = {
-		    "Generic",
-		    "Dead",
-		    "Owned To Guaranteed",
-		    "Guaranteed To Owned",
-		    "Exploded",
-		    "Value Promoted from Box",
-		    "Stack Promoted from Box",
-		};
-		static const unsigned order[] = {0, 1, 2, 3, 4, 5, 6};
-		bool first = true;
-		for (unsigned i = 0; i < 7; i++) {
-			if (!(a->index2 & (1u << order[i])))
-				continue;
-			if (!first)
-				puts_(p, " and ");
-			first = false;
-			puts_(p, names[order[i]]);
-		}
-		break;
-	}
-	case 9:
-		puts_(p, "[Closure Propagated : same as Arg[");
-		putn(p, a->index2);
-		puts_(p, "]]");
-		break;
-	default:
-		break;
-	}
-}
-
-static void print_spec(struct pr *p, const struct swn *s)
-{
-	const struct swn *params = s->kids[0];
-	const struct swn *global = s->nkids > 1 ? s->kids[1] : NULL;
-	if (p->simp) {
-		/* one "specialized" for a chain of specializations */
-		while (global && global->kind == K_SPEC)
-			global = global->nkids > 1 ? global->kids[1] : NULL;
-		puts_(p, "specialized ");
-		if (global)
-			print(p, global);
-		return;
-	}
-	text(p, s);
-	puts_(p, " <");
-	bool first = true;
-	if (s->flags & SWF_READONLY) {
-		puts_(p, "serialized");
-		first = false;
-	}
-	if (params->kind == K_SPEC_FUNCSIG) {
-		unsigned argno = 0;
-		for (unsigned i = 0; i < params->nkids; i++) {
-			const struct swn *a = params->kids[i];
-			bool ret = a->flags & SWF_READONLY;
-			if (a->index == 0) {
-				if (!ret)
-					argno++;
-				continue;
-			}
-			if (!first)
-				puts_(p, ", ");
-			first = false;
-			if (ret) {
-				puts_(p, "Return = ");
-			} else {
-				puts_(p, "Arg[");
-				putn(p, argno++);
-				puts_(p, "] = ");
-			}
-			print_spec_arg(p, a);
-		}
-	} else {
-		for (unsigned i = 0; i < params->nkids; i++) {
-			if (!first)
-				puts_(p, ", ");
-			first = false;
-			print(p, params->kids[i]);
-		}
-	}
-	puts_(p, ">");
-	if (global) {
-		puts_(p, " of ");
-		print(p, global);
-	}
-}
-
-static void print_autodiff(struct pr *p, const struct swn *a)
-{
-	if (a->flags & SWF_MUTABLE)
-		puts_(p, "vtable thunk for ");
-	text(p, a);
-	if (!(a->flags & SWF_READONLY))
-		puts_(p, " of ");
-	print(p, a->kids[0]);
-	puts_(p, " with respect to parameters ");
-	print_subset(p, a->index);
-	puts_(p, " and results ");
-	print_subset(p, a->index2);
-	if (a->nkids > 1) {
-		puts_(p, " with ");
-		print_sig(p, a->kids[1]);
-	}
-}
-
-static void print_conf_ref(struct pr *p, const struct swn *r)
-{
-	puts_(p, "protocol conformance ref ");
-	if (r->flags == 1)
-		puts_(p, "(type's module) ");
-	else if (r->flags == 2)
-		puts_(p, "(protocol's module) ");
-	else if (r->nkids > 1) {
-		puts_(p, "(retroactive module ");
-		print(p, r->kids[1]);
-		puts_(p, ") ");
-	}
-	print(p, r->kids[0]);
-}
-
-static void print_conf_list(struct pr *p, const struct swn *l)
-{
-	puts_(p, "(");
-	join(p, l, ", ");
-	puts_(p, ")");
-}
-
-/* ------------------------------------------------------------------ */
-
 static void print_kids(struct pr *p, const struct swn *n)
 {
 	for (unsigned i = 0; i < n->nkids; i++)
-		print(p, n->kids[i]);
+		swd_pr_print(p, n->kids[i]);
 }
 
 static void print_inner(struct pr *p, const struct swn *n)
@@ -1066,7 +857,7 @@ static void print_inner(struct pr *p, const struct swn *n)
 	case K_PREFIX_OP:
 	case K_POSTFIX_OP:
 	case K_INFIX_OP:
-		print_name(p, n);
+		swd_pr_name(p, n);
 		break;
 	case K_CLASS:
 	case K_STRUCT:
@@ -1079,12 +870,12 @@ static void print_inner(struct pr *p, const struct swn *n)
 	case K_EXTENSION:
 		if (!p->simp) {
 			puts_(p, "(extension in ");
-			print(p, n->kids[0]);
+			swd_pr_print(p, n->kids[0]);
 			puts_(p, "):");
 		}
-		print(p, n->kids[1]);
+		swd_pr_print(p, n->kids[1]);
 		if (n->nkids > 2)
-			print_sig(p, n->kids[2]);
+			swd_pr_sig(p, n->kids[2]);
 		break;
 	case K_ANON_CONTEXT:
 	case K_UNKNOWN_CONTEXT: {
@@ -1099,9 +890,9 @@ static void print_inner(struct pr *p, const struct swn *n)
 		break;
 	case K_BUILTIN_FIXED_ARRAY:
 		puts_(p, "Builtin.FixedArray<");
-		print(p, n->kids[0]);
+		swd_pr_print(p, n->kids[0]);
 		puts_(p, ", ");
-		print(p, n->kids[1]);
+		swd_pr_print(p, n->kids[1]);
 		puts_(p, ">");
 		break;
 	case K_INTEGER:
@@ -1120,7 +911,7 @@ static void print_inner(struct pr *p, const struct swn *n)
 		for (unsigned i = 0; i < n->nkids; i++) {
 			if (i)
 				puts_(p, ", ");
-			print(p, n->kids[i]);
+			swd_pr_print(p, n->kids[i]);
 		}
 		puts_(p, ")");
 		break;
@@ -1129,7 +920,7 @@ static void print_inner(struct pr *p, const struct swn *n)
 			print_ident(p, n->kids[0]);
 			puts_(p, ": ");
 		}
-		print(p, n->kids[n->nkids - 1]);
+		swd_pr_print(p, n->kids[n->nkids - 1]);
 		if (n->flags & SWF_VARIADIC)
 			puts_(p, "...");
 		break;
@@ -1156,27 +947,27 @@ static void print_inner(struct pr *p, const struct swn *n)
 		if (n->nkids == 0)
 			puts_(p, "Any");
 		else
-			join(p, n, " & ");
+			swd_pr_join(p, n, " & ");
 		break;
 	case K_PROTO_LIST_CLASS:
-		print(p, n->kids[1]);
+		swd_pr_print(p, n->kids[1]);
 		if (n->kids[0]->nkids) {
 			puts_(p, " & ");
-			join(p, n->kids[0], " & ");
+			swd_pr_join(p, n->kids[0], " & ");
 		}
 		break;
 	case K_PROTO_LIST_ANYOBJ:
 		if (n->kids[0]->nkids) {
-			join(p, n->kids[0], " & ");
+			swd_pr_join(p, n->kids[0], " & ");
 			puts_(p, " & ");
 		}
 		puts_(p, p->simp ? "AnyObject" : "Swift.AnyObject");
 		break;
 	case K_CONSTRAINED_EXIST:
 		puts_(p, "any ");
-		print(p, n->kids[0]);
+		swd_pr_print(p, n->kids[0]);
 		puts_(p, "<");
-		join(p, n->kids[1], ", ");
+		swd_pr_join(p, n->kids[1], ", ");
 		puts_(p, ">");
 		break;
 	case K_PARAM_TYPE:
@@ -1186,25 +977,25 @@ static void print_inner(struct pr *p, const struct swn *n)
 			param_name(p, n->index2, n->index);
 		break;
 	case K_DEP_MEMBER:
-		print(p, n->kids[0]);
+		swd_pr_print(p, n->kids[0]);
 		puts_(p, ".");
-		print(p, n->kids[1]);
+		swd_pr_print(p, n->kids[1]);
 		break;
 	case K_ASSOC_REF:
 		if (n->nkids > 1) {
-			print(p, n->kids[1]);
+			swd_pr_print(p, n->kids[1]);
 			puts_(p, ".");
 		}
 		text(p, n->kids[0]);
 		break;
 	case K_DEP_GENERIC_TYPE:
-		print_sig(p, n->kids[0]);
+		swd_pr_sig(p, n->kids[0]);
 		if (!is_function_type(n->kids[1]))
 			puts_(p, " ");
-		print(p, n->kids[1]);
+		swd_pr_print(p, n->kids[1]);
 		break;
 	case K_SIG:
-		print_sig(p, n);
+		swd_pr_sig(p, n);
 		break;
 	case K_REQ_CONF:
 	case K_REQ_SAME:
@@ -1216,43 +1007,43 @@ static void print_inner(struct pr *p, const struct swn *n)
 		break;
 	case K_INOUT:
 		puts_(p, "inout ");
-		print(p, n->kids[0]);
+		swd_pr_print(p, n->kids[0]);
 		break;
 	case K_SHARED:
 		puts_(p, "__shared ");
-		print(p, n->kids[0]);
+		swd_pr_print(p, n->kids[0]);
 		break;
 	case K_OWNED:
 		puts_(p, "__owned ");
-		print(p, n->kids[0]);
+		swd_pr_print(p, n->kids[0]);
 		break;
 	case K_NODERIV:
 		puts_(p, "@noDerivative ");
-		print(p, n->kids[0]);
+		swd_pr_print(p, n->kids[0]);
 		break;
 	case K_ISOLATED:
 		puts_(p, "isolated ");
-		print(p, n->kids[0]);
+		swd_pr_print(p, n->kids[0]);
 		break;
 	case K_CONST:
 		puts_(p, "_const ");
-		print(p, n->kids[0]);
+		swd_pr_print(p, n->kids[0]);
 		break;
 	case K_SENDING:
 		puts_(p, "sending ");
-		print(p, n->kids[0]);
+		swd_pr_print(p, n->kids[0]);
 		break;
 	case K_UNOWNED:
 		puts_(p, "unowned ");
-		print(p, n->kids[0]);
+		swd_pr_print(p, n->kids[0]);
 		break;
 	case K_UNMANAGED:
 		puts_(p, "unowned(unsafe) ");
-		print(p, n->kids[0]);
+		swd_pr_print(p, n->kids[0]);
 		break;
 	case K_WEAK:
 		puts_(p, "weak ");
-		print(p, n->kids[0]);
+		swd_pr_print(p, n->kids[0]);
 		break;
 	case K_DYNAMIC_SELF:
 		puts_(p, "Self");
@@ -1265,11 +1056,11 @@ static void print_inner(struct pr *p, const struct swn *n)
 		break;
 	case K_OPAQUE_DECL:
 		puts_(p, "<<opaque return type of ");
-		print(p, n->kids[0]);
+		swd_pr_print(p, n->kids[0]);
 		puts_(p, ">>");
 		break;
 	case K_OPAQUE_TYPE:
-		print(p, n->kids[0]);
+		swd_pr_print(p, n->kids[0]);
 		puts_(p, ".");
 		putn(p, n->index);
 		break;
@@ -1277,26 +1068,26 @@ static void print_inner(struct pr *p, const struct swn *n)
 		if (n->tlen)
 			text(p, n);
 		puts_(p, "Pack{");
-		join(p, n, ", ");
+		swd_pr_join(p, n, ", ");
 		puts_(p, "}");
 		break;
 	case K_PACK_EXPANSION:
 		puts_(p, "repeat ");
-		print(p, n->kids[0]);
+		swd_pr_print(p, n->kids[0]);
 		break;
 	case K_PACK_ELEMENT:
 		puts_(p, "each ");
-		print(p, n->kids[0]);
+		swd_pr_print(p, n->kids[0]);
 		break;
 	case K_SIL_BOX:
 		print_sil_box(p, n);
 		break;
 	case K_SIL_BOX_GENERIC:
-		print_sig(p, n->kids[1]);
+		swd_pr_sig(p, n->kids[1]);
 		puts_(p, " ");
 		print_sil_box(p, n->kids[0]);
 		puts_(p, " <");
-		join(p, n->kids[2], ", ");
+		swd_pr_join(p, n->kids[2], ", ");
 		puts_(p, ">");
 		break;
 	case K_SUGAR_OPT:
@@ -1305,21 +1096,21 @@ static void print_inner(struct pr *p, const struct swn *n)
 		break;
 	case K_SUGAR_ARRAY:
 		puts_(p, "[");
-		print(p, n->kids[0]);
+		swd_pr_print(p, n->kids[0]);
 		puts_(p, "]");
 		break;
 	case K_SUGAR_DICT:
 		puts_(p, "[");
-		print(p, n->kids[0]);
+		swd_pr_print(p, n->kids[0]);
 		puts_(p, " : ");
-		print(p, n->kids[1]);
+		swd_pr_print(p, n->kids[1]);
 		puts_(p, "]");
 		break;
 	case K_SUGAR_INLINE_ARRAY:
 		puts_(p, "[");
-		print(p, n->kids[0]);
+		swd_pr_print(p, n->kids[0]);
 		puts_(p, " of ");
-		print(p, n->kids[1]);
+		swd_pr_print(p, n->kids[1]);
 		puts_(p, "]");
 		break;
 	case K_FUNCTION:
@@ -1361,27 +1152,27 @@ static void print_inner(struct pr *p, const struct swn *n)
 		puts_(p, "default argument ");
 		putn(p, n->index);
 		puts_(p, " of ");
-		print(p, n->kids[0]);
+		swd_pr_print(p, n->kids[0]);
 		break;
 	case K_INITIALIZER:
 		puts_(p, "variable initialization expression of ");
-		print(p, n->kids[0]);
+		swd_pr_print(p, n->kids[0]);
 		break;
 	case K_PW_BACKING_INIT:
 		puts_(p, "property wrapper backing initializer of ");
-		print(p, n->kids[0]);
+		swd_pr_print(p, n->kids[0]);
 		break;
 	case K_PW_INIT_PROJECTED:
 		puts_(p, "property wrapper init from projected value of ");
-		print(p, n->kids[0]);
+		swd_pr_print(p, n->kids[0]);
 		break;
 	case K_FIELD_INIT_ACCESSOR:
 		puts_(p, "property wrapped field init accessor of ");
-		print(p, n->kids[0]);
+		swd_pr_print(p, n->kids[0]);
 		break;
 	case K_RUNTIME_ATTR_GEN:
 		puts_(p, "runtime attribute generator of ");
-		print(p, n->kids[0]);
+		swd_pr_print(p, n->kids[0]);
 		break;
 	case K_MACRO_EXPANSION:
 		print_macro_expansion(p, n);
@@ -1401,279 +1192,19 @@ static void print_inner(struct pr *p, const struct swn *n)
 		break;
 	case K_STATIC:
 		puts_(p, "static ");
-		print(p, n->kids[0]);
-		break;
-	case K_OUTLINED_VAR:
-		puts_(p, (n->flags & SWF_READONLY) ? "outlined read-only object #"
-						   : "outlined variable #");
-		putn(p, n->index);
-		puts_(p, " of ");
-		print(p, n->kids[0]);
-		break;
-	case K_OUTLINED_BRIDGE:
-		puts_(p, "outlined bridged method (");
-		text(p, n);
-		puts_(p, ") of ");
-		print(p, n->kids[0]);
-		break;
-	case K_PREFIX:
-		if (!(p->simp && n->tlen == 7 && memcmp(n->text, "merged ", 7) == 0))
-			text(p, n);
-		print(p, n->kids[0]);
-		break;
-	case K_SPEC_PARAM:
-		print(p, n->kids[0]);
-		puts_(p, " with ");
-		for (unsigned i = 1; i < n->nkids; i++) {
-			if (i > 1)
-				puts_(p, " and ");
-			print(p, n->kids[i]);
-		}
-		break;
-	case K_SUFFIX:
-		if (p->simp)
-			break;
-		puts_(p, " with unmangled suffix \"");
-		text(p, n);
-		puts_(p, "\"");
-		break;
-	case K_SPECIAL:
-		if (n->flags & SWF_MUTABLE) { /* partial apply */
-			puts_(p, p->simp ? "partial apply" : n->text);
-			if (p->simp && n->tlen > 24)
-				puts_(p, " ObjC");
-			if (n->nkids) {
-				puts_(p, " for ");
-				print(p, n->kids[0]);
-			}
-			break;
-		}
-		text(p, n);
-		puts_(p, " ");
-		print(p, n->kids[0]);
-		break;
-	case K_ASYNC_PARTIAL:
-		if (!p->simp) {
-			puts_(p, "(");
-			putn(p, n->index);
-			puts_(p, (n->flags & SWF_MUTABLE)
-				     ? ") await resume partial function for "
-				     : ") suspend resume partial function for ");
-		}
-		print(p, n->kids[0]);
-		break;
-	case K_CONFORMANCE:
-		print(p, n->kids[0]);
-		if (p->simp)
-			break;
-		puts_(p, " : ");
-		print(p, n->kids[1]);
-		if (n->nkids > 2) {
-			puts_(p, " in ");
-			print(p, n->kids[2]);
-		}
-		break;
-	case K_WITNESS_THUNK:
-		puts_(p, "protocol witness for ");
-		print(p, n->kids[1]);
-		puts_(p, " in conformance ");
-		print(p, n->kids[0]);
-		break;
-	case K_REABSTRACT:
-		if (p->simp) {
-			puts_(p, "thunk for ");
-			print(p, n->kids[0]);
-			break;
-		}
-		text(p, n);
-		if (n->flags & SWF_MUTABLE) {
-			puts_(p, " with self type ");
-			print(p, n->kids[n->nkids - 1]);
-		}
-		if (n->nkids > 2 && n->kids[2]->kind == K_SIG) {
-			puts_(p, " ");
-			print_sig(p, n->kids[2]);
-		}
-		puts_(p, " from ");
-		print(p, n->kids[0]);
-		puts_(p, " to ");
-		print(p, n->kids[1]);
-		break;
-	case K_AUTODIFF_REORDER:
-		puts_(p, "autodiff self-reordering reabstraction thunk for ");
-		text(p, n);
-		puts_(p, " from ");
-		print(p, n->kids[0]);
-		puts_(p, " to ");
-		print(p, n->kids[1]);
-		break;
-	case K_AUTODIFF:
-		print_autodiff(p, n);
-		break;
-	case K_AUTODIFF_SUBSET: {
-		bool g = n->nkids > 2;
-		puts_(p, "autodiff subset parameters thunk for ");
-		text(p, n);
-		puts_(p, " from ");
-		print(p, g ? n->kids[1] : n->kids[0]);
-		puts_(p, " with respect to parameters ");
-		print_subset(p, n->index);
-		puts_(p, " and results ");
-		print_subset(p, n->index2);
-		puts_(p, " to parameters ");
-		print_subset(p, n->kids[n->nkids - 1]->index);
-		if (g) {
-			puts_(p, " of type ");
-			print(p, n->kids[0]);
-		}
-		break;
-	}
-	case K_KEYPATH:
-		text(p, n);
-		puts_(p, " ");
-		print(p, n->kids[0]);
-		if (n->kids[1]->nkids) {
-			puts_(p, " : ");
-			join(p, n->kids[1], ", ");
-		}
-		if (n->nkids > 2) {
-			puts_(p, " ");
-			print_sig(p, n->kids[2]);
-		}
-		if (n->flags & SWF_READONLY)
-			puts_(p, ", serialized");
-		break;
-	case K_KEYPATH_EQ:
-		text(p, n);
-		puts_(p, " ");
-		join(p, n->kids[1], ", ");
-		if (n->nkids > 2) {
-			puts_(p, " ");
-			print_sig(p, n->kids[2]);
-		}
-		break;
-	case K_LAZY_WT:
-		text(p, n);
-		print(p, n->kids[0]);
-		puts_(p, " and conformance ");
-		print(p, n->kids[1]);
-		break;
-	case K_ASSOC_TYPE_ACCESS:
-		puts_(p, "associated type metadata accessor for ");
-		text(p, n->kids[1]);
-		puts_(p, " in ");
-		print(p, n->kids[0]);
-		break;
-	case K_ASSOC_WT_ACCESS:
-		if (n->flags & SWF_MUTABLE) {
-			puts_(p, "base witness table accessor for ");
-			print(p, n->kids[n->nkids - 1]);
-			puts_(p, " in ");
-			print(p, n->kids[0]);
-			break;
-		}
-		puts_(p, "associated type witness table accessor for ");
-		join(p, n->kids[1], ".");
-		if (!p->simp) {
-			puts_(p, " : ");
-			print(p, n->kids[2]);
-		}
-		puts_(p, " in ");
-		print(p, n->kids[0]);
-		break;
-	case K_ASSOC_CONF_DESC:
-		text(p, n);
-		print(p, n->kids[0]);
-		puts_(p, ".");
-		if (n->kids[1]->kind == K_TYPE_LIST)
-			join(p, n->kids[1], ".");
-		else
-			print(p, n->kids[1]);
-		puts_(p, ": ");
-		print(p, n->kids[2]);
-		break;
-	case K_BASE_CONF_DESC:
-		puts_(p, "base conformance descriptor for ");
-		print(p, n->kids[0]);
-		puts_(p, ": ");
-		print(p, n->kids[1]);
-		break;
-	case K_ASSOC_TYPE_DESC:
-		puts_(p, (n->flags & SWF_MUTABLE) ? "default associated type witness accessor for "
-						  : "associated type descriptor for ");
-		print(p, n->kids[0]);
-		break;
-	case K_FIELD_OFFSET:
-		text(p, n);
-		print(p, n->kids[0]);
-		break;
-	case K_VALUE_WITNESS:
-		text(p, n);
-		puts_(p, p->simp ? " for " : " value witness for ");
-		print(p, n->kids[0]);
-		break;
-	case K_SPEC:
-		print_spec(p, n);
-		break;
-	case K_VTABLE_THUNK:
-		puts_(p, "vtable thunk for ");
-		print(p, n->kids[1]);
-		puts_(p, " dispatching to ");
-		print(p, n->kids[0]);
-		break;
-	case K_ONE_TIME_INIT:
-		text(p, n);
-		join(p, n->kids[1], ", ");
-		break;
-	case K_CONC_CONF:
-		puts_(p, "concrete protocol conformance ");
-		print(p, n->kids[0]);
-		puts_(p, " to ");
-		print_conf_ref(p, n->kids[1]);
-		if (n->kids[2]->nkids) {
-			puts_(p, " with conditional requirements: ");
-			print_conf_list(p, n->kids[2]);
-		}
-		break;
-	case K_CONF_REF:
-		print_conf_ref(p, n);
-		break;
-	case K_PACK_CONF:
-		puts_(p, "pack protocol conformance ");
-		print_conf_list(p, n->kids[0]);
-		break;
-	case K_DEP_CONF_ROOT:
-		puts_(p, "dependent protocol conformance root ");
-		print(p, n->kids[0]);
-		puts_(p, " : ");
-		print(p, n->kids[1]);
-		break;
-	case K_DEP_CONF_INHERITED:
-		puts_(p, "dependent protocol conformance inherited ");
-		print(p, n->kids[0]);
-		puts_(p, " : ");
-		print(p, n->kids[1]);
-		break;
-	case K_DEP_CONF_ASSOC:
-		puts_(p, "dependent protocol conformance associated ");
-		print(p, n->kids[0]);
-		puts_(p, " : ");
-		print(p, n->kids[1]);
-		break;
-	case K_DEP_CONF_OPAQUE:
-		puts_(p, "dependent protocol conformance opaque ");
-		print(p, n->kids[0]);
+		swd_pr_print(p, n->kids[0]);
 		break;
 	case K_TYPE_MANGLING:
-		print(p, n->kids[0]);
+		swd_pr_print(p, n->kids[0]);
 		break;
 	default:
-		p->err = -EINVAL;
+		if (!swd_print_global(p, n))
+			p->err = -EINVAL;
 		break;
 	}
 }
 
-static void print(struct pr *p, const struct swn *n)
+void swd_pr_print(struct pr *p, const struct swn *n)
 {
 	if (p->err)
 		return;
@@ -1694,7 +1225,7 @@ int swd_print(const struct swn *root, bool simplified, struct sw_buf *out)
 	bool capped = max > start + SWD_MAX_OUTPUT;
 	if (capped)
 		out->max = start + SWD_MAX_OUTPUT;
-	print(&p, root);
+	swd_pr_print(&p, root);
 	out->max = max;
 	if (p.err)
 		out->len = start;

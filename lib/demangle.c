@@ -150,7 +150,8 @@ int sw_demangle_filter(const char *text, size_t len, unsigned flags, struct sw_b
 	int count = 0;
 	while (i < len) {
 		unsigned char c = (unsigned char)text[i];
-		bool boundary = i == 0 || !symbol_char((unsigned char)text[i - 1]);
+		unsigned char prev = i ? (unsigned char)text[i - 1] : ' ';
+		bool boundary = prev == '.' || !symbol_char(prev);
 		if (!boundary || (c != '$' && c != '_' && c != '@') ||
 		    !may_start(text + i, len - i)) {
 			i++;

@@ -143,6 +143,12 @@ static void check_filter(void)
 	sw_buf_reset(&out);
 	CHECK_INT(sw_demangle("main", 0, &out), 0);
 	CHECK_INT((int)out.len, 0);
+	/* function types with their Clang type (swift-manglings-with-clang-types.txt) */
+	sw_buf_reset(&out);
+	CHECK_INT(sw_demangle("$s3tmp1fyySiyXzC9_ZTSPFmvEF", 0, &out), 1);
+	CHECK_STR(sw_buf_str(&out),
+		  "tmp.f(@convention(c, mangledCType: \"_ZTSPFmvE\") () -> Swift.Int) -> ()");
+	sw_buf_reset(&out);
 	/* Mach-O's extra underscore */
 	CHECK_INT(sw_demangle("_$s4main3fooyyF", 0, &out), 1);
 	CHECK_STR(sw_buf_str(&out), "main.foo() -> ()");
@@ -156,17 +162,17 @@ static void check_hostile(void)
 	size_t n = 200000;
 	char *s = malloc(n + 16);
 	/* deep nesting: optional of optional of ... */
+	memset(s, 0, n + 16);
 	strcpy(s, "$sSi");
 	for (size_t i = 4; i + 2 < n; i += 2)
 		memcpy(s + i, "Sg", 2);
-	s[n - 1] = 0;
 	int r = sw_demangle(s, 0, &out);
 	CHECK(r <= 1);
 	/* nested tuples */
+	memset(s, 0, n + 16);
 	strcpy(s, "$s");
 	for (size_t i = 2; i + 2 < n; i += 2)
 		memcpy(s + i, i % 4 ? "yt" : "_t", 2);
-	s[n - 1] = 0;
 	r = sw_demangle(s, 0, &out);
 	CHECK(r <= 1);
 	/* bound generic types built from substitutions of the previous one: the
