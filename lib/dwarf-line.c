@@ -32,6 +32,8 @@ static int grow(void **p, size_t *cap, size_t n, size_t size, size_t max)
 	if (n < *cap)
 		return 0;
 	size_t c = *cap ? *cap * 2 : 64;
+	while (c <= n)
+		c *= 2;
 	if (c > max)
 		return -E2BIG;
 	void *q = realloc(*p, c * size);
@@ -247,10 +249,10 @@ static int run_extended(struct line_builder *b, struct dw_cur *c, struct line_st
 		if (len - 1 <= 8)
 			s->addr = dw_u(c, (size_t)(len - 1));
 		break;
-	case 3: { /* define_file */
+	case 3: { /* define_file, gone in DWARF 5 */
 		const char *name = dw_cstr(c);
 		uint64_t dir = dw_uleb(c);
-		if (name)
+		if (name && b->t->version < 5)
 			r = add_file(b->t, fcap, name, dir);
 		break;
 	}
