@@ -32,7 +32,7 @@ struct sw_section {
 /* The sections the DWARF reader needs; absent ones have size 0. */
 struct sw_dwarf_sections {
 	struct sw_section info, abbrev, line, str, line_str, str_offsets, addr, ranges, rnglists,
-		aranges;
+	    aranges;
 	bool big_endian;
 	uint8_t addr_size; /* 4 or 8 */
 };
@@ -45,16 +45,16 @@ enum sw_symbol_flags {
 };
 
 struct sw_symbol {
-	uint64_t addr; /* file (unslid) address */
-	uint64_t size; /* 0 when unknown: bounded by the next symbol or start */
+	uint64_t addr;    /* file (unslid) address */
+	uint64_t size;    /* 0 when unknown: bounded by the next symbol or start */
 	const char *name; /* as in the file: Mach-O's leading underscore kept */
 	unsigned flags;
 };
 
 struct sw_object {
 	enum sw_object_format format;
-	char arch[16];      /* "x86_64", "arm64", "arm64e", "armv7", "aarch64", ... */
-	uint8_t id[32];     /* LC_UUID (16 bytes) or GNU build-id */
+	char arch[16];  /* "x86_64", "arm64", "arm64e", "armv7", "aarch64", ... */
+	uint8_t id[32]; /* LC_UUID (16 bytes) or GNU build-id */
 	size_t id_len;
 	uint64_t text_vmaddr; /* __TEXT's vmaddr, or the first executable PT_LOAD's p_vaddr */
 	uint64_t text_size;
@@ -66,7 +66,7 @@ struct sw_object {
 	size_t nfunction_starts;
 	const char *debuglink; /* ELF .gnu_debuglink file name, or NULL */
 	const char *path;
-	void *priv; /* the container reader's own state */
+	void *priv;                             /* the container reader's own state */
 	void (*release)(struct sw_object *obj); /* frees priv; set by the reader */
 };
 
