@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "symbolicate.h"
+#include "symsearch.h"
 
 struct run {
 	struct sw_symbolicator *sym;
@@ -180,6 +181,13 @@ static int symbolicate_run(const struct sw_cmd *cmd, int argc, char **argv)
 		sw_cli_error("out of memory");
 		return SW_EXIT_INPUT;
 	}
+	/* without --dsym, debug files are looked for where the symbol search looks */
+	struct sw_symsearch *ss = NULL;
+	if (!run.ref.debug_path && sw_symsearch_new(&ss) >= 0) {
+		sw_symsearch_add_env(ss);
+		sw_symsearch_add_host(ss);
+		sw_symbolicator_set_symsearch(run.sym, ss);
+	}
 	const struct sw_object *obj;
 	struct sw_error err = {0};
 	int status = SW_EXIT_OK;
@@ -199,6 +207,7 @@ static int symbolicate_run(const struct sw_cmd *cmd, int argc, char **argv)
 	}
 	sw_buf_finish(&run.out);
 	sw_symbolicator_free(run.sym);
+	sw_symsearch_free(ss);
 	return sw_cli_finish_stdout(status);
 }
 

@@ -15,6 +15,7 @@
 #include "demangle.h"
 #include "dwarf.h"
 #include "symbolicate.h"
+#include "symsearch.h"
 
 #define MAX_IMAGES   4096
 #define MAX_STRINGS  ((size_t)256 << 20) /* bytes of names kept */
@@ -46,8 +47,7 @@ struct sw_symbolicator {
 	size_t nmemo, memo_cap;
 	char **strings;
 	size_t nstrings, string_bytes;
-	sw_symbolicate_search_fn search;
-	void *search_ctx;
+	struct sw_symsearch *search;
 };
 
 int sw_symbolicator_new(unsigned flags, struct sw_symbolicator **ret)
@@ -80,11 +80,37 @@ void sw_symbolicator_free(struct sw_symbolicator *s)
 	free(s);
 }
 
-void sw_symbolicator_set_search(struct sw_symbolicator *s, sw_symbolicate_search_fn fn,
-				void *ctx)
+void sw_symbolicator_set_symsearch(struct sw_symbolicator *s, struct sw_symsearch *ss)
 {
-	s->search = fn;
-	s->search_ctx = ctx;
+	s->search = ss;
+}
+
+/* Asks the symbol search for the binary (obj NULL) or the debug file of obj. */
+static char *search(struct sw_symbolicator *s, const struct sw_image_ref *ref,
+		    const struct sw_object *obj, bool want_debug)
+{
+	if (!s->search)
+		return NULL;
+	struct sw_symsearch_query q = {
+		.id = obj ? obj->id : ref->id,
+		.id_len = obj ? obj->id_len : ref->id_len,
+		.path = obj ? obj->path : ref->path,
+		.arch = ref->arch ? ref->arch
+				  : (obj && obj->format == SW_OBJECT_MACHO ? obj->arch : NULL),
+		.debuglink = obj ? obj->debuglink : NULL,
+		.macho = obj ? obj->format == SW_OBJECT_MACHO : ref->id_len == 16,
+	};
+	if (!q.id_len && !q.path)
+		return NULL;
+	struct sw_symsearch_result res = {0};
+	char *found = NULL;
+	if (sw_symsearch_find(s->search, &q, &res, NULL) >= 0) {
+		const char *p = want_debug ? res.debug : res.binary;
+		if (p && !(want_debug && obj && strcmp(p, obj->path) == 0))
+			found = strdup(p);
+	}
+	sw_symsearch_result_finish(&res);
+	return found;
 }
 
 unsigned sw_symbolicate_return_adjust(const char *arch)
@@ -247,9 +273,8 @@ static int open_debug(struct sw_symbolicator *s, struct image *im, const struct 
 	char *dpath = NULL;
 	if (ref->debug_path)
 		dpath = resolve_dsym(ref->debug_path);
-	else if (!im->obj->has_debug_info && s->search && im->obj->id_len)
-		dpath = s->search(s->search_ctx, im->obj->id, im->obj->id_len, ref->arch,
-				  im->obj->path, true);
+	else if (!im->obj->has_debug_info)
+		dpath = search(s, ref, im->obj, true);
 	if (!dpath) {
 		if (ref->debug_path)
 			return sw_error_set(err, -ENOENT, "no DWARF file in '%s'", ref->debug_path);
@@ -275,8 +300,8 @@ static int load_image(struct sw_symbolicator *s, const struct sw_image_ref *ref,
 		      struct image *im, struct sw_error *err)
 {
 	char *path = ref->path ? strdup(ref->path) : NULL;
-	if (!path && s->search && ref->id_len)
-		path = s->search(s->search_ctx, ref->id, ref->id_len, ref->arch, NULL, false);
+	if (!path && ref->id_len)
+		path = search(s, ref, NULL, false);
 	if (!path)
 		return sw_error_set(err, -ENOENT, "no binary found for this image");
 	int r = sw_object_open(path, ref->arch, &im->obj, err);

@@ -63,19 +63,16 @@ struct sw_image_ref {
 	uint64_t load_addr; /* the run-time address of the text vmaddr */
 };
 
-/*
- * Finds a binary (want_debug false) or its debug file (true) by id: the
- * symbol search plugs in here.  Returns a malloc'ed path the symbolicator
- * frees, or NULL.
- */
-typedef char *(*sw_symbolicate_search_fn)(void *ctx, const uint8_t *id, size_t id_len,
-					  const char *arch, const char *hint_path,
-					  bool want_debug);
+struct sw_symsearch;
 
 int sw_symbolicator_new(unsigned flags, struct sw_symbolicator **ret);
 void sw_symbolicator_free(struct sw_symbolicator *s);
-void sw_symbolicator_set_search(struct sw_symbolicator *s, sw_symbolicate_search_fn fn,
-				void *ctx);
+/*
+ * Lets the symbolicator find binaries by id and debug files (dSYM bundles,
+ * .build-id trees, .gnu_debuglink, debuginfod) through ss, which it borrows:
+ * ss must outlive it.
+ */
+void sw_symbolicator_set_symsearch(struct sw_symbolicator *s, struct sw_symsearch *ss);
 
 /*
  * Opens (or finds among those already open) the image ref names, with its
