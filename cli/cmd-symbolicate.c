@@ -141,7 +141,7 @@ static int symbolicate_run(const struct sw_cmd *cmd, int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	struct run run = {0};
-	unsigned flags = 0;
+	unsigned flags = SW_SYMBOLICATE_DSYM_BESIDE_ONLY;
 	int c;
 	optind = 1;
 	opterr = 0;

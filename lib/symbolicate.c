@@ -247,6 +247,20 @@ static char *resolve_dsym(const char *path)
 	return found;
 }
 
+/* PATH.dSYM's DWARF file when that bundle exists. */
+static char *dsym_beside(const char *path)
+{
+	size_t n = strlen(path) + 8;
+	char *bundle = malloc(n);
+	if (!bundle)
+		return NULL;
+	snprintf(bundle, n, "%s.dSYM", path);
+	struct stat st;
+	char *found = stat(bundle, &st) == 0 && S_ISDIR(st.st_mode) ? resolve_dsym(bundle) : NULL;
+	free(bundle);
+	return found;
+}
+
 static bool same_id(const struct sw_object *o, const uint8_t *id, size_t len)
 {
 	return id && len && o->id_len == len && memcmp(o->id, id, len) == 0;
@@ -273,6 +287,9 @@ static int open_debug(struct sw_symbolicator *s, struct image *im, const struct 
 	char *dpath = NULL;
 	if (ref->debug_path)
 		dpath = resolve_dsym(ref->debug_path);
+	else if (!im->obj->has_debug_info && im->obj->format == SW_OBJECT_MACHO &&
+		 (s->flags & SW_SYMBOLICATE_DSYM_BESIDE_ONLY))
+		dpath = dsym_beside(im->obj->path);
 	else if (!im->obj->has_debug_info)
 		dpath = search(s, ref, im->obj, true);
 	if (!dpath) {

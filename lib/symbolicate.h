@@ -32,6 +32,12 @@ enum sw_symbolicate_flags {
 	SW_SYMBOLICATE_NO_INLINES = 1 << 0,  /* one frame per address */
 	SW_SYMBOLICATE_NO_DEMANGLE = 1 << 1, /* names as in the file (Mach-O's _ still stripped) */
 	SW_SYMBOLICATE_SWIFT_SIMPLIFIED = 1 << 2,
+	/*
+	 * Mach-O: take only FILE.dSYM beside the binary, as llvm-symbolizer
+	 * does, rather than any dSYM the symbol search finds by UUID
+	 * (`stallwatch symbolicate` without --dsym).
+	 */
+	SW_SYMBOLICATE_DSYM_BESIDE_ONLY = 1 << 3,
 };
 
 enum sw_frame_flags {
