@@ -86,16 +86,27 @@ def debug_size(binary):
 
 
 def timed(cmd, input_path, output_path):
-    """Runs cmd; returns (wall seconds, cpu seconds, peak RSS in KiB)."""
+    """Runs cmd; returns (wall seconds, cpu seconds, peak RSS in KiB).
+
+    The peak comes from /usr/bin/time when there is one: the rusage of a
+    child forked from this Python process would count Python's own pages
+    from before the exec.
+    """
+    rss_file = output_path + ".rss"
+    wrap = ["/usr/bin/time", "-f", "%M", "-o", rss_file] if os.path.exists("/usr/bin/time") else []
     with open(input_path, "rb") as fin, open(output_path, "wb") as fout:
         start = time.perf_counter()
-        p = subprocess.Popen(cmd, stdin=fin, stdout=fout)
+        p = subprocess.Popen(wrap + cmd, stdin=fin, stdout=fout)
         _, status, ru = os.wait4(p.pid, 0)
         wall = time.perf_counter() - start
         p.returncode = os.waitstatus_to_exitcode(status)
     if p.returncode:
         raise RuntimeError("%s failed with %d" % (cmd[0], p.returncode))
-    return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss
+    rss = ru.ru_maxrss
+    if wrap:
+        with open(rss_file) as f:
+            rss = int(f.read().split()[-1])
+    return wall, ru.ru_utime + ru.ru_stime, rss
 
 
 def blocks(path):

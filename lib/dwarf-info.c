@@ -181,14 +181,8 @@ static int new_func(struct tree_builder *b, uint64_t die, uint16_t tag, uint32_t
 		.die = die,
 		.range_first = (uint32_t)u->nranges,
 		.parent = parent,
-		.first_child = NONE,
-		.next_sibling = NONE,
 		.inlined = tag == TAG_INLINED,
 	};
-	if (parent != NONE && tag == TAG_INLINED) {
-		u->funcs[i].next_sibling = u->funcs[parent].first_child;
-		u->funcs[parent].first_child = i;
-	}
 	*ret = i;
 	return 0;
 }
@@ -247,14 +241,7 @@ static int read_die(struct tree_builder *b, struct dw_cur *c, const struct dw_ab
 		return r;
 	struct dw_func *fn = &u->funcs[f];
 	fn->range_count = (uint32_t)(u->nranges - fn->range_first);
-	fn->lo = UINT64_MAX;
-	for (uint32_t i = 0; i < fn->range_count; i++) {
-		const struct dw_range *rg = &u->ranges[fn->range_first + i];
-		if (rg->lo < fn->lo)
-			fn->lo = rg->lo;
-		if (rg->hi > fn->hi)
-			fn->hi = rg->hi;
-	}
+
 	fn->call_file = call[0];
 	fn->call_line = call[1];
 	fn->call_column = call[2];
@@ -385,21 +372,20 @@ int dw_segs_paint(struct dw_seg *in, size_t n, struct dw_seg **ret, size_t *ret_
 	return 0;
 }
 
-/* Paints the subprograms' ranges into the unit's address -> subprogram map. */
+/*
+ * Paints every subroutine's ranges into the unit's address -> subroutine
+ * map, later (deeper) DIEs over earlier ones, as llvm's AddrDieMap does: a
+ * lookup then lands on the innermost inlined call at once.
+ */
 static int build_segs(struct dw_unit *u, struct sw_error *err)
 {
-	size_t n = 0;
-	for (size_t i = 0; i < u->nfuncs; i++)
-		if (u->funcs[i].parent == NONE)
-			n += u->funcs[i].range_count;
+	size_t n = u->nranges;
 	struct dw_seg *in = malloc((n ? n : 1) * sizeof(*in));
 	if (!in)
 		return sw_error_set(err, -ENOMEM, "out of memory");
 	size_t k = 0;
 	for (size_t i = 0; i < u->nfuncs; i++) {
 		const struct dw_func *f = &u->funcs[i];
-		if (f->parent != NONE)
-			continue;
 		for (uint32_t j = 0; j < f->range_count; j++) {
 			const struct dw_range *rg = &u->ranges[f->range_first + j];
 			in[k++] = (struct dw_seg){rg->lo, rg->hi, (uint32_t)i};
@@ -407,6 +393,17 @@ static int build_segs(struct dw_unit *u, struct sw_error *err)
 	}
 	int r = dw_segs_paint(in, k, &u->segs, &u->nsegs);
 	free(in);
+	if (r >= 0) {
+		u->seg_index = malloc((u->nsegs / DW_LINE_STRIDE + 1) * sizeof(*u->seg_index));
+		u->seg_lo = malloc((u->nsegs + 1) * sizeof(*u->seg_lo));
+		if (!u->seg_index || !u->seg_lo)
+			r = -ENOMEM;
+		for (size_t i = 0; r >= 0 && i < u->nsegs; i++) {
+			u->seg_lo[i] = u->segs[i].lo;
+			if (i % DW_LINE_STRIDE == 0)
+				u->seg_index[i / DW_LINE_STRIDE] = u->segs[i].lo;
+		}
+	}
 	return r < 0 ? sw_error_set(err, r, "out of memory") : 0;
 }
 

@@ -93,16 +93,13 @@ struct dw_func {
 	uint32_t range_first;  /* into dw_unit.ranges */
 	uint32_t range_count;
 	uint32_t parent;       /* the enclosing subroutine, UINT32_MAX: none */
-	uint32_t first_child;  /* inlined subroutines inside, last first; UINT32_MAX: none */
-	uint32_t next_sibling; /* UINT32_MAX: none */
 	uint32_t call_file, call_line, call_column;
-	uint64_t lo, hi; /* bounds of all the ranges, to skip a sibling quickly */
 	bool inlined;
 	bool name_done;
 	const char *name;
 };
 
-/* A stretch of addresses and the outermost subprogram that owns it. */
+/* A stretch of addresses and the innermost subroutine that owns it. */
 struct dw_seg {
 	uint64_t lo, hi;
 	uint32_t func;
@@ -172,6 +169,8 @@ struct dw_unit {
 	size_t nranges;
 	struct dw_seg *segs;
 	size_t nsegs;
+	uint64_t *seg_index; /* segs[i * DW_LINE_STRIDE].lo */
+	uint64_t *seg_lo;    /* segs[i].lo: a stride of them fits in two cache lines */
 
 	bool line_done;
 	int line_err;
