@@ -132,13 +132,13 @@ static int from_stdin(struct run *run)
 static int symbolicate_run(const struct sw_cmd *cmd, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"exe", required_argument, NULL, 'e'},
-		{"arch", required_argument, NULL, 'a'},
-		{"dsym", required_argument, NULL, 'd'},
-		{"no-inlines", no_argument, NULL, 'I'},
-		{"no-demangle", no_argument, NULL, 'D'},
-		{"json", no_argument, NULL, 'j'},
-		{NULL, 0, NULL, 0},
+	    {"exe", required_argument, NULL, 'e'},
+	    {"arch", required_argument, NULL, 'a'},
+	    {"dsym", required_argument, NULL, 'd'},
+	    {"no-inlines", no_argument, NULL, 'I'},
+	    {"no-demangle", no_argument, NULL, 'D'},
+	    {"json", no_argument, NULL, 'j'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct run run = {0};
 	unsigned flags = SW_SYMBOLICATE_DSYM_BESIDE_ONLY;
@@ -212,21 +212,21 @@ static int symbolicate_run(const struct sw_cmd *cmd, int argc, char **argv)
 }
 
 const struct sw_cmd sw_cmd_symbolicate = {
-	.name = "symbolicate",
-	.usage = "-e FILE [--arch ARCH] [--dsym PATH] [--no-inlines] [--no-demangle] [--json] "
-		 "[ADDR ...]",
-	.summary = "print the function, file, line and inlined calls of file addresses",
-	.help = "  -e, --exe FILE    the binary (ELF, Mach-O or universal) the addresses belong to\n"
-		"      --arch ARCH   the slice of a universal binary (arm64, arm64e, x86_64, ...)\n"
-		"      --dsym PATH   the debug information: a dSYM bundle, its DWARF file, or a\n"
-		"                    separate ELF debug file\n"
-		"      --no-inlines  one frame per address: no inlined calls\n"
-		"      --no-demangle print names as the file has them\n"
-		"      --json        one JSON object per address (\"schema\":1, \"type\":\"address\")\n"
-		"\n"
-		"ADDR: file (unslid) addresses in hexadecimal, with or without 0x, taken as\n"
-		"given; read from standard input, one per line, when none is given.\n",
-	.min_args = 0,
-	.max_args = -1,
-	.run = symbolicate_run,
+    .name = "symbolicate",
+    .usage = "-e FILE [--arch ARCH] [--dsym PATH] [--no-inlines] [--no-demangle] [--json] "
+	     "[ADDR ...]",
+    .summary = "print the function, file, line and inlined calls of file addresses",
+    .help = "  -e, --exe FILE    the binary (ELF, Mach-O or universal) the addresses belong to\n"
+	    "      --arch ARCH   the slice of a universal binary (arm64, arm64e, x86_64, ...)\n"
+	    "      --dsym PATH   the debug information: a dSYM bundle, its DWARF file, or a\n"
+	    "                    separate ELF debug file\n"
+	    "      --no-inlines  one frame per address: no inlined calls\n"
+	    "      --no-demangle print names as the file has them\n"
+	    "      --json        one JSON object per address (\"schema\":1, \"type\":\"address\")\n"
+	    "\n"
+	    "ADDR: file (unslid) addresses in hexadecimal, with or without 0x, taken as\n"
+	    "given; read from standard input, one per line, when none is given.\n",
+    .min_args = 0,
+    .max_args = -1,
+    .run = symbolicate_run,
 };

@@ -50,8 +50,9 @@ int dw_unit_head(struct sw_dwarf *d, struct dw_unit *u, struct sw_error *err)
 	c.size = (size_t)u->end;
 	const struct dw_abbrev *ab = dw_abbrev_find(u->abbrevs, dw_uleb(&c));
 	if (!ab || c.bad)
-		return u->head_err = sw_error_set(err, -EINVAL, "bad unit DIE at .debug_info 0x%llx",
-						   (unsigned long long)u->die_off);
+		return u->head_err =
+			   sw_error_set(err, -EINVAL, "bad unit DIE at .debug_info 0x%llx",
+					(unsigned long long)u->die_off);
 	struct dw_value low = {0}, high = {0}, comp_dir = {0};
 	bool has_low = false;
 	for (uint32_t i = 0; i < ab->count; i++) {
@@ -59,8 +60,8 @@ int dw_unit_head(struct sw_dwarf *d, struct dw_unit *u, struct sw_error *err)
 		struct dw_value v;
 		if (dw_read_value(d, u, &c, sp->form, sp->implicit, &v) < 0)
 			return u->head_err = sw_error_set(
-				       err, -EINVAL, "bad attribute form 0x%x at .debug_info 0x%zx",
-				       sp->form, c.pos);
+				   err, -EINVAL, "bad attribute form 0x%x at .debug_info 0x%zx",
+				   sp->form, c.pos);
 		switch (sp->at) {
 		case 0x11:
 			low = v;
@@ -126,9 +127,11 @@ static int add_range(void *ctx, uint64_t lo, uint64_t hi)
 		return 0;
 	if (u->nranges == b->rcap) {
 		size_t cap = b->rcap ? b->rcap * 2 : 256;
-		void *p = cap <= DW_MAX_RANGES ? realloc(u->ranges, cap * sizeof(*u->ranges)) : NULL;
+		void *p =
+		    cap <= DW_MAX_RANGES ? realloc(u->ranges, cap * sizeof(*u->ranges)) : NULL;
 		if (!p)
-			return sw_error_set(b->err, -E2BIG, "too many address ranges in unit 0x%llx",
+			return sw_error_set(b->err, -E2BIG,
+					    "too many address ranges in unit 0x%llx",
 					    (unsigned long long)u->off);
 		u->ranges = p;
 		b->rcap = cap;
@@ -147,8 +150,8 @@ static int die_ranges(struct tree_builder *b, const struct die_pc *pc)
 {
 	uint64_t lo, hi;
 	if (pc->has_low && pc->has_high && dw_value_addr(b->d, b->u, &pc->low, &lo)) {
-		uint64_t tomb = b->u->addr_size == 8 ? UINT64_MAX
-						     : ((uint64_t)1 << (b->u->addr_size * 8)) - 1;
+		uint64_t tomb =
+		    b->u->addr_size == 8 ? UINT64_MAX : ((uint64_t)1 << (b->u->addr_size * 8)) - 1;
 		bool ok = true;
 		if (dw_form_is_const(pc->high.form))
 			hi = lo + pc->high.u;
@@ -178,10 +181,10 @@ static int new_func(struct tree_builder *b, uint64_t die, uint16_t tag, uint32_t
 	}
 	uint32_t i = (uint32_t)u->nfuncs++;
 	u->funcs[i] = (struct dw_func){
-		.die = die,
-		.range_first = (uint32_t)u->nranges,
-		.parent = parent,
-		.inlined = tag == TAG_INLINED,
+	    .die = die,
+	    .range_first = (uint32_t)u->nranges,
+	    .parent = parent,
+	    .inlined = tag == TAG_INLINED,
 	};
 	*ret = i;
 	return 0;
@@ -196,6 +199,12 @@ static int read_die(struct tree_builder *b, struct dw_cur *c, const struct dw_ab
 	struct die_pc pc = {0};
 	uint32_t call[3] = {0, 0, 0};
 	*ret_func = NONE;
+	if (!sub && ab->fixed >= 0) {
+		dw_skip(c, (uint64_t)ab->fixed);
+		return c->bad ? sw_error_set(b->err, -EINVAL, "truncated DIE at .debug_info 0x%llx",
+					     (unsigned long long)die)
+			      : 0;
+	}
 	for (uint32_t i = 0; i < ab->count; i++) {
 		const struct dw_attr_spec *sp = &u->abbrevs->specs[ab->first + i];
 		struct dw_value v;
@@ -254,6 +263,7 @@ static int walk_tree(struct tree_builder *b)
 	struct dw_unit *u = b->u;
 	struct dw_cur c = dw_cur_at(&b->d->s.info, b->d->s.big_endian, u->die_off);
 	c.size = (size_t)u->end;
+	dw_abbrevs_size(u->abbrevs, u);
 	uint32_t *stack = malloc(DW_MAX_DEPTH * sizeof(*stack));
 	if (!stack)
 		return sw_error_set(b->err, -ENOMEM, "out of memory");
@@ -289,7 +299,8 @@ static int walk_tree(struct tree_builder *b)
 			continue;
 		}
 		if (depth >= DW_MAX_DEPTH) {
-			r = sw_error_set(b->err, -E2BIG, "DIEs nested too deep at .debug_info 0x%llx",
+			r = sw_error_set(b->err, -E2BIG,
+					 "DIEs nested too deep at .debug_info 0x%llx",
 					 (unsigned long long)die);
 			break;
 		}

@@ -209,10 +209,10 @@ static int append_row(struct line_builder *b, const struct line_state *s, bool e
 	}
 	/* llvm keeps the file in 16 bits and the column in 16: so do we, to agree */
 	t->rows[t->nrows++] = (struct dw_line_row){
-		.addr = s->addr,
-		.file = (uint16_t)s->file,
-		.line = s->line,
-		.column = (uint16_t)s->column,
+	    .addr = s->addr,
+	    .file = (uint16_t)s->file,
+	    .line = s->line,
+	    .column = (uint16_t)s->column,
 	};
 	if (!end)
 		return 0;
@@ -221,10 +221,10 @@ static int append_row(struct line_builder *b, const struct line_state *s, bool e
 		if (r < 0)
 			return r;
 		t->seqs[t->nseqs++] = (struct dw_line_seq){
-			.lo = b->seq_lo,
-			.hi = s->addr,
-			.first = (uint32_t)b->seq_first,
-			.last = (uint32_t)(t->nrows - 1),
+		    .lo = b->seq_lo,
+		    .hi = s->addr,
+		    .first = (uint32_t)b->seq_first,
+		    .last = (uint32_t)(t->nrows - 1),
 		};
 	}
 	b->seq_empty = true;
@@ -350,9 +350,9 @@ int dw_line_load(struct sw_dwarf *d, struct dw_unit *u, struct sw_error *err)
 		r = run_program(&h, &c, &b, &fcap);
 	if (r < 0) {
 		dw_line_free(t);
-		return u->line_err = sw_error_set(
-			       err, r, "bad line table at .debug_line 0x%llx near 0x%zx",
-			       (unsigned long long)u->stmt_list, c.pos);
+		return u->line_err =
+			   sw_error_set(err, r, "bad line table at .debug_line 0x%llx near 0x%zx",
+					(unsigned long long)u->stmt_list, c.pos);
 	}
 	if (t->nseqs)
 		qsort(t->seqs, t->nseqs, sizeof(*t->seqs), cmp_seq);

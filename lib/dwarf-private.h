@@ -65,6 +65,7 @@ struct dw_abbrev {
 	uint16_t tag;
 	bool children;
 	uint32_t first, count; /* into dw_abbrevs.specs */
+	int32_t fixed; /* bytes of all the attributes when their forms have fixed sizes, else -1 */
 };
 
 struct dw_abbrevs {
@@ -74,6 +75,7 @@ struct dw_abbrevs {
 	bool dense; /* list[i].code == i + 1 */
 	struct dw_attr_spec *specs;
 	size_t nspecs;
+	uint32_t sized_for; /* the unit sizes dw_abbrev.fixed was computed for, 0: none */
 };
 
 struct dw_value {
@@ -89,10 +91,10 @@ struct dw_range {
 
 /* A subprogram or inlined subroutine of a unit. */
 struct dw_func {
-	uint64_t die;          /* offset in .debug_info */
-	uint32_t range_first;  /* into dw_unit.ranges */
+	uint64_t die;         /* offset in .debug_info */
+	uint32_t range_first; /* into dw_unit.ranges */
 	uint32_t range_count;
-	uint32_t parent;       /* the enclosing subroutine, UINT32_MAX: none */
+	uint32_t parent; /* the enclosing subroutine, UINT32_MAX: none */
 	uint32_t call_file, call_line, call_column;
 	bool inlined;
 	bool name_done;
@@ -191,6 +193,8 @@ struct sw_dwarf {
 /* dwarf-form.c */
 int dw_abbrevs_get(struct sw_dwarf *d, struct dw_unit *u, struct sw_error *err);
 const struct dw_abbrev *dw_abbrev_find(const struct dw_abbrevs *a, uint64_t code);
+/* Computes dw_abbrev.fixed for u's address and offset sizes. */
+void dw_abbrevs_size(struct dw_abbrevs *a, const struct dw_unit *u);
 int dw_read_value(const struct sw_dwarf *d, const struct dw_unit *u, struct dw_cur *c,
 		  uint16_t form, int64_t implicit, struct dw_value *v);
 const char *dw_value_str(const struct sw_dwarf *d, const struct dw_unit *u,

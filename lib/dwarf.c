@@ -25,7 +25,8 @@ static int read_unit_header(struct sw_dwarf *d, uint64_t off, struct dw_unit *u,
 	c.size = (size_t)u->end;
 	u->version = (uint16_t)dw_u(&c, 2);
 	if (u->version < 2 || u->version > 5)
-		return sw_error_set(err, -ENOTSUP, "unsupported DWARF version %u at .debug_info 0x%llx",
+		return sw_error_set(err, -ENOTSUP,
+				    "unsupported DWARF version %u at .debug_info 0x%llx",
 				    u->version, (unsigned long long)off);
 	if (u->version >= 5) {
 		u->unit_type = (uint8_t)dw_u(&c, 1);

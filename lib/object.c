@@ -95,7 +95,7 @@ static int add_synthetic_starts(struct object_file *f)
 		if (has_symbol_at(obj, a))
 			continue;
 		syms[k++] = (struct sw_symbol){
-			.addr = a, .name = "", .flags = SW_SYMBOL_SYNTHETIC | SW_SYMBOL_FUNCTION};
+		    .addr = a, .name = "", .flags = SW_SYMBOL_SYNTHETIC | SW_SYMBOL_FUNCTION};
 	}
 	qsort(syms, n, sizeof(*syms), cmp_symbol);
 	f->own_symbols = syms;
@@ -134,8 +134,7 @@ static int map_file(const char *path, void **ret_map, size_t *ret_size, struct s
 	return 0;
 }
 
-int sw_object_open(const char *path, const char *arch, struct sw_object **ret,
-		   struct sw_error *err)
+int sw_object_open(const char *path, const char *arch, struct sw_object **ret, struct sw_error *err)
 {
 	struct object_file *f = calloc(1, sizeof(*f));
 	if (!f)
@@ -150,8 +149,9 @@ int sw_object_open(const char *path, const char *arch, struct sw_object **ret,
 	if (memcmp(data, "\177ELF", 4) == 0) {
 		r = sw_elf_load(&f->obj, data, f->map_size, err);
 		if (r >= 0 && arch && arch[0] && strcmp(arch, f->obj.arch) != 0)
-			r = sw_error_set(err, -ENOENT, "no slice for architecture %s (the file is %s)",
-					 arch, f->obj.arch);
+			r = sw_error_set(err, -ENOENT,
+					 "no slice for architecture %s (the file is %s)", arch,
+					 f->obj.arch);
 	} else if (is_macho_magic(read_be32(data))) {
 		r = sw_macho_load(&f->obj, data, f->map_size, arch, err);
 	} else {
@@ -169,7 +169,8 @@ int sw_object_open(const char *path, const char *arch, struct sw_object **ret,
 		for (size_t i = 0; r >= 0 && i < f->obj.nsymbols; i++) {
 			f->symbol_addrs[i] = f->obj.symbols[i].addr;
 			if (i % SW_OBJECT_SYMBOL_STRIDE == 0)
-				f->symbol_index[i / SW_OBJECT_SYMBOL_STRIDE] = f->obj.symbols[i].addr;
+				f->symbol_index[i / SW_OBJECT_SYMBOL_STRIDE] =
+				    f->obj.symbols[i].addr;
 		}
 		f->obj.symbol_index = f->symbol_index;
 		f->obj.symbol_addrs = f->symbol_addrs;

@@ -17,11 +17,11 @@
 #include "symbolicate.h"
 #include "symsearch.h"
 
-#define MAX_IMAGES   4096
-#define MAX_STRINGS  ((size_t)256 << 20) /* bytes of names kept */
+#define MAX_IMAGES  4096
+#define MAX_STRINGS ((size_t)256 << 20) /* bytes of names kept */
 
 struct image {
-	char *path;  /* as asked */
+	char *path; /* as asked */
 	char *debug_path;
 	char arch[16];
 	uint8_t id[32];
@@ -92,13 +92,13 @@ static char *search(struct sw_symbolicator *s, const struct sw_image_ref *ref,
 	if (!s->search)
 		return NULL;
 	struct sw_symsearch_query q = {
-		.id = obj ? obj->id : ref->id,
-		.id_len = obj ? obj->id_len : ref->id_len,
-		.path = obj ? obj->path : ref->path,
-		.arch = ref->arch ? ref->arch
-				  : (obj && obj->format == SW_OBJECT_MACHO ? obj->arch : NULL),
-		.debuglink = obj ? obj->debuglink : NULL,
-		.macho = obj ? obj->format == SW_OBJECT_MACHO : ref->id_len == 16,
+	    .id = obj ? obj->id : ref->id,
+	    .id_len = obj ? obj->id_len : ref->id_len,
+	    .path = obj ? obj->path : ref->path,
+	    .arch =
+		ref->arch ? ref->arch : (obj && obj->format == SW_OBJECT_MACHO ? obj->arch : NULL),
+	    .debuglink = obj ? obj->debuglink : NULL,
+	    .macho = obj ? obj->format == SW_OBJECT_MACHO : ref->id_len == 16,
 	};
 	if (!q.id_len && !q.path)
 		return NULL;
@@ -184,8 +184,7 @@ static struct memo *memo_slot(struct sw_symbolicator *s, const void *key)
 	return &s->memo[h];
 }
 
-static void memo_put(struct sw_symbolicator *s, struct memo *m, const void *key,
-		     const char *value)
+static void memo_put(struct sw_symbolicator *s, struct memo *m, const void *key, const char *value)
 {
 	m->key = key;
 	m->value = value;
@@ -275,7 +274,8 @@ static struct image *find_image(struct sw_symbolicator *s, const struct sw_image
 			return im;
 		if (!ref->id_len && ref->path && strcmp(im->path, ref->path) == 0 &&
 		    strcmp(im->arch, ref->arch ? ref->arch : "") == 0 &&
-		    (!ref->debug_path || (im->debug_path && strcmp(im->debug_path, ref->debug_path) == 0)))
+		    (!ref->debug_path ||
+		     (im->debug_path && strcmp(im->debug_path, ref->debug_path) == 0)))
 			return im;
 	}
 	return NULL;
@@ -297,9 +297,11 @@ static int open_debug(struct sw_symbolicator *s, struct image *im, const struct 
 			return sw_error_set(err, -ENOENT, "no DWARF file in '%s'", ref->debug_path);
 		return 0;
 	}
-	const char *arch = ref->arch ? ref->arch : (im->obj->format == SW_OBJECT_MACHO ? im->obj->arch : NULL);
+	const char *arch =
+	    ref->arch ? ref->arch : (im->obj->format == SW_OBJECT_MACHO ? im->obj->arch : NULL);
 	int r = sw_object_open(dpath, arch, &im->dbg, err);
-	if (r >= 0 && im->obj->id_len && im->dbg->id_len && !same_id(im->dbg, im->obj->id, im->obj->id_len)) {
+	if (r >= 0 && im->obj->id_len && im->dbg->id_len &&
+	    !same_id(im->dbg, im->obj->id, im->obj->id_len)) {
 		r = sw_error_set(err, -ENOENT, "'%s' does not match the binary's id", dpath);
 		sw_object_free(im->dbg);
 		im->dbg = NULL;
@@ -313,8 +315,8 @@ static int open_debug(struct sw_symbolicator *s, struct image *im, const struct 
 	return ref->debug_path ? r : 0;
 }
 
-static int load_image(struct sw_symbolicator *s, const struct sw_image_ref *ref,
-		      struct image *im, struct sw_error *err)
+static int load_image(struct sw_symbolicator *s, const struct sw_image_ref *ref, struct image *im,
+		      struct sw_error *err)
 {
 	char *path = ref->path ? strdup(ref->path) : NULL;
 	if (!path && ref->id_len)
@@ -422,9 +424,9 @@ int sw_symbolicate_file_addr(struct sw_symbolicator *s, const struct sw_image_re
 	int n = 0;
 	if (im->dwarf) {
 		unsigned dflags = (s->flags & SW_SYMBOLICATE_NO_INLINES) ? SW_DWARF_NO_INLINES : 0;
-		n = sw_dwarf_lookup(im->dwarf, addr, dflags, df,
-				    max < SW_SYMBOLICATE_MAX_FRAMES ? max : SW_SYMBOLICATE_MAX_FRAMES,
-				    err);
+		n = sw_dwarf_lookup(
+		    im->dwarf, addr, dflags, df,
+		    max < SW_SYMBOLICATE_MAX_FRAMES ? max : SW_SYMBOLICATE_MAX_FRAMES, err);
 		if (n < 0)
 			return n;
 	}
@@ -432,11 +434,11 @@ int sw_symbolicate_file_addr(struct sw_symbolicator *s, const struct sw_image_re
 		return symbol_frame(s, obj, addr, frames);
 	for (int i = 0; i < n; i++) {
 		frames[i] = (struct sw_frame){
-			.function = shown_name(s, df[i].function),
-			.file = df[i].file,
-			.line = df[i].line,
-			.column = df[i].column,
-			.flags = SW_FRAME_DEBUG_INFO | (i + 1 < n ? SW_FRAME_INLINED : 0),
+		    .function = shown_name(s, df[i].function),
+		    .file = df[i].file,
+		    .line = df[i].line,
+		    .column = df[i].column,
+		    .flags = SW_FRAME_DEBUG_INFO | (i + 1 < n ? SW_FRAME_INLINED : 0),
 		};
 	}
 	/*
@@ -452,8 +454,7 @@ int sw_symbolicate_file_addr(struct sw_symbolicator *s, const struct sw_image_re
 }
 
 int sw_symbolicate(struct sw_symbolicator *s, const struct sw_image_ref *ref, uint64_t addr,
-		   bool return_address, struct sw_frame *frames, size_t max,
-		   struct sw_error *err)
+		   bool return_address, struct sw_frame *frames, size_t max, struct sw_error *err)
 {
 	const struct sw_object *obj;
 	int idx = sw_symbolicator_image(s, ref, &obj, err);

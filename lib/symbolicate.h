@@ -41,10 +41,10 @@ enum sw_symbolicate_flags {
 };
 
 enum sw_frame_flags {
-	SW_FRAME_INLINED = 1 << 0,     /* an inlined call: the next frame contains it */
-	SW_FRAME_SYMBOL = 1 << 1,      /* from the symbol table: symbol_addr and offset are set */
-	SW_FRAME_SYNTHETIC = 1 << 2,   /* a function start with no name: function is "sub_<hex>" */
-	SW_FRAME_DEBUG_INFO = 1 << 3,  /* from DWARF */
+	SW_FRAME_INLINED = 1 << 0,    /* an inlined call: the next frame contains it */
+	SW_FRAME_SYMBOL = 1 << 1,     /* from the symbol table: symbol_addr and offset are set */
+	SW_FRAME_SYNTHETIC = 1 << 2,  /* a function start with no name: function is "sub_<hex>" */
+	SW_FRAME_DEBUG_INFO = 1 << 3, /* from DWARF */
 };
 
 struct sw_frame {
@@ -64,9 +64,9 @@ struct sw_image_ref {
 	const char *path;  /* the binary, or NULL to find it by id */
 	const uint8_t *id; /* LC_UUID or GNU build-id; NULL when unknown */
 	size_t id_len;
-	const char *arch;  /* NULL: the only or the host's slice */
+	const char *arch;       /* NULL: the only or the host's slice */
 	const char *debug_path; /* a dSYM bundle or its DWARF file, or a separate ELF debug file */
-	uint64_t load_addr; /* the run-time address of the text vmaddr */
+	uint64_t load_addr;     /* the run-time address of the text vmaddr */
 };
 
 struct sw_symsearch;
@@ -94,8 +94,7 @@ int sw_symbolicator_image(struct sw_symbolicator *s, const struct sw_image_ref *
  * unknown address gives one frame with function and file NULL), or -errno.
  */
 int sw_symbolicate(struct sw_symbolicator *s, const struct sw_image_ref *ref, uint64_t addr,
-		   bool return_address, struct sw_frame *frames, size_t max,
-		   struct sw_error *err);
+		   bool return_address, struct sw_frame *frames, size_t max, struct sw_error *err);
 
 /* The same for a file (unslid) address, taken as given. */
 int sw_symbolicate_file_addr(struct sw_symbolicator *s, const struct sw_image_ref *ref,

@@ -32,7 +32,7 @@ static int sh(const char *fmt, ...)
 }
 
 static void sh_lines(char out[][512], int n, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 static void sh_lines(char out[][512], int n, const char *fmt, ...)
 {
 	char cmd[4096];
@@ -91,7 +91,8 @@ static void test_slide_and_return_address(const char *bin)
 	char name[512], loc[512], got[512];
 	struct sw_frame fr[SW_SYMBOLICATE_MAX_FRAMES];
 	for (uint64_t a = start + 1; a < start + 24; a++) {
-		int n = sw_symbolicate(s, &ref, a + slide, true, fr, SW_SYMBOLICATE_MAX_FRAMES, NULL);
+		int n =
+		    sw_symbolicate(s, &ref, a + slide, true, fr, SW_SYMBOLICATE_MAX_FRAMES, NULL);
 		CHECK(n >= 1);
 		oracle(bin, a - 1, name, loc);
 		frame_loc(&fr[0], got);
