@@ -78,11 +78,22 @@ def text_range(binary):
     raise RuntimeError("no .text")
 
 
+READ = ("info", "abbrev", "line", "str", "line_str", "str_offs", "str_offsets", "addr",
+        "ranges", "rnglists", "aranges")
+
+
 def debug_size(binary):
+    """(all DWARF, the part a symbolizer reads: no location lists, frames or name indexes)."""
     out = subprocess.run(["llvm-objdump-14", "-h", binary], check=True, capture_output=True,
                          text=True).stdout
-    return sum(int(p[2], 16) for p in (l.split() for l in out.splitlines())
-               if len(p) >= 5 and (p[1].startswith(".debug_") or p[1].startswith("__debug_")))
+    total = read = 0
+    for p in (l.split() for l in out.splitlines()):
+        if len(p) >= 5 and (p[1].startswith(".debug_") or p[1].startswith("__debug_")):
+            size = int(p[2], 16)
+            total += size
+            if p[1].split("debug_", 1)[1] in READ:
+                read += size
+    return total, read
 
 
 def timed(cmd, input_path, output_path):
@@ -120,8 +131,10 @@ def run_case(label, workdir, binary, dwarf_file, oracle_args, our_args, nfunc, n
     addrs = os.path.join(workdir, "addresses")
     with open(addrs, "w") as f:
         f.write("".join("0x%x\n" % (lo + rng.randrange(size)) for _ in range(naddr)))
-    print("\n%s: %d functions, %.1f MB of DWARF, %.1f MB of text; %d random addresses" %
-          (label, nfunc, debug_size(dwarf_file) / 1e6, size / 1e6, naddr))
+    total, read = debug_size(dwarf_file)
+    print("\n%s: %d functions, %.1f MB of DWARF (%.1f MB without location lists), "
+          "%.1f MB of text; %d random addresses" %
+          (label, nfunc, total / 1e6, read / 1e6, size / 1e6, naddr))
     sides = {
         "llvm-symbolizer-14": [SYMBOLIZER, "--no-demangle", *oracle_args, "--obj=" + binary],
         "stallwatch": [sw, "symbolicate", "--no-demangle", "-e", binary, *our_args],
