@@ -198,6 +198,8 @@ static int read_die(struct tree_builder *b, struct dw_cur *c, const struct dw_ab
 	bool sub = ab->tag == TAG_SUBPROGRAM || ab->tag == TAG_INLINED;
 	struct die_pc pc = {0};
 	uint32_t call[3] = {0, 0, 0};
+	uint64_t origin = 0;
+	bool named = false;
 	*ret_func = NONE;
 	if (!sub && ab->fixed >= 0) {
 		dw_skip(c, (uint64_t)ab->fixed);
@@ -236,6 +238,16 @@ static int read_die(struct tree_builder *b, struct dw_cur *c, const struct dw_ab
 		case 0x57:
 			call[2] = (uint32_t)v.u;
 			break;
+		case 0x31:
+			if (dw_form_is_ref(v.form))
+				origin = v.u;
+			break;
+		case 0x03:
+		case 0x6e:
+		case 0x2007:
+		case 0x47:
+			named = true; /* the DIE has its own say: resolve it, not its origin */
+			break;
 		default:
 			break;
 		}
@@ -251,6 +263,7 @@ static int read_die(struct tree_builder *b, struct dw_cur *c, const struct dw_ab
 	struct dw_func *fn = &u->funcs[f];
 	fn->range_count = (uint32_t)(u->nranges - fn->range_first);
 
+	fn->origin = origin && !named ? origin : die;
 	fn->call_file = call[0];
 	fn->call_line = call[1];
 	fn->call_column = call[2];
@@ -531,12 +544,55 @@ static const char *find_name(struct sw_dwarf *d, uint64_t die, bool want_linkage
 	return NULL;
 }
 
+static size_t hash_off(uint64_t x)
+{
+	x ^= x >> 31;
+	x *= 0x9e3779b97f4a7c15ULL;
+	return (size_t)(x ^ x >> 29);
+}
+
+/* The name of the DIE at off, found once and kept: origins are shared. */
+static const char *die_name(struct sw_dwarf *d, uint64_t off)
+{
+	if (d->nnames * 2 >= d->names_cap) {
+		size_t cap = d->names_cap ? d->names_cap * 2 : 256;
+		struct dw_name_slot *t = calloc(cap, sizeof(*t));
+		if (t) {
+			for (size_t i = 0; i < d->names_cap; i++) {
+				if (!d->names[i].die)
+					continue;
+				size_t h = hash_off(d->names[i].die) & (cap - 1);
+				while (t[h].die)
+					h = (h + 1) & (cap - 1);
+				t[h] = d->names[i];
+			}
+			free(d->names);
+			d->names = t;
+			d->names_cap = cap;
+		}
+	}
+	const char *name = NULL;
+	if (!off || d->nnames * 2 >= d->names_cap) { /* no room: no cache */
+		name = find_name(d, off, true);
+		return name ? name : find_name(d, off, false);
+	}
+	size_t h = hash_off(off) & (d->names_cap - 1);
+	while (d->names[h].die && d->names[h].die != off)
+		h = (h + 1) & (d->names_cap - 1);
+	if (d->names[h].die)
+		return d->names[h].name;
+	name = find_name(d, off, true);
+	if (!name)
+		name = find_name(d, off, false);
+	d->names[h] = (struct dw_name_slot){off, name};
+	d->nnames++;
+	return name;
+}
+
 const char *dw_func_name(struct sw_dwarf *d, struct dw_func *f)
 {
 	if (!f->name_done) {
-		f->name = find_name(d, f->die, true);
-		if (!f->name)
-			f->name = find_name(d, f->die, false);
+		f->name = die_name(d, f->origin);
 		f->name_done = true;
 	}
 	return f->name;

@@ -92,6 +92,7 @@ struct dw_range {
 /* A subprogram or inlined subroutine of a unit. */
 struct dw_func {
 	uint64_t die;         /* offset in .debug_info */
+	uint64_t origin;      /* where the name is: an abstract origin's DIE, or die itself */
 	uint32_t range_first; /* into dw_unit.ranges */
 	uint32_t range_count;
 	uint32_t parent; /* the enclosing subroutine, UINT32_MAX: none */
@@ -143,6 +144,11 @@ struct dw_line_table {
 	size_t nowned;
 };
 
+struct dw_name_slot {
+	uint64_t die; /* 0: empty (no DIE lives at offset 0) */
+	const char *name;
+};
+
 struct dw_unit {
 	uint64_t off, end, die_off; /* header, one past the unit, first DIE */
 	uint64_t abbrev_off;
@@ -188,6 +194,8 @@ struct sw_dwarf {
 	struct dw_seg *cu_map; /* address -> unit index (func field) */
 	size_t ncu_map;
 	bool cu_map_done;
+	struct dw_name_slot *names; /* DIE offset -> name, for origins many calls share */
+	size_t nnames, names_cap;
 };
 
 /* dwarf-form.c */

@@ -111,6 +111,7 @@ void sw_dwarf_free(struct sw_dwarf *d)
 	free(d->abbrevs);
 	free(d->units);
 	free(d->cu_map);
+	free(d->names);
 	free(d);
 }
 
