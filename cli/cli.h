@@ -30,7 +30,7 @@ const struct sw_cmd *sw_cmd_find(const char *name);
 
 /* Prints "stallwatch VERB: MESSAGE" and the --help hint to stderr; returns 2. */
 int sw_cli_usage(const struct sw_cmd *cmd, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 /* Prints "stallwatch: MESSAGE" to stderr. */
 void sw_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void sw_cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

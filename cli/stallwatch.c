@@ -17,10 +17,12 @@
 
 extern const struct sw_cmd sw_cmd_help;
 extern const struct sw_cmd sw_cmd_demangle;
+extern const struct sw_cmd sw_cmd_symbolicate;
 
 const struct sw_cmd *const sw_cmd_table[] = {
 	&sw_cmd_help,
 	&sw_cmd_demangle,
+	&sw_cmd_symbolicate,
 	NULL,
 };
 
@@ -83,8 +85,9 @@ static void print_main_help(FILE *out)
 	fprintf(out, "Find out why an app's main thread stops answering.\n\ncommands:\n");
 	for (size_t i = 0; sw_cmd_table[i]; i++)
 		fprintf(out, "  %-12s %s\n", sw_cmd_table[i]->name, sw_cmd_table[i]->summary);
-	fprintf(out, "\nRun '%s help <command>' or '%s <command> --help' for a command's options.\n"
-		     "See stallwatch(1).\n",
+	fprintf(out,
+		"\nRun '%s help <command>' or '%s <command> --help' for a command's options.\n"
+		"See stallwatch(1).\n",
 		progname, progname);
 }
 
@@ -122,12 +125,12 @@ static int help_run(const struct sw_cmd *cmd, int argc, char **argv)
 }
 
 const struct sw_cmd sw_cmd_help = {
-	.name = "help",
-	.usage = "[COMMAND]",
-	.summary = "show the help of the command or of one subcommand",
-	.min_args = 0,
-	.max_args = 1,
-	.run = help_run,
+    .name = "help",
+    .usage = "[COMMAND]",
+    .summary = "show the help of the command or of one subcommand",
+    .min_args = 0,
+    .max_args = 1,
+    .run = help_run,
 };
 
 int main(int argc, char **argv)

@@ -30,7 +30,8 @@ int sw_buf_append(struct sw_buf *b, const void *data, size_t len);
 int sw_buf_putc(struct sw_buf *b, char c);
 int sw_buf_puts(struct sw_buf *b, const char *s);
 int sw_buf_printf(struct sw_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-int sw_buf_vprintf(struct sw_buf *b, const char *fmt, va_list ap);
+int sw_buf_vprintf(struct sw_buf *b, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
 /* NUL-terminates the contents (not counted in len) and returns them. */
 const char *sw_buf_str(struct sw_buf *b);
 void *sw_buf_detach(struct sw_buf *b, size_t *ret_len);

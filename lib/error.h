@@ -20,7 +20,7 @@ struct sw_error {
 
 /* Fills err (when not NULL) and returns code, which must be negative. */
 int sw_error_set(struct sw_error *err, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 /* The message, or strerror(-code) when no message was set. */
 const char *sw_error_str(const struct sw_error *err);
 void sw_error_clear(struct sw_error *err);

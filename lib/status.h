@@ -14,12 +14,12 @@
 	  "stalls found and a --fail-on-stall or --fail-if-longer-than condition met")             \
 	X(SW_EXIT_USAGE, 2, "usage error")                                                         \
 	X(SW_EXIT_DEVICE, 3,                                                                       \
-	  "device problem: no device, several and none chosen, not trusted or paired, "           \
-	  "usbmuxd unavailable or unresponsive")                                                  \
+	  "device problem: no device, several and none chosen, not trusted or paired, "            \
+	  "usbmuxd unavailable or unresponsive")                                                   \
 	X(SW_EXIT_AGENT, 4,                                                                        \
-	  "agent problem: not reachable, no hello, protocol version mismatch, refused token")     \
+	  "agent problem: not reachable, no hello, protocol version mismatch, refused token")      \
 	X(SW_EXIT_INPUT, 5,                                                                        \
-	  "bad input: unreadable recording, MetricKit file, binary or address list")              \
+	  "bad input: unreadable recording, MetricKit file, binary or address list")               \
 	X(SW_EXIT_SYMBOLS, 6, "symbols required (--require-symbols) but not found")
 
 enum sw_exit_status {

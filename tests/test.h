@@ -19,7 +19,7 @@ static int sw_test_checks;
 	do {                                                                                       \
 		sw_test_checks++;                                                                  \
 		if (!(cond)) {                                                                     \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);  \
+			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);   \
 			sw_test_failures++;                                                        \
 		}                                                                                  \
 	} while (0)

@@ -1,0 +1,232 @@
+/*
+ * `stallwatch symbolicate`: file addresses of one binary to functions,
+ * files, lines and inlined calls, printed like llvm-symbolizer so the two
+ * can be diffed, or as NDJSON.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "symbolicate.h"
+#include "symsearch.h"
+
+struct run {
+	struct sw_symbolicator *sym;
+	struct sw_image_ref ref;
+	bool json;
+	struct sw_buf out;
+};
+
+static int one(struct run *run, const char *text, const char *where)
+{
+	uint64_t addr;
+	if (sw_symbolicate_parse_addr(text, &addr) < 0) {
+		sw_cli_error("cannot read %s: '%s' is not a hexadecimal address", where, text);
+		return SW_EXIT_INPUT;
+	}
+	struct sw_frame frames[SW_SYMBOLICATE_MAX_FRAMES];
+	struct sw_error err = {0};
+	int n = sw_symbolicate_file_addr(run->sym, &run->ref, addr, frames,
+					 SW_SYMBOLICATE_MAX_FRAMES, &err);
+	if (n < 0) {
+		sw_cli_error("cannot read '%s': %s", run->ref.path, sw_error_str(&err));
+		return SW_EXIT_INPUT;
+	}
+	sw_buf_reset(&run->out);
+	int r = run->json ? sw_symbolicate_print_json(addr, frames, (size_t)n, &run->out)
+			  : sw_symbolicate_print_text(frames, (size_t)n, &run->out);
+	if (r < 0) {
+		sw_cli_error("cannot print address 0x%llx: %s", (unsigned long long)addr,
+			     strerror(-r));
+		return SW_EXIT_INPUT;
+	}
+	fwrite(run->out.data, 1, run->out.len, stdout);
+	return SW_EXIT_OK;
+}
+
+/*
+ * Reads standard input in blocks and flushes our answers only before
+ * waiting for more: a program driving us line by line still sees each
+ * answer at once, and a long list is not written one line at a time.
+ */
+struct reader {
+	char buf[1 << 16];
+	size_t start, end;
+	bool eof;
+};
+
+static char *next_line(struct reader *rd, int *ret_err)
+{
+	for (;;) {
+		char *nl = memchr(rd->buf + rd->start, '\n', rd->end - rd->start);
+		if (nl) {
+			char *line = rd->buf + rd->start;
+			*nl = '\0';
+			rd->start = (size_t)(nl - rd->buf) + 1;
+			return line;
+		}
+		if (rd->eof) {
+			if (rd->start == rd->end)
+				return NULL;
+			if (rd->end == sizeof(rd->buf))
+				break;
+			rd->buf[rd->end] = '\0';
+			char *line = rd->buf + rd->start;
+			rd->start = rd->end;
+			return line;
+		}
+		memmove(rd->buf, rd->buf + rd->start, rd->end - rd->start);
+		rd->end -= rd->start;
+		rd->start = 0;
+		if (rd->end == sizeof(rd->buf))
+			break;
+		fflush(stdout);
+		ssize_t n = read(0, rd->buf + rd->end, sizeof(rd->buf) - 1 - rd->end);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			*ret_err = errno;
+			return NULL;
+		}
+		if (n == 0)
+			rd->eof = true;
+		rd->end += (size_t)n;
+	}
+	*ret_err = E2BIG;
+	return NULL;
+}
+
+static int from_stdin(struct run *run)
+{
+	struct reader *rd = calloc(1, sizeof(*rd));
+	if (!rd) {
+		sw_cli_error("out of memory");
+		return SW_EXIT_INPUT;
+	}
+	unsigned long lineno = 0;
+	int status = SW_EXIT_OK, err = 0;
+	char *line;
+	while (status == SW_EXIT_OK && (line = next_line(rd, &err))) {
+		lineno++;
+		size_t len = strlen(line);
+		while (len > 0 && line[len - 1] == '\r')
+			line[--len] = '\0';
+		if (len == 0)
+			continue;
+		char where[64];
+		snprintf(where, sizeof(where), "standard input, line %lu", lineno);
+		status = one(run, line, where);
+	}
+	if (status == SW_EXIT_OK && err) {
+		sw_cli_error("cannot read standard input, line %lu: %s", lineno + 1,
+			     err == E2BIG ? "line too long" : strerror(err));
+		status = SW_EXIT_INPUT;
+	}
+	free(rd);
+	return status;
+}
+
+static int symbolicate_run(const struct sw_cmd *cmd, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+	    {"exe", required_argument, NULL, 'e'},
+	    {"arch", required_argument, NULL, 'a'},
+	    {"dsym", required_argument, NULL, 'd'},
+	    {"no-inlines", no_argument, NULL, 'I'},
+	    {"no-demangle", no_argument, NULL, 'D'},
+	    {"json", no_argument, NULL, 'j'},
+	    {NULL, 0, NULL, 0},
+	};
+	struct run run = {0};
+	unsigned flags = SW_SYMBOLICATE_DSYM_BESIDE_ONLY;
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "e:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'e':
+			run.ref.path = optarg;
+			break;
+		case 'a':
+			run.ref.arch = optarg;
+			break;
+		case 'd':
+			run.ref.debug_path = optarg;
+			break;
+		case 'I':
+			flags |= SW_SYMBOLICATE_NO_INLINES;
+			break;
+		case 'D':
+			flags |= SW_SYMBOLICATE_NO_DEMANGLE;
+			break;
+		case 'j':
+			run.json = true;
+			break;
+		default:
+			if (optopt)
+				return sw_cli_usage(cmd, "option '-%c' is unknown or needs a value",
+						    optopt);
+			return sw_cli_usage(cmd, "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (!run.ref.path)
+		return sw_cli_usage(cmd, "missing -e FILE");
+	int r = sw_cli_check_args(cmd, argc - optind);
+	if (r)
+		return r;
+	if (sw_symbolicator_new(flags, &run.sym) < 0) {
+		sw_cli_error("out of memory");
+		return SW_EXIT_INPUT;
+	}
+	/* without --dsym, debug files are looked for where the symbol search looks */
+	struct sw_symsearch *ss = NULL;
+	if (!run.ref.debug_path && sw_symsearch_new(&ss) >= 0) {
+		sw_symsearch_add_env(ss);
+		sw_symsearch_add_host(ss);
+		sw_symbolicator_set_symsearch(run.sym, ss);
+	}
+	const struct sw_object *obj;
+	struct sw_error err = {0};
+	int status = SW_EXIT_OK;
+	if (sw_symbolicator_image(run.sym, &run.ref, &obj, &err) < 0) {
+		sw_cli_error("cannot read '%s': %s", run.ref.path, sw_error_str(&err));
+		status = SW_EXIT_INPUT;
+	}
+	sw_buf_init(&run.out, 0);
+	if (status == SW_EXIT_OK && optind < argc) {
+		for (int i = optind; i < argc && status == SW_EXIT_OK; i++) {
+			char where[64];
+			snprintf(where, sizeof(where), "argument %d", i - optind + 1);
+			status = one(&run, argv[i], where);
+		}
+	} else if (status == SW_EXIT_OK) {
+		status = from_stdin(&run);
+	}
+	sw_buf_finish(&run.out);
+	sw_symbolicator_free(run.sym);
+	sw_symsearch_free(ss);
+	return sw_cli_finish_stdout(status);
+}
+
+const struct sw_cmd sw_cmd_symbolicate = {
+    .name = "symbolicate",
+    .usage = "-e FILE [--arch ARCH] [--dsym PATH] [--no-inlines] [--no-demangle] [--json] "
+	     "[ADDR ...]",
+    .summary = "print the function, file, line and inlined calls of file addresses",
+    .help = "  -e, --exe FILE    the binary (ELF, Mach-O or universal) the addresses belong to\n"
+	    "      --arch ARCH   the slice of a universal binary (arm64, arm64e, x86_64, ...)\n"
+	    "      --dsym PATH   the debug information: a dSYM bundle, its DWARF file, or a\n"
+	    "                    separate ELF debug file\n"
+	    "      --no-inlines  one frame per address: no inlined calls\n"
+	    "      --no-demangle print names as the file has them\n"
+	    "      --json        one JSON object per address (\"schema\":1, \"type\":\"address\")\n"
+	    "\n"
+	    "ADDR: file (unslid) addresses in hexadecimal, with or without 0x, taken as\n"
+	    "given; read from standard input, one per line, when none is given.\n",
+    .min_args = 0,
+    .max_args = -1,
+    .run = symbolicate_run,
+};

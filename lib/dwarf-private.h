@@ -1,0 +1,240 @@
+/*
+ * What the DWARF reader's files share: a bounds-checked cursor, units,
+ * abbreviation tables, attribute values, the per-unit index of subroutines
+ * and the line tables.
+ */
+#ifndef SW_DWARF_PRIVATE_H
+#define SW_DWARF_PRIVATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dwarf.h"
+
+/* Ceilings on what input can grow. */
+#define DW_MAX_UNITS      (1u << 22)
+#define DW_MAX_DEPTH      512
+#define DW_MAX_FUNCS      (1u << 24) /* per unit */
+#define DW_MAX_RANGES     (1u << 24) /* per unit */
+#define DW_MAX_ROWS       (1u << 26) /* per line table */
+#define DW_MAX_FILES      (1u << 20)
+#define DW_MAX_ABBREVS    (1u << 20)
+#define DW_MAX_ATTRS      256 /* per abbreviation */
+#define DW_MAX_NAME_HOPS  16  /* DW_AT_specification / abstract_origin chain */
+#define DW_MAX_RANGE_LIST (1u << 20)
+#define DW_MAX_PATH       4096
+
+/* A cursor over one section; reading past the end sets bad and yields 0. */
+struct dw_cur {
+	const uint8_t *data;
+	size_t size;
+	size_t pos;
+	bool be;
+	bool bad;
+};
+
+static inline struct dw_cur dw_cur_at(const struct sw_section *s, bool be, uint64_t pos)
+{
+	struct dw_cur c = {.data = s->data, .size = s->size, .pos = 0, .be = be};
+	if (pos > s->size)
+		c.bad = true;
+	else
+		c.pos = (size_t)pos;
+	return c;
+}
+
+uint64_t dw_u(struct dw_cur *c, size_t n); /* 1, 2, 3, 4 or 8 bytes */
+uint64_t dw_uleb(struct dw_cur *c);
+int64_t dw_sleb(struct dw_cur *c);
+void dw_skip(struct dw_cur *c, uint64_t n);
+/* A NUL-terminated string at the cursor, or NULL (bad set). */
+const char *dw_cstr(struct dw_cur *c);
+/* The initial length: sets *offset_size to 4 or 8. */
+uint64_t dw_initial_length(struct dw_cur *c, uint8_t *offset_size);
+/* A NUL-terminated string at off in s, or NULL. */
+const char *dw_str_at(const struct sw_section *s, uint64_t off);
+
+struct dw_attr_spec {
+	uint16_t at, form;
+	int64_t implicit; /* DW_FORM_implicit_const */
+};
+
+struct dw_abbrev {
+	uint64_t code;
+	uint16_t tag;
+	bool children;
+	uint32_t first, count; /* into dw_abbrevs.specs */
+	int32_t fixed; /* bytes of all the attributes when their forms have fixed sizes, else -1 */
+};
+
+struct dw_abbrevs {
+	uint64_t offset; /* in .debug_abbrev */
+	struct dw_abbrev *list;
+	size_t n;
+	bool dense; /* list[i].code == i + 1 */
+	struct dw_attr_spec *specs;
+	size_t nspecs;
+	uint32_t sized_for; /* the unit sizes dw_abbrev.fixed was computed for, 0: none */
+};
+
+struct dw_value {
+	uint16_t form;
+	uint64_t u;          /* constant, address, offset, index or absolute DIE offset */
+	const uint8_t *data; /* blocks; direct strings */
+	size_t len;
+};
+
+struct dw_range {
+	uint64_t lo, hi;
+};
+
+/* A subprogram or inlined subroutine of a unit. */
+struct dw_func {
+	uint64_t die;         /* offset in .debug_info */
+	uint64_t origin;      /* where the name is: an abstract origin's DIE, or die itself */
+	uint32_t range_first; /* into dw_unit.ranges */
+	uint32_t range_count;
+	uint32_t parent; /* the enclosing subroutine, UINT32_MAX: none */
+	uint32_t call_file, call_line, call_column;
+	bool inlined;
+	bool name_done;
+	const char *name;
+};
+
+/* A stretch of addresses and the innermost subroutine that owns it. */
+struct dw_seg {
+	uint64_t lo, hi;
+	uint32_t func;
+};
+
+/* 16 bytes: llvm too keeps the file and the column in 16 bits. */
+struct dw_line_row {
+	uint64_t addr;
+	uint32_t line;
+	uint16_t file, column;
+};
+
+/* Every DW_LINE_STRIDE-th row's address, so a search touches few cache lines. */
+#define DW_LINE_STRIDE 16
+
+struct dw_line_seq {
+	uint64_t lo, hi;
+	uint32_t first, last; /* rows [first, last], last is the end_sequence row */
+};
+
+struct dw_line_file {
+	const char *name;
+	uint64_t dir;
+	const char *path; /* joined on first use */
+};
+
+struct dw_line_table {
+	uint16_t version;
+	struct dw_line_row *rows;
+	size_t nrows;
+	uint64_t *sample; /* rows[i * DW_LINE_STRIDE].addr */
+	struct dw_line_seq *seqs;
+	size_t nseqs;
+	const char **dirs;
+	size_t ndirs;
+	struct dw_line_file *files;
+	size_t nfiles;
+	char **owned; /* joined paths */
+	size_t nowned;
+};
+
+struct dw_name_slot {
+	uint64_t die; /* 0: empty (no DIE lives at offset 0) */
+	const char *name;
+};
+
+struct dw_unit {
+	uint64_t off, end, die_off; /* header, one past the unit, first DIE */
+	uint64_t abbrev_off;
+	uint16_t version;
+	uint8_t unit_type, addr_size, offset_size;
+	struct dw_abbrevs *abbrevs;
+
+	bool head_done; /* the unit DIE's attributes below were read */
+	int head_err;
+	bool has_low_pc;
+	uint64_t low_pc; /* the base address */
+	uint64_t str_offsets_base, addr_base, rnglists_base;
+	bool has_rnglists_base;
+	bool has_stmt_list;
+	uint64_t stmt_list;
+	const char *comp_dir;
+	bool has_high_pc, has_ranges;
+	uint64_t high_pc;
+	struct dw_value ranges_v;
+
+	bool tree_done;
+	int tree_err;
+	struct dw_func *funcs;
+	size_t nfuncs;
+	struct dw_range *ranges;
+	size_t nranges;
+	struct dw_seg *segs;
+	size_t nsegs;
+	uint64_t *seg_index; /* segs[i * DW_LINE_STRIDE].lo */
+	uint64_t *seg_lo;    /* segs[i].lo: a stride of them fits in two cache lines */
+
+	bool line_done;
+	int line_err;
+	struct dw_line_table *line;
+};
+
+struct sw_dwarf {
+	struct sw_dwarf_sections s;
+	struct dw_unit *units;
+	size_t nunits;
+	struct dw_abbrevs **abbrevs; /* cache by offset, sorted */
+	size_t nabbrevs;
+	struct dw_seg *cu_map; /* address -> unit index (func field) */
+	size_t ncu_map;
+	bool cu_map_done;
+	struct dw_name_slot *names; /* DIE offset -> name, for origins many calls share */
+	size_t nnames, names_cap;
+};
+
+/* dwarf-form.c */
+int dw_abbrevs_get(struct sw_dwarf *d, struct dw_unit *u, struct sw_error *err);
+const struct dw_abbrev *dw_abbrev_find(const struct dw_abbrevs *a, uint64_t code);
+/* Computes dw_abbrev.fixed for u's address and offset sizes. */
+void dw_abbrevs_size(struct dw_abbrevs *a, const struct dw_unit *u);
+int dw_read_value(const struct sw_dwarf *d, const struct dw_unit *u, struct dw_cur *c,
+		  uint16_t form, int64_t implicit, struct dw_value *v);
+const char *dw_value_str(const struct sw_dwarf *d, const struct dw_unit *u,
+			 const struct dw_value *v);
+bool dw_value_addr(const struct sw_dwarf *d, const struct dw_unit *u, const struct dw_value *v,
+		   uint64_t *ret);
+bool dw_form_is_const(uint16_t form);
+bool dw_form_is_ref(uint16_t form);
+
+/* dwarf-ranges.c */
+typedef int (*dw_range_fn)(void *ctx, uint64_t lo, uint64_t hi);
+int dw_ranges_walk(const struct sw_dwarf *d, const struct dw_unit *u, const struct dw_value *v,
+		   dw_range_fn fn, void *ctx, struct sw_error *err);
+int dw_aranges_walk(const struct sw_dwarf *d,
+		    int (*fn)(void *ctx, uint64_t cu_off, uint64_t lo, uint64_t hi), void *ctx);
+
+/* dwarf-info.c */
+struct dw_unit *dw_unit_containing(struct sw_dwarf *d, uint64_t die_off);
+int dw_unit_head(struct sw_dwarf *d, struct dw_unit *u, struct sw_error *err);
+int dw_unit_tree(struct sw_dwarf *d, struct dw_unit *u, struct sw_error *err);
+const char *dw_func_name(struct sw_dwarf *d, struct dw_func *f);
+int dw_cu_map_build(struct sw_dwarf *d, struct sw_error *err);
+
+/* dwarf-line.c */
+int dw_line_load(struct sw_dwarf *d, struct dw_unit *u, struct sw_error *err);
+/* The row index for addr, or -1. */
+long dw_line_find(const struct dw_line_table *t, uint64_t addr);
+/* The joined path of file index i, or NULL when there is no such file. */
+const char *dw_line_path(struct dw_line_table *t, const struct dw_unit *u, uint64_t i);
+void dw_line_free(struct dw_line_table *t);
+
+/* Painting of nested ranges into disjoint segments, inner ones winning. */
+int dw_segs_paint(struct dw_seg *in, size_t n, struct dw_seg **ret, size_t *ret_n);
+
+#endif

@@ -1,0 +1,501 @@
+/*
+ * ELF reader: 32- and 64-bit, either byte order.  Fills the neutral
+ * sw_object with the architecture, the GNU build-id, the first executable
+ * segment, the function symbols of .symtab (or .dynsym), the function starts
+ * of .eh_frame, the .gnu_debuglink name and the DWARF sections (inflated
+ * when compressed).  Every offset, size and count read from the file is
+ * checked against the mapping before use.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "elf-private.h"
+
+#define SHT_SYMTAB     2
+#define SHT_STRTAB     3
+#define SHT_NOTE       7
+#define SHT_NOBITS     8
+#define SHT_DYNSYM     11
+#define SHF_EXECINSTR  0x4
+#define SHF_COMPRESSED 0x800
+#define PT_LOAD        1
+#define PT_NOTE        4
+#define PF_X           1
+#define STT_NOTYPE     0
+#define STT_FUNC       2
+#define STT_GNU_IFUNC  10
+#define STB_LOCAL      0
+#define SHN_UNDEF      0
+#define SHN_LORESERVE  0xff00
+#define SHN_XINDEX     0xffff
+#define EM_ARM         40
+
+#define MAX_SECTIONS (1u << 20)
+#define MAX_SYMBOLS  (1u << 26)
+
+uint16_t sw_elf_u16(const struct elf_file *f, const uint8_t *p)
+{
+	return f->be ? (uint16_t)(p[0] << 8 | p[1]) : (uint16_t)(p[1] << 8 | p[0]);
+}
+
+uint32_t sw_elf_u32(const struct elf_file *f, const uint8_t *p)
+{
+	if (f->be)
+		return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+	return (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
+}
+
+uint64_t sw_elf_u64(const struct elf_file *f, const uint8_t *p)
+{
+	uint64_t a = sw_elf_u32(f, p), b = sw_elf_u32(f, p + 4);
+	return f->be ? a << 32 | b : b << 32 | a;
+}
+
+/* A word of the file's class: 4 bytes in ELF32, 8 in ELF64. */
+static uint64_t word(const struct elf_file *f, const uint8_t *p)
+{
+	return f->is64 ? sw_elf_u64(f, p) : sw_elf_u32(f, p);
+}
+
+static bool in_file(const struct elf_file *f, uint64_t off, uint64_t len)
+{
+	return off <= f->size && len <= f->size - off;
+}
+
+int sw_elf_section_data(const struct elf_file *f, const struct elf_shdr *s, const uint8_t **ret,
+			struct sw_error *err)
+{
+	if (s->type == SHT_NOBITS || !in_file(f, s->offset, s->size))
+		return sw_error_set(err, -EINVAL,
+				    "section data at offset 0x%llx size 0x%llx is outside the file",
+				    (unsigned long long)s->offset, (unsigned long long)s->size);
+	*ret = f->data + s->offset;
+	return 0;
+}
+
+static const char *arch_name(uint16_t machine, bool is64)
+{
+	switch (machine) {
+	case 3:
+		return "i386";
+	case 62:
+		return "x86_64";
+	case 183:
+		return "aarch64";
+	case EM_ARM:
+		return "arm";
+	case 8:
+		return is64 ? "mips64" : "mips";
+	case 20:
+		return "ppc";
+	case 21:
+		return "ppc64";
+	case 22:
+		return "s390x";
+	case 243:
+		return is64 ? "riscv64" : "riscv32";
+	default:
+		return "unknown";
+	}
+}
+
+static void read_shdr(const struct elf_file *f, const uint8_t *p, struct elf_shdr *s)
+{
+	s->name = sw_elf_u32(f, p);
+	s->type = sw_elf_u32(f, p + 4);
+	if (f->is64) {
+		s->flags = sw_elf_u64(f, p + 8);
+		s->addr = sw_elf_u64(f, p + 16);
+		s->offset = sw_elf_u64(f, p + 24);
+		s->size = sw_elf_u64(f, p + 32);
+		s->link = sw_elf_u32(f, p + 40);
+		s->info = sw_elf_u32(f, p + 44);
+		s->entsize = sw_elf_u64(f, p + 56);
+	} else {
+		s->flags = sw_elf_u32(f, p + 8);
+		s->addr = sw_elf_u32(f, p + 12);
+		s->offset = sw_elf_u32(f, p + 16);
+		s->size = sw_elf_u32(f, p + 20);
+		s->link = sw_elf_u32(f, p + 24);
+		s->info = sw_elf_u32(f, p + 28);
+		s->entsize = sw_elf_u32(f, p + 36);
+	}
+}
+
+static int load_sections(struct elf_file *f, struct sw_error *err)
+{
+	const uint8_t *h = f->data;
+	uint64_t shoff = word(f, h + (f->is64 ? 40 : 32));
+	uint16_t shentsize = sw_elf_u16(f, h + (f->is64 ? 58 : 46));
+	uint64_t shnum = sw_elf_u16(f, h + (f->is64 ? 60 : 48));
+	uint32_t shstrndx = sw_elf_u16(f, h + (f->is64 ? 62 : 50));
+	size_t want = f->is64 ? 64 : 40;
+
+	if (shoff == 0)
+		return 0; /* no section headers: nothing but segments */
+	if (shentsize < want || !in_file(f, shoff, shentsize))
+		return sw_error_set(err, -EINVAL, "bad section header table at offset 0x%llx",
+				    (unsigned long long)shoff);
+	struct elf_shdr first;
+	read_shdr(f, f->data + shoff, &first);
+	if (shnum == 0)
+		shnum = first.size; /* extended numbering */
+	if (shstrndx == SHN_XINDEX)
+		shstrndx = first.link;
+	if (shnum > MAX_SECTIONS || !in_file(f, shoff, shnum * shentsize))
+		return sw_error_set(
+		    err, -EINVAL,
+		    "section header table at offset 0x%llx (%llu entries) is truncated",
+		    (unsigned long long)shoff, (unsigned long long)shnum);
+	f->sh = calloc(shnum ? shnum : 1, sizeof(*f->sh));
+	if (!f->sh)
+		return sw_error_set(err, -ENOMEM, "out of memory");
+	f->nsh = shnum;
+	for (size_t i = 0; i < shnum; i++)
+		read_shdr(f, f->data + shoff + i * shentsize, &f->sh[i]);
+	if (shstrndx < shnum && f->sh[shstrndx].type != SHT_NOBITS &&
+	    in_file(f, f->sh[shstrndx].offset, f->sh[shstrndx].size) && f->sh[shstrndx].size) {
+		f->shstr = (const char *)f->data + f->sh[shstrndx].offset;
+		f->shstr_size = f->sh[shstrndx].size;
+	}
+	return 0;
+}
+
+static const char *section_name(const struct elf_file *f, const struct elf_shdr *s)
+{
+	if (!f->shstr || s->name >= f->shstr_size)
+		return "";
+	const char *n = f->shstr + s->name;
+	if (!memchr(n, '\0', f->shstr_size - s->name))
+		return "";
+	return n;
+}
+
+/* Scans a note area for NT_GNU_BUILD_ID. */
+static void find_build_id(const struct elf_file *f, const uint8_t *p, uint64_t size,
+			  struct sw_object *obj)
+{
+	uint64_t off = 0;
+	while (size - off >= 12) {
+		uint32_t namesz = sw_elf_u32(f, p + off), descsz = sw_elf_u32(f, p + off + 4);
+		uint32_t type = sw_elf_u32(f, p + off + 8);
+		uint64_t name_off = off + 12;
+		uint64_t desc_off = name_off + (((uint64_t)namesz + 3) & ~(uint64_t)3);
+		uint64_t next = desc_off + (((uint64_t)descsz + 3) & ~(uint64_t)3);
+		if (desc_off > size || descsz > size - desc_off)
+			return;
+		if (type == 3 && namesz == 4 && memcmp(p + name_off, "GNU", 4) == 0 && descsz > 0 &&
+		    descsz <= sizeof(obj->id)) {
+			memcpy(obj->id, p + desc_off, descsz);
+			obj->id_len = descsz;
+			return;
+		}
+		if (next <= off || next > size)
+			return;
+		off = next;
+	}
+}
+
+static int load_segments(const struct elf_file *f, struct sw_object *obj, struct sw_error *err)
+{
+	const uint8_t *h = f->data;
+	uint64_t phoff = word(f, h + (f->is64 ? 32 : 28));
+	uint16_t phentsize = sw_elf_u16(f, h + (f->is64 ? 54 : 42));
+	uint16_t phnum = sw_elf_u16(f, h + (f->is64 ? 56 : 44));
+	size_t want = f->is64 ? 56 : 32;
+	bool have_text = false;
+
+	if (phoff == 0 || phnum == 0)
+		return 0;
+	if (phentsize < want || !in_file(f, phoff, (uint64_t)phnum * phentsize))
+		return sw_error_set(err, -EINVAL,
+				    "program header table at offset 0x%llx is truncated",
+				    (unsigned long long)phoff);
+	for (unsigned i = 0; i < phnum; i++) {
+		const uint8_t *p = f->data + phoff + (uint64_t)i * phentsize;
+		uint32_t type = sw_elf_u32(f, p), flags;
+		uint64_t offset, vaddr, filesz, memsz;
+		if (f->is64) {
+			flags = sw_elf_u32(f, p + 4);
+			offset = sw_elf_u64(f, p + 8);
+			vaddr = sw_elf_u64(f, p + 16);
+			filesz = sw_elf_u64(f, p + 32);
+			memsz = sw_elf_u64(f, p + 40);
+		} else {
+			offset = sw_elf_u32(f, p + 4);
+			vaddr = sw_elf_u32(f, p + 8);
+			filesz = sw_elf_u32(f, p + 16);
+			memsz = sw_elf_u32(f, p + 20);
+			flags = sw_elf_u32(f, p + 24);
+		}
+		if (type == PT_LOAD && (flags & PF_X) && !have_text) {
+			obj->text_vmaddr = vaddr;
+			obj->text_size = memsz;
+			have_text = true;
+		}
+		if (type == PT_NOTE && !obj->id_len && in_file(f, offset, filesz))
+			find_build_id(f, f->data + offset, filesz, obj);
+	}
+	return 0;
+}
+
+/* A symbol and its index in the table, for a stable sort. */
+struct sym_at {
+	struct sw_symbol sym;
+	uint64_t index;
+};
+
+static int cmp_sym(const void *a, const void *b)
+{
+	const struct sym_at *x = a, *y = b;
+	if (x->sym.addr != y->sym.addr)
+		return x->sym.addr < y->sym.addr ? -1 : 1;
+	if (x->sym.size != y->sym.size)
+		return x->sym.size < y->sym.size ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* Is section index shndx an executable section of the file? */
+static bool exec_section(const struct elf_file *f, uint16_t shndx)
+{
+	return shndx != SHN_UNDEF && shndx < SHN_LORESERVE && shndx < f->nsh &&
+	       (f->sh[shndx].flags & SHF_EXECINSTR);
+}
+
+/*
+ * Function symbols of one symbol table: STT_FUNC and STT_GNU_IFUNC, and
+ * STT_NOTYPE in executable sections (assembly), as llvm-symbolizer takes
+ * them.  Of several at one address the largest (then the last in the table)
+ * wins, again as llvm-symbolizer does, so that both name a function alike
+ * (gcc's C1/C2 constructor aliases, for one).
+ */
+/*
+ * 64-bit PowerPC ELFv1 function symbols point at descriptors in .opd, whose
+ * first word is the code address.  Returns false when sym is not one.
+ */
+static bool opd_entry(const struct elf_file *f, uint16_t shndx, uint64_t value, uint64_t *ret)
+{
+	if (shndx >= f->nsh || !f->is64 || sw_elf_u16(f, f->data + 18) != 21)
+		return false;
+	const struct elf_shdr *s = &f->sh[shndx];
+	if (!f->shstr || s->name >= f->shstr_size || strncmp(f->shstr + s->name, ".opd", 5) != 0)
+		return false;
+	if (value < s->addr || value - s->addr > s->size || s->size - (value - s->addr) < 8 ||
+	    !in_file(f, s->offset, s->size) || s->type == SHT_NOBITS)
+		return false;
+	*ret = sw_elf_u64(f, f->data + s->offset + (value - s->addr));
+	return true;
+}
+
+static int load_symtab(const struct elf_file *f, const struct elf_shdr *s, struct elf_priv *priv,
+		       struct sw_object *obj, struct sw_error *err)
+{
+	size_t entsize = f->is64 ? 24 : 16;
+	const uint8_t *data, *str;
+	if (s->link >= f->nsh)
+		return sw_error_set(err, -EINVAL, "symbol table names bad string table %u",
+				    s->link);
+	const struct elf_shdr *ss = &f->sh[s->link];
+	int r = sw_elf_section_data(f, s, &data, err);
+	if (r >= 0)
+		r = sw_elf_section_data(f, ss, &str, err);
+	if (r < 0)
+		return r;
+	uint64_t n = s->size / entsize;
+	if (n > MAX_SYMBOLS)
+		return sw_error_set(err, -E2BIG, "symbol table at offset 0x%llx is too large",
+				    (unsigned long long)s->offset);
+	struct sym_at *all = calloc(n ? n : 1, sizeof(*all));
+	if (!all)
+		return sw_error_set(err, -ENOMEM, "out of memory");
+	size_t k = 0;
+	bool arm = sw_elf_u16(f, f->data + 18) == EM_ARM;
+	for (uint64_t i = 1; i < n; i++) {
+		const uint8_t *p = data + i * entsize;
+		uint32_t name = sw_elf_u32(f, p);
+		uint8_t info = f->is64 ? p[4] : p[12];
+		uint16_t shndx = sw_elf_u16(f, p + (f->is64 ? 6 : 14));
+		uint64_t value = f->is64 ? sw_elf_u64(f, p + 8) : sw_elf_u32(f, p + 4);
+		uint64_t size = f->is64 ? sw_elf_u64(f, p + 16) : sw_elf_u32(f, p + 8);
+		unsigned type = info & 0xf, bind = info >> 4;
+		if (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE)
+			continue;
+		if (type == STT_FUNC && !exec_section(f, shndx) &&
+		    opd_entry(f, shndx, value, &value))
+			shndx = 0; /* resolved through .opd */
+		else if (!exec_section(f, shndx))
+			continue;
+		if (name >= ss->size)
+			continue;
+		const char *nm = (const char *)str + name;
+		if (!nm[0] || !memchr(nm, '\0', ss->size - name))
+			continue;
+		if (type == STT_NOTYPE && nm[0] == '$')
+			continue; /* ARM/AArch64 mapping symbols */
+		if (arm)
+			value &= ~(uint64_t)1;
+		all[k].index = i;
+		all[k++].sym = (struct sw_symbol){
+		    .addr = value,
+		    .size = size,
+		    .name = nm,
+		    .flags = (bind != STB_LOCAL ? SW_SYMBOL_GLOBAL : 0) |
+			     (type != STT_NOTYPE ? SW_SYMBOL_FUNCTION : 0),
+		};
+	}
+	qsort(all, k, sizeof(*all), cmp_sym);
+	struct sw_symbol *syms = (struct sw_symbol *)all; /* compacted in place */
+	size_t j = 0;
+	for (size_t i = 0; i < k; i++) {
+		if (i + 1 < k && all[i + 1].sym.addr == all[i].sym.addr)
+			continue;                   /* keep the last of each address */
+		struct sw_symbol keep = all[i].sym; /* read before the overlapping write */
+		syms[j++] = keep;
+	}
+	priv->symbols = syms;
+	obj->symbols = syms;
+	obj->nsymbols = j;
+	return 0;
+}
+
+static struct sw_section *dwarf_slot(struct sw_dwarf_sections *d, const char *name)
+{
+	static const struct {
+		const char *name;
+		size_t off;
+	} map[] = {
+	    {"info", offsetof(struct sw_dwarf_sections, info)},
+	    {"abbrev", offsetof(struct sw_dwarf_sections, abbrev)},
+	    {"line", offsetof(struct sw_dwarf_sections, line)},
+	    {"str", offsetof(struct sw_dwarf_sections, str)},
+	    {"line_str", offsetof(struct sw_dwarf_sections, line_str)},
+	    {"str_offsets", offsetof(struct sw_dwarf_sections, str_offsets)},
+	    {"addr", offsetof(struct sw_dwarf_sections, addr)},
+	    {"ranges", offsetof(struct sw_dwarf_sections, ranges)},
+	    {"rnglists", offsetof(struct sw_dwarf_sections, rnglists)},
+	    {"aranges", offsetof(struct sw_dwarf_sections, aranges)},
+	};
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (strcmp(name, map[i].name) == 0)
+			return (struct sw_section *)((char *)d + map[i].off);
+	return NULL;
+}
+
+static int load_debug_section(const struct elf_file *f, const struct elf_shdr *s, const char *name,
+			      struct elf_priv *priv, struct sw_object *obj, struct sw_error *err)
+{
+	bool zdebug = strncmp(name, ".zdebug_", 8) == 0;
+	struct sw_section *slot = dwarf_slot(&obj->dwarf, name + (zdebug ? 8 : 7));
+	if (!slot || slot->size || s->type == SHT_NOBITS || !s->size)
+		return 0;
+	if (zdebug || (s->flags & SHF_COMPRESSED)) {
+		int r = sw_elf_decompress(f, s, zdebug, priv, slot, err);
+		if (r < 0)
+			return r;
+	} else {
+		int r = sw_elf_section_data(f, s, &slot->data, NULL);
+		if (r < 0)
+			return sw_error_set(
+			    err, r, "%s at offset 0x%llx size 0x%llx is outside the file", name,
+			    (unsigned long long)s->offset, (unsigned long long)s->size);
+		slot->size = s->size;
+	}
+	slot->addr = s->addr;
+	return 0;
+}
+
+static void load_debuglink(const struct elf_file *f, const struct elf_shdr *s,
+			   struct sw_object *obj)
+{
+	const uint8_t *data;
+	if (sw_elf_section_data(f, s, &data, NULL) < 0 || s->size < 2)
+		return;
+	if (data[0] && memchr(data, '\0', s->size))
+		obj->debuglink = (const char *)data;
+}
+
+static int load_named_sections(const struct elf_file *f, struct elf_priv *priv,
+			       struct sw_object *obj, struct sw_error *err)
+{
+	const struct elf_shdr *symtab = NULL, *dynsym = NULL, *eh = NULL;
+	for (size_t i = 1; i < f->nsh; i++) {
+		const struct elf_shdr *s = &f->sh[i];
+		const char *name = section_name(f, s);
+		int r = 0;
+		if (s->type == SHT_SYMTAB && !symtab)
+			symtab = s;
+		else if (s->type == SHT_DYNSYM && !dynsym)
+			dynsym = s;
+		else if (strncmp(name, ".debug_", 7) == 0 || strncmp(name, ".zdebug_", 8) == 0)
+			r = load_debug_section(f, s, name, priv, obj, err);
+		else if (strcmp(name, ".gnu_debuglink") == 0)
+			load_debuglink(f, s, obj);
+		else if (strcmp(name, ".eh_frame") == 0 && s->type != SHT_NOBITS)
+			eh = s;
+		else if (s->type == SHT_NOTE && !obj->id_len && s->type != SHT_NOBITS &&
+			 in_file(f, s->offset, s->size))
+			find_build_id(f, f->data + s->offset, s->size, obj);
+		if (r < 0)
+			return r;
+	}
+	const struct elf_shdr *syms = symtab ? symtab : dynsym;
+	if (syms) {
+		int r = load_symtab(f, syms, priv, obj, err);
+		if (r < 0)
+			return r;
+	}
+	if (eh) {
+		/* unwind tables are a bonus: a broken one costs only function starts */
+		if (sw_elf_eh_frame_starts(f, eh, &priv->starts, &obj->nfunction_starts, NULL) < 0)
+			obj->nfunction_starts = 0;
+		obj->function_starts = priv->starts;
+	}
+	return 0;
+}
+
+static void elf_release(struct sw_object *obj)
+{
+	struct elf_priv *priv = obj->priv;
+	if (!priv)
+		return;
+	for (size_t i = 0; i < priv->ndecompressed; i++)
+		free(priv->decompressed[i]);
+	free(priv->symbols);
+	free(priv->starts);
+	free(priv);
+	obj->priv = NULL;
+}
+
+int sw_elf_load(struct sw_object *obj, const uint8_t *data, size_t size, struct sw_error *err)
+{
+	if (size < 52 || memcmp(data, "\177ELF", 4) != 0)
+		return sw_error_set(err, -EINVAL, "truncated ELF header at offset 0");
+	if ((data[4] != 1 && data[4] != 2) || (data[5] != 1 && data[5] != 2))
+		return sw_error_set(err, -EINVAL, "bad ELF class %u or byte order %u at offset 4",
+				    data[4], data[5]);
+	struct elf_file f = {.data = data, .size = size, .is64 = data[4] == 2, .be = data[5] == 2};
+	if (f.is64 && size < 64)
+		return sw_error_set(err, -EINVAL, "truncated ELF header at offset 0");
+	struct elf_priv *priv = calloc(1, sizeof(*priv));
+	if (!priv)
+		return sw_error_set(err, -ENOMEM, "out of memory");
+	obj->priv = priv;
+	obj->release = elf_release;
+	obj->format = SW_OBJECT_ELF;
+	uint16_t machine = sw_elf_u16(&f, data + 18);
+	snprintf(obj->arch, sizeof(obj->arch), "%s", arch_name(machine, f.is64));
+	obj->dwarf.big_endian = f.be;
+	obj->dwarf.addr_size = f.is64 ? 8 : 4;
+	int r = load_sections(&f, err);
+	if (r >= 0)
+		r = load_segments(&f, obj, err);
+	if (r >= 0)
+		r = load_named_sections(&f, priv, obj, err);
+	free(f.sh);
+	if (r < 0)
+		return r;
+	obj->has_debug_info = obj->dwarf.info.size > 0;
+	return 0;
+}

@@ -1,0 +1,243 @@
+/*
+ * Opening object files whatever their container: map the file read-only,
+ * hand it to the ELF or Mach-O reader by its magic number, then complete
+ * the symbol list with the function starts that have no name, so that
+ * sw_object_find_symbol() can bound every address by the function that
+ * really contains it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "object.h"
+
+/* The object and the mapping it lives on, freed together. */
+struct object_file {
+	struct sw_object obj;
+	void *map;
+	size_t map_size;
+	char *path;
+	struct sw_symbol *own_symbols; /* when synthetic starts were merged in */
+	uint64_t *symbol_index;
+	uint64_t *symbol_addrs;
+};
+
+#define MAX_OBJECT_SIZE ((uint64_t)1 << 34) /* 16 GiB: larger is not an object we read */
+
+static uint32_t read_be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static bool is_macho_magic(uint32_t m)
+{
+	switch (m) {
+	case 0xfeedface: /* thin, 32-bit */
+	case 0xfeedfacf: /* thin, 64-bit */
+	case 0xcefaedfe: /* thin, byte-swapped */
+	case 0xcffaedfe:
+	case 0xcafebabe: /* fat */
+	case 0xbebafeca:
+	case 0xcafebabf: /* fat, 64-bit offsets */
+	case 0xbfbafeca:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static int cmp_symbol(const void *a, const void *b)
+{
+	const struct sw_symbol *x = a, *y = b;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	/* synthetic entries last, so that a named one at the same address wins */
+	return (int)(x->flags & SW_SYMBOL_SYNTHETIC) - (int)(y->flags & SW_SYMBOL_SYNTHETIC);
+}
+
+/* True when some symbol sits exactly at addr (symbols sorted). */
+static bool has_symbol_at(const struct sw_object *obj, uint64_t addr)
+{
+	size_t lo = 0, hi = obj->nsymbols;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (obj->symbols[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < obj->nsymbols && obj->symbols[lo].addr == addr;
+}
+
+/* Adds a nameless symbol for every function start no symbol names. */
+static int add_synthetic_starts(struct object_file *f)
+{
+	struct sw_object *obj = &f->obj;
+	size_t extra = 0;
+	for (size_t i = 0; i < obj->nfunction_starts; i++)
+		if (!has_symbol_at(obj, obj->function_starts[i]))
+			extra++;
+	if (!extra)
+		return 0;
+	size_t n = obj->nsymbols + extra;
+	struct sw_symbol *syms = calloc(n, sizeof(*syms));
+	if (!syms)
+		return -ENOMEM;
+	if (obj->nsymbols)
+		memcpy(syms, obj->symbols, obj->nsymbols * sizeof(*syms));
+	size_t k = obj->nsymbols;
+	for (size_t i = 0; i < obj->nfunction_starts; i++) {
+		uint64_t a = obj->function_starts[i];
+		if (has_symbol_at(obj, a))
+			continue;
+		syms[k++] = (struct sw_symbol){
+		    .addr = a, .name = "", .flags = SW_SYMBOL_SYNTHETIC | SW_SYMBOL_FUNCTION};
+	}
+	qsort(syms, n, sizeof(*syms), cmp_symbol);
+	f->own_symbols = syms;
+	obj->symbols = syms;
+	obj->nsymbols = n;
+	return 0;
+}
+
+static int map_file(const char *path, void **ret_map, size_t *ret_size, struct sw_error *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return sw_error_set(err, -errno, "%s", strerror(errno));
+	struct stat st;
+	if (fstat(fd, &st) < 0) {
+		int r = -errno;
+		close(fd);
+		return sw_error_set(err, r, "%s", strerror(-r));
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return sw_error_set(err, -EINVAL, "not a regular file");
+	}
+	if (st.st_size < 4 || (uint64_t)st.st_size > MAX_OBJECT_SIZE) {
+		close(fd);
+		return sw_error_set(err, -EINVAL, "file size %lld is not that of an object file",
+				    (long long)st.st_size);
+	}
+	void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	int r = -errno;
+	close(fd);
+	if (map == MAP_FAILED)
+		return sw_error_set(err, r, "cannot map: %s", strerror(-r));
+	*ret_map = map;
+	*ret_size = (size_t)st.st_size;
+	return 0;
+}
+
+int sw_object_open(const char *path, const char *arch, struct sw_object **ret, struct sw_error *err)
+{
+	struct object_file *f = calloc(1, sizeof(*f));
+	if (!f)
+		return sw_error_set(err, -ENOMEM, "out of memory");
+	f->path = strdup(path);
+	int r = f->path ? map_file(path, &f->map, &f->map_size, err)
+			: sw_error_set(err, -ENOMEM, "out of memory");
+	if (r < 0)
+		goto fail;
+	f->obj.path = f->path;
+	const uint8_t *data = f->map;
+	if (memcmp(data, "\177ELF", 4) == 0) {
+		r = sw_elf_load(&f->obj, data, f->map_size, err);
+		if (r >= 0 && arch && arch[0] && strcmp(arch, f->obj.arch) != 0)
+			r = sw_error_set(err, -ENOENT,
+					 "no slice for architecture %s (the file is %s)", arch,
+					 f->obj.arch);
+	} else if (is_macho_magic(read_be32(data))) {
+		r = sw_macho_load(&f->obj, data, f->map_size, arch, err);
+	} else {
+		r = sw_error_set(err, -EINVAL, "not an ELF or Mach-O file (magic %02x%02x%02x%02x)",
+				 data[0], data[1], data[2], data[3]);
+	}
+	if (r >= 0)
+		r = add_synthetic_starts(f);
+	if (r >= 0 && f->obj.nsymbols > SW_OBJECT_SYMBOL_STRIDE) {
+		size_t n = (f->obj.nsymbols - 1) / SW_OBJECT_SYMBOL_STRIDE + 1;
+		f->symbol_index = malloc(n * sizeof(*f->symbol_index));
+		f->symbol_addrs = malloc(f->obj.nsymbols * sizeof(*f->symbol_addrs));
+		if (!f->symbol_index || !f->symbol_addrs)
+			r = sw_error_set(err, -ENOMEM, "out of memory");
+		for (size_t i = 0; r >= 0 && i < f->obj.nsymbols; i++) {
+			f->symbol_addrs[i] = f->obj.symbols[i].addr;
+			if (i % SW_OBJECT_SYMBOL_STRIDE == 0)
+				f->symbol_index[i / SW_OBJECT_SYMBOL_STRIDE] =
+				    f->obj.symbols[i].addr;
+		}
+		f->obj.symbol_index = f->symbol_index;
+		f->obj.symbol_addrs = f->symbol_addrs;
+	}
+	if (r < 0)
+		goto fail;
+	f->obj.has_debug_info = f->obj.dwarf.info.size > 0;
+	*ret = &f->obj;
+	return 0;
+fail:
+	sw_object_free(&f->obj);
+	return r;
+}
+
+void sw_object_free(struct sw_object *obj)
+{
+	if (!obj)
+		return;
+	struct object_file *f = (struct object_file *)obj;
+	if (obj->release)
+		obj->release(obj);
+	free(f->own_symbols);
+	free(f->symbol_index);
+	free(f->symbol_addrs);
+	if (f->map)
+		munmap(f->map, f->map_size);
+	free(f->path);
+	free(f);
+}
+
+const struct sw_symbol *sw_object_find_symbol(const struct sw_object *obj, uint64_t addr)
+{
+	size_t lo = 0, hi = obj->nsymbols;
+	if (obj->symbol_index && obj->nsymbols) {
+		/* the stride whose first symbol is the last at or before addr */
+		size_t a = 0, z = (obj->nsymbols - 1) / SW_OBJECT_SYMBOL_STRIDE + 1;
+		while (a < z) {
+			size_t mid = a + (z - a) / 2;
+			if (obj->symbol_index[mid] <= addr)
+				a = mid + 1;
+			else
+				z = mid;
+		}
+		if (a == 0)
+			return NULL;
+		lo = (a - 1) * SW_OBJECT_SYMBOL_STRIDE;
+		if (a * SW_OBJECT_SYMBOL_STRIDE < hi)
+			hi = a * SW_OBJECT_SYMBOL_STRIDE;
+	}
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if ((obj->symbol_addrs ? obj->symbol_addrs[mid] : obj->symbols[mid].addr) <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return NULL;
+	const struct sw_symbol *s = &obj->symbols[lo - 1];
+	/* several names at one address: prefer a named, sized one */
+	while (s > obj->symbols && s[-1].addr == s->addr && (s->flags & SW_SYMBOL_SYNTHETIC))
+		s--;
+	if (s->size && addr - s->addr >= s->size)
+		return NULL;
+	/*
+	 * No function start lies between s and addr: sw_object_open() gave
+	 * every start without a name a synthetic symbol, nearer than s.
+	 */
+	return s;
+}

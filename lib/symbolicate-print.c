@@ -1,0 +1,121 @@
+/*
+ * Printing frames for `stallwatch symbolicate`: the text form is shaped
+ * like llvm-symbolizer's default output (a name line and a
+ * file:line:column line per frame, innermost first, then a blank line) so
+ * the two can be diffed; the JSON form is one NDJSON object per address.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+
+#include "symbolicate.h"
+
+int sw_symbolicate_parse_addr(const char *text, uint64_t *ret)
+{
+	const char *p = text;
+	while (isspace((unsigned char)*p))
+		p++;
+	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
+		p += 2;
+	uint64_t v = 0;
+	int digits = 0;
+	for (; isxdigit((unsigned char)*p); p++, digits++) {
+		if (v >> 60)
+			return -ERANGE;
+		unsigned d = isdigit((unsigned char)*p)
+				 ? (unsigned)(*p - '0')
+				 : (unsigned)(tolower((unsigned char)*p) - 'a' + 10);
+		v = v << 4 | d;
+	}
+	while (isspace((unsigned char)*p))
+		p++;
+	if (!digits || *p)
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+static int print_name(const struct sw_frame *f, struct sw_buf *out)
+{
+	int r = sw_buf_puts(out, f->function ? f->function : "??");
+	if (r >= 0 && (f->flags & SW_FRAME_SYMBOL) && f->offset)
+		r = sw_buf_printf(out, " + 0x%" PRIx64, f->offset);
+	return r < 0 ? r : sw_buf_putc(out, '\n');
+}
+
+/* ":N" without printf: this runs for every frame of every address. */
+static int put_number(struct sw_buf *out, uint32_t v)
+{
+	char tmp[12];
+	size_t i = sizeof(tmp);
+	do {
+		tmp[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	tmp[--i] = ':';
+	return sw_buf_append(out, tmp + i, sizeof(tmp) - i);
+}
+
+int sw_symbolicate_print_text(const struct sw_frame *frames, size_t n, struct sw_buf *out)
+{
+	int r = 0;
+	for (size_t i = 0; i < n && r >= 0; i++) {
+		const struct sw_frame *f = &frames[i];
+		r = print_name(f, out);
+		if (r >= 0)
+			r = sw_buf_puts(out, f->file ? f->file : "??");
+		if (r >= 0)
+			r = put_number(out, f->line);
+		if (r >= 0)
+			r = put_number(out, f->column);
+		if (r >= 0)
+			r = sw_buf_putc(out, '\n');
+	}
+	return r < 0 ? r : sw_buf_putc(out, '\n');
+}
+
+static int json_string(struct sw_buf *out, const char *s)
+{
+	if (!s)
+		return sw_buf_puts(out, "null");
+	int r = sw_buf_putc(out, '"');
+	for (; *s && r >= 0; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			r = sw_buf_printf(out, "\\%c", c);
+		else if (c < 0x20)
+			r = sw_buf_printf(out, "\\u%04x", c);
+		else
+			r = sw_buf_putc(out, (char)c);
+	}
+	return r < 0 ? r : sw_buf_putc(out, '"');
+}
+
+int sw_symbolicate_print_json(uint64_t addr, const struct sw_frame *frames, size_t n,
+			      struct sw_buf *out)
+{
+	int r = sw_buf_printf(
+	    out, "{\"schema\":1,\"type\":\"address\",\"address\":\"0x%" PRIx64 "\",\"frames\":[",
+	    addr);
+	for (size_t i = 0; i < n && r >= 0; i++) {
+		const struct sw_frame *f = &frames[i];
+		r = sw_buf_puts(out, i ? ",{\"function\":" : "{\"function\":");
+		if (r >= 0)
+			r = json_string(out, f->function);
+		if (r >= 0)
+			r = sw_buf_puts(out, ",\"file\":");
+		if (r >= 0)
+			r = json_string(out, f->file);
+		if (r >= 0)
+			r = sw_buf_printf(
+			    out, ",\"line\":%" PRIu32 ",\"column\":%" PRIu32 ",\"inlined\":%s",
+			    f->line, f->column, (f->flags & SW_FRAME_INLINED) ? "true" : "false");
+		if (r >= 0 && (f->flags & SW_FRAME_SYMBOL))
+			r = sw_buf_printf(
+			    out, ",\"symbol_address\":\"0x%" PRIx64 "\",\"offset\":%" PRIu64,
+			    f->symbol_addr, f->offset);
+		if (r >= 0)
+			r = sw_buf_putc(out, '}');
+	}
+	return r < 0 ? r : sw_buf_puts(out, "]}\n");
+}

@@ -1,0 +1,351 @@
+#!/usr/bin/env python3
+"""Compares `stallwatch symbolicate` with llvm-symbolizer 14 on ELF fixtures.
+
+The fixtures are built here from tests/data/symbolize/ by every compiler
+found (gcc-12, clang-14, clang-19), with DWARF 4 and 5, -O0 and -O2,
+compressed sections (SHF_COMPRESSED and .zdebug), a separate debug file
+reached through --dsym, and freestanding builds for ELF32 and big-endian
+targets.  The addresses asked are every function's first and last
+instruction and every inline boundary, both found with llvm-objdump,
+llvm-nm and llvm-dwarfdump (never with the reader under test), plus
+random addresses in .text.  Both sides run with --no-demangle; our output
+must equal the oracle's wherever the oracle has debug information.  On
+stripped images every function must come out at its exact start (from the
+unstripped symbol table) wherever .eh_frame has an FDE for it.
+
+usage: oracle-symbolize.py STALLWATCH SOURCE_DIR [--random N] [--keep DIR]
+Exit status 77 (skipped) when llvm-symbolizer-14 is missing.
+"""
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+LLVM = {
+    "symbolizer": "llvm-symbolizer-14",
+    "objdump": "llvm-objdump-14",
+    "nm": "llvm-nm-14",
+    "dwarfdump": "llvm-dwarfdump-14",
+    "objcopy": "llvm-objcopy-14",
+    "readelf": "llvm-readelf-14",
+}
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, check=True, capture_output=True, text=True, **kw).stdout
+
+
+def have(tool):
+    return shutil.which(tool) is not None
+
+
+def build(srcdir, out, cc, cxx, flags, ldflags=()):
+    objs = []
+    for src in ("main.c", "util.c", "cxx.cc"):
+        comp = cxx if src.endswith(".cc") else cc
+        obj = out + "." + src + ".o"
+        run([comp, *flags, "-c", os.path.join(srcdir, src), "-o", obj])
+        objs.append(obj)
+    run([cxx, *flags, *ldflags, *objs, "-o", out])
+    for o in objs:
+        os.unlink(o)
+
+
+def build_freestanding(srcdir, out, target):
+    run(["clang-19", "-target", target, "-O2", "-g", "-ffreestanding", "-nostdlib",
+         "-fuse-ld=lld", "-static", os.path.join(srcdir, "freestanding.c"), "-o", out])
+
+
+def functions(binary):
+    """(name, start, size) of the sized function symbols, from llvm-nm."""
+    funcs = []
+    for line in run([LLVM["nm"], "-S", "--defined-only", binary]).splitlines():
+        parts = line.split()
+        if len(parts) == 4 and parts[2] in "tTW":
+            funcs.append((parts[3], int(parts[0], 16), int(parts[1], 16)))
+    return funcs
+
+
+def instructions(binary):
+    """Sorted instruction addresses of the executable sections, from llvm-objdump."""
+    addrs = set()
+    for line in run([LLVM["objdump"], "-d", "--no-show-raw-insn", binary]).splitlines():
+        m = re.match(r"^\s+([0-9a-f]+):\s+\S", line)
+        if m:
+            addrs.add(int(m.group(1), 16))
+    return sorted(addrs)
+
+
+def text_range(binary):
+    for line in run([LLVM["objdump"], "-h", binary]).splitlines():
+        parts = line.split()
+        if len(parts) >= 5 and parts[1] == ".text":
+            return int(parts[3], 16), int(parts[2], 16)
+    raise RuntimeError("no .text in " + binary)
+
+
+def inline_ranges(binary):
+    """[lo, hi) of every DW_TAG_inlined_subroutine, from llvm-dwarfdump."""
+    ranges = []
+    cur = None
+    for line in run([LLVM["dwarfdump"], "--debug-info", binary]).splitlines():
+        if "DW_TAG_" in line:
+            cur = "inl" if "DW_TAG_inlined_subroutine" in line else None
+            lo = None
+            continue
+        if cur != "inl":
+            continue
+        m = re.search(r"DW_AT_low_pc\s+\((0x[0-9a-f]+)\)", line)
+        if m:
+            lo = int(m.group(1), 16)
+        m = re.search(r"DW_AT_high_pc\s+\((0x[0-9a-f]+)\)", line)
+        if m and lo is not None:
+            ranges.append((lo, int(m.group(1), 16)))
+        m = re.search(r"\[(0x[0-9a-f]+), (0x[0-9a-f]+)\)", line)
+        if m:
+            ranges.append((int(m.group(1), 16), int(m.group(2), 16)))
+    return ranges
+
+
+def addresses(binary, nrandom, rng):
+    insns = instructions(binary)
+    import bisect
+
+    def before(a):
+        i = bisect.bisect_left(insns, a)
+        return insns[i - 1] if i > 0 else None
+
+    def containing(a):
+        i = bisect.bisect_right(insns, a)
+        return insns[i - 1] if i > 0 else None
+
+    picked = {}
+    for name, start, size in functions(binary):
+        picked[start] = "function start"
+        last = containing(start + size - 1) if size else None
+        if last is not None:
+            picked.setdefault(last, "function last instruction")
+    for lo, hi in inline_ranges(binary):
+        for a, why in ((lo, "inline start"), (before(lo), "before inline"),
+                       (containing(hi - 1), "inline last instruction"), (hi, "after inline")):
+            if a is not None:
+                picked.setdefault(a, why)
+    start, size = text_range(binary)
+    for _ in range(nrandom):
+        picked.setdefault(start + rng.randrange(size), "random")
+    return picked
+
+
+def blocks(text):
+    out = []
+    for b in text.split("\n\n"):
+        b = b.strip("\n")
+        if b:
+            out.append(b.split("\n"))
+    return out
+
+
+def symbolize(cmd, addrs):
+    data = "".join("0x%x\n" % a for a in addrs)
+    res = blocks(subprocess.run(cmd, input=data, check=True, capture_output=True,
+                                text=True).stdout)
+    if len(res) != len(addrs):
+        raise RuntimeError("%s answered %d of %d addresses" % (cmd[0], len(res), len(addrs)))
+    return res
+
+
+def has_debug_info(block):
+    return any(loc != "??:0:0" for loc in block[1::2])
+
+
+class Tally:
+    def __init__(self):
+        self.compared = self.excluded = self.failed = 0
+        self.reasons = {}
+
+
+def compare(tally, label, sw, binary, picked, our_args=(), oracle_binary=None, both_args=()):
+    addrs = sorted(picked)
+    oracle = symbolize([LLVM["symbolizer"], "--no-demangle", *both_args, "-e",
+                        oracle_binary or binary], addrs)
+    ours = symbolize([sw, "symbolicate", "--no-demangle", *both_args, "-e", binary, *our_args],
+                     addrs)
+    seqs = line_sequences(oracle_binary or binary)
+    import bisect
+    los = [lo for lo, hi in seqs]
+
+    def in_line_table(a):
+        i = bisect.bisect_right(los, a)
+        return any(lo <= a < hi for lo, hi in seqs[max(0, i - 4):i])
+
+    bad = 0
+    for a, o, s in zip(addrs, oracle, ours):
+        if not in_line_table(a):
+            tally.excluded += 1
+            tally.reasons["not in any line table sequence"] = \
+                tally.reasons.get("not in any line table sequence", 0) + 1
+            continue
+        if not has_debug_info(o):
+            tally.excluded += 1
+            tally.reasons["oracle has no debug info"] = \
+                tally.reasons.get("oracle has no debug info", 0) + 1
+            continue
+        tally.compared += 1
+        if o != s:
+            bad += 1
+            if bad <= 8:
+                print("MISMATCH %s 0x%x (%s):\n  oracle: %s\n  ours:   %s" %
+                      (label, a, picked[a], " | ".join(o), " | ".join(s)))
+    tally.failed += bad
+    print("%-40s %6d addresses, %6d compared, %d differ" %
+          (label, len(addrs), sum(1 for a, o in zip(addrs, oracle)
+                                   if has_debug_info(o) and in_line_table(a)), bad))
+
+
+def fde_starts(binary):
+    starts = set()
+    for line in run([LLVM["dwarfdump"], "--eh-frame", binary]).splitlines():
+        m = re.search(r"FDE .*pc=([0-9a-f]+)\.\.\.([0-9a-f]+)", line)
+        if m:
+            starts.add(int(m.group(1), 16))
+    return starts
+
+
+def line_sequences(binary):
+    """[lo, hi) of every line table sequence, from llvm-dwarfdump --debug-line."""
+    seqs, lo = [], None
+    for line in run([LLVM["dwarfdump"], "--debug-line", binary]).splitlines():
+        m = re.match(r"^0x([0-9a-f]{16})\s+\d+\s+\d+\s+\d+\s+\d+\s+\d+\s*(.*)$", line)
+        if not m:
+            continue
+        a = int(m.group(1), 16)
+        if lo is None:
+            lo = a
+        if "end_sequence" in m.group(2):
+            if lo < a:
+                seqs.append((lo, a))
+            lo = None
+    return sorted(seqs)
+
+
+def check_stripped(tally, label, sw, binary, workdir):
+    stripped = os.path.join(workdir, os.path.basename(binary) + ".stripped")
+    run([LLVM["objcopy"], "--strip-all", binary, stripped])
+    fdes = fde_starts(binary)
+    funcs = [f for f in functions(binary) if f[2] > 0]
+    insns = instructions(binary)
+    import bisect
+    probes = []
+    for name, start, size in funcs:
+        if start not in fdes:
+            tally.reasons["stripped: function without FDE"] = \
+                tally.reasons.get("stripped: function without FDE", 0) + 1
+            tally.excluded += 1
+            continue
+        i = bisect.bisect_right(insns, start + size - 1)
+        probes.append((start, start, name))
+        probes.append((insns[i - 1], start, name))
+    data = "".join("0x%x\n" % p[0] for p in probes)
+    out = subprocess.run([sw, "symbolicate", "--json", "-e", stripped], input=data, check=True,
+                         capture_output=True, text=True).stdout.splitlines()
+    bad = 0
+    for (addr, start, name), line in zip(probes, out):
+        frame = json.loads(line)["frames"][0]
+        got = int(frame.get("symbol_address", "0x0"), 16)
+        tally.compared += 1
+        if got != start:
+            bad += 1
+            if bad <= 8:
+                print("STRIPPED MISMATCH %s 0x%x in %s: start 0x%x, ours %s" %
+                      (label, addr, name, start, frame))
+    tally.failed += bad
+    print("%-40s %6d probes of %d functions, %d wrong starts" %
+          (label + " stripped", len(probes), len(funcs), bad))
+
+
+def main():
+    args = sys.argv[1:]
+    if len(args) < 2:
+        print(__doc__)
+        return 2
+    sw, srcdir = os.path.abspath(args[0]), os.path.join(args[1], "tests", "data", "symbolize")
+    nrandom, keep = 2000, None
+    if "--random" in args:
+        nrandom = int(args[args.index("--random") + 1])
+    if "--keep" in args:
+        keep = args[args.index("--keep") + 1]
+    if not all(have(t) for t in LLVM.values()):
+        print("SKIP: llvm 14 tools missing")
+        return 77
+    rng = random.Random(4)
+    workdir = keep or tempfile.mkdtemp(prefix="sw-oracle-")
+    os.makedirs(workdir, exist_ok=True)
+    tally = Tally()
+    compilers = [(c, x) for c, x in (("gcc-12", "g++-12"), ("clang-14", "clang++-14"),
+                                     ("clang-19", "clang++-19")) if have(c) and have(x)]
+    try:
+        for cc, cxx in compilers:
+            for dwarf in ("4", "5"):
+                for opt in ("-O0", "-O2"):
+                    label = "%s -gdwarf-%s %s" % (cc, dwarf, opt)
+                    out = os.path.join(workdir, "%s-d%s%s" % (cc, dwarf, opt))
+                    build(srcdir, out, cc, cxx, ["-g", "-gdwarf-" + dwarf, opt])
+                    picked = addresses(out, nrandom, rng)
+                    compare(tally, label, sw, out, picked)
+                    if opt == "-O2":
+                        check_stripped(tally, label, sw, out, workdir)
+                    if opt == "-O2" and dwarf == "5":
+                        # compressed sections, both kinds, and a separate debug file
+                        gz = out + "-gz"
+                        build(srcdir, gz, cc, cxx, ["-g", "-gdwarf-5", opt, "-gz=zlib"],
+                              ["-Wl,--compress-debug-sections=zlib"])
+                        compare(tally, label + " -gz", sw, gz, addresses(gz, nrandom, rng))
+                        zd = out + "-zdebug"
+                        run(["objcopy", "--compress-debug-sections=zlib-gnu", out, zd])
+                        compare(tally, label + " .zdebug", sw, zd, picked, oracle_binary=out)
+                        dbg, dl = out + ".debug", out + "-debuglink"
+                        run([LLVM["objcopy"], "--only-keep-debug", out, dbg])
+                        run([LLVM["objcopy"], "--strip-debug", "--add-gnu-debuglink=" + dbg,
+                             out, dl])
+                        compare(tally, label + " debuglink", sw, dl, picked, ["--dsym", dbg],
+                                oracle_binary=out)
+                        compare(tally, label + " --no-inlines", sw, out, picked,
+                                both_args=["--no-inlines"])
+        # 64-bit DWARF, and cross-unit references (DW_FORM_ref_addr) from LTO
+        extra = [("gcc-12", "g++-12", ["-g", "-gdwarf-5", "-gdwarf64", "-O2"], [], "gcc-12 -gdwarf64"),
+                 ("clang-14", "clang++-14", ["-g", "-gdwarf-4", "-gdwarf64", "-O1"], [],
+                  "clang-14 -gdwarf-4 -gdwarf64"),
+                 ("clang-14", "clang++-14", ["-g", "-O2", "-flto"], ["-fuse-ld=lld"],
+                  "clang-14 -flto"),
+                 ("gcc-12", "g++-12", ["-g", "-O2", "-flto"], [], "gcc-12 -flto")]
+        for cc, cxx, flags, ldflags, label in extra:
+            if not (have(cc) and have(cxx)):
+                continue
+            out = os.path.join(workdir, label.replace(" ", ""))
+            build(srcdir, out, cc, cxx, flags, ldflags)
+            compare(tally, label, sw, out, addresses(out, nrandom, rng))
+        if have("clang-19") and have("ld.lld-19") or have("ld.lld"):
+            for target in ("i386-linux-gnu", "powerpc-linux-gnu", "powerpc64-linux-gnu",
+                           "aarch64-linux-gnu"):
+                out = os.path.join(workdir, "freestanding-" + target)
+                try:
+                    build_freestanding(srcdir, out, target)
+                except subprocess.CalledProcessError as e:
+                    print("cannot build for %s: %s" % (target, e.stderr.strip()[:200]))
+                    continue
+                compare(tally, "clang-19 " + target, sw, out, addresses(out, nrandom // 4, rng))
+    finally:
+        if not keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+    print("\ncompared %d addresses, %d differ; excluded %d: %s" %
+          (tally.compared, tally.failed, tally.excluded,
+           ", ".join("%s %d" % kv for kv in sorted(tally.reasons.items()))))
+    return 1 if tally.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""Keeps --help, the man pages and the exit-status table in agreement.
+
+Usage: test-docs.py STALLWATCH SOURCE_ROOT
+
+- EXIT STATUS in stallwatch(1) lists exactly the statuses of lib/status.h,
+  with the same meanings.
+- The commands that `stallwatch --help` lists are the ones under COMMANDS in
+  stallwatch(1), and each but `help` has a page stallwatch-VERB(1) that is
+  installed.
+- The long options of `stallwatch VERB --help` are exactly those under OPTIONS
+  in stallwatch-VERB(1).
+"""
+import os
+import re
+import subprocess
+import sys
+
+failures = []
+
+
+def fail(msg):
+    failures.append(msg)
+    print("FAIL:", msg)
+
+
+def roff_text(s):
+    s = re.sub(r"\\f[BIRP]", "", s)
+    s = s.replace("\\-", "-").replace("\\(mu", "x").replace("\\e", "\\")
+    return s
+
+
+def sections(page):
+    """Maps each .SH name to its lines."""
+    out, cur = {}, None
+    for line in page.splitlines():
+        if line.startswith(".SH "):
+            cur = line[4:].strip().strip('"')
+            out[cur] = []
+        elif cur:
+            out[cur].append(line)
+    return out
+
+
+def tp_entries(lines):
+    """The first line after each .TP, as plain text."""
+    items = []
+    for i, line in enumerate(lines):
+        if line.startswith(".TP") and i + 1 < len(lines):
+            items.append((roff_text(re.sub(r"^\.(B|BR|I|IR) ", "", lines[i + 1])),
+                          roff_text(lines[i + 2]) if i + 2 < len(lines) else ""))
+    return items
+
+
+def long_options(text):
+    return set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", text))
+
+
+def main():
+    exe, root = sys.argv[1], sys.argv[2]
+    man = os.path.join(root, "man")
+    main_page = open(os.path.join(man, "stallwatch.1")).read()
+    secs = sections(main_page)
+
+    # exit statuses
+    status_h = open(os.path.join(root, "lib", "status.h")).read().replace("\\\n", " ")
+    want = {}
+    for value, text in re.findall(r'X\(SW_EXIT_\w+,\s*(\d+),\s*((?:"[^"]*"\s*)+)\)', status_h):
+        want[value] = "".join(re.findall(r'"([^"]*)"', text))
+    got = {}
+    for name, text in tp_entries(secs.get("EXIT STATUS", [])):
+        got[name.replace(".B ", "").strip()] = text.strip()
+    if not want:
+        fail("no statuses found in lib/status.h")
+    for value, text in want.items():
+        if got.get(value) != text:
+            fail(f"exit status {value}: status.h says {text!r}, stallwatch(1) says {got.get(value)!r}")
+    for value in got:
+        if value not in want:
+            fail(f"stallwatch(1) documents exit status {value}, status.h has none")
+
+    # commands
+    out = subprocess.run([exe, "--help"], capture_output=True, text=True, check=True).stdout
+    verbs = re.findall(r"^  (\S+)\s{2,}", out.split("commands:")[1], re.M)
+    documented = [e[0].split()[0] for e in tp_entries(secs.get("COMMANDS", []))]
+    if sorted(verbs) != sorted(documented):
+        fail(f"--help lists {sorted(verbs)}, stallwatch(1) COMMANDS lists {sorted(documented)}")
+    installed = open(os.path.join(man, "meson.build")).read()
+    for verb in verbs:
+        if verb == "help":
+            continue
+        page_name = f"stallwatch-{verb}.1"
+        path = os.path.join(man, page_name)
+        if not os.path.exists(path):
+            fail(f"no man page {page_name}")
+            continue
+        if f"'{page_name}'" not in installed:
+            fail(f"{page_name} is not installed by man/meson.build")
+        page = sections(open(path).read())
+        help_text = subprocess.run([exe, verb, "--help"], capture_output=True, text=True,
+                                   check=True).stdout
+        help_opts = long_options(help_text) - {"--help"}
+        man_opts = long_options(roff_text("\n".join(page.get("OPTIONS", [])))) - {"--help"}
+        if help_opts != man_opts:
+            fail(f"{verb}: only in --help: {sorted(help_opts - man_opts)}, "
+                 f"only in {page_name}: {sorted(man_opts - help_opts)}")
+
+    # usage errors: one line plus a hint, status 2
+    r = subprocess.run([exe, "no-such-verb"], capture_output=True, text=True)
+    if r.returncode != 2 or "try 'stallwatch --help'" not in r.stderr or r.stdout:
+        fail(f"unknown verb: status {r.returncode}, stderr {r.stderr!r}")
+    for verb in verbs:
+        r = subprocess.run([exe, verb, "--no-such-option"], capture_output=True, text=True)
+        if r.returncode != 2 or f"try 'stallwatch {verb} --help'" not in r.stderr or r.stdout:
+            fail(f"{verb} --no-such-option: status {r.returncode}, stderr {r.stderr!r}")
+
+    print(f"{len(verbs)} commands checked, {len(failures)} problems")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,237 @@
+/*
+ * Tests of .swtrace recordings: write and read back, a cut at every byte
+ * yields every whole message before it plus a warning, and bad headers give
+ * errors that say what is wrong.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "recording.h"
+#include "test.h"
+
+static char dir[] = "/tmp/sw-test-recording-XXXXXX";
+static char path[256];
+
+static void write_file(const char *p, const void *data, size_t len)
+{
+	FILE *f = fopen(p, "wb");
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	CHECK_INT(fwrite(data, 1, len, f), len);
+	fclose(f);
+}
+
+static uint8_t *read_file(const char *p, size_t *ret_len)
+{
+	FILE *f = fopen(p, "rb");
+	static uint8_t data[1 << 20];
+	*ret_len = f ? fread(data, 1, sizeof(data), f) : 0;
+	if (f)
+		fclose(f);
+	return data;
+}
+
+/* Writes a recording of a hello, a stall with samples and an info line. */
+static int write_recording(const char *p)
+{
+	struct sw_recording_writer *w;
+	struct sw_error err = {0};
+	CHECK_INT(sw_recording_writer_open(p, &w, &err), 0);
+	CHECK_INT(sw_recording_writer_info(w, "label", "run1"), 0);
+
+	static struct sw_wire_encoder enc;
+	sw_wire_encoder_reset(&enc);
+	uint8_t buf[4096];
+	int count = 1;
+	struct sw_wire_msg hello = {.type = SW_MSG_HELLO,
+				    .hello = {.protocol = SW_WIRE_PROTOCOL, .pid = 42}};
+	int n = sw_wire_encode(&enc, buf, sizeof(buf), &hello);
+	sw_recording_writer_write(w, buf, (size_t)n);
+	count++;
+	for (int i = 0; i < 50; i++) {
+		uint64_t frames[8] = {0x1000 + (uint64_t)i, 0x2000, 0x3000, 0x4000};
+		struct sw_wire_msg m = {.type = SW_MSG_SAMPLE,
+					.sample = {.stall_id = 1,
+						   .time = (uint64_t)i * 10,
+						   .thread_id = 42,
+						   .thread_name = "main",
+						   .depth = 4,
+						   .frames = frames}};
+		n = sw_wire_encode(&enc, buf, sizeof(buf), &m);
+		sw_recording_writer_write(w, buf, (size_t)n);
+		count++;
+	}
+	CHECK_INT(sw_recording_writer_close(w, &err), 0);
+	return count;
+}
+
+/* Reads a whole recording; returns messages read, or the error. */
+static int read_recording(const char *p, const char **ret_warning, struct sw_error *err)
+{
+	struct sw_recording *rec;
+	int r = sw_recording_open(p, &rec, err);
+	if (r < 0)
+		return r;
+	struct sw_wire_msg m;
+	int count = 0, expect_time = 0;
+	while ((r = sw_recording_next(rec, &m, err)) == 1) {
+		if (m.type == SW_MSG_SAMPLE) {
+			CHECK_INT(m.sample.time, expect_time);
+			CHECK_INT(m.sample.frames[0], 0x1000 + expect_time / 10);
+			CHECK_INT(m.sample.frames[3], 0x4000);
+			CHECK_STR(m.sample.thread_name, "main");
+			expect_time += 10;
+		}
+		count++;
+	}
+	static char warning[256];
+	const char *w = sw_recording_warning(rec);
+	snprintf(warning, sizeof(warning), "%s", w ? w : "");
+	*ret_warning = w ? warning : NULL;
+	sw_recording_free(rec);
+	return r < 0 ? r : count;
+}
+
+static void test_round_trip(void)
+{
+	int written = write_recording(path);
+	const char *warning;
+	struct sw_error err = {0};
+	CHECK_INT(read_recording(path, &warning, &err), written);
+	CHECK(warning == NULL);
+}
+
+static void test_every_cut(void)
+{
+	size_t len;
+	uint8_t *data = read_file(path, &len);
+	uint8_t *copy = malloc(len);
+	memcpy(copy, data, len);
+	char cut_path[300];
+	snprintf(cut_path, sizeof(cut_path), "%s/cut.swtrace", dir);
+
+	/* whole messages, from a full read */
+	struct sw_recording *rec;
+	struct sw_error err = {0};
+	CHECK_INT(sw_recording_open(path, &rec, &err), 0);
+	size_t nends = 0;
+	struct sw_wire_msg m;
+	while (sw_recording_next(rec, &m, &err) == 1)
+		nends++;
+	sw_recording_free(rec);
+
+	int bad = 0, warned = 0;
+	for (size_t cut = SW_RECORDING_HEADER_SIZE; cut <= len; cut++) {
+		write_file(cut_path, copy, cut);
+		const char *warning;
+		int got = read_recording(cut_path, &warning, &err);
+		if (got < 0) {
+			bad++;
+			continue;
+		}
+		/* every message before the cut, and a warning exactly when inside one */
+		if (warning) {
+			warned++;
+			if (!strstr(warning, "offset"))
+				bad++;
+		}
+		if (cut == len && (warning || got != (int)nends))
+			bad++;
+	}
+	CHECK_INT(bad, 0);
+	CHECK(warned > 0);
+	free(copy);
+}
+
+/* The count of messages read must grow by one at each message boundary. */
+static void test_cut_counts(void)
+{
+	size_t len;
+	uint8_t *data = read_file(path, &len);
+	uint8_t *copy = malloc(len);
+	memcpy(copy, data, len);
+	char cut_path[300];
+	snprintf(cut_path, sizeof(cut_path), "%s/cut2.swtrace", dir);
+	int previous = 0, decreases = 0, jumps = 0;
+	for (size_t cut = SW_RECORDING_HEADER_SIZE; cut <= len; cut++) {
+		write_file(cut_path, copy, cut);
+		const char *warning;
+		struct sw_error err = {0};
+		int got = read_recording(cut_path, &warning, &err);
+		if (got < previous)
+			decreases++;
+		if (got > previous + 1)
+			jumps++;
+		/* a prefix that ends on a boundary has no warning */
+		if (got == previous + 1 && warning)
+			jumps++;
+		previous = got;
+	}
+	CHECK_INT(decreases, 0);
+	CHECK_INT(jumps, 0);
+	free(copy);
+}
+
+static void test_bad_headers(void)
+{
+	char p[300];
+	snprintf(p, sizeof(p), "%s/bad.swtrace", dir);
+	const char *warning;
+	struct sw_error err = {0};
+
+	write_file(p, "hello world, not a trace", 24);
+	CHECK_INT(read_recording(p, &warning, &err), -EBADMSG);
+	CHECK(strstr(sw_error_str(&err), "not a stallwatch recording") != NULL);
+
+	write_file(p, "SWTRACE\0\1\0", 10);
+	CHECK_INT(read_recording(p, &warning, &err), -EBADMSG);
+	CHECK(strstr(sw_error_str(&err), "truncated header") != NULL);
+
+	uint8_t v9[16] = "SWTRACE";
+	v9[8] = 9;
+	v9[10] = 16;
+	write_file(p, v9, sizeof(v9));
+	CHECK_INT(read_recording(p, &warning, &err), -EPROTONOSUPPORT);
+	CHECK(strstr(sw_error_str(&err), "version 9") != NULL);
+
+	/* a longer header from a later writer is skipped */
+	uint8_t longer[24 + 3] = "SWTRACE";
+	longer[8] = 1;
+	longer[10] = 24;
+	longer[24] = SW_MSG_IMAGE_REMOVED;
+	longer[25] = 1;
+	longer[26] = 3;
+	write_file(p, longer, sizeof(longer));
+	CHECK_INT(read_recording(p, &warning, &err), 1);
+
+	/* a corrupt message names its offset */
+	uint8_t corrupt[16 + 4] = "SWTRACE";
+	corrupt[8] = 1;
+	corrupt[10] = 16;
+	memcpy(corrupt + 16, (uint8_t[]){SW_MSG_SAMPLE, 0xff, 0xff, 0x7f}, 4);
+	write_file(p, corrupt, sizeof(corrupt));
+	CHECK_INT(read_recording(p, &warning, &err), -EBADMSG);
+	CHECK(strstr(sw_error_str(&err), "offset 17") != NULL);
+
+	CHECK_INT(read_recording("/nonexistent/x.swtrace", &warning, &err), -ENOENT);
+}
+
+int main(void)
+{
+	if (!mkdtemp(dir))
+		return 1;
+	snprintf(path, sizeof(path), "%s/a.swtrace", dir);
+	test_round_trip();
+	test_every_cut();
+	test_cut_counts();
+	test_bad_headers();
+	char cmd[400];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		return 1;
+	return sw_test_end();
+}
