@@ -20,6 +20,7 @@ extern const struct sw_cmd sw_cmd_symbolicate;
 extern const struct sw_cmd sw_cmd_run;
 extern const struct sw_cmd sw_cmd_attach;
 extern const struct sw_cmd sw_cmd_report;
+extern const struct sw_cmd sw_cmd_demo;
 
 const struct sw_cmd *const sw_cmd_table[] = {
 	&sw_cmd_help,
@@ -27,6 +28,7 @@ const struct sw_cmd *const sw_cmd_table[] = {
 	&sw_cmd_run,
 	&sw_cmd_attach,
 	&sw_cmd_report,
+	&sw_cmd_demo,
 	NULL,
 };
 

@@ -612,6 +612,18 @@ uint64_t sw_tree_stall_signature(const struct sw_profile *p, struct sw_tree_stal
 	uint64_t h = SW_FNV_OFFSET;
 	if (sw_tree_stall_default_tree(p, s, &t) < 0)
 		return h;
+	/*
+	 * System frames below the deepest frame of the app's own code are left
+	 * out: which libc or libm internal happens to be heaviest is noise that
+	 * would split one hang into several signatures.
+	 */
+	uint32_t last = NONE;
+	for (uint32_t i = t->first_root; i != NONE; i = t->nodes[i].first_child) {
+		const struct sw_tree_image *img =
+		    sw_profile_get_image(p, p->frames[t->nodes[i].frame].f.image);
+		if (!img || !img->system)
+			last = i;
+	}
 	for (uint32_t i = t->first_root; i != NONE; i = t->nodes[i].first_child) {
 		const struct sw_tree_frame *f = &p->frames[t->nodes[i].frame].f;
 		const struct sw_tree_image *img = sw_profile_get_image(p, f->image);
@@ -619,6 +631,8 @@ uint64_t sw_tree_stall_signature(const struct sw_profile *p, struct sw_tree_stal
 		const char *fn = f->linkage ? f->linkage : "?";
 		h = sw_tree_hash_bytes(h, image, strlen(image) + 1);
 		h = sw_tree_hash_bytes(h, fn, strlen(fn) + 1);
+		if (i == last)
+			break;
 	}
 	sw_tree_free(t);
 	s->signature = h;

@@ -18,7 +18,9 @@
  * A stall's signature hashes its heaviest path (Instruments' Heaviest Stack
  * Trace, taken from the stall's own thread with no display option applied)
  * by image file name and linkage name only, so ASLR, rebuilds, line changes
- * and demangler changes leave it alone.  The hash is 64-bit FNV-1a over
+ * and demangler changes leave it alone.  System frames below the deepest
+ * frame outside system images are left out (libc or libm internals would
+ * otherwise split one hang into several signatures).  The hash is 64-bit FNV-1a over
  * "image\0linkage\0" for each frame from the root, with "?" standing for an
  * unknown image or function name.
  *
