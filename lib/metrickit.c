@@ -102,6 +102,32 @@ static int parse_uuid(const char *s, uint8_t out[16])
 	return n == 32 && !*s ? 0 : -EINVAL;
 }
 
+/*
+ * MetricKit names images but gives no paths: the libraries and frameworks
+ * of iOS that --hide-system should hide, by name.
+ */
+static bool apple_system_image(const char *name)
+{
+	static const char *const prefixes[] = {"libsystem_", "libdispatch", "libobjc", "libswift",
+					       "libc++", "libdyld", "dyld", "libxpc"};
+	static const char *const names[] = {
+	    "UIKitCore",	  "UIKit",	    "CoreFoundation",	  "Foundation",
+	    "GraphicsServices",	  "QuartzCore",	    "FrontBoardServices", "BaseBoard",
+	    "CoreGraphics",	  "SwiftUI",	    "AttributeGraph",	  "CFNetwork",
+	    "libsystem_kernel.dylib", "WebKit",	    "JavaScriptCore",	  "CoreData",
+	    "RunningBoardServices", "AppKit",	    "CoreText",		  "ImageIO",
+	};
+	if (!name)
+		return false;
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
+			return true;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(name, names[i]) == 0)
+			return true;
+	return false;
+}
+
 /* The frame ids of one MetricKit frame: symbolicated, else "binaryName + offset". */
 static int frame_ids(struct mk *m, json_t *f, bool has_children, const uint32_t **ret_ids,
 		     size_t *ret_n, uint32_t *one)
@@ -119,6 +145,7 @@ static int frame_ids(struct mk *m, json_t *f, bool has_children, const uint32_t 
 	    .id_len = have_id ? 16 : 0,
 	    .macho = true,
 	    .load_address = address >= offset ? address - offset : 0,
+	    .system = apple_system_image(bin),
 	};
 	int e = sw_report_frames(m->r, &img, address, has_children, ret_ids, ret_n);
 	if (e < 0)

@@ -127,6 +127,7 @@ static uint32_t map_image(struct sw_report *r, const struct sw_report_image *im)
 	    .id_len = im->id_len <= sizeof(ti.id) ? im->id_len : 0,
 	    .load_address = im->load_address,
 	    .text_size = im->text_size,
+	    .system = im->system,
 	};
 	if (im->id)
 		memcpy(ti.id, im->id, ti.id_len);
