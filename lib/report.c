@@ -170,6 +170,10 @@ static void note_missing(struct sw_report *r, struct image_map *m, const struct 
 	if (m->failed)
 		return;
 	m->failed = true;
+	/* the kernel's vDSO has no file to read: not worth a warning */
+	if (im->path &&
+	    (!strncmp(im->path, "linux-vdso", 10) || !strncmp(im->path, "linux-gate", 10)))
+		return;
 	char id[65] = "", line[1024];
 	if (im->id_len)
 		sw_symsearch_id_str(im->id, im->id_len, im->macho, id);

@@ -20,6 +20,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 import xml.etree.ElementTree as ET
 
 STALLWATCH = os.environ.get("STALLWATCH", "")
@@ -138,6 +139,15 @@ def main():
     check(rc == 1, "run --fail-on-stall exited %d, expected 1" % rc)
     rc, _, _ = run(["--fail-if-longer-than", "100000"], ["busy:300"])
     check(rc == 0, "run --fail-if-longer-than 100000 exited %d" % rc)
+
+    # --duration and --max-stalls end the program with the watch, status 0
+    t0 = time.time()
+    rc, out, err = run(["--duration", "1.5", "--format", "ndjson"], ["busy:300", "idle:20000"])
+    check(rc == 0 and time.time() - t0 < 15, "run --duration: exit %d after %.1f s: %s"
+          % (rc, time.time() - t0, err))
+    check(len(stalls_of(out)[0]) == 1, "run --duration: one stall expected")
+    rc, out, err = run(["--max-stalls", "1", "--format", "ndjson"], ["busy:300", "busy:300", "idle:20000"])
+    check(rc == 0 and len(stalls_of(out)[0]) == 1, "run --max-stalls 1: exit %d" % rc)
 
     # a cut recording: what precedes the cut, and a warning
     data = open(r1, "rb").read()
