@@ -10,13 +10,21 @@ this script derives from the payloads itself (python's json module):
   absent): bare trees read as sample counts, each root's count the tree's
   total; tree-garbage.json exits 5.
 
-usage: test-metrickit.py STALLWATCH FIXTURE_DIR SHARED_DIR
+- symbolication with -S: an arm64 iOS binary built here (clang, ld64.lld,
+  dsymutil) and a payload naming its UUID and offsets; the functions the
+  tree shows must be those llvm-nm places at the offsets (skipped without
+  the Apple-target toolchain).
+
+usage: test-metrickit.py STALLWATCH FIXTURE_DIR SHARED_DIR [MACHO_DATA_DIR]
 """
 import collections
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
+import tempfile
 
 exe, fixtures, shared = sys.argv[1:4]
 failures = 0
@@ -125,6 +133,62 @@ if os.path.isdir(shared):
         check_file(path)
 else:
     print("note: %s is absent; the shared payloads were not tried" % shared)
+
+SOURCE = """
+int hang_inner(int n);
+int hang_outer(int n);
+int hang_inner(int n) { volatile int x = 0; for (int i = 0; i < n; i++) x += i; return x; }
+int hang_outer(int n) { return hang_inner(n) + 1; }
+int main(void) { return hang_outer(100); }
+"""
+
+
+def symbolicated(macho_data):
+    tools = ["clang-19", "ld64.lld-19", "dsymutil-19", "llvm-nm-19", "llvm-dwarfdump-19"]
+    tbd = os.path.abspath(os.path.join(macho_data, "libSystem.tbd"))
+    if not all(shutil.which(t) for t in tools) or not os.path.exists(tbd):
+        print("note: no Apple-target toolchain; the -S check was skipped")
+        return
+    d = tempfile.mkdtemp(prefix="sw-metrickit-")
+    open(os.path.join(d, "app.c"), "w").write(SOURCE)
+    run = lambda *a: subprocess.run(a, cwd=d, check=True, stdout=subprocess.PIPE).stdout.decode()
+    run("clang-19", "-target", "arm64-apple-ios14.0", "-nostdlibinc", "-O1", "-g", "-fno-inline",
+        "-c", "app.c", "-o", "app.o")
+    run("ld64.lld-19", "-arch", "arm64", "-platform_version", "ios", "14.0", "14.0", "-o", "App",
+        "app.o", tbd, "-e", "_main")
+    run("dsymutil-19", "App", "-o", "App.dSYM")
+    uuid = re.search(r"UUID: (\S+)", run("llvm-dwarfdump-19", "--uuid", "App")).group(1)
+    syms = {}
+    for line in run("llvm-nm-19", "App").splitlines():
+        parts = line.split()
+        if len(parts) != 3:
+            continue  # undefined symbols have no address
+        addr, kind, name = parts
+        if kind == "T":
+            syms[name.lstrip("_")] = int(addr, 16) - 0x100000000  # offsets into __TEXT
+    load = 0x104E00000  # any slide: MetricKit gives address and offset
+
+    def frame(fn, delta, count, subs=None):
+        f = {"binaryUUID": uuid, "binaryName": "App", "offsetIntoBinaryTextSegment": syms[fn] + delta,
+             "address": load + syms[fn] + delta, "sampleCount": count}
+        if subs:
+            f["subFrames"] = subs
+        return f
+    payload = {"callStackPerThread": True, "callStacks": [{"threadAttributed": True, "callStackRootFrames": [
+        frame("main", 8, 5, [frame("hang_outer", 8, 5, [frame("hang_inner", 16, 4)])])]}]}
+    path = os.path.join(d, "payload.json")
+    json.dump(payload, open(path, "w"))
+    rc, out, err = report("--format", "folded", "-S", d, path)
+    check(rc == 0, "-S: exit %d: %s" % (rc, err))
+    got = {tuple(l.rsplit(" ", 1)[0].split(";")[1:]): int(l.rsplit(" ", 1)[1]) for l in out.splitlines()}
+    want = {("main", "hang_outer", "hang_inner"): 4, ("main", "hang_outer"): 1}
+    check(got == want, "-S: symbolicated paths %s != %s" % (got, want))
+    rc, out, err = report("--format", "folded", path)
+    check("App + " in out, "without -S frames are binaryName + offset: %s" % out)
+
+
+if len(sys.argv) > 4:
+    symbolicated(sys.argv[4])
 
 print("%d failures" % failures)
 sys.exit(1 if failures else 0)
