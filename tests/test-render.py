@@ -267,6 +267,19 @@ for p, s in zip(doc["profiles"], stalls):
         got[tuple(frames[i]["name"] for i in st)] += w
     want = {k: v[0] for k, v in expected(s).items()}
     check(dict(got) == want, "speedscope stacks %s" % s["label"])
+# samples in time order, as the fixture lists them
+for p, s in zip(doc["profiles"], stalls):
+    order = [tuple(frames[i]["name"] for i in st) for st in p["samples"]]
+    want = [tuple(f.shown() for f in fr) for tid, w, fr in s["samples"] if tid == s["tid"]]
+    check(order == want, "speedscope time order %s" % s["label"])
+for opts, kw in [(("--invert",), dict(invert=True)), (("--hide-system",), dict(hide_system=True))]:
+    d2 = json.loads(render("speedscope", *opts))
+    for p, s in zip(d2["profiles"], stalls):
+        got = collections.defaultdict(int)
+        for st, w in zip(p["samples"], p["weights"]):
+            got[tuple(d2["shared"]["frames"][i]["name"] for i in st)] += w
+        check(dict(got) == {k: v[0] for k, v in expected(s, **kw).items()},
+              "speedscope %s %s" % (opts, s["label"]))
 check(isinstance(doc.get("activeProfileIndex"), int) and isinstance(doc.get("exporter"), str), "speedscope extras")
 
 # ---- pprof ----
