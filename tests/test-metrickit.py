@@ -134,13 +134,16 @@ if os.path.isdir(shared):
 else:
     print("note: %s is absent; the shared payloads were not tried" % shared)
 
+SWIFT = "$s4Demo5CacheC4load3keySSSS_tF"  # Demo.Cache.load(key: Swift.String) -> Swift.String
 SOURCE = """
 int hang_inner(int n);
 int hang_outer(int n);
+int swift_load(int n) __asm__("_%s");
 int hang_inner(int n) { volatile int x = 0; for (int i = 0; i < n; i++) x += i; return x; }
 int hang_outer(int n) { return hang_inner(n) + 1; }
-int main(void) { return hang_outer(100); }
-"""
+int swift_load(int n) { return hang_outer(n) * 2; }
+int main(void) { return swift_load(100); }
+""" % SWIFT
 
 
 def symbolicated(macho_data):
@@ -175,13 +178,21 @@ def symbolicated(macho_data):
             f["subFrames"] = subs
         return f
     payload = {"callStackPerThread": True, "callStacks": [{"threadAttributed": True, "callStackRootFrames": [
-        frame("main", 8, 5, [frame("hang_outer", 8, 5, [frame("hang_inner", 16, 4)])])]}]}
+        frame("main", 8, 5, [frame(SWIFT, 8, 5, [frame("hang_outer", 8, 5, [frame("hang_inner", 16, 4)])])])]}]}
     path = os.path.join(d, "payload.json")
     json.dump(payload, open(path, "w"))
     rc, out, err = report("--format", "folded", "-S", d, path)
     check(rc == 0, "-S: exit %d: %s" % (rc, err))
+    rc, nd, err = report("--format", "ndjson", "-S", d, path)
+    st = json.loads(nd.splitlines()[0])
+    linkages = [f["linkage"] for f in st["heaviest"]]
+    check(linkages == ["main", SWIFT, "hang_outer", "hang_inner"], "-S: linkage names %s" % linkages)
+    shown = st["heaviest"][1]["symbol"]  # demangled when the Swift demangler is built in
+    rc, nd_full, _ = report("--format", "ndjson", "--full-names", "-S", d, path)
+    full = json.loads(nd_full.splitlines()[0])
+    check(full["signature"] == st["signature"], "--full-names changed the signature")
     got = {tuple(l.rsplit(" ", 1)[0].split(";")[1:]): int(l.rsplit(" ", 1)[1]) for l in out.splitlines()}
-    want = {("main", "hang_outer", "hang_inner"): 4, ("main", "hang_outer"): 1}
+    want = {("main", shown, "hang_outer", "hang_inner"): 4, ("main", shown, "hang_outer"): 1}
     check(got == want, "-S: symbolicated paths %s != %s" % (got, want))
     rc, out, err = report("--format", "folded", path)
     check("App + " in out, "without -S frames are binaryName + offset: %s" % out)
