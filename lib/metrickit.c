@@ -47,7 +47,7 @@ struct mk {
 	struct sw_report *r;
 	struct sw_error *err;
 	bool adding;
-	size_t frames;
+	size_t frames, trees;
 	/* while adding */
 	struct sw_tree_stall *stall;
 	uint32_t thread;
@@ -378,6 +378,8 @@ static int tree_stacks(struct mk *m, json_t *tree, const char *where)
 static int one_tree(struct mk *m, json_t *tree, json_t *meta, const char *source, uint64_t id,
 		    const char *where)
 {
+	if (++m->trees > SW_METRICKIT_MAX_TREES)
+		return bad(m, where, "too many call stack trees");
 	int e = check_tree(m, tree, where);
 	if (e < 0 || !m->adding)
 		return e < 0 ? e : tree_stacks(m, tree, where);
@@ -463,7 +465,7 @@ int sw_metrickit_load(const char *data, size_t len, struct sw_profile *p, struct
 	int e = document(&m, root, source, first_id);
 	if (e >= 0) {
 		m.adding = true;
-		m.frames = 0;
+		m.frames = m.trees = 0;
 		m.path = malloc(SW_TREE_MAX_DEPTH * sizeof(*m.path));
 		sw_buf_init(&m.name, 4096);
 		e = m.path ? document(&m, root, source, first_id) : -ENOMEM;
