@@ -52,9 +52,10 @@ void sw_tree_stall_label(const struct sw_tree_stall *s, bool qualify, char *buf,
 	if (qualify && s->info.source && s->info.source[0]) {
 		/* a source comes from a file name or a recording: keep it one clean word */
 		snprintf(buf, size, "%s#%llu", s->info.source, (unsigned long long)s->info.id);
-		for (char *c = buf; *c && *c != '#'; c++)
-			if ((unsigned char)*c <= ' ' || *c == 0x7f)
-				*c = '_';
+		size_t n = strlen(s->info.source);
+		for (size_t i = 0; i < n && buf[i]; i++)
+			if ((unsigned char)buf[i] <= ' ' || buf[i] == 0x7f)
+				buf[i] = '_';
 	} else {
 		snprintf(buf, size, "#%llu", (unsigned long long)s->info.id);
 	}
