@@ -52,8 +52,6 @@ extern _Atomic uint64_t swa_loop_busy_since;
 /* Set by the watchdog while it watches an iteration: the loop then notes when it waits. */
 extern _Atomic bool swa_loop_watched;
 extern _Atomic uint64_t swa_loop_waited_at;
-/* The name of the hook that saw the loop wait last (for the stall's context). */
-extern const char *_Atomic swa_loop_hook;
 extern struct swa_thread swa_main_thread;
 extern bool swa_active;
 

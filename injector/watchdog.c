@@ -19,7 +19,6 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <semaphore.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,7 +38,7 @@
 struct watch {
 	bool active, committed, lost;
 	uint64_t start, paused, next, samples, dropped, stall_id;
-	uint64_t cpu0, cpu0_time, last_cpu, last_tick;
+	uint64_t cpu0, cpu0_time;
 	struct swa_rec_begin *begin;
 };
 
@@ -57,11 +56,11 @@ static struct swa_thread *threads;
 static struct cached_stack cache[CACHE_THREADS];
 static uint64_t stall_seq;
 /* a stop seen while no iteration was watched: excluded from the one running then */
-static uint64_t idle_last_tick, idle_last_cpu, pause_at, pause_ns;
+static uint64_t pause_at, pause_ns;
 static uint64_t last_maps;
 static pthread_t thread;
 static _Atomic bool stop_requested;
-static sem_t stopped;
+static struct swa_event *stopped;
 struct swa_thread swa_watchdog_thread;
 extern struct swa_thread swa_streamer_thread;
 
@@ -192,8 +191,6 @@ static void watch_begin(uint64_t start, uint64_t now)
 	pause_at = pause_ns = 0;
 	swa_plat_thread_cpu_ns(&swa_main_thread, &w.cpu0);
 	w.cpu0_time = now;
-	w.last_cpu = w.cpu0;
-	w.last_tick = now;
 	w.next = now;
 }
 
@@ -251,34 +248,40 @@ static void watch_end(uint64_t end, uint64_t now)
 }
 
 /*
- * The same while no iteration is watched: a busy iteration that began before
- * the stop will be watched only after it, with the stop already inside.
+ * Time the process did not run (SIGSTOP, a debugger) is not a stall.  The
+ * watchdog stops with the process, so it sees a gap between two ticks far
+ * longer than it planned; the gap is a stop when, over it, the main thread
+ * barely used the CPU and the watchdog itself barely waited for one (a
+ * watchdog that was merely starved by a busy machine waited runnable).  The
+ * gap goes to the iteration being watched, or to the next one watched if it
+ * began before the gap.
  */
-static void account_idle_pause(uint64_t now, uint64_t planned)
-{
-	uint64_t cpu = idle_last_cpu;
-	swa_plat_thread_cpu_ns(&swa_main_thread, &cpu);
-	if (idle_last_tick && now > planned + LATE_PAUSE &&
-	    (cpu - idle_last_cpu) * 2 < now - idle_last_tick) {
-		pause_ns += now - planned;
-		pause_at = now;
-	}
-	idle_last_cpu = cpu;
-	idle_last_tick = now;
-}
+static struct {
+	uint64_t tick, cpu, wait;
+} prev;
 
-/* Takes time the process did not run out of the stall (SIGSTOP, debugger). */
-static void account_pause(uint64_t now, uint64_t planned)
+static void account_pause(uint64_t now, uint64_t interval)
 {
-	uint64_t cpu = w.last_cpu;
+	static unsigned ticks;
+	uint64_t cpu = prev.cpu, wait = prev.wait;
+	uint64_t gap = prev.tick ? now - prev.tick : 0;
+	bool suspicious = gap > 2 * interval + LATE_PAUSE;
 	swa_plat_thread_cpu_ns(&swa_main_thread, &cpu);
-	if (now > planned + LATE_PAUSE) {
-		uint64_t gap = now - w.last_tick;
-		if ((cpu - w.last_cpu) * 2 < gap)
-			w.paused += now - planned;
+	/* a proc file read: every tick only while watching, else every tenth */
+	if (w.active || suspicious || ++ticks % 10 == 0)
+		swa_plat_self_wait_ns(&wait);
+	if (suspicious && (cpu - prev.cpu) * 2 < gap && (wait - prev.wait) * 2 < gap - interval) {
+		uint64_t lost = gap - interval;
+		if (w.active) {
+			w.paused += lost;
+		} else {
+			pause_ns += lost;
+			pause_at = now;
+		}
 	}
-	w.last_cpu = cpu;
-	w.last_tick = now;
+	prev.tick = now;
+	prev.cpu = cpu;
+	prev.wait = wait;
 }
 
 /* One look at the loop; returns when to look next. */
@@ -331,15 +334,12 @@ static void *watchdog_main(void *arg)
 			break;
 		}
 		uint64_t next = tick(now);
-		if (next > now) {
+		if (next > now)
 			swa_plat_sleep_until(next);
-			if (w.active)
-				account_pause(swa_plat_now(), next);
-			else
-				account_idle_pause(swa_plat_now(), next);
-		}
+		account_pause(swa_plat_now(),
+			      (uint64_t)atomic_load(&swa_cfg.interval_us) * 1000u);
 	}
-	sem_post(&stopped);
+	swa_plat_event_signal(stopped);
 	return NULL;
 }
 
@@ -349,7 +349,9 @@ int swa_watchdog_start(void)
 	threads = calloc(MAX_THREADS, sizeof(*threads));
 	if (!copy_buf || !threads)
 		return -ENOMEM;
-	sem_init(&stopped, 0, 0);
+	stopped = swa_plat_event_new();
+	if (!stopped)
+		return -ENOMEM;
 	swa_plat_prepare_capture();
 	last_maps = swa_plat_now();
 	int r = pthread_create(&thread, NULL, watchdog_main, NULL);
@@ -364,9 +366,5 @@ void swa_watchdog_stop(void)
 {
 	atomic_store(&stop_requested, true);
 	uint64_t interval = (uint64_t)atomic_load(&swa_cfg.interval_us) * 1000u;
-	uint64_t deadline = swa_plat_now() + interval + 200000000u;
-	struct timespec ts = {.tv_sec = (time_t)(deadline / 1000000000u),
-			      .tv_nsec = (long)(deadline % 1000000000u)};
-	while (sem_clockwait(&stopped, CLOCK_MONOTONIC, &ts) < 0 && errno == EINTR)
-		;
+	swa_plat_event_wait(stopped, interval + 200000000u);
 }

