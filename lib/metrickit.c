@@ -109,13 +109,28 @@ static int parse_uuid(const char *s, uint8_t out[16])
 static bool apple_system_image(const char *name)
 {
 	static const char *const prefixes[] = {"libsystem_", "libdispatch", "libobjc", "libswift",
-					       "libc++", "libdyld", "dyld", "libxpc"};
+					       "libc++",     "libdyld",     "dyld",    "libxpc"};
 	static const char *const names[] = {
-	    "UIKitCore",	  "UIKit",	    "CoreFoundation",	  "Foundation",
-	    "GraphicsServices",	  "QuartzCore",	    "FrontBoardServices", "BaseBoard",
-	    "CoreGraphics",	  "SwiftUI",	    "AttributeGraph",	  "CFNetwork",
-	    "libsystem_kernel.dylib", "WebKit",	    "JavaScriptCore",	  "CoreData",
-	    "RunningBoardServices", "AppKit",	    "CoreText",		  "ImageIO",
+	    "UIKitCore",
+	    "UIKit",
+	    "CoreFoundation",
+	    "Foundation",
+	    "GraphicsServices",
+	    "QuartzCore",
+	    "FrontBoardServices",
+	    "BaseBoard",
+	    "CoreGraphics",
+	    "SwiftUI",
+	    "AttributeGraph",
+	    "CFNetwork",
+	    "libsystem_kernel.dylib",
+	    "WebKit",
+	    "JavaScriptCore",
+	    "CoreData",
+	    "RunningBoardServices",
+	    "AppKit",
+	    "CoreText",
+	    "ImageIO",
 	};
 	if (!name)
 		return false;

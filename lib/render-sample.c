@@ -114,13 +114,13 @@ static int top_of_stack(struct sw_profile *p, struct sw_tree_stall *s, long thre
 		char scratch[32], c1[4096], c2[1024];
 		if (!sw_tree_node_visible(t, &t->nodes[i], &o->tree))
 			break;
-		r = sw_buf_printf(out, "        %s  (in %s)        %llu\n",
-				  sw_render_clean(sw_tree_frame_name(p, f, o->tree.full_names,
-								     scratch, sizeof(scratch)),
-						  c1, sizeof(c1)),
-				  img ? sw_render_clean(img->name, c2, sizeof(c2)) : "???",
-				  (unsigned long long)(t->counts_only ? t->nodes[i].total
-								      : t->nodes[i].samples));
+		r = sw_buf_printf(
+		    out, "        %s  (in %s)        %llu\n",
+		    sw_render_clean(
+			sw_tree_frame_name(p, f, o->tree.full_names, scratch, sizeof(scratch)), c1,
+			sizeof(c1)),
+		    img ? sw_render_clean(img->name, c2, sizeof(c2)) : "???",
+		    (unsigned long long)(t->counts_only ? t->nodes[i].total : t->nodes[i].samples));
 	}
 	sw_tree_free(t);
 	return r;
