@@ -37,12 +37,13 @@ static int attach_run(const struct sw_cmd *cmd, int argc, char **argv)
 	    {"connect", required_argument, NULL, 'c'},
 	    {NULL, 0, NULL, 0},
 	};
-	struct sw_watch_options o = {0};
+	struct sw_watch_options o;
+	sw_watch_options_init(&o);
 	const char *connect_to = NULL;
 	int c;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "o:c:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:c:S:", longopts, NULL)) != -1) {
 		if (c == 'c') {
 			connect_to = optarg;
 			continue;

@@ -142,12 +142,13 @@ static int run_run(const struct sw_cmd *cmd, int argc, char **argv)
 	    {"exe", required_argument, NULL, 1100},
 	    {NULL, 0, NULL, 0},
 	};
-	struct sw_watch_options o = {0};
+	struct sw_watch_options o;
+	sw_watch_options_init(&o);
 	const char *exe = NULL;
 	int c;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+o:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:S:", longopts, NULL)) != -1) {
 		if (c == 1100) {
 			exe = optarg;
 			continue;
@@ -219,8 +220,22 @@ static int run_run(const struct sw_cmd *cmd, int argc, char **argv)
 		kill(ch.pid, SIGTERM);
 		return finish(&ch, &l, SW_EXIT_AGENT);
 	}
+	/* --duration or --max-stalls ended the watch: the program ends with it */
+	bool stopped = (o.out.duration_s || o.out.max_stalls) && !reap(&ch);
+	if (stopped)
+		kill(ch.pid, SIGTERM);
+	sw_output_options_finish(&o.out);
+	/* 1 only when the program succeeded and a --fail-* condition holds */
+	if (status == SW_EXIT_STALLS || (stopped && status == SW_EXIT_OK)) {
+		int rc = finish(&ch, &l, SW_EXIT_OK);
+		if (stopped && rc == 128 + SIGTERM)
+			rc = 0; /* we stopped it: not the program's failure */
+		return rc == 0 && status == SW_EXIT_STALLS ? SW_EXIT_STALLS : rc;
+	}
 	/* a broken stream is our failure, not the program's */
-	return finish(&ch, &l, status == SW_EXIT_OK ? SW_EXIT_OK : SW_EXIT_RUN_FAILED);
+	if (status != SW_EXIT_OK && status != SW_EXIT_SYMBOLS)
+		status = SW_EXIT_RUN_FAILED;
+	return finish(&ch, &l, status);
 }
 
 const struct sw_cmd sw_cmd_run = {

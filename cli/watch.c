@@ -7,15 +7,26 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "recording.h"
 #include "render-stall.h"
+#include "report.h"
 #include "stalls.h"
 #include "watch.h"
+
+void sw_watch_options_init(struct sw_watch_options *o)
+{
+	*o = (struct sw_watch_options){0};
+	sw_output_options_init(&o->out);
+}
 
 int sw_watch_option(const struct sw_cmd *cmd, int c, const char *arg, struct sw_watch_options *o)
 {
 	unsigned long v;
+	int r = sw_output_option(cmd, c, arg, &o->out);
+	if (r != 1)
+		return r;
 	switch (c) {
 	case 1001:
 		if (sw_cli_parse_uint(cmd, "--threshold", arg, 3600000, &v))
@@ -37,14 +48,6 @@ int sw_watch_option(const struct sw_cmd *cmd, int c, const char *arg, struct sw_
 	case 'o':
 		o->output = arg;
 		return 0;
-	case 1004:
-		if (!strcmp(arg, "raw"))
-			o->format = SW_WATCH_RAW;
-		else if (!strcmp(arg, "ndjson"))
-			o->format = SW_WATCH_NDJSON;
-		else
-			return sw_cli_usage(cmd, "unknown format '%s' (raw or ndjson)", arg);
-		return 0;
 	case 1005:
 		o->token = arg;
 		return 0;
@@ -52,40 +55,51 @@ int sw_watch_option(const struct sw_cmd *cmd, int c, const char *arg, struct sw_
 	return 1;
 }
 
-static int print_stall(const struct sw_stalls *c, const struct sw_stall *st,
-		       const struct sw_watch_options *o)
+/* The collector's own summary fields go into the NDJSON summary object. */
+static void summary_extra(struct sw_output *out, const struct sw_stalls *c, uint64_t stalls)
 {
-	struct sw_buf out;
-	sw_buf_init(&out, 0);
-	int r = o->format == SW_WATCH_NDJSON ? sw_render_ndjson_stall(&out, c, st)
-					     : sw_render_raw_stall(&out, c, st);
-	if (r == 0 && out.len)
-		fwrite(out.data, 1, out.len, stdout);
-	fflush(stdout);
-	sw_buf_finish(&out);
-	return r;
+	struct sw_buf b;
+	sw_buf_init(&b, 0);
+	if (sw_render_ndjson_summary(&b, c, stalls) == 0)
+		sw_output_set_summary_extra(out, sw_report_json_fields(&b, "summary"));
+	sw_buf_finish(&b);
+}
+
+static double elapsed_s(const struct timespec *t0)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) / 1e9;
 }
 
 int sw_watch_stream(struct sw_session *s, const struct sw_watch_options *o, bool (*stop)(void *ctx),
 		    void *ctx, const char *what)
 {
 	struct sw_stalls *c;
+	struct sw_output *out = NULL;
 	struct sw_recording_writer *rec = NULL;
 	struct sw_error err = {0};
 	int status = SW_EXIT_OK;
-	if (sw_stalls_new(&c) < 0) {
+	if (sw_stalls_new(&c) < 0 || sw_output_new(&o->out, false, &out) < 0) {
 		sw_cli_error("out of memory");
+		sw_stalls_free(c);
 		return SW_EXIT_RUN_FAILED;
 	}
 	if (o->output && sw_recording_writer_open(o->output, &rec, &err) < 0) {
 		sw_cli_error("cannot write '%s': %s", o->output, sw_error_str(&err));
 		sw_stalls_free(c);
+		sw_output_free(out);
 		return SW_EXIT_INPUT;
 	}
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	uint64_t stalls = 0;
+	bool full = false;
 	for (;;) {
 		struct sw_wire_msg m;
 		sw_error_clear(&err);
+		if (o->out.duration_s && elapsed_s(&t0) >= o->out.duration_s)
+			break;
 		int r = sw_session_next(s, &m, 200, &err);
 		if (r == -EAGAIN || r == -EINTR) {
 			if (stop && stop(ctx))
@@ -112,10 +126,11 @@ int sw_watch_stream(struct sw_session *s, const struct sw_watch_options *o, bool
 		const struct sw_stall *st = NULL;
 		r = sw_stalls_feed(c, &m, &st);
 		if (r == -E2BIG)
-			sw_cli_warn("a stall from %s exceeded a limit and was cut", what);
+			sw_output_warning(out, "a stall from %s exceeded a limit and was cut",
+					  what);
 		if (r == 1) {
 			stalls++;
-			print_stall(c, st, o);
+			full = sw_output_stall(out, c, st, NULL) == 1;
 		}
 		if (m.type == SW_MSG_GOODBYE) {
 			const struct sw_stalls_info *in = sw_stalls_info(c);
@@ -128,21 +143,15 @@ int sw_watch_stream(struct sw_session *s, const struct sw_watch_options *o, bool
 				sw_cli_warn("%s: %s", what, in->goodbye_text);
 			}
 		}
-		if (stop && stop(ctx))
+		if (full || (stop && stop(ctx)))
 			break;
 	}
 	const struct sw_stall *st;
-	while ((st = sw_stalls_flush(c)))
-		print_stall(c, st, o);
+	while (!full && (st = sw_stalls_flush(c)))
+		full = sw_output_stall(out, c, st, NULL) == 1;
 	const struct sw_stalls_info *in = sw_stalls_info(c);
-	if (o->format == SW_WATCH_NDJSON && in->have_hello) {
-		struct sw_buf out;
-		sw_buf_init(&out, 0);
-		if (sw_render_ndjson_summary(&out, c, stalls) == 0)
-			fwrite(out.data, 1, out.len, stdout);
-		fflush(stdout);
-		sw_buf_finish(&out);
-	}
+	if (in->have_hello)
+		summary_extra(out, c, stalls);
 	if (in->stats.dropped)
 		sw_cli_warn("%s dropped %llu records (a slow reader or no reader)", what,
 			    (unsigned long long)in->stats.dropped);
@@ -153,6 +162,8 @@ int sw_watch_stream(struct sw_session *s, const struct sw_watch_options *o, bool
 		sw_cli_error("cannot write '%s': %s", o->output, sw_error_str(&err));
 		status = SW_EXIT_INPUT;
 	}
+	status = sw_output_finish(out, status);
+	sw_output_free(out);
 	sw_stalls_free(c);
 	return status;
 }

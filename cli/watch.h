@@ -9,34 +9,31 @@
 #include <stdint.h>
 
 #include "cli.h"
+#include "output.h"
 #include "session.h"
-
-enum sw_watch_format { SW_WATCH_RAW, SW_WATCH_NDJSON };
 
 struct sw_watch_options {
 	unsigned long threshold_ms, interval_ms; /* 0: not given */
 	bool all_threads;
 	const char *output; /* -o FILE.swtrace */
-	enum sw_watch_format format;
 	const char *token;
+	struct sw_output_options out; /* --format, tree and CI options (output.h) */
 };
+
+void sw_watch_options_init(struct sw_watch_options *o);
 
 /* The options both verbs take, for getopt_long; *ret_done says it was one. */
 #define SW_WATCH_LONGOPTS                                                                          \
 	{"threshold", required_argument, NULL, 1001}, {"interval", required_argument, NULL, 1002}, \
 	    {"all-threads", no_argument, NULL, 1003}, {"output", required_argument, NULL, 'o'},    \
-	    {"format", required_argument, NULL, 1004},                                             \
-	{                                                                                          \
-		"token", required_argument, NULL, 1005                                             \
-	}
+	    {"token", required_argument, NULL, 1005}, SW_OUTPUT_LONGOPTS
 
 #define SW_WATCH_HELP                                                                              \
 	"  --threshold MS      report iterations busy this long (default 250)\n"                   \
 	"  --interval MS       sampling interval (default 10, at least 1)\n"                       \
 	"  --all-threads       sample every thread of the process during a stall\n"                \
 	"  -o, --output FILE   also record the stream to FILE (.swtrace)\n"                        \
-	"  --format FORMAT     raw (default) or ndjson\n"                                          \
-	"  --token TOKEN       the token the agent expects\n"
+	"  --token TOKEN       the token the agent expects\n" SW_OUTPUT_HELP
 
 /* Handles one of the shared options; returns 0, 1 when c is not one, or a usage status. */
 int sw_watch_option(const struct sw_cmd *cmd, int c, const char *arg, struct sw_watch_options *o);

@@ -1,274 +1,314 @@
 /*
- * Stalls as NDJSON and raw text (see render-stall.h).  Identical stacks of
- * one thread are counted once with their weight, heaviest first.  Frames
- * stay raw addresses; each object lists the images its frames fall in
- * (path, build id, load address, file address of the text segment), enough
- * to symbolicate later on another machine.
+ * The NDJSON stall and summary objects (stallwatch-output(7) is their
+ * schema).  The json format wraps the same objects in one document
+ * (render-json.c), so both stay in step.
+ *
+ * Tree node weights are integers in the stall's "weight_unit" ("ns", or
+ * "samples" for MetricKit trees without a duration), so they add up
+ * exactly: a node's "total" is its "self" plus its children's totals.
+ * Trees are flat preorder lists whose nodes name their parent's index.
  */
 #include <errno.h>
-#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "render-stall.h"
+#include "json-write.h"
+#include "render.h"
 
-struct stack {
-	const struct sw_stall_sample *first;
-	uint64_t count;
-};
+#define NONE UINT32_MAX
+#define TRY(x)                                                                                     \
+	do {                                                                                       \
+		int r_ = (x);                                                                      \
+		if (r_ < 0)                                                                        \
+			return r_;                                                                 \
+	} while (0)
 
-void sw_stall_figures(const struct sw_stalls *c, const struct sw_stall *s,
-		      struct sw_stall_figures *ret)
+static int frame_fields(const struct sw_profile *p, const struct sw_tree_frame *f, bool full,
+			int *first, struct sw_buf *b)
 {
-	const struct sw_stalls_info *in = sw_stalls_info(c);
-	uint64_t duration = s->duration_ns;
-	uint64_t main_samples = 0, blocked = 0;
-	bool truncated = false;
-	for (size_t i = 0; i < s->nsamples; i++) {
-		if (s->sample[i].thread_id == s->thread_id) {
-			main_samples++;
-			if (s->sample[i].flags & SW_SAMPLE_BLOCKED)
-				blocked++;
-		}
-		if (s->sample[i].flags & SW_SAMPLE_TRUNCATED)
-			truncated = true;
-	}
-	if (!s->ended && s->nsamples) /* cut off: as long as we saw it */
-		duration = sw_stalls_ns(c, s->sample[s->nsamples - 1].time - s->start_time);
-	ret->interval_ms = in->config.interval_us / 1000.0;
-	ret->duration_ms = duration / 1e6;
-	ret->cpu_ms = s->cpu_ns / 1e6;
-	ret->main_samples = s->ended ? s->samples : main_samples;
-	ret->sampled_ms = (double)ret->main_samples * ret->interval_ms;
-	/*
-	 * Busy when the thread had the CPU half the time, or when most samples
-	 * found it runnable rather than waiting in the kernel: a busy thread
-	 * starved by other processes is still busy, not blocked.
-	 */
-	bool runnable = main_samples && blocked * 2 < main_samples;
-	ret->kind = s->cpu_ns * 2 >= duration || runnable ? "busy" : "blocked";
-	ret->truncated = truncated;
+	const struct sw_tree_image *img = sw_profile_get_image(p, f->image);
+	char scratch[32];
+	TRY(sw_json_key(b, first, "symbol"));
+	TRY(sw_json_string(b, sw_tree_frame_name(p, f, full, scratch, sizeof(scratch))));
+	TRY(sw_json_key(b, first, "linkage"));
+	TRY(sw_json_string(b, f->linkage));
+	TRY(sw_json_key(b, first, "image"));
+	TRY(sw_json_string(b, img ? img->name : NULL));
+	TRY(sw_json_key(b, first, "file"));
+	TRY(sw_json_string(b, f->file));
+	TRY(sw_json_key(b, first, "line"));
+	TRY(f->line ? sw_json_u64(b, f->line) : sw_buf_puts(b, "null"));
+	TRY(sw_json_key(b, first, "address"));
+	TRY(sw_buf_printf(b, "\"0x%llx\"", (unsigned long long)f->address));
+	TRY(sw_json_key(b, first, "inlined"));
+	return sw_buf_puts(b, f->inlined ? "true" : "false");
 }
 
-static bool same_stack(const struct sw_stall_sample *a, const struct sw_stall_sample *b)
+/*
+ * A node: its frame, weights, and where it sits.  Trees are flat lists in
+ * preorder, each node naming its parent's index, so that deep stacks (a
+ * recursion 4,000 frames deep) do not nest JSON past what readers accept.
+ */
+static int node_json(const struct sw_tree *t, uint32_t i, const struct sw_render_options *o,
+		     long parent, struct sw_buf *b)
 {
-	return a->thread_id == b->thread_id && a->depth == b->depth &&
-	       (a->flags & SW_SAMPLE_TRUNCATED) == (b->flags & SW_SAMPLE_TRUNCATED) &&
-	       memcmp(a->frames, b->frames, a->depth * sizeof(uint64_t)) == 0;
+	const struct sw_tree_node *n = &t->nodes[i];
+	int first = 1;
+	TRY(sw_buf_putc(b, '{'));
+	TRY(frame_fields(t->profile, sw_profile_get_frame(t->profile, n->frame), o->tree.full_names,
+			 &first, b));
+	TRY(sw_json_key(b, &first, "total"));
+	TRY(sw_json_u64(b, n->total));
+	TRY(sw_json_key(b, &first, "self"));
+	TRY(sw_json_u64(b, n->self));
+	TRY(sw_json_key(b, &first, "samples"));
+	TRY(sw_json_u64(b, n->samples));
+	TRY(sw_json_key(b, &first, "depth"));
+	TRY(sw_json_u64(b, n->depth));
+	TRY(sw_json_key(b, &first, "parent"));
+	TRY(parent < 0 ? sw_buf_puts(b, "null") : sw_buf_printf(b, "%ld", parent));
+	return sw_buf_putc(b, '}');
 }
 
-/* The stalled thread's stacks first, then by weight. */
-static int by_weight(const void *x, const void *y, void *ctx)
+/* The visible nodes in preorder, without recursion. */
+static int tree_json(const struct sw_tree *t, const struct sw_render_options *o, struct sw_buf *b)
 {
-	const struct stack *a = x, *b = y;
-	uint64_t main_tid = *(const uint64_t *)ctx;
-	bool am = a->first->thread_id == main_tid, bm = b->first->thread_id == main_tid;
-	if (am != bm)
-		return am ? -1 : 1;
-	if (a->count != b->count)
-		return a->count < b->count ? 1 : -1;
-	return a->first < b->first ? -1 : a->first > b->first;
-}
-
-/* Groups identical stacks; the caller frees *ret. */
-static int group(const struct sw_stall *s, struct stack **ret, size_t *ret_n)
-{
-	struct stack *st = calloc(s->nsamples ? s->nsamples : 1, sizeof(*st));
-	if (!st)
+	long *index = malloc((t->nnodes ? t->nnodes : 1) * sizeof(*index));
+	if (!index)
 		return -ENOMEM;
-	size_t n = 0;
-	for (size_t i = 0; i < s->nsamples; i++) {
-		size_t j = 0;
-		while (j < n && !same_stack(st[j].first, &s->sample[i]))
-			j++;
-		if (j == n)
-			st[n++].first = &s->sample[i];
-		st[j].count++;
-	}
-	uint64_t main_tid = s->thread_id;
-	qsort_r(st, n, sizeof(*st), by_weight, &main_tid);
-	*ret = st;
-	*ret_n = n;
-	return 0;
-}
-
-static void json_str(struct sw_buf *out, const char *s)
-{
-	sw_buf_putc(out, '"');
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			sw_buf_printf(out, "\\%c", *p);
-		else if (*p < 0x20)
-			sw_buf_printf(out, "\\u%04x", *p);
-		else
-			sw_buf_putc(out, (char)*p);
-	}
-	sw_buf_putc(out, '"');
-}
-
-static void json_flags(struct sw_buf *out, uint32_t flags)
-{
-	static const struct {
-		uint32_t bit;
-		const char *name;
-	} names[] = {
-	    {SW_SAMPLE_TRUNCATED, "truncated"},
-	    {SW_SAMPLE_LEAF_FROM_LR, "leaf_from_lr"},
-	    {SW_SAMPLE_CFI, "cfi"},
-	    {SW_SAMPLE_ASYNC, "async"},
-	    {SW_SAMPLE_BLOCKED, "blocked"},
-	};
-	bool first = true;
-	sw_buf_putc(out, '[');
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		if (!(flags & names[i].bit))
-			continue;
-		sw_buf_printf(out, "%s\"%s\"", first ? "" : ",", names[i].name);
-		first = false;
-	}
-	sw_buf_putc(out, ']');
-}
-
-static void json_images(struct sw_buf *out, const struct sw_stalls *c, const struct stack *st,
-			size_t n)
-{
-	const struct sw_stall_image *seen[256];
-	size_t nseen = 0;
-	sw_buf_puts(out, "\"images\":[");
-	for (size_t i = 0; i < n; i++) {
-		for (uint32_t f = 0; f < st[i].first->depth; f++) {
-			const struct sw_stall_image *im =
-			    sw_stalls_image_at(c, st[i].first->frames[f]);
-			size_t k = 0;
-			while (k < nseen && seen[k] != im)
-				k++;
-			if (!im || k < nseen || nseen == 256)
+	int r = sw_buf_putc(b, '[');
+	long count = 0;
+	uint32_t i = t->first_root;
+	while (i != NONE && r >= 0) {
+		const struct sw_tree_node *n = &t->nodes[i];
+		/* siblings are sorted heaviest first: an invisible one ends the level */
+		if (sw_tree_node_visible(t, n, &o->tree)) {
+			if (count)
+				r = sw_buf_putc(b, ',');
+			if (r >= 0)
+				r = node_json(t, i, o, n->parent == NONE ? -1 : index[n->parent],
+					      b);
+			index[i] = count++;
+			if (n->first_child != NONE) {
+				i = n->first_child;
 				continue;
-			seen[nseen++] = im;
-			sw_buf_printf(out, "%s{\"index\":%u,\"path\":", nseen > 1 ? "," : "",
-				      im->index);
-			json_str(out, im->path);
-			sw_buf_printf(out,
-				      ",\"arch\":\"%s\",\"load_address\":\"0x%" PRIx64
-				      "\",\"text_vmaddr\":\"0x%" PRIx64 "\",\"text_size\":%" PRIu64
-				      ",\"%s\":\"",
-				      im->arch, im->load_address, im->text_vmaddr, im->text_size,
-				      im->id_kind == SW_ID_UUID ? "uuid" : "build_id");
-			for (uint32_t b = 0; b < im->id_len; b++)
-				sw_buf_printf(out, "%02x", im->id[b]);
-			sw_buf_puts(out, "\"}");
+			}
+		} else {
+			i = n->parent;
+			if (i == NONE)
+				break;
 		}
+		while (i != NONE && t->nodes[i].next_sibling == NONE)
+			i = t->nodes[i].parent;
+		if (i != NONE)
+			i = t->nodes[i].next_sibling;
 	}
-	sw_buf_putc(out, ']');
+	free(index);
+	return r < 0 ? r : sw_buf_putc(b, ']');
 }
 
-int sw_render_ndjson_stall(struct sw_buf *out, const struct sw_stalls *c, const struct sw_stall *s)
+static int heaviest_json(struct sw_profile *p, struct sw_tree_stall *s,
+			 const struct sw_render_options *o, struct sw_buf *b)
 {
-	const struct sw_stalls_info *in = sw_stalls_info(c);
-	struct sw_stall_figures f;
-	sw_stall_figures(c, s, &f);
-	struct stack *st;
-	size_t n;
-	int r = group(s, &st, &n);
-	if (r < 0)
-		return r;
-	sw_buf_printf(out,
-		      "{\"schema\":%d,\"type\":\"stall\",\"id\":%" PRIu64 ",\"pid\":%" PRIu64
-		      ",\"process\":",
-		      SW_NDJSON_SCHEMA, s->id, in->pid);
-	json_str(out, in->process_name);
-	sw_buf_puts(out, ",\"bundle_id\":");
-	json_str(out, in->bundle_id);
-	sw_buf_printf(out,
-		      ",\"thread\":%" PRIu64 ",\"context\":\"%s\",\"start_ns\":%" PRIu64
-		      ",\"monotonic_start_ns\":%" PRIu64 ",\"duration_ms\":%.3f"
-		      ",\"sampled_ms\":%.3f,\"cpu_ms\":%.3f,\"samples\":%" PRIu64
-		      ",\"interval_ms\":%.3f,\"dropped\":%" PRIu64
-		      ",\"kind\":\"%s\",\"complete\":%s,\"truncated\":%s,\"sample_times_ms\":[",
-		      s->thread_id, s->context, sw_stalls_ns(c, s->start_time),
-		      in->clock_base + sw_stalls_ns(c, s->start_time), f.duration_ms, f.sampled_ms,
-		      f.cpu_ms, f.main_samples, f.interval_ms, s->dropped, f.kind,
-		      s->ended ? "true" : "false", f.truncated ? "true" : "false");
-	bool first = true;
-	for (size_t i = 0; i < s->nsamples; i++) {
-		if (s->sample[i].thread_id != s->thread_id)
-			continue;
-		double t = (double)sw_stalls_ns(c, s->sample[i].time - s->start_time) / 1e6;
-		sw_buf_printf(out, "%s%.3f", first ? "" : ",", t);
-		first = false;
+	struct sw_tree *t;
+	TRY(sw_tree_stall_default_tree(p, s, &t));
+	int r = sw_buf_putc(b, '[');
+	bool any = false;
+	for (uint32_t i = t->first_root; i != NONE && r >= 0; i = t->nodes[i].first_child) {
+		int first = 1;
+		if (any)
+			r = sw_buf_putc(b, ',');
+		any = true;
+		if (r >= 0)
+			r = sw_buf_putc(b, '{');
+		if (r >= 0)
+			r = frame_fields(p, sw_profile_get_frame(p, t->nodes[i].frame),
+					 o->tree.full_names, &first, b);
+		if (r >= 0)
+			r = sw_buf_putc(b, '}');
 	}
-	sw_buf_puts(out, "],\"stacks\":[");
-	for (size_t i = 0; i < n; i++) {
-		const struct sw_stall_sample *x = st[i].first;
-		sw_buf_printf(out,
-			      "%s{\"count\":%" PRIu64 ",\"thread\":%" PRIu64 ",\"thread_name\":",
-			      i ? "," : "", st[i].count, x->thread_id);
-		json_str(out, x->thread_name);
-		sw_buf_puts(out, ",\"flags\":");
-		json_flags(out, x->flags);
-		sw_buf_puts(out, ",\"frames\":[");
-		for (uint32_t k = 0; k < x->depth; k++)
-			sw_buf_printf(out, "%s\"0x%" PRIx64 "\"", k ? "," : "", x->frames[k]);
-		sw_buf_puts(out, "]}");
-	}
-	sw_buf_puts(out, "],");
-	json_images(out, c, st, n);
-	r = sw_buf_puts(out, "}\n");
-	free(st);
-	return r < 0 ? r : 0;
+	sw_tree_free(t);
+	return r < 0 ? r : sw_buf_putc(b, ']');
 }
 
-int sw_render_raw_stall(struct sw_buf *out, const struct sw_stalls *c, const struct sw_stall *s)
+static int thread_fields(const struct sw_tree_thread *th, int *first, struct sw_buf *b)
 {
-	struct sw_stall_figures f;
-	sw_stall_figures(c, s, &f);
-	struct stack *st;
-	size_t n;
-	int r = group(s, &st, &n);
-	if (r < 0)
-		return r;
-	sw_buf_printf(out,
-		      "stall %" PRIu64 ": %.1f ms %s on thread %" PRIu64 " (cpu %.1f ms, %" PRIu64
-		      " samples, %" PRIu64 " dropped)%s\n",
-		      s->id, f.duration_ms, f.kind, s->thread_id, f.cpu_ms, f.main_samples,
-		      s->dropped, s->ended ? "" : " [cut off]");
-	for (size_t i = 0; i < n && i < 5; i++) {
-		const struct sw_stall_sample *x = st[i].first;
-		sw_buf_printf(out, "stall %" PRIu64 ":   %" PRIu64 " x thread %" PRIu64 "%s\n",
-			      s->id, st[i].count, x->thread_id,
-			      (x->flags & SW_SAMPLE_TRUNCATED) ? " (truncated)" : "");
-		for (uint32_t k = 0; k < x->depth && k < 64; k++) {
-			const struct sw_stall_image *im = sw_stalls_image_at(c, x->frames[k]);
-			const char *base = im ? strrchr(im->path, '/') : NULL;
-			if (im)
-				sw_buf_printf(
-				    out, "stall %" PRIu64 ":     0x%" PRIx64 " %s+0x%" PRIx64 "\n",
-				    s->id, x->frames[k], base ? base + 1 : im->path,
-				    x->frames[k] - im->load_address + im->text_vmaddr);
-			else
-				sw_buf_printf(out, "stall %" PRIu64 ":     0x%" PRIx64 " ?\n",
-					      s->id, x->frames[k]);
+	TRY(sw_json_key(b, first, "id"));
+	TRY(sw_json_u64(b, th->id));
+	TRY(sw_json_key(b, first, "name"));
+	TRY(sw_json_string(b, th->name));
+	TRY(sw_json_key(b, first, "main"));
+	return sw_buf_puts(b, th->main ? "true" : "false");
+}
+
+static int stall_trees(struct sw_profile *p, struct sw_tree_stall *s,
+		       const struct sw_render_options *o, int *first, struct sw_buf *b)
+{
+	struct sw_tree *trees[64];
+	long threads[64];
+	int n = sw_render_stall_trees(p, s, &o->tree, trees, threads, 64);
+	if (n < 0)
+		return n;
+	int r = sw_json_key(b, first, "tree");
+	if (r >= 0)
+		r = n > 0 ? tree_json(trees[0], o, b) : sw_buf_puts(b, "[]");
+	if (r >= 0 && o->tree.thread == SW_THREAD_ALL) {
+		r = sw_json_key(b, first, "threads");
+		if (r >= 0)
+			r = sw_buf_putc(b, '[');
+		for (int k = 0; k < n && r >= 0; k++) {
+			int f2 = 1;
+			r = sw_buf_puts(b, k ? ",{" : "{");
+			if (r >= 0)
+				r = thread_fields(&s->threads[threads[k]], &f2, b);
+			if (r >= 0)
+				r = sw_json_key(b, &f2, "total");
+			if (r >= 0)
+				r = sw_json_u64(b, trees[k]->all);
+			if (r >= 0)
+				r = sw_json_key(b, &f2, "tree");
+			if (r >= 0)
+				r = tree_json(trees[k], o, b);
+			if (r >= 0)
+				r = sw_buf_putc(b, '}');
 		}
+		if (r >= 0)
+			r = sw_buf_putc(b, ']');
 	}
-	free(st);
-	return 0;
+	for (int k = 0; k < n; k++)
+		sw_tree_free(trees[k]);
+	return r;
 }
 
-int sw_render_ndjson_summary(struct sw_buf *out, const struct sw_stalls *c, uint64_t stalls)
+static int header_fields(const char *type, int *first, struct sw_buf *b)
 {
-	const struct sw_stalls_info *in = sw_stalls_info(c);
-	sw_buf_printf(out, "{\"schema\":%d,\"type\":\"summary\",\"pid\":%" PRIu64 ",\"process\":",
-		      SW_NDJSON_SCHEMA, in->pid);
-	json_str(out, in->process_name);
-	sw_buf_printf(out,
-		      ",\"stalls\":%" PRIu64 ",\"agent_stalls\":%" PRIu64 ",\"samples\":%" PRIu64
-		      ",\"dropped\":%" PRIu64 ",\"orphans\":%" PRIu64 ",\"agent_cpu_ms\":%.3f"
-		      ",\"goodbye\":",
-		      stalls, in->stats.stalls, in->stats.samples, in->stats.dropped, in->orphans,
-		      in->stats.agent_cpu_ns / 1e6);
-	if (in->have_goodbye)
-		json_str(out, in->goodbye_text);
-	else
-		sw_buf_puts(out, "null");
-	return sw_buf_puts(out, "}\n") < 0 ? -ENOMEM : 0;
+	TRY(sw_json_key(b, first, "schema"));
+	TRY(sw_buf_printf(b, "%d", SW_RENDER_SCHEMA));
+	TRY(sw_json_key(b, first, "type"));
+	return sw_json_string(b, type);
+}
+
+static const struct sw_tree_thread *main_thread(const struct sw_tree_stall *s)
+{
+	for (uint32_t i = 0; i < s->nthreads; i++)
+		if (s->threads[i].main)
+			return &s->threads[i];
+	return NULL;
+}
+
+/* The fields every stall has, unless the source's own (extra_json) cover them. */
+static int common_fields(const struct sw_tree_stall *s, int *first, struct sw_buf *b)
+{
+	const struct sw_tree_stall_info *in = &s->info;
+	TRY(sw_json_key(b, first, "id"));
+	TRY(sw_json_u64(b, in->id));
+	TRY(sw_json_key(b, first, "thread"));
+	TRY(sw_json_u64(b, in->thread_id));
+	TRY(sw_json_key(b, first, "context"));
+	TRY(sw_json_string(b, in->mode));
+	TRY(sw_json_key(b, first, "duration_ms"));
+	TRY(in->duration_ns ? sw_json_ms(b, in->duration_ns) : sw_buf_puts(b, "null"));
+	TRY(sw_json_key(b, first, "sampled_ms"));
+	TRY(in->counts_only ? sw_buf_puts(b, "null") : sw_json_ms(b, s->sampled));
+	TRY(sw_json_key(b, first, "cpu_ms"));
+	TRY(in->cpu_ns ? sw_json_ms(b, in->cpu_ns) : sw_buf_puts(b, "null"));
+	TRY(sw_json_key(b, first, "samples"));
+	TRY(sw_json_u64(b, in->samples ? in->samples : s->main_samples));
+	TRY(sw_json_key(b, first, "dropped"));
+	TRY(sw_json_u64(b, in->dropped));
+	TRY(sw_json_key(b, first, "kind"));
+	return sw_json_string(b, in->kind);
+}
+
+int sw_render_json_stall(struct sw_profile *p, struct sw_tree_stall *s,
+			 const struct sw_render_options *o, bool with_header, struct sw_buf *b)
+{
+	const struct sw_tree_stall_info *in = &s->info;
+	const struct sw_tree_thread *th = main_thread(s);
+	char label[96];
+	int first = 1;
+	sw_tree_stall_label(s, true, label, sizeof(label));
+	TRY(sw_buf_putc(b, '{'));
+	if (with_header)
+		TRY(header_fields("stall", &first, b));
+	if (in->extra_json && in->extra_json[0]) {
+		TRY(sw_buf_puts(b, first ? "" : ","));
+		TRY(sw_buf_puts(b, in->extra_json));
+		first = 0;
+	} else {
+		TRY(common_fields(s, &first, b));
+	}
+	TRY(sw_json_key(b, &first, "source"));
+	TRY(sw_json_string(b, in->source));
+	TRY(sw_json_key(b, &first, "label"));
+	TRY(sw_json_string(b, label));
+	TRY(sw_json_key(b, &first, "thread_name"));
+	TRY(sw_json_string(b, th ? th->name : ""));
+	TRY(sw_json_key(b, &first, "start_wall_ns"));
+	TRY(in->start_wall_ns ? sw_json_u64(b, in->start_wall_ns) : sw_buf_puts(b, "null"));
+	TRY(sw_json_key(b, &first, "weight_unit"));
+	TRY(sw_json_string(b, in->counts_only ? "samples" : "ns"));
+	if (in->metadata_json) {
+		TRY(sw_json_key(b, &first, "metadata"));
+		TRY(sw_buf_puts(b, in->metadata_json));
+	}
+	TRY(sw_json_key(b, &first, "signature"));
+	TRY(sw_buf_printf(b, "\"%016llx\"", (unsigned long long)sw_tree_stall_signature(p, s)));
+	TRY(sw_json_key(b, &first, "heaviest"));
+	TRY(heaviest_json(p, s, o, b));
+	TRY(stall_trees(p, s, o, &first, b));
+	return sw_buf_putc(b, '}');
+}
+
+int sw_render_json_summary(struct sw_profile *p, const struct sw_summary *sum,
+			   const struct sw_render_options *o, bool with_header, struct sw_buf *b)
+{
+	int first = 1;
+	char label[96];
+	const char *extra = sw_profile_summary_extra(p);
+	TRY(sw_buf_putc(b, '{'));
+	if (with_header)
+		TRY(header_fields("summary", &first, b));
+	if (extra && extra[0]) {
+		TRY(sw_buf_puts(b, first ? "" : ","));
+		TRY(sw_buf_puts(b, extra));
+		first = 0;
+	} else {
+		TRY(sw_json_key(b, &first, "stalls"));
+		TRY(sw_json_u64(b, sum->stalls));
+	}
+	TRY(sw_json_key(b, &first, "weight_unit"));
+	TRY(sw_json_string(b, sum->counts_only ? "samples" : "ns"));
+	TRY(sw_json_key(b, &first, "total"));
+	TRY(sw_json_u64(b, sum->total_ns));
+	TRY(sw_json_key(b, &first, "worst"));
+	if (sum->worst) {
+		sw_tree_stall_label(sum->worst, true, label, sizeof(label));
+		TRY(sw_json_string(b, label));
+	} else {
+		TRY(sw_buf_puts(b, "null"));
+	}
+	TRY(sw_json_key(b, &first, "signatures"));
+	TRY(sw_json_u64(b, sum->nsignatures));
+	TRY(sw_json_key(b, &first, "top"));
+	TRY(sw_buf_putc(b, '['));
+	for (size_t i = 0; i < sum->ntop; i++) {
+		const struct sw_summary_sig *g = &sum->top[i];
+		int f2 = 1;
+		TRY(sw_buf_puts(b, i ? ",{" : "{"));
+		TRY(sw_json_key(b, &f2, "signature"));
+		TRY(sw_buf_printf(b, "\"%016llx\"", (unsigned long long)g->signature));
+		TRY(sw_json_key(b, &f2, "stalls"));
+		TRY(sw_json_u64(b, g->stalls));
+		TRY(sw_json_key(b, &f2, "total"));
+		TRY(sw_json_u64(b, g->total_ns));
+		TRY(sw_json_key(b, &f2, "example"));
+		sw_tree_stall_label(g->example, true, label, sizeof(label));
+		TRY(sw_json_string(b, label));
+		TRY(sw_buf_putc(b, '}'));
+	}
+	(void)p;
+	(void)o;
+	return sw_buf_puts(b, "]}");
 }
