@@ -29,24 +29,42 @@ def arg(args, name, default):
     return args[args.index(name) + 1] if name in args else default
 
 
-def build(workdir, nfunc, cc):
+def compile_all(workdir, nfunc, cflags, suffix):
     src = os.path.join(workdir, "src")
-    subprocess.run([sys.executable, os.path.join(HERE, "gen-symbolicate-fixture.py"), src,
-                    str(nfunc), "40"], check=True)
+    if not os.path.exists(os.path.join(src, "main.c")):
+        subprocess.run([sys.executable, os.path.join(HERE, "gen-symbolicate-fixture.py"), src,
+                        str(nfunc), "40"], check=True)
     sources = sorted(os.path.join(src, f) for f in os.listdir(src) if f.endswith(".c"))
     procs, objs = [], []
     for s in sources:
-        o = s + ".o"
+        o = s + suffix
         objs.append(o)
-        procs.append(subprocess.Popen([cc, "-g", "-O1", "-c", s, "-o", o]))
+        procs.append(subprocess.Popen([*cflags, "-g", "-O1", "-c", s, "-o", o]))
         if len(procs) >= (os.cpu_count() or 2):
             if procs.pop(0).wait():
                 raise RuntimeError("compile failed")
     for p in procs:
         if p.wait():
             raise RuntimeError("compile failed")
+    return objs
+
+
+def build(workdir, nfunc, cc):
+    objs = compile_all(workdir, nfunc, [cc], ".o")
     out = os.path.join(workdir, "big")
     subprocess.run([cc, *objs, "-o", out], check=True)
+    return out
+
+
+def build_macho(workdir, nfunc):
+    """arm64-apple-ios binary linked by ld64.lld-19 with a dSYM by dsymutil-19."""
+    objs = compile_all(workdir, nfunc,
+                       ["clang-19", "-target", "arm64-apple-ios14.0", "-nostdlibinc"], ".arm64.o")
+    out = os.path.join(workdir, "big-macho")
+    tbd = os.path.join(HERE, "..", "tests", "data", "macho", "libSystem.tbd")
+    subprocess.run(["ld64.lld-19", "-arch", "arm64", "-platform_version", "ios", "14.0", "14.0",
+                    "-o", out, *objs, tbd, "-e", "_main"], check=True)
+    subprocess.run(["dsymutil-19", out, "-o", out + ".dSYM"], check=True)
     return out
 
 
@@ -55,34 +73,94 @@ def text_range(binary):
                          text=True).stdout
     for line in out.splitlines():
         p = line.split()
-        if len(p) >= 5 and p[1] == ".text":
+        if len(p) >= 5 and p[1] in (".text", "__text"):
             return int(p[3], 16), int(p[2], 16)
     raise RuntimeError("no .text")
 
 
+READ = ("info", "abbrev", "line", "str", "line_str", "str_offs", "str_offsets", "addr",
+        "ranges", "rnglists", "aranges")
+
+
 def debug_size(binary):
+    """(all DWARF, the part a symbolizer reads: no location lists, frames or name indexes)."""
     out = subprocess.run(["llvm-objdump-14", "-h", binary], check=True, capture_output=True,
                          text=True).stdout
-    return sum(int(p[2], 16) for p in (l.split() for l in out.splitlines())
-               if len(p) >= 5 and p[1].startswith(".debug_"))
+    total = read = 0
+    for p in (l.split() for l in out.splitlines()):
+        if len(p) >= 5 and (p[1].startswith(".debug_") or p[1].startswith("__debug_")):
+            size = int(p[2], 16)
+            total += size
+            if p[1].split("debug_", 1)[1] in READ:
+                read += size
+    return total, read
 
 
 def timed(cmd, input_path, output_path):
-    """Runs cmd; returns (wall seconds, cpu seconds, peak RSS in KiB)."""
+    """Runs cmd; returns (wall seconds, cpu seconds, peak RSS in KiB).
+
+    The peak comes from /usr/bin/time when there is one: the rusage of a
+    child forked from this Python process would count Python's own pages
+    from before the exec.
+    """
+    rss_file = output_path + ".rss"
+    wrap = ["/usr/bin/time", "-f", "%M", "-o", rss_file] if os.path.exists("/usr/bin/time") else []
     with open(input_path, "rb") as fin, open(output_path, "wb") as fout:
         start = time.perf_counter()
-        p = subprocess.Popen(cmd, stdin=fin, stdout=fout)
+        p = subprocess.Popen(wrap + cmd, stdin=fin, stdout=fout)
         _, status, ru = os.wait4(p.pid, 0)
         wall = time.perf_counter() - start
         p.returncode = os.waitstatus_to_exitcode(status)
     if p.returncode:
         raise RuntimeError("%s failed with %d" % (cmd[0], p.returncode))
-    return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss
+    rss = ru.ru_maxrss
+    if wrap:
+        with open(rss_file) as f:
+            rss = int(f.read().split()[-1])
+    return wall, ru.ru_utime + ru.ru_stime, rss
 
 
 def blocks(path):
     with open(path) as f:
         return [b.strip("\n").split("\n") for b in f.read().split("\n\n") if b.strip("\n")]
+
+
+def run_case(label, workdir, binary, dwarf_file, oracle_args, our_args, nfunc, naddr, runs, sw):
+    lo, size = text_range(binary)
+    rng = random.Random(4)
+    addrs = os.path.join(workdir, "addresses")
+    with open(addrs, "w") as f:
+        f.write("".join("0x%x\n" % (lo + rng.randrange(size)) for _ in range(naddr)))
+    total, read = debug_size(dwarf_file)
+    print("\n%s: %d functions, %.1f MB of DWARF (%.1f MB without location lists), "
+          "%.1f MB of text; %d random addresses" %
+          (label, nfunc, total / 1e6, read / 1e6, size / 1e6, naddr))
+    sides = {
+        "llvm-symbolizer-14": [SYMBOLIZER, "--no-demangle", *oracle_args, "--obj=" + binary],
+        "stallwatch": [sw, "symbolicate", "--no-demangle", "-e", binary, *our_args],
+    }
+    best = {}
+    for i in range(runs):
+        for name, cmd in sides.items():
+            r = timed(cmd, addrs, os.path.join(workdir, name + ".out"))
+            b = best.get(name)
+            best[name] = r if not b else (min(b[0], r[0]), min(b[1], r[1]), max(b[2], r[2]))
+    for name, (wall, cpu, rss) in best.items():
+        print("%-20s %7.3f s wall %7.3f s cpu %9.0f addresses/s %7.1f MB peak RSS" %
+              (name, wall, cpu, naddr / wall, rss / 1024))
+    theirs, ours = best["llvm-symbolizer-14"], best["stallwatch"]
+    oracle = blocks(os.path.join(workdir, "llvm-symbolizer-14.out"))
+    mine = blocks(os.path.join(workdir, "stallwatch.out"))
+    debug = [(o, m) for o, m in zip(oracle, mine)
+             if any(loc != "??:0:0" and not loc.startswith("crtstuff.c:") for loc in o[1::2])]
+    same = sum(1 for o, m in debug if o == m)
+    print("answers: %d of %d addresses with debug info identical (%d without, not compared)"
+          % (same, len(debug), len(oracle) - len(debug)))
+    print("throughput ratio (wall): %.2fx   (cpu): %.2fx   target >= 5x" %
+          (theirs[0] / ours[0], theirs[1] / ours[1]))
+    print("peak memory ratio (ours / llvm-symbolizer): %.2f   target <= 1" %
+          (ours[2] / theirs[2]))
+    return same == len(debug) and len(oracle) == len(mine) == naddr
 
 
 def main():
@@ -109,39 +187,20 @@ def main():
                 t = time.perf_counter()
                 binary = build(workdir, nfunc, cc)
                 print("built %s in %.0f s" % (binary, time.perf_counter() - t))
-        lo, size = text_range(binary)
-        rng = random.Random(4)
-        addrs = os.path.join(workdir, "addresses")
-        with open(addrs, "w") as f:
-            f.write("".join("0x%x\n" % (lo + rng.randrange(size)) for _ in range(naddr)))
-        print("binary: %d functions, %.1f MB of DWARF, %.1f MB of text; %d random addresses"
-              % (nfunc, debug_size(binary) / 1e6, size / 1e6, naddr))
-        sides = {
-            "llvm-symbolizer-14": [SYMBOLIZER, "--no-demangle", "-e", binary],
-            "stallwatch": [sw, "symbolicate", "--no-demangle", "-e", binary],
-        }
-        best = {}
-        for i in range(runs):
-            for name, cmd in sides.items():
-                r = timed(cmd, addrs, os.path.join(workdir, name + ".out"))
-                b = best.get(name)
-                best[name] = r if not b else (min(b[0], r[0]), min(b[1], r[1]), max(b[2], r[2]))
-        for name, (wall, cpu, rss) in best.items():
-            print("%-20s %7.3f s wall %7.3f s cpu %9.0f addresses/s %7.1f MB peak RSS" %
-                  (name, wall, cpu, naddr / wall, rss / 1024))
-        theirs, ours = best["llvm-symbolizer-14"], best["stallwatch"]
-        oracle = blocks(os.path.join(workdir, "llvm-symbolizer-14.out"))
-        mine = blocks(os.path.join(workdir, "stallwatch.out"))
-        debug = [(o, m) for o, m in zip(oracle, mine)
-                 if any(loc != "??:0:0" and not loc.startswith("crtstuff.c:") for loc in o[1::2])]
-        same = sum(1 for o, m in debug if o == m)
-        print("answers: %d of %d addresses with debug info identical (%d without, not compared)"
-              % (same, len(debug), len(oracle) - len(debug)))
-        print("throughput ratio (wall): %.2fx   (cpu): %.2fx   target >= 5x" %
-              (theirs[0] / ours[0], theirs[1] / ours[1]))
-        print("peak memory ratio (ours / llvm-symbolizer): %.2f   target <= 1" %
-              (ours[2] / theirs[2]))
-        ok = same == len(debug) and len(oracle) == len(mine) == naddr
+        ok = run_case("ELF x86-64, clang -g -O1", workdir, binary, binary, [], [], nfunc,
+                      naddr, runs, sw)
+        if "--no-macho" not in args and all(shutil.which(t) for t in
+                                            ("clang-19", "ld64.lld-19", "dsymutil-19")):
+            macho = os.path.join(workdir, "big-macho")
+            if not os.path.exists(macho + ".dSYM"):
+                t = time.perf_counter()
+                build_macho(workdir, nfunc)
+                print("built %s and its dSYM in %.0f s" % (macho, time.perf_counter() - t))
+            dwarf = os.path.join(macho + ".dSYM", "Contents", "Resources", "DWARF",
+                                 os.path.basename(macho))
+            ok &= run_case("Mach-O arm64-apple-ios, dSYM by dsymutil-19", workdir, macho, dwarf,
+                           ["--dsym-hint=" + macho + ".dSYM"], ["--dsym", macho + ".dSYM"],
+                           nfunc, naddr, runs, sw)
         return 0 if ok else 1
     finally:
         if not keep:

@@ -45,6 +45,9 @@ static bool in_duration(const struct sw_output_options *o, const struct sw_stall
 static int recording(struct sw_output *out, const struct sw_output_options *o, const char *path,
 		     const char *source, bool summary)
 {
+	/* a label or device the recorder noted names the source better than the file */
+	char named[SOURCE_MAX];
+	bool labelled = false;
 	struct sw_recording *rec;
 	struct sw_stalls *c;
 	struct sw_error err = {0};
@@ -68,6 +71,13 @@ static int recording(struct sw_output *out, const struct sw_output_options *o, c
 			sw_cli_error("cannot read '%s': %s", path, sw_error_str(&err));
 			status = SW_EXIT_INPUT;
 			break;
+		}
+		if (m.type == SW_MSG_RECORD_INFO && source && m.record_info.value[0] &&
+		    (!strcmp(m.record_info.key, "label") ||
+		     (!strcmp(m.record_info.key, "device") && !labelled))) {
+			labelled |= !strcmp(m.record_info.key, "label");
+			snprintf(named, sizeof(named), "%s", m.record_info.value);
+			source = named;
 		}
 		const struct sw_stall *st = NULL;
 		r = sw_stalls_feed(c, &m, &st);

@@ -220,11 +220,17 @@ static int run_run(const struct sw_cmd *cmd, int argc, char **argv)
 		kill(ch.pid, SIGTERM);
 		return finish(&ch, &l, SW_EXIT_AGENT);
 	}
+	/* --duration or --max-stalls ended the watch: the program ends with it */
+	bool stopped = (o.out.duration_s || o.out.max_stalls) && !reap(&ch);
+	if (stopped)
+		kill(ch.pid, SIGTERM);
 	sw_output_options_finish(&o.out);
 	/* 1 only when the program succeeded and a --fail-* condition holds */
-	if (status == SW_EXIT_STALLS) {
+	if (status == SW_EXIT_STALLS || (stopped && status == SW_EXIT_OK)) {
 		int rc = finish(&ch, &l, SW_EXIT_OK);
-		return rc == 0 ? SW_EXIT_STALLS : rc;
+		if (stopped && rc == 128 + SIGTERM)
+			rc = 0; /* we stopped it: not the program's failure */
+		return rc == 0 && status == SW_EXIT_STALLS ? SW_EXIT_STALLS : rc;
 	}
 	/* a broken stream is our failure, not the program's */
 	if (status != SW_EXIT_OK && status != SW_EXIT_SYMBOLS)

@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "symbolicate.h"
+#include "symsearch.h"
 
 struct run {
 	struct sw_symbolicator *sym;
@@ -131,16 +132,16 @@ static int from_stdin(struct run *run)
 static int symbolicate_run(const struct sw_cmd *cmd, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"exe", required_argument, NULL, 'e'},
-		{"arch", required_argument, NULL, 'a'},
-		{"dsym", required_argument, NULL, 'd'},
-		{"no-inlines", no_argument, NULL, 'I'},
-		{"no-demangle", no_argument, NULL, 'D'},
-		{"json", no_argument, NULL, 'j'},
-		{NULL, 0, NULL, 0},
+	    {"exe", required_argument, NULL, 'e'},
+	    {"arch", required_argument, NULL, 'a'},
+	    {"dsym", required_argument, NULL, 'd'},
+	    {"no-inlines", no_argument, NULL, 'I'},
+	    {"no-demangle", no_argument, NULL, 'D'},
+	    {"json", no_argument, NULL, 'j'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct run run = {0};
-	unsigned flags = 0;
+	unsigned flags = SW_SYMBOLICATE_DSYM_BESIDE_ONLY;
 	int c;
 	optind = 1;
 	opterr = 0;
@@ -180,6 +181,13 @@ static int symbolicate_run(const struct sw_cmd *cmd, int argc, char **argv)
 		sw_cli_error("out of memory");
 		return SW_EXIT_INPUT;
 	}
+	/* without --dsym, debug files are looked for where the symbol search looks */
+	struct sw_symsearch *ss = NULL;
+	if (!run.ref.debug_path && sw_symsearch_new(&ss) >= 0) {
+		sw_symsearch_add_env(ss);
+		sw_symsearch_add_host(ss);
+		sw_symbolicator_set_symsearch(run.sym, ss);
+	}
 	const struct sw_object *obj;
 	struct sw_error err = {0};
 	int status = SW_EXIT_OK;
@@ -199,25 +207,26 @@ static int symbolicate_run(const struct sw_cmd *cmd, int argc, char **argv)
 	}
 	sw_buf_finish(&run.out);
 	sw_symbolicator_free(run.sym);
+	sw_symsearch_free(ss);
 	return sw_cli_finish_stdout(status);
 }
 
 const struct sw_cmd sw_cmd_symbolicate = {
-	.name = "symbolicate",
-	.usage = "-e FILE [--arch ARCH] [--dsym PATH] [--no-inlines] [--no-demangle] [--json] "
-		 "[ADDR ...]",
-	.summary = "print the function, file, line and inlined calls of file addresses",
-	.help = "  -e, --exe FILE    the binary (ELF, Mach-O or universal) the addresses belong to\n"
-		"      --arch ARCH   the slice of a universal binary (arm64, arm64e, x86_64, ...)\n"
-		"      --dsym PATH   the debug information: a dSYM bundle, its DWARF file, or a\n"
-		"                    separate ELF debug file\n"
-		"      --no-inlines  one frame per address: no inlined calls\n"
-		"      --no-demangle print names as the file has them\n"
-		"      --json        one JSON object per address (\"schema\":1, \"type\":\"address\")\n"
-		"\n"
-		"ADDR: file (unslid) addresses in hexadecimal, with or without 0x, taken as\n"
-		"given; read from standard input, one per line, when none is given.\n",
-	.min_args = 0,
-	.max_args = -1,
-	.run = symbolicate_run,
+    .name = "symbolicate",
+    .usage = "-e FILE [--arch ARCH] [--dsym PATH] [--no-inlines] [--no-demangle] [--json] "
+	     "[ADDR ...]",
+    .summary = "print the function, file, line and inlined calls of file addresses",
+    .help = "  -e, --exe FILE    the binary (ELF, Mach-O or universal) the addresses belong to\n"
+	    "      --arch ARCH   the slice of a universal binary (arm64, arm64e, x86_64, ...)\n"
+	    "      --dsym PATH   the debug information: a dSYM bundle, its DWARF file, or a\n"
+	    "                    separate ELF debug file\n"
+	    "      --no-inlines  one frame per address: no inlined calls\n"
+	    "      --no-demangle print names as the file has them\n"
+	    "      --json        one JSON object per address (\"schema\":1, \"type\":\"address\")\n"
+	    "\n"
+	    "ADDR: file (unslid) addresses in hexadecimal, with or without 0x, taken as\n"
+	    "given; read from standard input, one per line, when none is given.\n",
+    .min_args = 0,
+    .max_args = -1,
+    .run = symbolicate_run,
 };

@@ -39,7 +39,7 @@ struct sw_output_options {
 
 /* getopt_long entries (values 1200-1229, 'S'); "S:" goes in the short options. */
 #define SW_OUTPUT_LONGOPTS                                                                         \
-	{"format", required_argument, NULL, 1200}, {"color", optional_argument, NULL, 1201},       \
+	{"format", required_argument, NULL, 1200}, {"color", required_argument, NULL, 1201},       \
 	    {"invert", no_argument, NULL, 1202}, {"min-percent", required_argument, NULL, 1203},   \
 	    {"max-depth", required_argument, NULL, 1204},                                          \
 	    {"hide-system", no_argument, NULL, 1205},                                              \
@@ -59,7 +59,7 @@ struct sw_output_options {
 	"output:\n"                                                                                \
 	"  --format FORMAT         tree (default), sample, ndjson, json, folded,\n"                \
 	"                          speedscope or pprof; see stallwatch-output(7)\n"                \
-	"  --color[=WHEN]          auto (default), always or never\n"                              \
+	"  --color WHEN            auto (default), always or never\n"                              \
 	"  --invert                bottom-up trees: leaf functions first, callers below\n"         \
 	"  --min-percent P         hide tree nodes under P% of the stall (default 0.5)\n"          \
 	"  --max-depth N           cut trees at depth N, charging deeper frames to it\n"           \

@@ -52,8 +52,6 @@ extern _Atomic uint64_t swa_loop_busy_since;
 /* Set by the watchdog while it watches an iteration: the loop then notes when it waits. */
 extern _Atomic bool swa_loop_watched;
 extern _Atomic uint64_t swa_loop_waited_at;
-/* The name of the hook that saw the loop wait last (for the stall's context). */
-extern const char *_Atomic swa_loop_hook;
 extern struct swa_thread swa_main_thread;
 extern bool swa_active;
 
@@ -64,6 +62,8 @@ void swa_loop_after_wait(void);
 
 /* Re-reads the image list when the backend says it changed; pushes records. */
 int swa_images_refresh(void);
+/* Whether pc lies in the dynamic loader (whose lock a refresh would take). */
+bool swa_images_loader_at(uint64_t pc);
 /* Pushes an IMAGE_ADDED record for every image into the caller (streamer, on connect). */
 typedef void (*swa_image_fn)(const void *rec, size_t len, void *ctx);
 void swa_images_each(swa_image_fn fn, void *ctx);

@@ -92,7 +92,8 @@ static void found(const struct swa_plat_image *pim, void *ctx)
 {
 	(void)ctx;
 	for (size_t i = 0; i < MAX_IMAGES; i++) {
-		if (images[i] && !images[i]->seen && same_image(images[i], pim)) {
+		if (images[i] && !images[i]->seen && !images[i]->gone &&
+		    same_image(images[i], pim)) {
 			images[i]->seen = true;
 			return;
 		}
@@ -120,7 +121,10 @@ static void found(const struct swa_plat_image *pim, void *ctx)
 	im->id_len = pim->id_len;
 	memcpy(im->id, pim->id, sizeof(im->id));
 	im->path = path;
+	im->loader = pim->loader;
 	im->seen = true;
+	if (im->eh_hdr)
+		swa_cfi_index(im);
 	images[slot] = im;
 }
 
@@ -131,42 +135,68 @@ static int by_address(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
+/*
+ * Re-reads the list when the backend's counter moved.  While the ring is
+ * held (a pre-roll, which may still be rolled back) changes only reach the
+ * unwinder; they are announced in the ring once it is not held, so an
+ * image record is never lost with a rolled-back pre-roll.
+ */
 int swa_images_refresh(void)
 {
+	static bool unannounced;
 	uint64_t gen = swa_plat_images_generation();
-	if (gen == generation)
+	bool changed = gen != generation;
+	if (!changed && (!unannounced || swa_ring.held))
 		return 0;
 	pthread_mutex_lock(&lock);
-	for (size_t i = 0; i < MAX_IMAGES; i++)
-		if (images[i])
-			images[i]->seen = false;
-	swa_plat_images(found, NULL);
-	swa_mem_invalidate();
-	nsorted = 0;
+	if (changed) {
+		for (size_t i = 0; i < MAX_IMAGES; i++)
+			if (images[i])
+				images[i]->seen = false;
+		swa_plat_images(found, NULL);
+		swa_mem_invalidate();
+		nsorted = 0;
+		for (size_t i = 0; i < MAX_IMAGES; i++) {
+			struct swa_image *im = images[i];
+			if (!im)
+				continue;
+			if (!im->seen)
+				im->gone = true;
+			if (!im->gone)
+				sorted[nsorted++] = im;
+		}
+		qsort(sorted, nsorted, sizeof(sorted[0]), by_address);
+		generation = gen;
+	}
+	unannounced = false;
 	for (size_t i = 0; i < MAX_IMAGES; i++) {
 		struct swa_image *im = images[i];
-		if (!im)
+		if (!im || (im->announced && !im->gone))
 			continue;
-		if (!im->seen) {
-			push_removed(im->index);
+		if (swa_ring.held) {
+			unannounced = true;
+			continue;
+		}
+		if (im->gone) {
+			if (im->announced)
+				push_removed(im->index);
 			free(im->path);
 			free(im);
 			images[i] = NULL;
 			continue;
 		}
-		if (!im->announced) {
-			if (im->eh_hdr)
-				swa_cfi_index(im);
-			push_added(im);
-			im->announced = true;
-		}
-		sorted[nsorted++] = im;
+		push_added(im);
+		im->announced = true;
 	}
-	qsort(sorted, nsorted, sizeof(sorted[0]), by_address);
-	generation = gen;
 	pthread_mutex_unlock(&lock);
 	swa_streamer_wake();
-	return 1;
+	return changed;
+}
+
+bool swa_images_loader_at(uint64_t pc)
+{
+	const struct swa_image *im = swa_images_find(pc);
+	return im && im->loader;
 }
 
 void swa_images_each(swa_image_fn fn, void *ctx)
@@ -174,7 +204,7 @@ void swa_images_each(swa_image_fn fn, void *ctx)
 	static uint8_t buf[sizeof(struct swa_rec_image) + 4200];
 	pthread_mutex_lock(&lock);
 	for (size_t i = 0; i < MAX_IMAGES; i++) {
-		if (!images[i])
+		if (!images[i] || images[i]->gone)
 			continue;
 		size_t len = image_rec(images[i], (struct swa_rec_image *)buf, sizeof(buf));
 		if (len)

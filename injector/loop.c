@@ -11,17 +11,19 @@
 _Atomic uint64_t swa_loop_busy_since;
 _Atomic bool swa_loop_watched;
 _Atomic uint64_t swa_loop_waited_at;
-const char *_Atomic swa_loop_hook;
 struct swa_thread swa_main_thread;
 bool swa_active;
 
 void swa_loop_before_wait(const char *hook)
 {
+	(void)hook;
 	if (atomic_load_explicit(&swa_loop_watched, memory_order_relaxed)) {
+		/* rare: only while a stall is watched; published before the end */
 		atomic_store_explicit(&swa_loop_waited_at, swa_plat_now(), memory_order_relaxed);
-		atomic_store_explicit(&swa_loop_hook, hook, memory_order_relaxed);
+		atomic_store_explicit(&swa_loop_busy_since, 0, memory_order_release);
+		return;
 	}
-	atomic_store_explicit(&swa_loop_busy_since, 0, memory_order_release);
+	atomic_store_explicit(&swa_loop_busy_since, 0, memory_order_relaxed);
 }
 
 void swa_loop_after_wait(void)

@@ -66,6 +66,19 @@ uint64_t swa_plat_now_boot(void);
 /* Sleeps until the monotonic time t (ns); returns early only on error. */
 void swa_plat_sleep_until(uint64_t t);
 
+/*
+ * A one-shot event between the agent's threads (a semaphore on Linux, a
+ * dispatch semaphore on Darwin).  Signalling is async-signal-safe.
+ */
+struct swa_event;
+struct swa_event *swa_plat_event_new(void);
+void swa_plat_event_signal(struct swa_event *e);
+/* 0 once signalled, -ETIMEDOUT after timeout_ns. */
+int swa_plat_event_wait(struct swa_event *e, uint64_t timeout_ns);
+
+/* How long the calling thread has waited, runnable, for a CPU (0 when unknown). */
+int swa_plat_self_wait_ns(uint64_t *ret);
+
 /* CPU time a thread has used, in ns. */
 int swa_plat_thread_cpu_ns(const struct swa_thread *t, uint64_t *ret);
 int swa_plat_thread_state(const struct swa_thread *t, enum swa_thread_state *ret);
@@ -102,6 +115,7 @@ struct swa_plat_image {
 	uint32_t id_len;
 	uint8_t id[32];
 	const char *path;
+	bool loader; /* the dynamic loader itself */
 };
 typedef void (*swa_plat_image_fn)(const struct swa_plat_image *im, void *ctx);
 uint64_t swa_plat_images_generation(void);

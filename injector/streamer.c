@@ -14,7 +14,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
-#include <semaphore.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -45,7 +44,7 @@ static uint64_t handshake_deadline, last_stats;
 static struct sw_wire_stats sent_stats;
 static pthread_t thread;
 static _Atomic bool stop_requested;
-static sem_t finished, client_ready;
+static struct swa_event *finished, *client_ready;
 static char listen_desc[300];
 uint64_t swa_clock_base;
 static uint64_t wall_base;
@@ -330,7 +329,7 @@ static void handle(const struct swa_control_msg *msg)
 		state = STREAMING;
 		swa_images_each(put_image_cb, NULL);
 		put_stats();
-		sem_post(&client_ready);
+		swa_plat_event_signal(client_ready);
 		swa_log("client connected on %s", listen_desc);
 	} else if (msg->type == SW_MSG_CONFIG && state == STREAMING) {
 		apply_config(&msg->config);
@@ -419,7 +418,9 @@ static void *streamer_main(void *arg)
 		    {.fd = wake_pipe[0], .events = POLLIN},
 		    {.fd = client, .events = POLLIN | (outoff < outlen ? POLLOUT : 0)},
 		};
-		poll(pfd, client >= 0 ? 3 : 2, 100);
+		/* woken through the pipe for records and for the stop */
+		int timeout = state == NO_CLIENT ? -1 : state == HANDSHAKE ? 100 : 250;
+		poll(pfd, client >= 0 ? 3 : 2, timeout);
 		if (pfd[1].revents)
 			drain_wake();
 		if (pfd[0].revents & POLLIN)
@@ -440,7 +441,7 @@ static void *streamer_main(void *arg)
 		}
 		flush();
 	}
-	sem_post(&finished);
+	swa_plat_event_signal(finished);
 	return NULL;
 }
 
@@ -457,8 +458,10 @@ int swa_streamer_start(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	wall_base = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-	sem_init(&finished, 0, 0);
-	sem_init(&client_ready, 0, 0);
+	finished = swa_plat_event_new();
+	client_ready = swa_plat_event_new();
+	if (!finished || !client_ready)
+		return -ENOMEM;
 	r = pthread_create(&thread, NULL, streamer_main, NULL);
 	if (r)
 		return -r;
@@ -468,19 +471,10 @@ int swa_streamer_start(void)
 	return 0;
 }
 
-static void timed_wait(sem_t *sem, uint32_t timeout_ms)
-{
-	uint64_t deadline = swa_plat_now() + (uint64_t)timeout_ms * 1000000u;
-	struct timespec ts = {.tv_sec = (time_t)(deadline / 1000000000u),
-			      .tv_nsec = (long)(deadline % 1000000000u)};
-	while (sem_clockwait(sem, CLOCK_MONOTONIC, &ts) < 0 && errno == EINTR)
-		;
-}
-
 void swa_streamer_wait_client(uint32_t timeout_ms)
 {
-	timed_wait(&client_ready, timeout_ms);
-	sem_post(&client_ready); /* leave it signalled for anyone else */
+	swa_plat_event_wait(client_ready, (uint64_t)timeout_ms * 1000000u);
+	swa_plat_event_signal(client_ready); /* leave it signalled for anyone else */
 }
 
 void swa_streamer_stop(uint32_t timeout_ms)
@@ -488,7 +482,7 @@ void swa_streamer_stop(uint32_t timeout_ms)
 	finish_deadline = swa_plat_now() + (uint64_t)timeout_ms * 1000000u;
 	atomic_store(&stop_requested, true);
 	swa_streamer_wake();
-	timed_wait(&finished, timeout_ms + 100);
+	swa_plat_event_wait(finished, (uint64_t)(timeout_ms + 100) * 1000000u);
 	if (strncmp(listen_desc, "unix:", 5) == 0)
 		unlink(listen_desc + 5);
 }

@@ -30,6 +30,8 @@ struct swa_image {
 	char *path;
 	bool seen;
 	bool announced;
+	bool gone;   /* unloaded, removal not announced yet */
+	bool loader; /* the dynamic loader: its lock may be held */
 };
 
 /* Finds the image whose executable segment holds pc (images.c). */

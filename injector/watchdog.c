@@ -19,7 +19,6 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <semaphore.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,7 +38,8 @@
 struct watch {
 	bool active, committed, lost;
 	uint64_t start, paused, next, samples, dropped, stall_id;
-	uint64_t cpu0, cpu0_time, last_cpu, last_tick;
+	uint64_t cpu0, cpu0_time;
+	uint64_t gap_from, gap_ns; /* the last stop taken out */
 	struct swa_rec_begin *begin;
 };
 
@@ -57,11 +57,11 @@ static struct swa_thread *threads;
 static struct cached_stack cache[CACHE_THREADS];
 static uint64_t stall_seq;
 /* a stop seen while no iteration was watched: excluded from the one running then */
-static uint64_t idle_last_tick, idle_last_cpu, pause_at, pause_ns;
+static uint64_t pause_at, pause_ns;
 static uint64_t last_maps;
 static pthread_t thread;
 static _Atomic bool stop_requested;
-static sem_t stopped;
+static struct swa_event *stopped;
 struct swa_thread swa_watchdog_thread;
 extern struct swa_thread swa_streamer_thread;
 
@@ -119,6 +119,29 @@ static void push_sample(const struct swa_thread *t, uint64_t time, const uint64_
 	atomic_fetch_add(&swa_samples_total, 1);
 }
 
+/*
+ * Whether a frame lies outside every known image, and the list may be
+ * re-read now: not more than ten times a second, and never while the
+ * thread is inside the dynamic loader (a dlopen() holding its lock would
+ * hold the watchdog too).
+ */
+static bool unknown_image(uint32_t depth)
+{
+	static uint64_t last;
+	bool unknown = false;
+	for (uint32_t i = 0; i < depth; i++) {
+		if (swa_images_loader_at(frames[i]))
+			return false;
+		if (!swa_images_find(i ? frames[i] - 1 : frames[i]))
+			unknown = true;
+	}
+	uint64_t now = swa_plat_now();
+	if (!unknown || now - last < 100000000u)
+		return false;
+	last = now;
+	return true;
+}
+
 static void sample_thread(const struct swa_thread *t, uint32_t max)
 {
 	uint64_t cpu = 0;
@@ -137,6 +160,11 @@ static void sample_thread(const struct swa_thread *t, uint32_t max)
 	if (r == 0) {
 		uint32_t uflags;
 		depth = swa_unwind(&cap, frames, max, &uflags);
+		if (unknown_image(depth)) {
+			/* a library loaded since the last look: learn it, unwind the copy again */
+			swa_images_refresh();
+			depth = swa_unwind(&cap, frames, max, &uflags);
+		}
 		flags = wire_flags(uflags, cap.flags);
 	} else if (r == -ENOTSUP) {
 		flags |= SW_SAMPLE_BLOCKED;
@@ -188,12 +216,11 @@ static void watch_begin(uint64_t start, uint64_t now)
 	else
 		w.lost = true;
 	if (pause_at && start < pause_at)
-		w.paused = pause_ns;
+		/* only the part of the stop after the iteration began: it ended about pause_at */
+		w.paused = pause_at - start < pause_ns ? pause_at - start : pause_ns;
 	pause_at = pause_ns = 0;
 	swa_plat_thread_cpu_ns(&swa_main_thread, &w.cpu0);
 	w.cpu0_time = now;
-	w.last_cpu = w.cpu0;
-	w.last_tick = now;
 	w.next = now;
 }
 
@@ -210,6 +237,7 @@ static void commit(uint64_t now)
 	strcpy(w.begin->context, "main loop");
 	swa_ring_commit(&swa_ring);
 	w.committed = true;
+	swa_images_refresh(); /* announces images learnt during the pre-roll */
 	atomic_fetch_add(&swa_stalls_total, 1);
 	swa_streamer_wake();
 }
@@ -217,6 +245,8 @@ static void commit(uint64_t now)
 static void watch_end(uint64_t end, uint64_t now)
 {
 	uint64_t threshold = (uint64_t)atomic_load(&swa_cfg.threshold_ms) * 1000000u;
+	if (w.gap_ns && end <= w.gap_from && w.paused >= w.gap_ns)
+		w.paused -= w.gap_ns; /* it ended before the stop */
 	uint64_t duration = end - w.start > w.paused ? end - w.start - w.paused : 0;
 	atomic_store(&swa_loop_watched, false);
 	w.active = false;
@@ -251,34 +281,49 @@ static void watch_end(uint64_t end, uint64_t now)
 }
 
 /*
- * The same while no iteration is watched: a busy iteration that began before
- * the stop will be watched only after it, with the stop already inside.
+ * Time the process did not run (SIGSTOP, a debugger) is not a stall.  The
+ * watchdog stops with the process, so it sees a gap between two ticks far
+ * longer than it planned; the gap is a stop when, over it, the main thread
+ * barely used the CPU and the watchdog itself barely waited for one (a
+ * watchdog that was merely starved by a busy machine waited runnable).  The
+ * gap goes to the iteration being watched, or to the next one watched if it
+ * began before the gap.
  */
-static void account_idle_pause(uint64_t now, uint64_t planned)
+static struct {
+	uint64_t tick, cpu, own, wait;
+} prev;
+
+static void account_pause(uint64_t now, uint64_t interval)
 {
-	uint64_t cpu = idle_last_cpu;
+	static unsigned ticks;
+	uint64_t cpu = prev.cpu, own = prev.own, wait = prev.wait;
+	uint64_t gap = prev.tick ? now - prev.tick : 0;
+	bool suspicious = gap > 2 * interval + LATE_PAUSE;
 	swa_plat_thread_cpu_ns(&swa_main_thread, &cpu);
-	if (idle_last_tick && now > planned + LATE_PAUSE &&
-	    (cpu - idle_last_cpu) * 2 < now - idle_last_tick) {
-		pause_ns += now - planned;
+	swa_plat_thread_cpu_ns(&swa_watchdog_thread, &own);
+	/* a proc file read: every tick only while watching, else every tenth */
+	if (w.active || suspicious || ++ticks % 10 == 0)
+		swa_plat_self_wait_ns(&wait);
+	if (suspicious && (cpu - prev.cpu) * 2 < gap &&
+	    (wait - prev.wait + own - prev.own) * 2 < gap - interval) {
+		uint64_t lost = gap - interval;
+		swa_log("a stop of %llu ms: not counted in stalls",
+			(unsigned long long)(lost / 1000000));
+		if (w.active) {
+			/* unless the watched iteration turns out to have ended before it */
+			uint64_t part = now - w.start < lost ? now - w.start : lost;
+			w.paused += part;
+			w.gap_from = prev.tick;
+			w.gap_ns = part;
+		}
+		/* an iteration begun before the stop and not watched yet */
+		pause_ns += lost;
 		pause_at = now;
 	}
-	idle_last_cpu = cpu;
-	idle_last_tick = now;
-}
-
-/* Takes time the process did not run out of the stall (SIGSTOP, debugger). */
-static void account_pause(uint64_t now, uint64_t planned)
-{
-	uint64_t cpu = w.last_cpu;
-	swa_plat_thread_cpu_ns(&swa_main_thread, &cpu);
-	if (now > planned + LATE_PAUSE) {
-		uint64_t gap = now - w.last_tick;
-		if ((cpu - w.last_cpu) * 2 < gap)
-			w.paused += now - planned;
-	}
-	w.last_cpu = cpu;
-	w.last_tick = now;
+	prev.tick = now;
+	prev.cpu = cpu;
+	prev.own = own;
+	prev.wait = wait;
 }
 
 /* One look at the loop; returns when to look next. */
@@ -299,7 +344,8 @@ static uint64_t tick(uint64_t now)
 			uint64_t soonest = swa_plat_now() + interval / 4;
 			w.next = grid > soonest ? grid : soonest;
 		}
-		if (!w.committed && !w.lost && now - w.start - w.paused >= threshold)
+		uint64_t busy_for = now - w.start > w.paused ? now - w.start - w.paused : 0;
+		if (!w.committed && !w.lost && busy_for >= threshold)
 			commit(now);
 		return w.next;
 	}
@@ -330,16 +376,13 @@ static void *watchdog_main(void *arg)
 				watch_end(now, now);
 			break;
 		}
+		/* before tick() uses now: a stop since the last look is known first */
+		account_pause(now, (uint64_t)atomic_load(&swa_cfg.interval_us) * 1000u);
 		uint64_t next = tick(now);
-		if (next > now) {
+		if (next > now)
 			swa_plat_sleep_until(next);
-			if (w.active)
-				account_pause(swa_plat_now(), next);
-			else
-				account_idle_pause(swa_plat_now(), next);
-		}
 	}
-	sem_post(&stopped);
+	swa_plat_event_signal(stopped);
 	return NULL;
 }
 
@@ -349,7 +392,9 @@ int swa_watchdog_start(void)
 	threads = calloc(MAX_THREADS, sizeof(*threads));
 	if (!copy_buf || !threads)
 		return -ENOMEM;
-	sem_init(&stopped, 0, 0);
+	stopped = swa_plat_event_new();
+	if (!stopped)
+		return -ENOMEM;
 	swa_plat_prepare_capture();
 	last_maps = swa_plat_now();
 	int r = pthread_create(&thread, NULL, watchdog_main, NULL);
@@ -364,9 +409,5 @@ void swa_watchdog_stop(void)
 {
 	atomic_store(&stop_requested, true);
 	uint64_t interval = (uint64_t)atomic_load(&swa_cfg.interval_us) * 1000u;
-	uint64_t deadline = swa_plat_now() + interval + 200000000u;
-	struct timespec ts = {.tv_sec = (time_t)(deadline / 1000000000u),
-			      .tv_nsec = (long)(deadline % 1000000000u)};
-	while (sem_clockwait(&stopped, CLOCK_MONOTONIC, &ts) < 0 && errno == EINTR)
-		;
+	swa_plat_event_wait(stopped, interval + 200000000u);
 }

@@ -139,8 +139,8 @@ static int parse_abbrevs(const struct sw_dwarf *d, uint64_t off, struct dw_abbre
 			break;
 		if (a->n == cap) {
 			cap = cap ? cap * 2 : 64;
-			void *p = cap <= DW_MAX_ABBREVS ? realloc(a->list, cap * sizeof(*a->list))
-							: NULL;
+			void *p =
+			    cap <= DW_MAX_ABBREVS ? realloc(a->list, cap * sizeof(*a->list)) : NULL;
 			if (!p)
 				return sw_error_set(err, -E2BIG, "too many abbreviations at 0x%llx",
 						    (unsigned long long)off);
@@ -173,7 +173,7 @@ static int parse_abbrevs(const struct sw_dwarf *d, uint64_t off, struct dw_abbre
 				a->specs = p;
 			}
 			a->specs[a->nspecs++] = (struct dw_attr_spec){
-				.at = (uint16_t)at, .form = (uint16_t)form, .implicit = implicit};
+			    .at = (uint16_t)at, .form = (uint16_t)form, .implicit = implicit};
 			ab->count++;
 		}
 		a->n++;
@@ -244,6 +244,74 @@ int dw_abbrevs_get(struct sw_dwarf *d, struct dw_unit *u, struct sw_error *err)
 	return 0;
 }
 
+/* The size of a value of form in u, or -1 when it varies. */
+static int form_size(uint16_t form, const struct dw_unit *u)
+{
+	switch (form) {
+	case 0x01:
+		return u->addr_size;
+	case 0x0b:
+	case 0x0c:
+	case 0x11:
+	case 0x25:
+	case 0x29:
+		return 1;
+	case 0x05:
+	case 0x12:
+	case 0x26:
+	case 0x2a:
+		return 2;
+	case 0x27:
+	case 0x2b:
+		return 3;
+	case 0x06:
+	case 0x13:
+	case 0x1c:
+	case 0x28:
+	case 0x2c:
+		return 4;
+	case 0x07:
+	case 0x14:
+	case 0x20:
+	case 0x24:
+		return 8;
+	case 0x1e:
+		return 16;
+	case 0x0e:
+	case 0x17:
+	case 0x1d:
+	case 0x1f:
+	case 0x1f20:
+	case 0x1f21:
+		return u->offset_size;
+	case 0x10:
+		return u->version <= 2 ? u->addr_size : u->offset_size;
+	case 0x19:
+	case 0x21:
+		return 0;
+	default:
+		return -1;
+	}
+}
+
+void dw_abbrevs_size(struct dw_abbrevs *a, const struct dw_unit *u)
+{
+	uint32_t key = 1u << 31 | (uint32_t)u->addr_size << 16 | (uint32_t)u->offset_size << 8 |
+		       (u->version <= 2);
+	if (a->sized_for == key)
+		return;
+	for (size_t i = 0; i < a->n; i++) {
+		struct dw_abbrev *ab = &a->list[i];
+		int32_t total = 0;
+		for (uint32_t j = 0; j < ab->count && total >= 0; j++) {
+			int n = form_size(a->specs[ab->first + j].form, u);
+			total = n < 0 ? -1 : total + n;
+		}
+		ab->fixed = total;
+	}
+	a->sized_for = key;
+}
+
 /* --- attribute values --- */
 
 bool dw_form_is_const(uint16_t form)
@@ -288,7 +356,7 @@ int dw_read_value(const struct sw_dwarf *d, const struct dw_unit *u, struct dw_c
 		case 0x09: /* block */
 		case 0x0a: /* block1 */
 		case 0x18: /* exprloc */
-			v->len = form == 0x03	? dw_u(c, 2)
+			v->len = form == 0x03   ? dw_u(c, 2)
 				 : form == 0x04 ? dw_u(c, 4)
 				 : form == 0x0a ? dw_u(c, 1)
 						: dw_uleb(c);
@@ -317,20 +385,20 @@ int dw_read_value(const struct sw_dwarf *d, const struct dw_unit *u, struct dw_c
 		case 0x0d:
 			v->u = (uint64_t)dw_sleb(c);
 			break;
-		case 0x0e: /* strp */
-		case 0x17: /* sec_offset */
-		case 0x1d: /* strp_sup */
-		case 0x1f: /* line_strp */
+		case 0x0e:   /* strp */
+		case 0x17:   /* sec_offset */
+		case 0x1d:   /* strp_sup */
+		case 0x1f:   /* line_strp */
 		case 0x1f21: /* GNU_strp_alt */
 		case 0x1f20: /* GNU_ref_alt */
 			v->u = dw_u(c, u->offset_size);
 			break;
 		case 0x0f:
-		case 0x15: /* ref_udata */
-		case 0x1a: /* strx */
-		case 0x1b: /* addrx */
-		case 0x22: /* loclistx */
-		case 0x23: /* rnglistx */
+		case 0x15:   /* ref_udata */
+		case 0x1a:   /* strx */
+		case 0x1b:   /* addrx */
+		case 0x22:   /* loclistx */
+		case 0x23:   /* rnglistx */
 		case 0x1f01: /* GNU_addr_index */
 		case 0x1f02: /* GNU_str_index */
 			v->u = dw_uleb(c);
@@ -388,8 +456,8 @@ int dw_read_value(const struct sw_dwarf *d, const struct dw_unit *u, struct dw_c
 }
 
 /* The entry idx of a unit's contribution to .debug_str_offsets or .debug_addr. */
-static bool indexed(const struct sw_section *s, bool be, uint64_t base, uint64_t idx,
-		    unsigned size, uint64_t *ret)
+static bool indexed(const struct sw_section *s, bool be, uint64_t base, uint64_t idx, unsigned size,
+		    uint64_t *ret)
 {
 	if (idx > s->size / size || base > s->size)
 		return false;

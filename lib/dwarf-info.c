@@ -50,8 +50,9 @@ int dw_unit_head(struct sw_dwarf *d, struct dw_unit *u, struct sw_error *err)
 	c.size = (size_t)u->end;
 	const struct dw_abbrev *ab = dw_abbrev_find(u->abbrevs, dw_uleb(&c));
 	if (!ab || c.bad)
-		return u->head_err = sw_error_set(err, -EINVAL, "bad unit DIE at .debug_info 0x%llx",
-						   (unsigned long long)u->die_off);
+		return u->head_err =
+			   sw_error_set(err, -EINVAL, "bad unit DIE at .debug_info 0x%llx",
+					(unsigned long long)u->die_off);
 	struct dw_value low = {0}, high = {0}, comp_dir = {0};
 	bool has_low = false;
 	for (uint32_t i = 0; i < ab->count; i++) {
@@ -59,8 +60,8 @@ int dw_unit_head(struct sw_dwarf *d, struct dw_unit *u, struct sw_error *err)
 		struct dw_value v;
 		if (dw_read_value(d, u, &c, sp->form, sp->implicit, &v) < 0)
 			return u->head_err = sw_error_set(
-				       err, -EINVAL, "bad attribute form 0x%x at .debug_info 0x%zx",
-				       sp->form, c.pos);
+				   err, -EINVAL, "bad attribute form 0x%x at .debug_info 0x%zx",
+				   sp->form, c.pos);
 		switch (sp->at) {
 		case 0x11:
 			low = v;
@@ -126,9 +127,11 @@ static int add_range(void *ctx, uint64_t lo, uint64_t hi)
 		return 0;
 	if (u->nranges == b->rcap) {
 		size_t cap = b->rcap ? b->rcap * 2 : 256;
-		void *p = cap <= DW_MAX_RANGES ? realloc(u->ranges, cap * sizeof(*u->ranges)) : NULL;
+		void *p =
+		    cap <= DW_MAX_RANGES ? realloc(u->ranges, cap * sizeof(*u->ranges)) : NULL;
 		if (!p)
-			return sw_error_set(b->err, -E2BIG, "too many address ranges in unit 0x%llx",
+			return sw_error_set(b->err, -E2BIG,
+					    "too many address ranges in unit 0x%llx",
 					    (unsigned long long)u->off);
 		u->ranges = p;
 		b->rcap = cap;
@@ -147,8 +150,8 @@ static int die_ranges(struct tree_builder *b, const struct die_pc *pc)
 {
 	uint64_t lo, hi;
 	if (pc->has_low && pc->has_high && dw_value_addr(b->d, b->u, &pc->low, &lo)) {
-		uint64_t tomb = b->u->addr_size == 8 ? UINT64_MAX
-						     : ((uint64_t)1 << (b->u->addr_size * 8)) - 1;
+		uint64_t tomb =
+		    b->u->addr_size == 8 ? UINT64_MAX : ((uint64_t)1 << (b->u->addr_size * 8)) - 1;
 		bool ok = true;
 		if (dw_form_is_const(pc->high.form))
 			hi = lo + pc->high.u;
@@ -178,17 +181,11 @@ static int new_func(struct tree_builder *b, uint64_t die, uint16_t tag, uint32_t
 	}
 	uint32_t i = (uint32_t)u->nfuncs++;
 	u->funcs[i] = (struct dw_func){
-		.die = die,
-		.range_first = (uint32_t)u->nranges,
-		.parent = parent,
-		.first_child = NONE,
-		.next_sibling = NONE,
-		.inlined = tag == TAG_INLINED,
+	    .die = die,
+	    .range_first = (uint32_t)u->nranges,
+	    .parent = parent,
+	    .inlined = tag == TAG_INLINED,
 	};
-	if (parent != NONE && tag == TAG_INLINED) {
-		u->funcs[i].next_sibling = u->funcs[parent].first_child;
-		u->funcs[parent].first_child = i;
-	}
 	*ret = i;
 	return 0;
 }
@@ -201,7 +198,15 @@ static int read_die(struct tree_builder *b, struct dw_cur *c, const struct dw_ab
 	bool sub = ab->tag == TAG_SUBPROGRAM || ab->tag == TAG_INLINED;
 	struct die_pc pc = {0};
 	uint32_t call[3] = {0, 0, 0};
+	uint64_t origin = 0;
+	bool named = false;
 	*ret_func = NONE;
+	if (!sub && ab->fixed >= 0) {
+		dw_skip(c, (uint64_t)ab->fixed);
+		return c->bad ? sw_error_set(b->err, -EINVAL, "truncated DIE at .debug_info 0x%llx",
+					     (unsigned long long)die)
+			      : 0;
+	}
 	for (uint32_t i = 0; i < ab->count; i++) {
 		const struct dw_attr_spec *sp = &u->abbrevs->specs[ab->first + i];
 		struct dw_value v;
@@ -233,6 +238,16 @@ static int read_die(struct tree_builder *b, struct dw_cur *c, const struct dw_ab
 		case 0x57:
 			call[2] = (uint32_t)v.u;
 			break;
+		case 0x31:
+			if (dw_form_is_ref(v.form))
+				origin = v.u;
+			break;
+		case 0x03:
+		case 0x6e:
+		case 0x2007:
+		case 0x47:
+			named = true; /* the DIE has its own say: resolve it, not its origin */
+			break;
 		default:
 			break;
 		}
@@ -247,14 +262,8 @@ static int read_die(struct tree_builder *b, struct dw_cur *c, const struct dw_ab
 		return r;
 	struct dw_func *fn = &u->funcs[f];
 	fn->range_count = (uint32_t)(u->nranges - fn->range_first);
-	fn->lo = UINT64_MAX;
-	for (uint32_t i = 0; i < fn->range_count; i++) {
-		const struct dw_range *rg = &u->ranges[fn->range_first + i];
-		if (rg->lo < fn->lo)
-			fn->lo = rg->lo;
-		if (rg->hi > fn->hi)
-			fn->hi = rg->hi;
-	}
+
+	fn->origin = origin && !named ? origin : die;
 	fn->call_file = call[0];
 	fn->call_line = call[1];
 	fn->call_column = call[2];
@@ -267,6 +276,7 @@ static int walk_tree(struct tree_builder *b)
 	struct dw_unit *u = b->u;
 	struct dw_cur c = dw_cur_at(&b->d->s.info, b->d->s.big_endian, u->die_off);
 	c.size = (size_t)u->end;
+	dw_abbrevs_size(u->abbrevs, u);
 	uint32_t *stack = malloc(DW_MAX_DEPTH * sizeof(*stack));
 	if (!stack)
 		return sw_error_set(b->err, -ENOMEM, "out of memory");
@@ -302,7 +312,8 @@ static int walk_tree(struct tree_builder *b)
 			continue;
 		}
 		if (depth >= DW_MAX_DEPTH) {
-			r = sw_error_set(b->err, -E2BIG, "DIEs nested too deep at .debug_info 0x%llx",
+			r = sw_error_set(b->err, -E2BIG,
+					 "DIEs nested too deep at .debug_info 0x%llx",
 					 (unsigned long long)die);
 			break;
 		}
@@ -385,21 +396,20 @@ int dw_segs_paint(struct dw_seg *in, size_t n, struct dw_seg **ret, size_t *ret_
 	return 0;
 }
 
-/* Paints the subprograms' ranges into the unit's address -> subprogram map. */
+/*
+ * Paints every subroutine's ranges into the unit's address -> subroutine
+ * map, later (deeper) DIEs over earlier ones, as llvm's AddrDieMap does: a
+ * lookup then lands on the innermost inlined call at once.
+ */
 static int build_segs(struct dw_unit *u, struct sw_error *err)
 {
-	size_t n = 0;
-	for (size_t i = 0; i < u->nfuncs; i++)
-		if (u->funcs[i].parent == NONE)
-			n += u->funcs[i].range_count;
+	size_t n = u->nranges;
 	struct dw_seg *in = malloc((n ? n : 1) * sizeof(*in));
 	if (!in)
 		return sw_error_set(err, -ENOMEM, "out of memory");
 	size_t k = 0;
 	for (size_t i = 0; i < u->nfuncs; i++) {
 		const struct dw_func *f = &u->funcs[i];
-		if (f->parent != NONE)
-			continue;
 		for (uint32_t j = 0; j < f->range_count; j++) {
 			const struct dw_range *rg = &u->ranges[f->range_first + j];
 			in[k++] = (struct dw_seg){rg->lo, rg->hi, (uint32_t)i};
@@ -407,6 +417,17 @@ static int build_segs(struct dw_unit *u, struct sw_error *err)
 	}
 	int r = dw_segs_paint(in, k, &u->segs, &u->nsegs);
 	free(in);
+	if (r >= 0) {
+		u->seg_index = malloc((u->nsegs / DW_LINE_STRIDE + 1) * sizeof(*u->seg_index));
+		u->seg_lo = malloc((u->nsegs + 1) * sizeof(*u->seg_lo));
+		if (!u->seg_index || !u->seg_lo)
+			r = -ENOMEM;
+		for (size_t i = 0; r >= 0 && i < u->nsegs; i++) {
+			u->seg_lo[i] = u->segs[i].lo;
+			if (i % DW_LINE_STRIDE == 0)
+				u->seg_index[i / DW_LINE_STRIDE] = u->segs[i].lo;
+		}
+	}
 	return r < 0 ? sw_error_set(err, r, "out of memory") : 0;
 }
 
@@ -523,12 +544,55 @@ static const char *find_name(struct sw_dwarf *d, uint64_t die, bool want_linkage
 	return NULL;
 }
 
+static size_t hash_off(uint64_t x)
+{
+	x ^= x >> 31;
+	x *= 0x9e3779b97f4a7c15ULL;
+	return (size_t)(x ^ x >> 29);
+}
+
+/* The name of the DIE at off, found once and kept: origins are shared. */
+static const char *die_name(struct sw_dwarf *d, uint64_t off)
+{
+	if (d->nnames * 2 >= d->names_cap) {
+		size_t cap = d->names_cap ? d->names_cap * 2 : 256;
+		struct dw_name_slot *t = calloc(cap, sizeof(*t));
+		if (t) {
+			for (size_t i = 0; i < d->names_cap; i++) {
+				if (!d->names[i].die)
+					continue;
+				size_t h = hash_off(d->names[i].die) & (cap - 1);
+				while (t[h].die)
+					h = (h + 1) & (cap - 1);
+				t[h] = d->names[i];
+			}
+			free(d->names);
+			d->names = t;
+			d->names_cap = cap;
+		}
+	}
+	const char *name = NULL;
+	if (!off || d->nnames * 2 >= d->names_cap) { /* no room: no cache */
+		name = find_name(d, off, true);
+		return name ? name : find_name(d, off, false);
+	}
+	size_t h = hash_off(off) & (d->names_cap - 1);
+	while (d->names[h].die && d->names[h].die != off)
+		h = (h + 1) & (d->names_cap - 1);
+	if (d->names[h].die)
+		return d->names[h].name;
+	name = find_name(d, off, true);
+	if (!name)
+		name = find_name(d, off, false);
+	d->names[h] = (struct dw_name_slot){off, name};
+	d->nnames++;
+	return name;
+}
+
 const char *dw_func_name(struct sw_dwarf *d, struct dw_func *f)
 {
 	if (!f->name_done) {
-		f->name = find_name(d, f->die, true);
-		if (!f->name)
-			f->name = find_name(d, f->die, false);
+		f->name = die_name(d, f->origin);
 		f->name_done = true;
 	}
 	return f->name;

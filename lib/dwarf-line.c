@@ -32,6 +32,8 @@ static int grow(void **p, size_t *cap, size_t n, size_t size, size_t max)
 	if (n < *cap)
 		return 0;
 	size_t c = *cap ? *cap * 2 : 64;
+	while (c <= n)
+		c *= 2;
 	if (c > max)
 		return -E2BIG;
 	void *q = realloc(*p, c * size);
@@ -207,10 +209,10 @@ static int append_row(struct line_builder *b, const struct line_state *s, bool e
 	}
 	/* llvm keeps the file in 16 bits and the column in 16: so do we, to agree */
 	t->rows[t->nrows++] = (struct dw_line_row){
-		.addr = s->addr,
-		.file = (uint16_t)s->file,
-		.line = s->line,
-		.column = (uint16_t)s->column,
+	    .addr = s->addr,
+	    .file = (uint16_t)s->file,
+	    .line = s->line,
+	    .column = (uint16_t)s->column,
 	};
 	if (!end)
 		return 0;
@@ -219,10 +221,10 @@ static int append_row(struct line_builder *b, const struct line_state *s, bool e
 		if (r < 0)
 			return r;
 		t->seqs[t->nseqs++] = (struct dw_line_seq){
-			.lo = b->seq_lo,
-			.hi = s->addr,
-			.first = (uint32_t)b->seq_first,
-			.last = (uint32_t)(t->nrows - 1),
+		    .lo = b->seq_lo,
+		    .hi = s->addr,
+		    .first = (uint32_t)b->seq_first,
+		    .last = (uint32_t)(t->nrows - 1),
 		};
 	}
 	b->seq_empty = true;
@@ -247,10 +249,10 @@ static int run_extended(struct line_builder *b, struct dw_cur *c, struct line_st
 		if (len - 1 <= 8)
 			s->addr = dw_u(c, (size_t)(len - 1));
 		break;
-	case 3: { /* define_file */
+	case 3: { /* define_file, gone in DWARF 5 */
 		const char *name = dw_cstr(c);
 		uint64_t dir = dw_uleb(c);
-		if (name)
+		if (name && b->t->version < 5)
 			r = add_file(b->t, fcap, name, dir);
 		break;
 	}
@@ -348,9 +350,9 @@ int dw_line_load(struct sw_dwarf *d, struct dw_unit *u, struct sw_error *err)
 		r = run_program(&h, &c, &b, &fcap);
 	if (r < 0) {
 		dw_line_free(t);
-		return u->line_err = sw_error_set(
-			       err, r, "bad line table at .debug_line 0x%llx near 0x%zx",
-			       (unsigned long long)u->stmt_list, c.pos);
+		return u->line_err =
+			   sw_error_set(err, r, "bad line table at .debug_line 0x%llx near 0x%zx",
+					(unsigned long long)u->stmt_list, c.pos);
 	}
 	if (t->nseqs)
 		qsort(t->seqs, t->nseqs, sizeof(*t->seqs), cmp_seq);

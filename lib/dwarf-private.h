@@ -65,6 +65,7 @@ struct dw_abbrev {
 	uint16_t tag;
 	bool children;
 	uint32_t first, count; /* into dw_abbrevs.specs */
+	int32_t fixed; /* bytes of all the attributes when their forms have fixed sizes, else -1 */
 };
 
 struct dw_abbrevs {
@@ -74,6 +75,7 @@ struct dw_abbrevs {
 	bool dense; /* list[i].code == i + 1 */
 	struct dw_attr_spec *specs;
 	size_t nspecs;
+	uint32_t sized_for; /* the unit sizes dw_abbrev.fixed was computed for, 0: none */
 };
 
 struct dw_value {
@@ -89,20 +91,18 @@ struct dw_range {
 
 /* A subprogram or inlined subroutine of a unit. */
 struct dw_func {
-	uint64_t die;          /* offset in .debug_info */
-	uint32_t range_first;  /* into dw_unit.ranges */
+	uint64_t die;         /* offset in .debug_info */
+	uint64_t origin;      /* where the name is: an abstract origin's DIE, or die itself */
+	uint32_t range_first; /* into dw_unit.ranges */
 	uint32_t range_count;
-	uint32_t parent;       /* the enclosing subroutine, UINT32_MAX: none */
-	uint32_t first_child;  /* inlined subroutines inside, last first; UINT32_MAX: none */
-	uint32_t next_sibling; /* UINT32_MAX: none */
+	uint32_t parent; /* the enclosing subroutine, UINT32_MAX: none */
 	uint32_t call_file, call_line, call_column;
-	uint64_t lo, hi; /* bounds of all the ranges, to skip a sibling quickly */
 	bool inlined;
 	bool name_done;
 	const char *name;
 };
 
-/* A stretch of addresses and the outermost subprogram that owns it. */
+/* A stretch of addresses and the innermost subroutine that owns it. */
 struct dw_seg {
 	uint64_t lo, hi;
 	uint32_t func;
@@ -144,6 +144,11 @@ struct dw_line_table {
 	size_t nowned;
 };
 
+struct dw_name_slot {
+	uint64_t die; /* 0: empty (no DIE lives at offset 0) */
+	const char *name;
+};
+
 struct dw_unit {
 	uint64_t off, end, die_off; /* header, one past the unit, first DIE */
 	uint64_t abbrev_off;
@@ -172,6 +177,8 @@ struct dw_unit {
 	size_t nranges;
 	struct dw_seg *segs;
 	size_t nsegs;
+	uint64_t *seg_index; /* segs[i * DW_LINE_STRIDE].lo */
+	uint64_t *seg_lo;    /* segs[i].lo: a stride of them fits in two cache lines */
 
 	bool line_done;
 	int line_err;
@@ -187,11 +194,15 @@ struct sw_dwarf {
 	struct dw_seg *cu_map; /* address -> unit index (func field) */
 	size_t ncu_map;
 	bool cu_map_done;
+	struct dw_name_slot *names; /* DIE offset -> name, for origins many calls share */
+	size_t nnames, names_cap;
 };
 
 /* dwarf-form.c */
 int dw_abbrevs_get(struct sw_dwarf *d, struct dw_unit *u, struct sw_error *err);
 const struct dw_abbrev *dw_abbrev_find(const struct dw_abbrevs *a, uint64_t code);
+/* Computes dw_abbrev.fixed for u's address and offset sizes. */
+void dw_abbrevs_size(struct dw_abbrevs *a, const struct dw_unit *u);
 int dw_read_value(const struct sw_dwarf *d, const struct dw_unit *u, struct dw_cur *c,
 		  uint16_t form, int64_t implicit, struct dw_value *v);
 const char *dw_value_str(const struct sw_dwarf *d, const struct dw_unit *u,

@@ -8,8 +8,8 @@
 
 #include "dwarf-private.h"
 
-static int walk_v4(const struct sw_dwarf *d, const struct dw_unit *u, uint64_t off,
-		   dw_range_fn fn, void *ctx, struct sw_error *err)
+static int walk_v4(const struct sw_dwarf *d, const struct dw_unit *u, uint64_t off, dw_range_fn fn,
+		   void *ctx, struct sw_error *err)
 {
 	struct dw_cur c = dw_cur_at(&d->s.ranges, d->s.big_endian, off);
 	uint64_t base = u->low_pc;
@@ -17,7 +17,8 @@ static int walk_v4(const struct sw_dwarf *d, const struct dw_unit *u, uint64_t o
 	for (unsigned n = 0; n < DW_MAX_RANGE_LIST; n++) {
 		uint64_t lo = dw_u(&c, u->addr_size), hi = dw_u(&c, u->addr_size);
 		if (c.bad)
-			return sw_error_set(err, -EINVAL, "truncated range list at .debug_ranges 0x%llx",
+			return sw_error_set(err, -EINVAL,
+					    "truncated range list at .debug_ranges 0x%llx",
 					    (unsigned long long)off);
 		if (lo == 0 && hi == 0)
 			return 0;
@@ -39,8 +40,8 @@ static bool addrx(const struct sw_dwarf *d, const struct dw_unit *u, uint64_t id
 	return dw_value_addr(d, u, &v, ret);
 }
 
-static int walk_v5(const struct sw_dwarf *d, const struct dw_unit *u, uint64_t off,
-		   dw_range_fn fn, void *ctx, struct sw_error *err)
+static int walk_v5(const struct sw_dwarf *d, const struct dw_unit *u, uint64_t off, dw_range_fn fn,
+		   void *ctx, struct sw_error *err)
 {
 	struct dw_cur c = dw_cur_at(&d->s.rnglists, d->s.big_endian, off);
 	uint64_t base = u->low_pc;
@@ -50,10 +51,11 @@ static int walk_v5(const struct sw_dwarf *d, const struct dw_unit *u, uint64_t o
 		bool emit = true, ok = true;
 		switch (kind) {
 		case 0: /* end_of_list */
-			return c.bad ? sw_error_set(err, -EINVAL,
-						    "truncated range list at .debug_rnglists 0x%llx",
-						    (unsigned long long)off)
-				     : 0;
+			return c.bad
+				   ? sw_error_set(err, -EINVAL,
+						  "truncated range list at .debug_rnglists 0x%llx",
+						  (unsigned long long)off)
+				   : 0;
 		case 1: /* base_addressx */
 			ok = addrx(d, u, dw_uleb(&c), &base);
 			emit = false;
@@ -88,8 +90,8 @@ static int walk_v5(const struct sw_dwarf *d, const struct dw_unit *u, uint64_t o
 			c.bad = true;
 		}
 		if (c.bad || !ok)
-			return sw_error_set(err, -EINVAL, "bad range list entry at .debug_rnglists 0x%zx",
-					    c.pos);
+			return sw_error_set(err, -EINVAL,
+					    "bad range list entry at .debug_rnglists 0x%zx", c.pos);
 		if (emit) {
 			int r = fn(ctx, lo, hi);
 			if (r < 0)
@@ -105,8 +107,8 @@ int dw_ranges_walk(const struct sw_dwarf *d, const struct dw_unit *u, const stru
 {
 	uint64_t off = v->u;
 	if (v->form == 0x23) { /* rnglistx: an entry of the offsets table after the base */
-		uint64_t base = u->has_rnglists_base ? u->rnglists_base
-						     : (u->offset_size == 8 ? 20 : 12);
+		uint64_t base =
+		    u->has_rnglists_base ? u->rnglists_base : (u->offset_size == 8 ? 20 : 12);
 		struct dw_cur c = dw_cur_at(&d->s.rnglists, d->s.big_endian, base);
 		if (off > d->s.rnglists.size / u->offset_size)
 			c.bad = true;

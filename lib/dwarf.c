@@ -25,7 +25,8 @@ static int read_unit_header(struct sw_dwarf *d, uint64_t off, struct dw_unit *u,
 	c.size = (size_t)u->end;
 	u->version = (uint16_t)dw_u(&c, 2);
 	if (u->version < 2 || u->version > 5)
-		return sw_error_set(err, -ENOTSUP, "unsupported DWARF version %u at .debug_info 0x%llx",
+		return sw_error_set(err, -ENOTSUP,
+				    "unsupported DWARF version %u at .debug_info 0x%llx",
 				    u->version, (unsigned long long)off);
 	if (u->version >= 5) {
 		u->unit_type = (uint8_t)dw_u(&c, 1);
@@ -98,6 +99,8 @@ void sw_dwarf_free(struct sw_dwarf *d)
 		free(u->funcs);
 		free(u->ranges);
 		free(u->segs);
+		free(u->seg_index);
+		free(u->seg_lo);
 		dw_line_free(u->line);
 	}
 	for (size_t i = 0; i < d->nabbrevs; i++) {
@@ -108,16 +111,36 @@ void sw_dwarf_free(struct sw_dwarf *d)
 	free(d->abbrevs);
 	free(d->units);
 	free(d->cu_map);
+	free(d->names);
 	free(d);
 }
 
-/* The segment of segs containing addr, or NULL. */
-static const struct dw_seg *find_seg(const struct dw_seg *segs, size_t n, uint64_t addr)
+/*
+ * The segment of segs containing addr, or NULL.  index (every stride's
+ * first lo) and los (every lo) may be NULL; they only make it faster.
+ */
+static const struct dw_seg *find_seg(const struct dw_seg *segs, size_t n, const uint64_t *index,
+				     const uint64_t *los, uint64_t addr)
 {
 	size_t lo = 0, hi = n;
+	if (index && n) {
+		size_t a = 0, z = (n - 1) / DW_LINE_STRIDE + 1;
+		while (a < z) {
+			size_t mid = a + (z - a) / 2;
+			if (index[mid] <= addr)
+				a = mid + 1;
+			else
+				z = mid;
+		}
+		if (a == 0)
+			return NULL;
+		lo = (a - 1) * DW_LINE_STRIDE;
+		if (a * DW_LINE_STRIDE < hi)
+			hi = a * DW_LINE_STRIDE;
+	}
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (segs[mid].lo <= addr)
+		if ((los ? los[mid] : segs[mid].lo) <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -125,33 +148,6 @@ static const struct dw_seg *find_seg(const struct dw_seg *segs, size_t n, uint64
 	if (lo == 0 || addr >= segs[lo - 1].hi)
 		return NULL;
 	return &segs[lo - 1];
-}
-
-static bool func_contains(const struct dw_unit *u, const struct dw_func *f, uint64_t addr)
-{
-	if (addr < f->lo || addr >= f->hi)
-		return false;
-	for (uint32_t i = 0; i < f->range_count; i++) {
-		const struct dw_range *r = &u->ranges[f->range_first + i];
-		if (addr >= r->lo && addr < r->hi)
-			return true;
-	}
-	return false;
-}
-
-/* From the subprogram that owns addr down to the innermost inlined call. */
-static uint32_t deepest(const struct dw_unit *u, uint32_t f, uint64_t addr)
-{
-	for (unsigned depth = 0; depth < DW_MAX_DEPTH; depth++) {
-		uint32_t c = u->funcs[f].first_child;
-		/* children are linked last first: the first match is the last DIE */
-		while (c != NONE && !func_contains(u, &u->funcs[c], addr))
-			c = u->funcs[c].next_sibling;
-		if (c == NONE)
-			break;
-		f = c;
-	}
-	return f;
 }
 
 static void line_frame(struct sw_dwarf *d, struct dw_unit *u, uint64_t addr,
@@ -178,7 +174,7 @@ int sw_dwarf_lookup(struct sw_dwarf *d, uint64_t addr, unsigned flags,
 	int r = dw_cu_map_build(d, err);
 	if (r < 0)
 		return r;
-	const struct dw_seg *cs = find_seg(d->cu_map, d->ncu_map, addr);
+	const struct dw_seg *cs = find_seg(d->cu_map, d->ncu_map, NULL, NULL, addr);
 	if (!cs)
 		return 0;
 	struct dw_unit *u = &d->units[cs->func];
@@ -189,11 +185,11 @@ int sw_dwarf_lookup(struct sw_dwarf *d, uint64_t addr, unsigned flags,
 	if (r < 0)
 		return r;
 	memset(frames, 0, sizeof(*frames));
-	const struct dw_seg *fs = find_seg(u->segs, u->nsegs, addr);
+	const struct dw_seg *fs = find_seg(u->segs, u->nsegs, u->seg_index, u->seg_lo, addr);
 	line_frame(d, u, addr, &frames[0]);
 	if (!fs)
 		return 1;
-	uint32_t f = deepest(u, fs->func, addr);
+	uint32_t f = fs->func;
 	frames[0].function = dw_func_name(d, &u->funcs[f]);
 	if (flags & SW_DWARF_NO_INLINES)
 		return 1;

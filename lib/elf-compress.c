@@ -78,8 +78,8 @@ int sw_elf_decompress(const struct elf_file *f, const struct elf_shdr *s, bool z
 		uint32_t type = sw_elf_u32(f, data);
 		if (type != ELFCOMPRESS_ZLIB)
 			return sw_error_set(err, -ENOTSUP,
-					    "unsupported compression type %u at offset 0x%llx", type,
-					    (unsigned long long)s->offset);
+					    "unsupported compression type %u at offset 0x%llx",
+					    type, (unsigned long long)s->offset);
 		out_size = f->is64 ? sw_elf_u64(f, data + 8) : sw_elf_u32(f, data + 4);
 	}
 	/* deflate cannot do better than about 1032:1, so more is a lie */

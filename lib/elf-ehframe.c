@@ -214,8 +214,9 @@ int sw_elf_eh_frame_starts(const struct elf_file *f, const struct elf_shdr *s, u
 			if (pc) {
 				if (n == cap) {
 					size_t ncap = cap ? cap * 2 : 256;
-					uint64_t *ns = ncap <= MAX_FDES ? realloc(starts, ncap * sizeof(*ns))
-									 : NULL;
+					uint64_t *ns = ncap <= MAX_FDES
+							   ? realloc(starts, ncap * sizeof(*ns))
+							   : NULL;
 					if (!ns) {
 						free(starts);
 						return sw_error_set(err, -ENOMEM, "too many FDEs");

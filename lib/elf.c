@@ -13,24 +13,24 @@
 
 #include "elf-private.h"
 
-#define SHT_SYMTAB   2
-#define SHT_STRTAB   3
-#define SHT_NOTE     7
-#define SHT_NOBITS   8
-#define SHT_DYNSYM   11
-#define SHF_EXECINSTR 0x4
+#define SHT_SYMTAB     2
+#define SHT_STRTAB     3
+#define SHT_NOTE       7
+#define SHT_NOBITS     8
+#define SHT_DYNSYM     11
+#define SHF_EXECINSTR  0x4
 #define SHF_COMPRESSED 0x800
-#define PT_LOAD      1
-#define PT_NOTE      4
-#define PF_X         1
-#define STT_NOTYPE   0
-#define STT_FUNC     2
-#define STT_GNU_IFUNC 10
-#define STB_LOCAL    0
-#define SHN_UNDEF    0
-#define SHN_LORESERVE 0xff00
-#define SHN_XINDEX   0xffff
-#define EM_ARM       40
+#define PT_LOAD        1
+#define PT_NOTE        4
+#define PF_X           1
+#define STT_NOTYPE     0
+#define STT_FUNC       2
+#define STT_GNU_IFUNC  10
+#define STB_LOCAL      0
+#define SHN_UNDEF      0
+#define SHN_LORESERVE  0xff00
+#define SHN_XINDEX     0xffff
+#define EM_ARM         40
 
 #define MAX_SECTIONS (1u << 20)
 #define MAX_SYMBOLS  (1u << 26)
@@ -145,9 +145,10 @@ static int load_sections(struct elf_file *f, struct sw_error *err)
 	if (shstrndx == SHN_XINDEX)
 		shstrndx = first.link;
 	if (shnum > MAX_SECTIONS || !in_file(f, shoff, shnum * shentsize))
-		return sw_error_set(err, -EINVAL,
-				    "section header table at offset 0x%llx (%llu entries) is truncated",
-				    (unsigned long long)shoff, (unsigned long long)shnum);
+		return sw_error_set(
+		    err, -EINVAL,
+		    "section header table at offset 0x%llx (%llu entries) is truncated",
+		    (unsigned long long)shoff, (unsigned long long)shnum);
 	f->sh = calloc(shnum ? shnum : 1, sizeof(*f->sh));
 	if (!f->sh)
 		return sw_error_set(err, -ENOMEM, "out of memory");
@@ -209,7 +210,8 @@ static int load_segments(const struct elf_file *f, struct sw_object *obj, struct
 	if (phoff == 0 || phnum == 0)
 		return 0;
 	if (phentsize < want || !in_file(f, phoff, (uint64_t)phnum * phentsize))
-		return sw_error_set(err, -EINVAL, "program header table at offset 0x%llx is truncated",
+		return sw_error_set(err, -EINVAL,
+				    "program header table at offset 0x%llx is truncated",
 				    (unsigned long long)phoff);
 	for (unsigned i = 0; i < phnum; i++) {
 		const uint8_t *p = f->data + phoff + (uint64_t)i * phentsize;
@@ -293,7 +295,8 @@ static int load_symtab(const struct elf_file *f, const struct elf_shdr *s, struc
 	size_t entsize = f->is64 ? 24 : 16;
 	const uint8_t *data, *str;
 	if (s->link >= f->nsh)
-		return sw_error_set(err, -EINVAL, "symbol table names bad string table %u", s->link);
+		return sw_error_set(err, -EINVAL, "symbol table names bad string table %u",
+				    s->link);
 	const struct elf_shdr *ss = &f->sh[s->link];
 	int r = sw_elf_section_data(f, s, &data, err);
 	if (r >= 0)
@@ -319,7 +322,8 @@ static int load_symtab(const struct elf_file *f, const struct elf_shdr *s, struc
 		unsigned type = info & 0xf, bind = info >> 4;
 		if (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE)
 			continue;
-		if (type == STT_FUNC && !exec_section(f, shndx) && opd_entry(f, shndx, value, &value))
+		if (type == STT_FUNC && !exec_section(f, shndx) &&
+		    opd_entry(f, shndx, value, &value))
 			shndx = 0; /* resolved through .opd */
 		else if (!exec_section(f, shndx))
 			continue;
@@ -334,11 +338,11 @@ static int load_symtab(const struct elf_file *f, const struct elf_shdr *s, struc
 			value &= ~(uint64_t)1;
 		all[k].index = i;
 		all[k++].sym = (struct sw_symbol){
-			.addr = value,
-			.size = size,
-			.name = nm,
-			.flags = (bind != STB_LOCAL ? SW_SYMBOL_GLOBAL : 0) |
-				 (type != STT_NOTYPE ? SW_SYMBOL_FUNCTION : 0),
+		    .addr = value,
+		    .size = size,
+		    .name = nm,
+		    .flags = (bind != STB_LOCAL ? SW_SYMBOL_GLOBAL : 0) |
+			     (type != STT_NOTYPE ? SW_SYMBOL_FUNCTION : 0),
 		};
 	}
 	qsort(all, k, sizeof(*all), cmp_sym);
@@ -346,7 +350,7 @@ static int load_symtab(const struct elf_file *f, const struct elf_shdr *s, struc
 	size_t j = 0;
 	for (size_t i = 0; i < k; i++) {
 		if (i + 1 < k && all[i + 1].sym.addr == all[i].sym.addr)
-			continue; /* keep the last of each address */
+			continue;                   /* keep the last of each address */
 		struct sw_symbol keep = all[i].sym; /* read before the overlapping write */
 		syms[j++] = keep;
 	}
@@ -362,16 +366,16 @@ static struct sw_section *dwarf_slot(struct sw_dwarf_sections *d, const char *na
 		const char *name;
 		size_t off;
 	} map[] = {
-		{"info", offsetof(struct sw_dwarf_sections, info)},
-		{"abbrev", offsetof(struct sw_dwarf_sections, abbrev)},
-		{"line", offsetof(struct sw_dwarf_sections, line)},
-		{"str", offsetof(struct sw_dwarf_sections, str)},
-		{"line_str", offsetof(struct sw_dwarf_sections, line_str)},
-		{"str_offsets", offsetof(struct sw_dwarf_sections, str_offsets)},
-		{"addr", offsetof(struct sw_dwarf_sections, addr)},
-		{"ranges", offsetof(struct sw_dwarf_sections, ranges)},
-		{"rnglists", offsetof(struct sw_dwarf_sections, rnglists)},
-		{"aranges", offsetof(struct sw_dwarf_sections, aranges)},
+	    {"info", offsetof(struct sw_dwarf_sections, info)},
+	    {"abbrev", offsetof(struct sw_dwarf_sections, abbrev)},
+	    {"line", offsetof(struct sw_dwarf_sections, line)},
+	    {"str", offsetof(struct sw_dwarf_sections, str)},
+	    {"line_str", offsetof(struct sw_dwarf_sections, line_str)},
+	    {"str_offsets", offsetof(struct sw_dwarf_sections, str_offsets)},
+	    {"addr", offsetof(struct sw_dwarf_sections, addr)},
+	    {"ranges", offsetof(struct sw_dwarf_sections, ranges)},
+	    {"rnglists", offsetof(struct sw_dwarf_sections, rnglists)},
+	    {"aranges", offsetof(struct sw_dwarf_sections, aranges)},
 	};
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(name, map[i].name) == 0)
@@ -379,9 +383,8 @@ static struct sw_section *dwarf_slot(struct sw_dwarf_sections *d, const char *na
 	return NULL;
 }
 
-static int load_debug_section(const struct elf_file *f, const struct elf_shdr *s,
-			      const char *name, struct elf_priv *priv, struct sw_object *obj,
-			      struct sw_error *err)
+static int load_debug_section(const struct elf_file *f, const struct elf_shdr *s, const char *name,
+			      struct elf_priv *priv, struct sw_object *obj, struct sw_error *err)
 {
 	bool zdebug = strncmp(name, ".zdebug_", 8) == 0;
 	struct sw_section *slot = dwarf_slot(&obj->dwarf, name + (zdebug ? 8 : 7));
@@ -394,9 +397,9 @@ static int load_debug_section(const struct elf_file *f, const struct elf_shdr *s
 	} else {
 		int r = sw_elf_section_data(f, s, &slot->data, NULL);
 		if (r < 0)
-			return sw_error_set(err, r, "%s at offset 0x%llx size 0x%llx is outside the file",
-					    name, (unsigned long long)s->offset,
-					    (unsigned long long)s->size);
+			return sw_error_set(
+			    err, r, "%s at offset 0x%llx size 0x%llx is outside the file", name,
+			    (unsigned long long)s->offset, (unsigned long long)s->size);
 		slot->size = s->size;
 	}
 	slot->addr = s->addr;

@@ -47,7 +47,7 @@ struct mk {
 	struct sw_report *r;
 	struct sw_error *err;
 	bool adding;
-	size_t frames;
+	size_t frames, trees;
 	/* while adding */
 	struct sw_tree_stall *stall;
 	uint32_t thread;
@@ -102,6 +102,47 @@ static int parse_uuid(const char *s, uint8_t out[16])
 	return n == 32 && !*s ? 0 : -EINVAL;
 }
 
+/*
+ * MetricKit names images but gives no paths: the libraries and frameworks
+ * of iOS that --hide-system should hide, by name.
+ */
+static bool apple_system_image(const char *name)
+{
+	static const char *const prefixes[] = {"libsystem_", "libdispatch", "libobjc", "libswift",
+					       "libc++",     "libdyld",     "dyld",    "libxpc"};
+	static const char *const names[] = {
+	    "UIKitCore",
+	    "UIKit",
+	    "CoreFoundation",
+	    "Foundation",
+	    "GraphicsServices",
+	    "QuartzCore",
+	    "FrontBoardServices",
+	    "BaseBoard",
+	    "CoreGraphics",
+	    "SwiftUI",
+	    "AttributeGraph",
+	    "CFNetwork",
+	    "libsystem_kernel.dylib",
+	    "WebKit",
+	    "JavaScriptCore",
+	    "CoreData",
+	    "RunningBoardServices",
+	    "AppKit",
+	    "CoreText",
+	    "ImageIO",
+	};
+	if (!name)
+		return false;
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
+			return true;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(name, names[i]) == 0)
+			return true;
+	return false;
+}
+
 /* The frame ids of one MetricKit frame: symbolicated, else "binaryName + offset". */
 static int frame_ids(struct mk *m, json_t *f, bool has_children, const uint32_t **ret_ids,
 		     size_t *ret_n, uint32_t *one)
@@ -119,6 +160,7 @@ static int frame_ids(struct mk *m, json_t *f, bool has_children, const uint32_t 
 	    .id_len = have_id ? 16 : 0,
 	    .macho = true,
 	    .load_address = address >= offset ? address - offset : 0,
+	    .system = apple_system_image(bin),
 	};
 	int e = sw_report_frames(m->r, &img, address, has_children, ret_ids, ret_n);
 	if (e < 0)
@@ -351,6 +393,8 @@ static int tree_stacks(struct mk *m, json_t *tree, const char *where)
 static int one_tree(struct mk *m, json_t *tree, json_t *meta, const char *source, uint64_t id,
 		    const char *where)
 {
+	if (++m->trees > SW_METRICKIT_MAX_TREES)
+		return bad(m, where, "too many call stack trees");
 	int e = check_tree(m, tree, where);
 	if (e < 0 || !m->adding)
 		return e < 0 ? e : tree_stacks(m, tree, where);
@@ -436,7 +480,7 @@ int sw_metrickit_load(const char *data, size_t len, struct sw_profile *p, struct
 	int e = document(&m, root, source, first_id);
 	if (e >= 0) {
 		m.adding = true;
-		m.frames = 0;
+		m.frames = m.trees = 0;
 		m.path = malloc(SW_TREE_MAX_DEPTH * sizeof(*m.path));
 		sw_buf_init(&m.name, 4096);
 		e = m.path ? document(&m, root, source, first_id) : -ENOMEM;

@@ -31,6 +31,7 @@
 #define SW_METRICKIT_MAX_INPUT  ((size_t)256 << 20)
 #define SW_METRICKIT_MAX_FRAMES (1u << 20) /* frame objects in one input */
 #define SW_METRICKIT_MAX_DEPTH  1024u      /* nested subFrames */
+#define SW_METRICKIT_MAX_TREES  65536u     /* call stack trees (stalls) in one input */
 
 /*
  * Reads data[0..len) and adds its stalls to p, numbered from first_id, with

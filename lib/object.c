@@ -22,6 +22,8 @@ struct object_file {
 	size_t map_size;
 	char *path;
 	struct sw_symbol *own_symbols; /* when synthetic starts were merged in */
+	uint64_t *symbol_index;
+	uint64_t *symbol_addrs;
 };
 
 #define MAX_OBJECT_SIZE ((uint64_t)1 << 34) /* 16 GiB: larger is not an object we read */
@@ -93,7 +95,7 @@ static int add_synthetic_starts(struct object_file *f)
 		if (has_symbol_at(obj, a))
 			continue;
 		syms[k++] = (struct sw_symbol){
-			.addr = a, .name = "", .flags = SW_SYMBOL_SYNTHETIC | SW_SYMBOL_FUNCTION};
+		    .addr = a, .name = "", .flags = SW_SYMBOL_SYNTHETIC | SW_SYMBOL_FUNCTION};
 	}
 	qsort(syms, n, sizeof(*syms), cmp_symbol);
 	f->own_symbols = syms;
@@ -132,8 +134,7 @@ static int map_file(const char *path, void **ret_map, size_t *ret_size, struct s
 	return 0;
 }
 
-int sw_object_open(const char *path, const char *arch, struct sw_object **ret,
-		   struct sw_error *err)
+int sw_object_open(const char *path, const char *arch, struct sw_object **ret, struct sw_error *err)
 {
 	struct object_file *f = calloc(1, sizeof(*f));
 	if (!f)
@@ -148,8 +149,9 @@ int sw_object_open(const char *path, const char *arch, struct sw_object **ret,
 	if (memcmp(data, "\177ELF", 4) == 0) {
 		r = sw_elf_load(&f->obj, data, f->map_size, err);
 		if (r >= 0 && arch && arch[0] && strcmp(arch, f->obj.arch) != 0)
-			r = sw_error_set(err, -ENOENT, "no slice for architecture %s (the file is %s)",
-					 arch, f->obj.arch);
+			r = sw_error_set(err, -ENOENT,
+					 "no slice for architecture %s (the file is %s)", arch,
+					 f->obj.arch);
 	} else if (is_macho_magic(read_be32(data))) {
 		r = sw_macho_load(&f->obj, data, f->map_size, arch, err);
 	} else {
@@ -158,6 +160,21 @@ int sw_object_open(const char *path, const char *arch, struct sw_object **ret,
 	}
 	if (r >= 0)
 		r = add_synthetic_starts(f);
+	if (r >= 0 && f->obj.nsymbols > SW_OBJECT_SYMBOL_STRIDE) {
+		size_t n = (f->obj.nsymbols - 1) / SW_OBJECT_SYMBOL_STRIDE + 1;
+		f->symbol_index = malloc(n * sizeof(*f->symbol_index));
+		f->symbol_addrs = malloc(f->obj.nsymbols * sizeof(*f->symbol_addrs));
+		if (!f->symbol_index || !f->symbol_addrs)
+			r = sw_error_set(err, -ENOMEM, "out of memory");
+		for (size_t i = 0; r >= 0 && i < f->obj.nsymbols; i++) {
+			f->symbol_addrs[i] = f->obj.symbols[i].addr;
+			if (i % SW_OBJECT_SYMBOL_STRIDE == 0)
+				f->symbol_index[i / SW_OBJECT_SYMBOL_STRIDE] =
+				    f->obj.symbols[i].addr;
+		}
+		f->obj.symbol_index = f->symbol_index;
+		f->obj.symbol_addrs = f->symbol_addrs;
+	}
 	if (r < 0)
 		goto fail;
 	f->obj.has_debug_info = f->obj.dwarf.info.size > 0;
@@ -176,6 +193,8 @@ void sw_object_free(struct sw_object *obj)
 	if (obj->release)
 		obj->release(obj);
 	free(f->own_symbols);
+	free(f->symbol_index);
+	free(f->symbol_addrs);
 	if (f->map)
 		munmap(f->map, f->map_size);
 	free(f->path);
@@ -185,9 +204,25 @@ void sw_object_free(struct sw_object *obj)
 const struct sw_symbol *sw_object_find_symbol(const struct sw_object *obj, uint64_t addr)
 {
 	size_t lo = 0, hi = obj->nsymbols;
+	if (obj->symbol_index && obj->nsymbols) {
+		/* the stride whose first symbol is the last at or before addr */
+		size_t a = 0, z = (obj->nsymbols - 1) / SW_OBJECT_SYMBOL_STRIDE + 1;
+		while (a < z) {
+			size_t mid = a + (z - a) / 2;
+			if (obj->symbol_index[mid] <= addr)
+				a = mid + 1;
+			else
+				z = mid;
+		}
+		if (a == 0)
+			return NULL;
+		lo = (a - 1) * SW_OBJECT_SYMBOL_STRIDE;
+		if (a * SW_OBJECT_SYMBOL_STRIDE < hi)
+			hi = a * SW_OBJECT_SYMBOL_STRIDE;
+	}
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (obj->symbols[mid].addr <= addr)
+		if ((obj->symbol_addrs ? obj->symbol_addrs[mid] : obj->symbols[mid].addr) <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;

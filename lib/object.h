@@ -68,7 +68,16 @@ struct sw_object {
 	const char *path;
 	void *priv;                             /* the container reader's own state */
 	void (*release)(struct sw_object *obj); /* frees priv; set by the reader */
+	/*
+	 * Set by sw_object_open(): symbols[i * SW_OBJECT_SYMBOL_STRIDE].addr
+	 * for every i, so that a lookup touches few cache lines; NULL in an
+	 * object filled otherwise (a plain binary search then).
+	 */
+	const uint64_t *symbol_index;
+	const uint64_t *symbol_addrs; /* symbols[i].addr for every i, or NULL likewise */
 };
+
+#define SW_OBJECT_SYMBOL_STRIDE 16
 
 /*
  * Opens the slice of PATH for ARCH (NULL: the only slice, or the host's

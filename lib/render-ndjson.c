@@ -6,9 +6,11 @@
  * Tree node weights are integers in the stall's "weight_unit" ("ns", or
  * "samples" for MetricKit trees without a duration), so they add up
  * exactly: a node's "total" is its "self" plus its children's totals.
+ * Trees are flat preorder lists whose nodes name their parent's index.
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "json-write.h"
@@ -43,8 +45,13 @@ static int frame_fields(const struct sw_profile *p, const struct sw_tree_frame *
 	return sw_buf_puts(b, f->inlined ? "true" : "false");
 }
 
+/*
+ * A node: its frame, weights, and where it sits.  Trees are flat lists in
+ * preorder, each node naming its parent's index, so that deep stacks (a
+ * recursion 4,000 frames deep) do not nest JSON past what readers accept.
+ */
 static int node_json(const struct sw_tree *t, uint32_t i, const struct sw_render_options *o,
-		     struct sw_buf *b)
+		     long parent, struct sw_buf *b)
 {
 	const struct sw_tree_node *n = &t->nodes[i];
 	int first = 1;
@@ -57,33 +64,48 @@ static int node_json(const struct sw_tree *t, uint32_t i, const struct sw_render
 	TRY(sw_json_u64(b, n->self));
 	TRY(sw_json_key(b, &first, "samples"));
 	TRY(sw_json_u64(b, n->samples));
-	TRY(sw_json_key(b, &first, "children"));
-	TRY(sw_buf_putc(b, '['));
-	bool any = false;
-	for (uint32_t c = n->first_child; c != NONE; c = t->nodes[c].next_sibling) {
-		if (!sw_tree_node_visible(t, &t->nodes[c], &o->tree))
-			break; /* siblings are sorted heaviest first */
-		if (any)
-			TRY(sw_buf_putc(b, ','));
-		any = true;
-		TRY(node_json(t, c, o, b));
-	}
-	return sw_buf_puts(b, "]}");
+	TRY(sw_json_key(b, &first, "depth"));
+	TRY(sw_json_u64(b, n->depth));
+	TRY(sw_json_key(b, &first, "parent"));
+	TRY(parent < 0 ? sw_buf_puts(b, "null") : sw_buf_printf(b, "%ld", parent));
+	return sw_buf_putc(b, '}');
 }
 
+/* The visible nodes in preorder, without recursion. */
 static int tree_json(const struct sw_tree *t, const struct sw_render_options *o, struct sw_buf *b)
 {
-	TRY(sw_buf_putc(b, '['));
-	bool any = false;
-	for (uint32_t c = t->first_root; c != NONE; c = t->nodes[c].next_sibling) {
-		if (!sw_tree_node_visible(t, &t->nodes[c], &o->tree))
-			break;
-		if (any)
-			TRY(sw_buf_putc(b, ','));
-		any = true;
-		TRY(node_json(t, c, o, b));
+	long *index = malloc((t->nnodes ? t->nnodes : 1) * sizeof(*index));
+	if (!index)
+		return -ENOMEM;
+	int r = sw_buf_putc(b, '[');
+	long count = 0;
+	uint32_t i = t->first_root;
+	while (i != NONE && r >= 0) {
+		const struct sw_tree_node *n = &t->nodes[i];
+		/* siblings are sorted heaviest first: an invisible one ends the level */
+		if (sw_tree_node_visible(t, n, &o->tree)) {
+			if (count)
+				r = sw_buf_putc(b, ',');
+			if (r >= 0)
+				r = node_json(t, i, o, n->parent == NONE ? -1 : index[n->parent],
+					      b);
+			index[i] = count++;
+			if (n->first_child != NONE) {
+				i = n->first_child;
+				continue;
+			}
+		} else {
+			i = n->parent;
+			if (i == NONE)
+				break;
+		}
+		while (i != NONE && t->nodes[i].next_sibling == NONE)
+			i = t->nodes[i].parent;
+		if (i != NONE)
+			i = t->nodes[i].next_sibling;
 	}
-	return sw_buf_putc(b, ']');
+	free(index);
+	return r < 0 ? r : sw_buf_putc(b, ']');
 }
 
 static int heaviest_json(struct sw_profile *p, struct sw_tree_stall *s,

@@ -55,7 +55,8 @@ static int node_line(const struct sw_tree *t, uint32_t i, const struct sw_render
 	char scratch[32], c1[4096], c2[1024], c3[1024];
 	int r = gutter(t, i, out);
 	if (r >= 0)
-		r = sw_buf_printf(out, "%llu %s", (unsigned long long)n->samples,
+		r = sw_buf_printf(out, "%llu %s",
+				  (unsigned long long)(t->counts_only ? n->total : n->samples),
 				  sw_render_clean(sw_tree_frame_name(p, f, o->tree.full_names,
 								     scratch, sizeof(scratch)),
 						  c1, sizeof(c1)));
@@ -113,12 +114,13 @@ static int top_of_stack(struct sw_profile *p, struct sw_tree_stall *s, long thre
 		char scratch[32], c1[4096], c2[1024];
 		if (!sw_tree_node_visible(t, &t->nodes[i], &o->tree))
 			break;
-		r = sw_buf_printf(out, "        %s  (in %s)        %llu\n",
-				  sw_render_clean(sw_tree_frame_name(p, f, o->tree.full_names,
-								     scratch, sizeof(scratch)),
-						  c1, sizeof(c1)),
-				  img ? sw_render_clean(img->name, c2, sizeof(c2)) : "???",
-				  (unsigned long long)t->nodes[i].samples);
+		r = sw_buf_printf(
+		    out, "        %s  (in %s)        %llu\n",
+		    sw_render_clean(
+			sw_tree_frame_name(p, f, o->tree.full_names, scratch, sizeof(scratch)), c1,
+			sizeof(c1)),
+		    img ? sw_render_clean(img->name, c2, sizeof(c2)) : "???",
+		    (unsigned long long)(t->counts_only ? t->nodes[i].total : t->nodes[i].samples));
 	}
 	sw_tree_free(t);
 	return r;

@@ -5,6 +5,10 @@
  * shared between them.  Each distinct call path of the stall's tree is one
  * sample, root first, weighing its self time in nanoseconds (unit "none"
  * for trees of sample counts), so the weights add up to the tree's total.
+ *
+ * Samples stay in time order, so speedscope's "Time Order" view shows the
+ * stall as it unfolded; frames are shared per function (as tree nodes
+ * are), so one function at several lines is one frame.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -19,12 +23,19 @@
 struct ss {
 	struct sw_profile *p;
 	const struct sw_render_options *o;
+	/* function -> the first frame id seen for it, + 1 */
+	struct func_slot {
+		uint64_t func;
+		uint32_t frame;
+	} * funcs;
+	size_t nfuncs, funcs_cap;
+	uint32_t *stack;
+	struct sw_buf samples, weights;
 	uint32_t *frame_index; /* profile frame id -> shared index + 1 */
 	size_t nframes_alloc;
 	uint32_t next;
 	struct sw_buf frames; /* the shared frames' JSON */
 	struct sw_buf profiles;
-	uint32_t *path;
 	bool any_profile;
 };
 
@@ -68,45 +79,90 @@ static int shared_frame(struct ss *c, uint32_t id, uint32_t *ret)
 	return 0;
 }
 
-static int profile_json(struct ss *c, const struct sw_tree *t, const char *name)
+/* The frame id that stands for frame's function (the first one met). */
+static int canonical(struct ss *c, uint32_t frame, uint32_t *ret)
 {
+	uint64_t func = sw_profile_frame_func(c->p, frame);
+	if (c->nfuncs * 2 >= c->funcs_cap) {
+		size_t cap = c->funcs_cap ? c->funcs_cap * 2 : 1024;
+		struct func_slot *t = calloc(cap, sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		for (size_t i = 0; i < c->funcs_cap; i++) {
+			if (!c->funcs[i].frame)
+				continue;
+			size_t j = (c->funcs[i].func * 0x9e3779b97f4a7c15ull >> 20) & (cap - 1);
+			while (t[j].frame)
+				j = (j + 1) & (cap - 1);
+			t[j] = c->funcs[i];
+		}
+		free(c->funcs);
+		c->funcs = t;
+		c->funcs_cap = cap;
+	}
+	size_t j = (func * 0x9e3779b97f4a7c15ull >> 20) & (c->funcs_cap - 1);
+	for (; c->funcs[j].frame; j = (j + 1) & (c->funcs_cap - 1))
+		if (c->funcs[j].func == func) {
+			*ret = c->funcs[j].frame - 1;
+			return 0;
+		}
+	c->funcs[j] = (struct func_slot){func, frame + 1};
+	c->nfuncs++;
+	*ret = frame;
+	return 0;
+}
+
+/* One sampled profile: the stall's samples on thread, in time order. */
+static int profile_json(struct ss *c, struct sw_tree_stall *s, long thread,
+			struct sw_tree_rewriter *rw, bool counts, const char *name)
+{
+	sw_buf_reset(&c->samples);
+	sw_buf_reset(&c->weights);
+	uint64_t total = 0;
+	bool any = false;
+	int r = 0;
+	for (size_t i = 0; i < s->nsamples && r >= 0; i++) {
+		const struct sw_tree_sample *smp = &s->samples[i];
+		if (!sw_tree_sample_selected(s, smp, &c->o->tree, thread))
+			continue;
+		size_t depth = sw_profile_stack(c->p, smp->stack, c->stack, SW_TREE_MAX_DEPTH);
+		long n = depth <= SW_TREE_MAX_DEPTH ? sw_tree_rewrite(rw, c->stack, depth) : -1;
+		if (n <= 0)
+			continue;
+		r = sw_buf_puts(&c->samples, any ? ",[" : "[");
+		for (long k = 0; k < n && r >= 0; k++) {
+			uint32_t id, idx;
+			r = canonical(c, c->stack[k], &id);
+			if (r >= 0)
+				r = shared_frame(c, id, &idx);
+			if (r >= 0)
+				r = sw_buf_printf(&c->samples, k ? ",%u" : "%u", idx);
+		}
+		if (r >= 0)
+			r = sw_buf_putc(&c->samples, ']');
+		if (r >= 0)
+			r = sw_buf_printf(&c->weights, any ? ",%llu" : "%llu",
+					  (unsigned long long)smp->weight);
+		total += smp->weight;
+		any = true;
+	}
 	struct sw_buf *b = &c->profiles;
-	int r = sw_buf_puts(b, c->any_profile ? ",{\"type\":\"sampled\",\"name\":"
-					      : "{\"type\":\"sampled\",\"name\":");
+	if (r >= 0)
+		r = sw_buf_puts(b, c->any_profile ? ",{\"type\":\"sampled\",\"name\":"
+						  : "{\"type\":\"sampled\",\"name\":");
 	c->any_profile = true;
 	if (r >= 0)
 		r = sw_json_string(b, name);
 	if (r >= 0)
 		r = sw_buf_printf(
 		    b, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%llu,\"samples\":[",
-		    t->counts_only ? "none" : "nanoseconds", (unsigned long long)t->total);
-	bool any = false;
-	for (uint32_t i = 0; i < t->nnodes && r >= 0; i++) {
-		if (!t->nodes[i].self)
-			continue;
-		size_t n = 0;
-		for (uint32_t k = i; k != NONE && n < SW_TREE_MAX_DEPTH; k = t->nodes[k].parent)
-			c->path[n++] = k;
-		r = sw_buf_puts(b, any ? ",[" : "[");
-		any = true;
-		for (size_t j = n; j-- > 0 && r >= 0;) {
-			uint32_t idx;
-			r = shared_frame(c, t->nodes[c->path[j]].frame, &idx);
-			if (r >= 0)
-				r = sw_buf_printf(b, j + 1 < n ? ",%u" : "%u", idx);
-		}
-		if (r >= 0)
-			r = sw_buf_putc(b, ']');
-	}
+		    counts ? "none" : "nanoseconds", (unsigned long long)total);
+	if (r >= 0)
+		r = sw_buf_append(b, c->samples.data, c->samples.len);
 	if (r >= 0)
 		r = sw_buf_puts(b, "],\"weights\":[");
-	any = false;
-	for (uint32_t i = 0; i < t->nnodes && r >= 0; i++) {
-		if (!t->nodes[i].self)
-			continue;
-		r = sw_buf_printf(b, any ? ",%llu" : "%llu", (unsigned long long)t->nodes[i].self);
-		any = true;
-	}
+	if (r >= 0)
+		r = sw_buf_append(b, c->weights.data, c->weights.len);
 	return r < 0 ? r : sw_buf_puts(b, "]}");
 }
 
@@ -120,6 +176,8 @@ static int stall_profiles(struct ss *c, struct sw_tree_stall *s)
 	char label[96], w[32], name[512];
 	sw_tree_stall_label(s, true, label, sizeof(label));
 	int r = 0;
+	struct sw_tree_rewriter *rw;
+	r = sw_tree_rewriter_new(c->p, &c->o->tree, &rw);
 	for (int k = 0; k < n && r >= 0; k++) {
 		sw_render_weight(trees[k]->all, trees[k]->counts_only, w, sizeof(w));
 		const struct sw_tree_thread *th = threads[k] >= 0 ? &s->threads[threads[k]] : NULL;
@@ -129,8 +187,9 @@ static int stall_profiles(struct ss *c, struct sw_tree_stall *s)
 		else
 			snprintf(name, sizeof(name), "%s %s %s main thread", label, w,
 				 s->info.kind);
-		r = profile_json(c, trees[k], name);
+		r = profile_json(c, s, threads[k], rw, trees[k]->counts_only, name);
 	}
+	sw_tree_rewriter_free(rw);
 	for (int k = 0; k < n; k++)
 		sw_tree_free(trees[k]);
 	return r;
@@ -142,8 +201,10 @@ int sw_render_speedscope(struct sw_profile *p, const struct sw_render_options *o
 	struct ss c = {.p = p, .o = o};
 	sw_buf_init(&c.frames, 0);
 	sw_buf_init(&c.profiles, 0);
-	c.path = malloc(SW_TREE_MAX_DEPTH * sizeof(*c.path));
-	int r = c.path ? 0 : -ENOMEM;
+	sw_buf_init(&c.samples, 0);
+	sw_buf_init(&c.weights, 0);
+	c.stack = malloc(SW_TREE_MAX_DEPTH * sizeof(*c.stack));
+	int r = c.stack ? 0 : -ENOMEM;
 	for (size_t i = 0; i < sw_profile_nstalls(p) && r >= 0; i++)
 		r = stall_profiles(&c, sw_profile_stall(p, i));
 	if (r >= 0)
@@ -164,6 +225,9 @@ int sw_render_speedscope(struct sw_profile *p, const struct sw_render_options *o
 	sw_buf_finish(&c.frames);
 	sw_buf_finish(&c.profiles);
 	free(c.frame_index);
-	free(c.path);
+	free(c.stack);
+	free(c.funcs);
+	sw_buf_finish(&c.samples);
+	sw_buf_finish(&c.weights);
 	return r;
 }

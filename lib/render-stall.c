@@ -57,9 +57,14 @@ static bool same_stack(const struct sw_stall_sample *a, const struct sw_stall_sa
 	       memcmp(a->frames, b->frames, a->depth * sizeof(uint64_t)) == 0;
 }
 
-static int by_weight(const void *x, const void *y)
+/* The stalled thread's stacks first, then by weight. */
+static int by_weight(const void *x, const void *y, void *ctx)
 {
 	const struct stack *a = x, *b = y;
+	uint64_t main_tid = *(const uint64_t *)ctx;
+	bool am = a->first->thread_id == main_tid, bm = b->first->thread_id == main_tid;
+	if (am != bm)
+		return am ? -1 : 1;
 	if (a->count != b->count)
 		return a->count < b->count ? 1 : -1;
 	return a->first < b->first ? -1 : a->first > b->first;
@@ -80,7 +85,8 @@ static int group(const struct sw_stall *s, struct stack **ret, size_t *ret_n)
 			st[n++].first = &s->sample[i];
 		st[j].count++;
 	}
-	qsort(st, n, sizeof(*st), by_weight);
+	uint64_t main_tid = s->thread_id;
+	qsort_r(st, n, sizeof(*st), by_weight, &main_tid);
 	*ret = st;
 	*ret_n = n;
 	return 0;

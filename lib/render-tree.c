@@ -39,16 +39,13 @@ static const char *thread_desc(const struct sw_tree_thread *th, char *buf, size_
 static int header(struct sw_profile *p, struct sw_tree_stall *s, const struct sw_render_options *o,
 		  const char *label, struct sw_buf *out)
 {
-	char w[32], th[128];
+	char w[32];
 	const struct sw_tree_stall_info *in = &s->info;
 	bool counts = in->counts_only;
 	sw_render_weight(counts || !in->duration_ns ? s->sampled : in->duration_ns, counts, w,
 			 sizeof(w));
+	/* the stalled thread is the one running the main loop, whatever its name */
 	const char *who = "main thread";
-	for (uint32_t i = 0; i < s->nthreads; i++)
-		if (s->threads[i].main && s->threads[i].name[0] &&
-		    strcmp(s->threads[i].name, "main"))
-			who = thread_desc(&s->threads[i], th, sizeof(th));
 	int r =
 	    sw_buf_printf(out, "%s%s  %s  %s  %s", o->color ? C_BOLD : "", label, w, in->kind, who);
 	char clean[256];

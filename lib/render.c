@@ -49,10 +49,16 @@ void sw_render_options_init(struct sw_render_options *o)
 
 void sw_tree_stall_label(const struct sw_tree_stall *s, bool qualify, char *buf, size_t size)
 {
-	if (qualify && s->info.source && s->info.source[0])
+	if (qualify && s->info.source && s->info.source[0]) {
+		/* a source comes from a file name or a recording: keep it one clean word */
 		snprintf(buf, size, "%s#%llu", s->info.source, (unsigned long long)s->info.id);
-	else
+		size_t n = strlen(s->info.source);
+		for (size_t i = 0; i < n && buf[i]; i++)
+			if ((unsigned char)buf[i] <= ' ' || buf[i] == 0x7f)
+				buf[i] = '_';
+	} else {
 		snprintf(buf, size, "#%llu", (unsigned long long)s->info.id);
+	}
 }
 
 void sw_render_weight(uint64_t w, bool counts, char *buf, size_t size)

@@ -45,30 +45,6 @@ struct sw_report {
 	struct sw_buf missing, name, full;
 };
 
-/* The symbolicator asks the symbol search for files by id. */
-static char *search_files(void *ctx, const uint8_t *id, size_t id_len, const char *arch,
-			  const char *hint_path, bool want_debug)
-{
-	struct sw_report *r = ctx;
-	struct sw_symsearch_query q = {
-	    .id = id,
-	    .id_len = id_len,
-	    .path = hint_path,
-	    .arch = arch,
-	    .macho = id_len == 16 && !(hint_path && strstr(hint_path, ".so")),
-	};
-	struct sw_symsearch_result res = {0};
-	if (sw_symsearch_find(r->search, &q, &res, NULL) < 0)
-		return NULL;
-	char *path = want_debug ? res.debug : res.binary;
-	if (want_debug)
-		res.debug = NULL;
-	else
-		res.binary = NULL;
-	sw_symsearch_result_finish(&res);
-	return path;
-}
-
 int sw_report_new(struct sw_profile *p, struct sw_symsearch *search, struct sw_report **ret)
 {
 	struct sw_report *r = calloc(1, sizeof(*r));
@@ -86,7 +62,7 @@ int sw_report_new(struct sw_profile *p, struct sw_symsearch *search, struct sw_r
 		return e;
 	}
 	if (search)
-		sw_symbolicator_set_search(r->sym, search_files, r);
+		sw_symbolicator_set_symsearch(r->sym, search);
 	*ret = r;
 	return 0;
 }
@@ -127,6 +103,7 @@ static uint32_t map_image(struct sw_report *r, const struct sw_report_image *im)
 	    .id_len = im->id_len <= sizeof(ti.id) ? im->id_len : 0,
 	    .load_address = im->load_address,
 	    .text_size = im->text_size,
+	    .system = im->system,
 	};
 	if (im->id)
 		memcpy(ti.id, im->id, ti.id_len);
@@ -169,6 +146,10 @@ static void note_missing(struct sw_report *r, struct image_map *m, const struct 
 	if (m->failed)
 		return;
 	m->failed = true;
+	/* the kernel's vDSO has no file to read: not worth a warning */
+	if (im->path &&
+	    (!strncmp(im->path, "linux-vdso", 10) || !strncmp(im->path, "linux-gate", 10)))
+		return;
 	char id[65] = "", line[1024];
 	if (im->id_len)
 		sw_symsearch_id_str(im->id, im->id_len, im->macho, id);

@@ -48,6 +48,7 @@ struct sw_report_image {
 	bool macho;       /* id is an LC_UUID */
 	const char *arch; /* NULL: the only or the host's slice */
 	uint64_t load_address, text_size;
+	bool system; /* known to be the system's even without a path */
 };
 
 /*

@@ -115,8 +115,10 @@ static int decode(struct sw_session *s, struct sw_wire_msg *msg, int timeout_ms,
 		  struct sw_error *err)
 {
 	for (;;) {
-		int r = sw_wire_decode(s->dec, s->in.data + s->pos, s->in.len - s->pos,
-				       s->offset + s->pos, msg, err);
+		int r = 0;
+		if (s->in.len > s->pos) /* nothing buffered yet: in.data may be NULL */
+			r = sw_wire_decode(s->dec, s->in.data + s->pos, s->in.len - s->pos,
+					   s->offset + s->pos, msg, err);
 		if (r < 0)
 			return r;
 		if (r > 0) {

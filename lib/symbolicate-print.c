@@ -22,8 +22,9 @@ int sw_symbolicate_parse_addr(const char *text, uint64_t *ret)
 	for (; isxdigit((unsigned char)*p); p++, digits++) {
 		if (v >> 60)
 			return -ERANGE;
-		unsigned d = isdigit((unsigned char)*p) ? (unsigned)(*p - '0')
-							 : (unsigned)(tolower((unsigned char)*p) - 'a' + 10);
+		unsigned d = isdigit((unsigned char)*p)
+				 ? (unsigned)(*p - '0')
+				 : (unsigned)(tolower((unsigned char)*p) - 'a' + 10);
 		v = v << 4 | d;
 	}
 	while (isspace((unsigned char)*p))
@@ -93,9 +94,9 @@ static int json_string(struct sw_buf *out, const char *s)
 int sw_symbolicate_print_json(uint64_t addr, const struct sw_frame *frames, size_t n,
 			      struct sw_buf *out)
 {
-	int r = sw_buf_printf(out, "{\"schema\":1,\"type\":\"address\",\"address\":\"0x%" PRIx64
-				   "\",\"frames\":[",
-			      addr);
+	int r = sw_buf_printf(
+	    out, "{\"schema\":1,\"type\":\"address\",\"address\":\"0x%" PRIx64 "\",\"frames\":[",
+	    addr);
 	for (size_t i = 0; i < n && r >= 0; i++) {
 		const struct sw_frame *f = &frames[i];
 		r = sw_buf_puts(out, i ? ",{\"function\":" : "{\"function\":");
@@ -106,13 +107,13 @@ int sw_symbolicate_print_json(uint64_t addr, const struct sw_frame *frames, size
 		if (r >= 0)
 			r = json_string(out, f->file);
 		if (r >= 0)
-			r = sw_buf_printf(out, ",\"line\":%" PRIu32 ",\"column\":%" PRIu32
-					       ",\"inlined\":%s",
-					  f->line, f->column,
-					  (f->flags & SW_FRAME_INLINED) ? "true" : "false");
+			r = sw_buf_printf(
+			    out, ",\"line\":%" PRIu32 ",\"column\":%" PRIu32 ",\"inlined\":%s",
+			    f->line, f->column, (f->flags & SW_FRAME_INLINED) ? "true" : "false");
 		if (r >= 0 && (f->flags & SW_FRAME_SYMBOL))
-			r = sw_buf_printf(out, ",\"symbol_address\":\"0x%" PRIx64 "\",\"offset\":%" PRIu64,
-					  f->symbol_addr, f->offset);
+			r = sw_buf_printf(
+			    out, ",\"symbol_address\":\"0x%" PRIx64 "\",\"offset\":%" PRIu64,
+			    f->symbol_addr, f->offset);
 		if (r >= 0)
 			r = sw_buf_putc(out, '}');
 	}

@@ -15,12 +15,13 @@
 #include "demangle.h"
 #include "dwarf.h"
 #include "symbolicate.h"
+#include "symsearch.h"
 
-#define MAX_IMAGES   4096
-#define MAX_STRINGS  ((size_t)256 << 20) /* bytes of names kept */
+#define MAX_IMAGES  4096
+#define MAX_STRINGS ((size_t)256 << 20) /* bytes of names kept */
 
 struct image {
-	char *path;  /* as asked */
+	char *path; /* as asked */
 	char *debug_path;
 	char arch[16];
 	uint8_t id[32];
@@ -46,8 +47,7 @@ struct sw_symbolicator {
 	size_t nmemo, memo_cap;
 	char **strings;
 	size_t nstrings, string_bytes;
-	sw_symbolicate_search_fn search;
-	void *search_ctx;
+	struct sw_symsearch *search;
 };
 
 int sw_symbolicator_new(unsigned flags, struct sw_symbolicator **ret)
@@ -80,11 +80,37 @@ void sw_symbolicator_free(struct sw_symbolicator *s)
 	free(s);
 }
 
-void sw_symbolicator_set_search(struct sw_symbolicator *s, sw_symbolicate_search_fn fn,
-				void *ctx)
+void sw_symbolicator_set_symsearch(struct sw_symbolicator *s, struct sw_symsearch *ss)
 {
-	s->search = fn;
-	s->search_ctx = ctx;
+	s->search = ss;
+}
+
+/* Asks the symbol search for the binary (obj NULL) or the debug file of obj. */
+static char *search(struct sw_symbolicator *s, const struct sw_image_ref *ref,
+		    const struct sw_object *obj, bool want_debug)
+{
+	if (!s->search)
+		return NULL;
+	struct sw_symsearch_query q = {
+	    .id = obj ? obj->id : ref->id,
+	    .id_len = obj ? obj->id_len : ref->id_len,
+	    .path = obj ? obj->path : ref->path,
+	    .arch =
+		ref->arch ? ref->arch : (obj && obj->format == SW_OBJECT_MACHO ? obj->arch : NULL),
+	    .debuglink = obj ? obj->debuglink : NULL,
+	    .macho = obj ? obj->format == SW_OBJECT_MACHO : ref->id_len == 16,
+	};
+	if (!q.id_len && !q.path)
+		return NULL;
+	struct sw_symsearch_result res = {0};
+	char *found = NULL;
+	if (sw_symsearch_find(s->search, &q, &res, NULL) >= 0) {
+		const char *p = want_debug ? res.debug : res.binary;
+		if (p && !(want_debug && obj && strcmp(p, obj->path) == 0))
+			found = strdup(p);
+	}
+	sw_symsearch_result_finish(&res);
+	return found;
 }
 
 unsigned sw_symbolicate_return_adjust(const char *arch)
@@ -158,8 +184,7 @@ static struct memo *memo_slot(struct sw_symbolicator *s, const void *key)
 	return &s->memo[h];
 }
 
-static void memo_put(struct sw_symbolicator *s, struct memo *m, const void *key,
-		     const char *value)
+static void memo_put(struct sw_symbolicator *s, struct memo *m, const void *key, const char *value)
 {
 	m->key = key;
 	m->value = value;
@@ -221,6 +246,20 @@ static char *resolve_dsym(const char *path)
 	return found;
 }
 
+/* PATH.dSYM's DWARF file when that bundle exists. */
+static char *dsym_beside(const char *path)
+{
+	size_t n = strlen(path) + 8;
+	char *bundle = malloc(n);
+	if (!bundle)
+		return NULL;
+	snprintf(bundle, n, "%s.dSYM", path);
+	struct stat st;
+	char *found = stat(bundle, &st) == 0 && S_ISDIR(st.st_mode) ? resolve_dsym(bundle) : NULL;
+	free(bundle);
+	return found;
+}
+
 static bool same_id(const struct sw_object *o, const uint8_t *id, size_t len)
 {
 	return id && len && o->id_len == len && memcmp(o->id, id, len) == 0;
@@ -235,7 +274,8 @@ static struct image *find_image(struct sw_symbolicator *s, const struct sw_image
 			return im;
 		if (!ref->id_len && ref->path && strcmp(im->path, ref->path) == 0 &&
 		    strcmp(im->arch, ref->arch ? ref->arch : "") == 0 &&
-		    (!ref->debug_path || (im->debug_path && strcmp(im->debug_path, ref->debug_path) == 0)))
+		    (!ref->debug_path ||
+		     (im->debug_path && strcmp(im->debug_path, ref->debug_path) == 0)))
 			return im;
 	}
 	return NULL;
@@ -247,17 +287,21 @@ static int open_debug(struct sw_symbolicator *s, struct image *im, const struct 
 	char *dpath = NULL;
 	if (ref->debug_path)
 		dpath = resolve_dsym(ref->debug_path);
-	else if (!im->obj->has_debug_info && s->search && im->obj->id_len)
-		dpath = s->search(s->search_ctx, im->obj->id, im->obj->id_len, ref->arch,
-				  im->obj->path, true);
+	else if (!im->obj->has_debug_info && im->obj->format == SW_OBJECT_MACHO &&
+		 (s->flags & SW_SYMBOLICATE_DSYM_BESIDE_ONLY))
+		dpath = dsym_beside(im->obj->path);
+	else if (!im->obj->has_debug_info)
+		dpath = search(s, ref, im->obj, true);
 	if (!dpath) {
 		if (ref->debug_path)
 			return sw_error_set(err, -ENOENT, "no DWARF file in '%s'", ref->debug_path);
 		return 0;
 	}
-	const char *arch = ref->arch ? ref->arch : (im->obj->format == SW_OBJECT_MACHO ? im->obj->arch : NULL);
+	const char *arch =
+	    ref->arch ? ref->arch : (im->obj->format == SW_OBJECT_MACHO ? im->obj->arch : NULL);
 	int r = sw_object_open(dpath, arch, &im->dbg, err);
-	if (r >= 0 && im->obj->id_len && im->dbg->id_len && !same_id(im->dbg, im->obj->id, im->obj->id_len)) {
+	if (r >= 0 && im->obj->id_len && im->dbg->id_len &&
+	    !same_id(im->dbg, im->obj->id, im->obj->id_len)) {
 		r = sw_error_set(err, -ENOENT, "'%s' does not match the binary's id", dpath);
 		sw_object_free(im->dbg);
 		im->dbg = NULL;
@@ -271,12 +315,12 @@ static int open_debug(struct sw_symbolicator *s, struct image *im, const struct 
 	return ref->debug_path ? r : 0;
 }
 
-static int load_image(struct sw_symbolicator *s, const struct sw_image_ref *ref,
-		      struct image *im, struct sw_error *err)
+static int load_image(struct sw_symbolicator *s, const struct sw_image_ref *ref, struct image *im,
+		      struct sw_error *err)
 {
 	char *path = ref->path ? strdup(ref->path) : NULL;
-	if (!path && s->search && ref->id_len)
-		path = s->search(s->search_ctx, ref->id, ref->id_len, ref->arch, NULL, false);
+	if (!path && ref->id_len)
+		path = search(s, ref, NULL, false);
 	if (!path)
 		return sw_error_set(err, -ENOENT, "no binary found for this image");
 	int r = sw_object_open(path, ref->arch, &im->obj, err);
@@ -380,9 +424,9 @@ int sw_symbolicate_file_addr(struct sw_symbolicator *s, const struct sw_image_re
 	int n = 0;
 	if (im->dwarf) {
 		unsigned dflags = (s->flags & SW_SYMBOLICATE_NO_INLINES) ? SW_DWARF_NO_INLINES : 0;
-		n = sw_dwarf_lookup(im->dwarf, addr, dflags, df,
-				    max < SW_SYMBOLICATE_MAX_FRAMES ? max : SW_SYMBOLICATE_MAX_FRAMES,
-				    err);
+		n = sw_dwarf_lookup(
+		    im->dwarf, addr, dflags, df,
+		    max < SW_SYMBOLICATE_MAX_FRAMES ? max : SW_SYMBOLICATE_MAX_FRAMES, err);
 		if (n < 0)
 			return n;
 	}
@@ -390,11 +434,11 @@ int sw_symbolicate_file_addr(struct sw_symbolicator *s, const struct sw_image_re
 		return symbol_frame(s, obj, addr, frames);
 	for (int i = 0; i < n; i++) {
 		frames[i] = (struct sw_frame){
-			.function = shown_name(s, df[i].function),
-			.file = df[i].file,
-			.line = df[i].line,
-			.column = df[i].column,
-			.flags = SW_FRAME_DEBUG_INFO | (i + 1 < n ? SW_FRAME_INLINED : 0),
+		    .function = shown_name(s, df[i].function),
+		    .file = df[i].file,
+		    .line = df[i].line,
+		    .column = df[i].column,
+		    .flags = SW_FRAME_DEBUG_INFO | (i + 1 < n ? SW_FRAME_INLINED : 0),
 		};
 	}
 	/*
@@ -410,8 +454,7 @@ int sw_symbolicate_file_addr(struct sw_symbolicator *s, const struct sw_image_re
 }
 
 int sw_symbolicate(struct sw_symbolicator *s, const struct sw_image_ref *ref, uint64_t addr,
-		   bool return_address, struct sw_frame *frames, size_t max,
-		   struct sw_error *err)
+		   bool return_address, struct sw_frame *frames, size_t max, struct sw_error *err)
 {
 	const struct sw_object *obj;
 	int idx = sw_symbolicator_image(s, ref, &obj, err);

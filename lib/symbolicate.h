@@ -32,13 +32,19 @@ enum sw_symbolicate_flags {
 	SW_SYMBOLICATE_NO_INLINES = 1 << 0,  /* one frame per address */
 	SW_SYMBOLICATE_NO_DEMANGLE = 1 << 1, /* names as in the file (Mach-O's _ still stripped) */
 	SW_SYMBOLICATE_SWIFT_SIMPLIFIED = 1 << 2,
+	/*
+	 * Mach-O: take only FILE.dSYM beside the binary, as llvm-symbolizer
+	 * does, rather than any dSYM the symbol search finds by UUID
+	 * (`stallwatch symbolicate` without --dsym).
+	 */
+	SW_SYMBOLICATE_DSYM_BESIDE_ONLY = 1 << 3,
 };
 
 enum sw_frame_flags {
-	SW_FRAME_INLINED = 1 << 0,     /* an inlined call: the next frame contains it */
-	SW_FRAME_SYMBOL = 1 << 1,      /* from the symbol table: symbol_addr and offset are set */
-	SW_FRAME_SYNTHETIC = 1 << 2,   /* a function start with no name: function is "sub_<hex>" */
-	SW_FRAME_DEBUG_INFO = 1 << 3,  /* from DWARF */
+	SW_FRAME_INLINED = 1 << 0,    /* an inlined call: the next frame contains it */
+	SW_FRAME_SYMBOL = 1 << 1,     /* from the symbol table: symbol_addr and offset are set */
+	SW_FRAME_SYNTHETIC = 1 << 2,  /* a function start with no name: function is "sub_<hex>" */
+	SW_FRAME_DEBUG_INFO = 1 << 3, /* from DWARF */
 };
 
 struct sw_frame {
@@ -58,24 +64,21 @@ struct sw_image_ref {
 	const char *path;  /* the binary, or NULL to find it by id */
 	const uint8_t *id; /* LC_UUID or GNU build-id; NULL when unknown */
 	size_t id_len;
-	const char *arch;  /* NULL: the only or the host's slice */
+	const char *arch;       /* NULL: the only or the host's slice */
 	const char *debug_path; /* a dSYM bundle or its DWARF file, or a separate ELF debug file */
-	uint64_t load_addr; /* the run-time address of the text vmaddr */
+	uint64_t load_addr;     /* the run-time address of the text vmaddr */
 };
 
-/*
- * Finds a binary (want_debug false) or its debug file (true) by id: the
- * symbol search plugs in here.  Returns a malloc'ed path the symbolicator
- * frees, or NULL.
- */
-typedef char *(*sw_symbolicate_search_fn)(void *ctx, const uint8_t *id, size_t id_len,
-					  const char *arch, const char *hint_path,
-					  bool want_debug);
+struct sw_symsearch;
 
 int sw_symbolicator_new(unsigned flags, struct sw_symbolicator **ret);
 void sw_symbolicator_free(struct sw_symbolicator *s);
-void sw_symbolicator_set_search(struct sw_symbolicator *s, sw_symbolicate_search_fn fn,
-				void *ctx);
+/*
+ * Lets the symbolicator find binaries by id and debug files (dSYM bundles,
+ * .build-id trees, .gnu_debuglink, debuginfod) through ss, which it borrows:
+ * ss must outlive it.
+ */
+void sw_symbolicator_set_symsearch(struct sw_symbolicator *s, struct sw_symsearch *ss);
 
 /*
  * Opens (or finds among those already open) the image ref names, with its
@@ -91,8 +94,7 @@ int sw_symbolicator_image(struct sw_symbolicator *s, const struct sw_image_ref *
  * unknown address gives one frame with function and file NULL), or -errno.
  */
 int sw_symbolicate(struct sw_symbolicator *s, const struct sw_image_ref *ref, uint64_t addr,
-		   bool return_address, struct sw_frame *frames, size_t max,
-		   struct sw_error *err);
+		   bool return_address, struct sw_frame *frames, size_t max, struct sw_error *err);
 
 /* The same for a file (unslid) address, taken as given. */
 int sw_symbolicate_file_addr(struct sw_symbolicator *s, const struct sw_image_ref *ref,

@@ -317,8 +317,8 @@ static int link_children(struct sw_tree *t)
 	return r;
 }
 
-static bool thread_selected(const struct sw_tree_stall *s, const struct sw_tree_sample *smp,
-			    const struct sw_tree_options *o, long thread_filter)
+bool sw_tree_sample_selected(const struct sw_tree_stall *s, const struct sw_tree_sample *smp,
+			     const struct sw_tree_options *o, long thread_filter)
 {
 	const struct sw_tree_thread *th = &s->threads[smp->thread];
 	switch (o->thread) {
@@ -350,7 +350,7 @@ static int aggregate(struct sw_tree *t, struct sw_tree_stall *const *stalls, siz
 			t->counts_only = true;
 		for (size_t i = 0; i < s->nsamples; i++) {
 			const struct sw_tree_sample *smp = &s->samples[i];
-			if (!thread_selected(s, smp, o, thread_filter))
+			if (!sw_tree_sample_selected(s, smp, o, thread_filter))
 				continue;
 			t->all += smp->weight;
 			size_t j = (smp->stack * 0x9e3779b1u) & (cap * 2 - 1);
@@ -612,6 +612,18 @@ uint64_t sw_tree_stall_signature(const struct sw_profile *p, struct sw_tree_stal
 	uint64_t h = SW_FNV_OFFSET;
 	if (sw_tree_stall_default_tree(p, s, &t) < 0)
 		return h;
+	/*
+	 * System frames below the deepest frame of the app's own code are left
+	 * out: which libc or libm internal happens to be heaviest is noise that
+	 * would split one hang into several signatures.
+	 */
+	uint32_t last = NONE;
+	for (uint32_t i = t->first_root; i != NONE; i = t->nodes[i].first_child) {
+		const struct sw_tree_image *img =
+		    sw_profile_get_image(p, p->frames[t->nodes[i].frame].f.image);
+		if (!img || !img->system)
+			last = i;
+	}
 	for (uint32_t i = t->first_root; i != NONE; i = t->nodes[i].first_child) {
 		const struct sw_tree_frame *f = &p->frames[t->nodes[i].frame].f;
 		const struct sw_tree_image *img = sw_profile_get_image(p, f->image);
@@ -619,6 +631,8 @@ uint64_t sw_tree_stall_signature(const struct sw_profile *p, struct sw_tree_stal
 		const char *fn = f->linkage ? f->linkage : "?";
 		h = sw_tree_hash_bytes(h, image, strlen(image) + 1);
 		h = sw_tree_hash_bytes(h, fn, strlen(fn) + 1);
+		if (i == last)
+			break;
 	}
 	sw_tree_free(t);
 	s->signature = h;
@@ -648,4 +662,45 @@ int sw_tree_stall_default_tree(const struct sw_profile *cp, struct sw_tree_stall
 	p->cached_tree->refs++;
 	*ret = p->cached_tree;
 	return 0;
+}
+
+struct sw_tree_rewriter {
+	struct builder b;
+};
+
+int sw_tree_rewriter_new(const struct sw_profile *p, const struct sw_tree_options *o,
+			 struct sw_tree_rewriter **ret)
+{
+	struct sw_tree_rewriter *rw = calloc(1, sizeof(*rw));
+	if (!rw)
+		return -ENOMEM;
+	rw->b.p = p;
+	rw->b.o = o;
+	rw->b.match = calloc(p->nframes + 1, 1);
+	rw->b.xmatch = calloc(p->nframes + 1, 1);
+	if (!rw->b.match || !rw->b.xmatch) {
+		sw_tree_rewriter_free(rw);
+		return -ENOMEM;
+	}
+	*ret = rw;
+	return 0;
+}
+
+void sw_tree_rewriter_free(struct sw_tree_rewriter *rw)
+{
+	if (!rw)
+		return;
+	free(rw->b.match);
+	free(rw->b.xmatch);
+	free(rw);
+}
+
+long sw_tree_rewrite(struct sw_tree_rewriter *rw, uint32_t *frames, size_t depth)
+{
+	return rewrite(&rw->b, frames, depth);
+}
+
+uint64_t sw_profile_frame_func(const struct sw_profile *p, uint32_t id)
+{
+	return id < p->nframes ? p->frames[id].func : 0;
 }

@@ -18,7 +18,9 @@
  * A stall's signature hashes its heaviest path (Instruments' Heaviest Stack
  * Trace, taken from the stall's own thread with no display option applied)
  * by image file name and linkage name only, so ASLR, rebuilds, line changes
- * and demangler changes leave it alone.  The hash is 64-bit FNV-1a over
+ * and demangler changes leave it alone.  System frames below the deepest
+ * frame outside system images are left out (libc or libm internals would
+ * otherwise split one hang into several signatures).  The hash is 64-bit FNV-1a over
  * "image\0linkage\0" for each frame from the root, with "?" standing for an
  * unknown image or function name.
  *
@@ -246,6 +248,26 @@ size_t sw_tree_heaviest(const struct sw_tree *t, uint32_t *path, size_t max);
  * its main thread with no display option applied.
  */
 uint64_t sw_tree_stall_signature(const struct sw_profile *p, struct sw_tree_stall *s);
+
+/*
+ * Rewriting single stacks as trees do (focus, exclude, hide-system,
+ * flatten-recursion, invert, max-depth), for renderers that keep samples
+ * apart (speedscope's time order).  sw_tree_rewrite() works in place on
+ * frames[0..depth) and returns the new depth, or -1 when options drop the
+ * sample.  The rewriter borrows p and o.
+ */
+struct sw_tree_rewriter;
+int sw_tree_rewriter_new(const struct sw_profile *p, const struct sw_tree_options *o,
+			 struct sw_tree_rewriter **ret);
+void sw_tree_rewriter_free(struct sw_tree_rewriter *rw);
+long sw_tree_rewrite(struct sw_tree_rewriter *rw, uint32_t *frames, size_t depth);
+
+/* Whether the options (and thread_filter, as in sw_tree_build()) take a sample. */
+bool sw_tree_sample_selected(const struct sw_tree_stall *s, const struct sw_tree_sample *smp,
+			     const struct sw_tree_options *o, long thread_filter);
+
+/* What tree nodes merge frames by: a hash of image and function. */
+uint64_t sw_profile_frame_func(const struct sw_profile *p, uint32_t id);
 
 /*
  * The name a frame is shown under: never NULL; "???" for an unknown

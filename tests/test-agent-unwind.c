@@ -22,7 +22,7 @@
 #define OMIT_FP
 #else
 #define NOINLINE __attribute__((noinline, noclone))
-#define OMIT_FP __attribute__((optimize("omit-frame-pointer")))
+#define OMIT_FP  __attribute__((optimize("omit-frame-pointer")))
 #endif
 
 static void *oracle[64];

@@ -118,7 +118,7 @@ static void make_line(void)
 	un(&line, 0, 4); /* header length, patched */
 	size_t hstart = line.n;
 	u8(&line, 1), u8(&line, 1), u8(&line, 1), u8(&line, (uint8_t)-5), u8(&line, 14),
-		u8(&line, 13);
+	    u8(&line, 13);
 	static const uint8_t std[12] = {0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1};
 	for (int i = 0; i < 12; i++)
 		u8(&line, std[i]);
@@ -127,10 +127,10 @@ static void make_line(void)
 	u8(&line, 0);
 	patch32(&line, hlen_at, (uint32_t)(line.n - hstart));
 	u8(&line, 0), uleb(&line, 9), u8(&line, 2), un(&line, 0x1000, 8); /* set_address */
-	u8(&line, 1);                                                  /* copy: line 1 */
-	u8(&line, 2), uleb(&line, 0x20);                               /* advance_pc */
-	u8(&line, 3), uleb(&line, 4);                                  /* advance_line: 5 */
-	u8(&line, 5), uleb(&line, 9);                                  /* column 9 */
+	u8(&line, 1);                                                     /* copy: line 1 */
+	u8(&line, 2), uleb(&line, 0x20);                                  /* advance_pc */
+	u8(&line, 3), uleb(&line, 4);                                     /* advance_line: 5 */
+	u8(&line, 5), uleb(&line, 9);                                     /* column 9 */
 	u8(&line, 1);
 	u8(&line, 2), uleb(&line, 0xe0);
 	u8(&line, 0), uleb(&line, 1), u8(&line, 1); /* end_sequence at 0x1100 */
@@ -146,7 +146,7 @@ static void make_info(enum variant v)
 	u8(&info, 8);
 	uleb(&info, 1);
 	str(&info, "a.c"), str(&info, "/src"), un(&info, 0x1000, 8), un(&info, 0x100, 4),
-		un(&info, 0, 4);
+	    un(&info, 0, 4);
 	size_t abstract = info.n;
 	if (v == ORIGIN_CYCLE) {
 		uleb(&info, 5), un(&info, abstract, 4); /* points at itself */
@@ -161,10 +161,10 @@ static void make_info(enum variant v)
 	for (int i = 0; i < nest; i++)
 		uleb(&info, 6);
 	uleb(&info, 3), un(&info, abstract, 4), un(&info, 0x1020, 8), un(&info, 0x10, 4),
-		u8(&info, 1), u8(&info, 7), u8(&info, 3);
+	    u8(&info, 1), u8(&info, 7), u8(&info, 3);
 	if (v == ORIGIN_CYCLE)
 		uleb(&info, 3), un(&info, abstract + 5, 4), un(&info, 0x1040, 8),
-			un(&info, 0x10, 4), u8(&info, 1), u8(&info, 8), u8(&info, 2);
+		    un(&info, 0x10, 4), u8(&info, 1), u8(&info, 8), u8(&info, 2);
 	if (v == BAD_FORM)
 		uleb(&info, 7), u8(&info, 0);
 	if (v == BAD_CODE)

@@ -280,12 +280,12 @@ int main(int argc, char **argv)
 	static const struct {
 		const char *cc, *target, *arch;
 	} builds[] = {
-		{"gcc-12", NULL, "x86_64"},
-		{"clang-14", "x86_64-linux-gnu", "x86_64"},
-		{"clang-19", "i386-linux-gnu", "i386"},
-		{"clang-19", "powerpc-linux-gnu", "ppc"},
-		{"clang-19", "powerpc64-linux-gnu -mabi=elfv2", "ppc64"},
-		{"clang-19", "aarch64-linux-gnu", "aarch64"},
+	    {"gcc-12", NULL, "x86_64"},
+	    {"clang-14", "x86_64-linux-gnu", "x86_64"},
+	    {"clang-19", "i386-linux-gnu", "i386"},
+	    {"clang-19", "powerpc-linux-gnu", "ppc"},
+	    {"clang-19", "powerpc64-linux-gnu -mabi=elfv2", "ppc64"},
+	    {"clang-19", "aarch64-linux-gnu", "aarch64"},
 	};
 	int built = 0;
 	for (size_t i = 0; i < sizeof(builds) / sizeof(builds[0]); i++) {
@@ -293,13 +293,15 @@ int main(int argc, char **argv)
 		snprintf(bin, sizeof(bin), "%s/fs-%zu", workdir, i);
 		if (!have(builds[i].cc))
 			continue;
-		int r = builds[i].target
-				? sh("%s -target %s -O2 -g -gdwarf-5 -ffreestanding -nostdlib -static "
-				     "-fasynchronous-unwind-tables -fuse-ld=lld -Wl,--build-id %s -o %s",
-				     builds[i].cc, builds[i].target, src, bin)
-				: sh("%s -O2 -g -ffreestanding -nostdlib -static -fasynchronous-unwind-tables "
-				     "-Wl,--build-id %s -o %s",
-				     builds[i].cc, src, bin);
+		int r =
+		    builds[i].target
+			? sh("%s -target %s -O2 -g -gdwarf-5 -ffreestanding -nostdlib -static "
+			     "-fasynchronous-unwind-tables -fuse-ld=lld -Wl,--build-id %s -o %s",
+			     builds[i].cc, builds[i].target, src, bin)
+			: sh("%s -O2 -g -ffreestanding -nostdlib -static "
+			     "-fasynchronous-unwind-tables "
+			     "-Wl,--build-id %s -o %s",
+			     builds[i].cc, src, bin);
 		if (r != 0) {
 			printf("cannot build with %s %s\n", builds[i].cc,
 			       builds[i].target ? builds[i].target : "");

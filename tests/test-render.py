@@ -177,8 +177,25 @@ for s in stalls:
     check(nodes and nodes[0][1] == n_main, "sample root count %s: %s" % (s["label"], nodes[:1]))
 
 # ---- ndjson and json ----
+def nest(flat):
+    """The flat preorder list (nodes naming their parent's index) as nested dicts."""
+    roots = []
+    for i, n in enumerate(flat):
+        n = dict(n, children=[])
+        flat[i] = n
+        if n["parent"] is None:
+            check(n["depth"] == 0, "root depth")
+            roots.append(n)
+        else:
+            check(0 <= n["parent"] < i, "parent precedes its child")
+            parent = flat[n["parent"]]
+            check(n["depth"] == parent["depth"] + 1, "child depth")
+            parent["children"].append(n)
+    return roots
+
+
 def check_node(node, unit_total=None):
-    for key in ("symbol", "image", "file", "line", "total", "self", "samples", "children"):
+    for key in ("symbol", "image", "file", "line", "total", "self", "samples", "depth", "parent"):
         check(key in node, "tree node lacks %s" % key)
     child_sum = sum(c["total"] for c in node["children"])
     check(node["total"] == node["self"] + child_sum, "node total %s" % node["symbol"])
@@ -191,11 +208,12 @@ def check_stall(obj, s):
         check(key in obj, "stall lacks %s" % key)
     check(obj["id"] == s["id"] and obj["label"] == s["label"], "stall id")
     check(re.fullmatch(r"[0-9a-f]{16}", obj["signature"]) is not None, "signature form")
-    check(sum(n["total"] for n in obj["tree"]) == main_total(s), "ndjson roots %s" % s["label"])
-    for n in obj["tree"]:
+    roots = nest(list(obj["tree"]))
+    check(sum(n["total"] for n in roots) == main_total(s), "ndjson roots %s" % s["label"])
+    for n in roots:
         check_node(n)
     # the heaviest path follows the heaviest child from the heaviest root
-    level, path = obj["tree"], []
+    level, path = roots, []
     while level:
         top = max(level, key=lambda n: n["total"])
         path.append(top["symbol"])
@@ -226,6 +244,7 @@ for o, s, nd in zip(doc["stalls"], stalls, stall_objs):
 # the default --min-percent hides small nodes but keeps the sums honest upward
 small = json.loads(render("ndjson", "--min-percent", "50").splitlines()[0])
 check(all(n["total"] * 2 >= main_total(stalls[0]) for n in small["tree"]), "min-percent prunes")
+check(len(small["tree"]) < len(stall_objs[0]["tree"]), "min-percent leaves nodes out")
 
 # ---- speedscope ----
 doc = json.loads(render("speedscope"))
@@ -248,6 +267,19 @@ for p, s in zip(doc["profiles"], stalls):
         got[tuple(frames[i]["name"] for i in st)] += w
     want = {k: v[0] for k, v in expected(s).items()}
     check(dict(got) == want, "speedscope stacks %s" % s["label"])
+# samples in time order, as the fixture lists them
+for p, s in zip(doc["profiles"], stalls):
+    order = [tuple(frames[i]["name"] for i in st) for st in p["samples"]]
+    want = [tuple(f.shown() for f in fr) for tid, w, fr in s["samples"] if tid == s["tid"]]
+    check(order == want, "speedscope time order %s" % s["label"])
+for opts, kw in [(("--invert",), dict(invert=True)), (("--hide-system",), dict(hide_system=True))]:
+    d2 = json.loads(render("speedscope", *opts))
+    for p, s in zip(d2["profiles"], stalls):
+        got = collections.defaultdict(int)
+        for st, w in zip(p["samples"], p["weights"]):
+            got[tuple(d2["shared"]["frames"][i]["name"] for i in st)] += w
+        check(dict(got) == {k: v[0] for k, v in expected(s, **kw).items()},
+              "speedscope %s %s" % (opts, s["label"]))
 check(isinstance(doc.get("activeProfileIndex"), int) and isinstance(doc.get("exporter"), str), "speedscope extras")
 
 # ---- pprof ----

@@ -20,6 +20,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 import xml.etree.ElementTree as ET
 
 STALLWATCH = os.environ.get("STALLWATCH", "")
@@ -96,7 +97,8 @@ def main():
             names = [f["symbol"] for f in s["heaviest"]]
             chain = BUSY_CHAIN if s["kind"] == "busy" else SLEEP_CHAIN
             check(in_order(names, chain), "heaviest path %s lacks %s" % (names, chain))
-            check(sum(n["total"] for n in s["tree"]) > 0.9 * s["duration_ms"] * 1e6,
+            check(sum(n["total"] for n in s["tree"] if n["parent"] is None)
+                  > 0.9 * s["duration_ms"] * 1e6,
                   "tree total covers the stall")
             check(all("tree" in s and "signature" in s and "stacks" in s for s in stalls),
                   "stall objects keep the agent's fields and add the tree")
@@ -138,6 +140,15 @@ def main():
     rc, _, _ = run(["--fail-if-longer-than", "100000"], ["busy:300"])
     check(rc == 0, "run --fail-if-longer-than 100000 exited %d" % rc)
 
+    # --duration and --max-stalls end the program with the watch, status 0
+    t0 = time.time()
+    rc, out, err = run(["--duration", "1.5", "--format", "ndjson"], ["busy:300", "idle:20000"])
+    check(rc == 0 and time.time() - t0 < 15, "run --duration: exit %d after %.1f s: %s"
+          % (rc, time.time() - t0, err))
+    check(len(stalls_of(out)[0]) == 1, "run --duration: one stall expected")
+    rc, out, err = run(["--max-stalls", "1", "--format", "ndjson"], ["busy:300", "busy:300", "idle:20000"])
+    check(rc == 0 and len(stalls_of(out)[0]) == 1, "run --max-stalls 1: exit %d" % rc)
+
     # a cut recording: what precedes the cut, and a warning
     data = open(r1, "rb").read()
     cut = os.path.join(tmp, "cut.swtrace")
@@ -151,6 +162,19 @@ def main():
     check(rc == 5 and "cannot read" in err, "garbage: exit %d, %s" % (rc, err))
     rc, out, err = report([os.path.join(tmp, "missing.swtrace")])
     check(rc == 5, "missing file: exit %d" % rc)
+
+    # the demo: its stalls in the functions its source names
+    p = subprocess.run([STALLWATCH, "demo", "--format", "ndjson"], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=120)
+    check(p.returncode == 0, "demo exited %d: %s" % (p.returncode, p.stderr.decode()[-500:]))
+    stalls, _ = stalls_of(p.stdout)
+    paths = [[f["symbol"] for f in s["heaviest"]] for s in stalls]
+    for chain in (["main", "parse_config_file"], ["main", "load_thumbnails", "blur_pixel"],
+                  ["main", "save_document"], ["main", "wait_for_worker"]):
+        check(any(in_order(p, chain) for p in paths), "demo: no stall in %s: %s" % (chain, paths))
+    thumbs = [s["signature"] for s, p in zip(stalls, paths) if "load_thumbnails" in p]
+    check(len(thumbs) == 2 and thumbs[0] == thumbs[1], "demo: the two thumbnail hangs differ: %s"
+          % thumbs)
 
     print("%d failures" % failures)
     return 1 if failures else 0

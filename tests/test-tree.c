@@ -301,6 +301,14 @@ static void test_signatures(void)
 	other[2].weight = 100;
 	load(&d, other, NSPECS, 0x555500000000, 0, "");
 	CHECK(sa != sw_tree_stall_signature(d.p, d.s));
+	/* a system leaf under the same app frame is noise, not another hang */
+	other[2].weight = 15;
+	other[0].stack = "libc!__libc_start_main|app!main|app!run|app!compute|app!compute|"
+			 "app!compute|libc!memset";
+	sw_profile_free(d.p);
+	load(&d, other, NSPECS, 0x555500000000, 0, "");
+	CHECK(sa == sw_tree_stall_signature(d.p, d.s));
+	other[0].stack = specs[0].stack;
 	/* the worker thread does not count */
 	other[2].weight = 15;
 	other[6].weight = 1000;

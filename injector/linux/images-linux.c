@@ -13,6 +13,7 @@
 #include "wire.h"
 
 static char exe_path[4096];
+static char interp[4096]; /* the main program's PT_INTERP: the dynamic loader */
 
 static void find_build_id(const struct dl_phdr_info *info, const ElfW(Phdr) * ph,
 			  struct swa_plat_image *im)
@@ -57,9 +58,11 @@ static int each_object(struct dl_phdr_info *info, size_t size, void *data)
 		}
 		im.path = exe_path;
 	}
-	it->first = false;
 	for (unsigned i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (it->first && ph->p_type == PT_INTERP && !interp[0] &&
+		    ph->p_memsz < sizeof(interp))
+			memcpy(interp, (const void *)(info->dlpi_addr + ph->p_vaddr), ph->p_memsz);
 		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && !im.text_size) {
 			im.text_vmaddr = ph->p_vaddr;
 			im.text_size = ph->p_memsz;
@@ -69,6 +72,8 @@ static int each_object(struct dl_phdr_info *info, size_t size, void *data)
 			find_build_id(info, ph, &im);
 		}
 	}
+	it->first = false;
+	im.loader = interp[0] && im.path && strcmp(im.path, interp) == 0;
 	if (im.text_size && im.path)
 		it->fn(&im, it->ctx);
 	return 0;

@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <stdatomic.h>
@@ -89,6 +90,53 @@ void swa_plat_sleep_until(uint64_t t)
 			      .tv_nsec = (long)(t % 1000000000u)};
 	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 		;
+}
+
+struct swa_event {
+	sem_t sem;
+};
+
+struct swa_event *swa_plat_event_new(void)
+{
+	struct swa_event *e = calloc(1, sizeof(*e));
+	if (e && sem_init(&e->sem, 0, 0) < 0) {
+		free(e);
+		e = NULL;
+	}
+	return e;
+}
+
+void swa_plat_event_signal(struct swa_event *e)
+{
+	if (e)
+		sem_post(&e->sem);
+}
+
+int swa_plat_event_wait(struct swa_event *e, uint64_t timeout_ns)
+{
+	if (!e)
+		return -EINVAL;
+	uint64_t deadline = swa_plat_now() + timeout_ns;
+	struct timespec ts = {.tv_sec = (time_t)(deadline / 1000000000u),
+			      .tv_nsec = (long)(deadline % 1000000000u)};
+	for (;;) {
+		if (sem_clockwait(&e->sem, CLOCK_MONOTONIC, &ts) == 0)
+			return 0;
+		if (errno != EINTR)
+			return -ETIMEDOUT;
+	}
+}
+
+int swa_plat_self_wait_ns(uint64_t *ret)
+{
+	char buf[128];
+	if (swa_linux_read_file("/proc/thread-self/schedstat", buf, sizeof(buf)) <= 0)
+		return -ENOENT;
+	char *p = strchr(buf, ' ');
+	if (!p)
+		return -EINVAL;
+	*ret = strtoull(p + 1, NULL, 10);
+	return 0;
 }
 
 int swa_plat_thread_cpu_ns(const struct swa_thread *t, uint64_t *ret)

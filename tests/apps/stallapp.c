@@ -65,6 +65,13 @@ int main(int argc, char **argv)
 		}
 	}
 	idle_ms(step_gap_ms);
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "VmRSS:", 6))
+			printf("rss %s", line + 6);
+	if (f)
+		fclose(f);
 	printf("done\n");
 	return 0;
 }

@@ -14,6 +14,8 @@
  *   idle:MS          the loop idles MS
  *   child:MS         a child (this program, re-executed) stalls MS and reports
  *                    whether the agent is loaded in it
+ *   plugin:MS        dlopen $STALLAPP_PLUGIN and stall MS in plugin_outer ->
+ *                    plugin_inner, then dlclose it
  *   gap:MS           idle time between the following steps
  */
 #ifndef _GNU_SOURCE
@@ -159,6 +161,22 @@ static void start_idle_threads(int n)
 	}
 }
 
+NOINLINE static void stall_plugin(int ms)
+{
+	const char *path = getenv("STALLAPP_PLUGIN");
+	void *h = path ? dlopen(path, RTLD_NOW) : NULL;
+	void (*fn)(int) = NULL;
+	if (h)
+		*(void **)&fn = dlsym(h, "plugin_outer");
+	if (!fn) {
+		printf("plugin unavailable\n");
+		return;
+	}
+	fn(ms);
+	dlclose(h);
+	sink += 6;
+}
+
 static void run_child(int ms)
 {
 	char self[4096], arg[32];
@@ -212,6 +230,8 @@ int run_step(const char *step)
 		start_idle_threads(a);
 	else if (!strcmp(kind, "burst"))
 		return -2; /* handled by the loop: several iterations */
+	else if (!strcmp(kind, "plugin"))
+		stall_plugin(a);
 	else if (!strcmp(kind, "child"))
 		run_child(a);
 	else

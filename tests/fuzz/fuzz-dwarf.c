@@ -22,8 +22,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(copy, data, size);
 	struct sw_dwarf_sections s = {0};
-	struct sw_section *order[] = {&s.info, &s.abbrev, &s.line, &s.str, &s.line_str,
-				      &s.str_offsets, &s.addr, &s.ranges, &s.rnglists, &s.aranges};
+	struct sw_section *order[] = {&s.info,     &s.abbrev,      &s.line, &s.str,
+				      &s.line_str, &s.str_offsets, &s.addr, &s.ranges,
+				      &s.rnglists, &s.aranges};
 	size_t off = 41;
 	for (int i = 0; i < 10; i++) {
 		uint32_t n = (uint32_t)copy[4 * i] | (uint32_t)copy[4 * i + 1] << 8 |

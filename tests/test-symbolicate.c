@@ -1,0 +1,202 @@
+/*
+ * Tests of the symbolication pipeline (symbolicate.c): slides, the
+ * return-address rule, the symbol-table fallback with offsets, the image
+ * cache, demangling, and the printing of `stallwatch symbolicate`.  The
+ * fixture is built here with gcc from tests/data/symbolize/freestanding.c;
+ * expected names and lines come from llvm-nm and llvm-symbolizer.
+ *
+ * usage: test-symbolicate SOURCE_ROOT
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "symbolicate.h"
+#include "test.h"
+
+static char workdir[64];
+
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int sh(const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return system(cmd);
+}
+
+static void sh_lines(char out[][512], int n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void sh_lines(char out[][512], int n, const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	for (int i = 0; i < n; i++)
+		out[i][0] = '\0';
+	FILE *p = popen(cmd, "r");
+	for (int i = 0; p && i < n && fgets(out[i], 512, p); i++)
+		out[i][strcspn(out[i], "\n")] = '\0';
+	if (p)
+		pclose(p);
+}
+
+static uint64_t nm_addr(const char *bin, const char *sym)
+{
+	char line[1][512];
+	sh_lines(line, 1, "llvm-nm-14 %s | awk '$3 == \"%s\" {print $1}'", bin, sym);
+	return strtoull(line[0], NULL, 16);
+}
+
+/* "name\nfile:line:column" of llvm-symbolizer's innermost frame at addr. */
+static void oracle(const char *bin, uint64_t addr, char *name, char *loc)
+{
+	char lines[2][512];
+	sh_lines(lines, 2, "llvm-symbolizer-14 --no-demangle -e %s 0x%llx", bin,
+		 (unsigned long long)addr);
+	strcpy(name, lines[0]);
+	strcpy(loc, lines[1]);
+}
+
+static void frame_loc(const struct sw_frame *f, char *out)
+{
+	snprintf(out, 512, "%s:%u:%u", f->file ? f->file : "??", f->line, f->column);
+}
+
+static void test_slide_and_return_address(const char *bin)
+{
+	struct sw_symbolicator *s = NULL;
+	CHECK_INT(sw_symbolicator_new(SW_SYMBOLICATE_NO_DEMANGLE, &s), 0);
+	const struct sw_object *obj = NULL;
+	struct sw_image_ref ref = {.path = bin};
+	CHECK(sw_symbolicator_image(s, &ref, &obj, NULL) >= 0);
+	if (!obj) {
+		sw_symbolicator_free(s);
+		return;
+	}
+	uint64_t worker = nm_addr(bin, "worker"), start = nm_addr(bin, "_start");
+	CHECK(worker && start);
+	const uint64_t slide = 0x7f0000000000ull;
+	ref.load_addr = obj->text_vmaddr + slide;
+
+	/* a return address in _start (after the call to worker) */
+	char name[512], loc[512], got[512];
+	struct sw_frame fr[SW_SYMBOLICATE_MAX_FRAMES];
+	for (uint64_t a = start + 1; a < start + 24; a++) {
+		int n =
+		    sw_symbolicate(s, &ref, a + slide, true, fr, SW_SYMBOLICATE_MAX_FRAMES, NULL);
+		CHECK(n >= 1);
+		oracle(bin, a - 1, name, loc);
+		frame_loc(&fr[0], got);
+		CHECK_STR(got, loc);
+		/* the first frame of a sample is taken as is */
+		n = sw_symbolicate(s, &ref, a + slide, false, fr, SW_SYMBOLICATE_MAX_FRAMES, NULL);
+		oracle(bin, a, name, loc);
+		frame_loc(&fr[0], got);
+		CHECK_STR(got, loc);
+		CHECK_STR(fr[0].function ? fr[0].function : "??", name);
+	}
+	/* the same image again is the same object */
+	const struct sw_object *again = NULL;
+	CHECK(sw_symbolicator_image(s, &ref, &again, NULL) >= 0);
+	CHECK(again == obj);
+	CHECK_INT(sw_symbolicate_return_adjust("x86_64"), 1);
+	CHECK_INT(sw_symbolicate_return_adjust("arm64e"), 4);
+	CHECK_INT(sw_symbolicate_return_adjust("aarch64"), 4);
+	sw_symbolicator_free(s);
+}
+
+static void test_symbols_only(const char *bin)
+{
+	char stripped[300];
+	snprintf(stripped, sizeof(stripped), "%s.nodebug", bin);
+	CHECK_INT(sh("llvm-objcopy-14 --strip-debug %s %s", bin, stripped), 0);
+	struct sw_symbolicator *s = NULL;
+	CHECK_INT(sw_symbolicator_new(0, &s), 0);
+	struct sw_image_ref ref = {.path = stripped};
+	uint64_t worker = nm_addr(bin, "worker");
+	struct sw_frame fr[4];
+	struct sw_error err = {0};
+	int n = sw_symbolicate_file_addr(s, &ref, worker + 5, fr, 4, &err);
+	CHECK_INT(n, 1);
+	CHECK_STR(fr[0].function, "worker");
+	CHECK(fr[0].flags & SW_FRAME_SYMBOL);
+	CHECK_INT(fr[0].symbol_addr, worker);
+	CHECK_INT(fr[0].offset, 5);
+	CHECK(fr[0].file == NULL);
+	struct sw_buf out;
+	sw_buf_init(&out, 0);
+	CHECK_INT(sw_symbolicate_print_text(fr, 1, &out), 0);
+	CHECK_STR(sw_buf_str(&out), "worker + 0x5\n??:0:0\n\n");
+	sw_buf_reset(&out);
+	CHECK_INT(sw_symbolicate_print_json(worker + 5, fr, 1, &out), 0);
+	char want[512];
+	snprintf(want, sizeof(want),
+		 "{\"schema\":1,\"type\":\"address\",\"address\":\"0x%llx\",\"frames\":[{"
+		 "\"function\":\"worker\",\"file\":null,\"line\":0,\"column\":0,\"inlined\":false,"
+		 "\"symbol_address\":\"0x%llx\",\"offset\":5}]}\n",
+		 (unsigned long long)(worker + 5), (unsigned long long)worker);
+	CHECK_STR(sw_buf_str(&out), want);
+	sw_buf_finish(&out);
+	/* an address before every symbol is unknown, not an error */
+	n = sw_symbolicate_file_addr(s, &ref, 1, fr, 4, &err);
+	CHECK_INT(n, 1);
+	CHECK(fr[0].function == NULL);
+	sw_symbolicator_free(s);
+}
+
+static void test_errors(void)
+{
+	struct sw_symbolicator *s = NULL;
+	CHECK_INT(sw_symbolicator_new(0, &s), 0);
+	struct sw_frame fr[4];
+	struct sw_error err = {0};
+	struct sw_image_ref ref = {.path = "/nonexistent/binary"};
+	CHECK_INT(sw_symbolicate_file_addr(s, &ref, 0x1000, fr, 4, &err), -ENOENT);
+	CHECK(strstr(err.msg, "No such file") != NULL);
+	static const uint8_t id[20] = {1, 2, 3};
+	struct sw_image_ref by_id = {.id = id, .id_len = sizeof(id)};
+	sw_error_clear(&err);
+	CHECK(sw_symbolicate_file_addr(s, &by_id, 0x1000, fr, 4, &err) < 0);
+	CHECK(strstr(err.msg, "no binary") != NULL);
+	sw_symbolicator_free(s);
+
+	uint64_t v = 0;
+	CHECK_INT(sw_symbolicate_parse_addr("0x1f", &v), 0);
+	CHECK_INT(v, 0x1f);
+	CHECK_INT(sw_symbolicate_parse_addr("  DEADbeef \r", &v), 0);
+	CHECK_INT(v, 0xdeadbeef);
+	CHECK_INT(sw_symbolicate_parse_addr("0x", &v), -EINVAL);
+	CHECK_INT(sw_symbolicate_parse_addr("12g", &v), -EINVAL);
+	CHECK_INT(sw_symbolicate_parse_addr("0x10000000000000000", &v), -ERANGE);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		sw_test_skip("usage: test-symbolicate SOURCE_ROOT");
+	if (sh("command -v gcc-12 llvm-symbolizer-14 llvm-nm-14 llvm-objcopy-14 >/dev/null") != 0)
+		sw_test_skip("gcc-12 or llvm 14 tools missing");
+	snprintf(workdir, sizeof(workdir), "/tmp/sw-test-symbolicate-XXXXXX");
+	if (!mkdtemp(workdir))
+		sw_test_skip("no temporary directory");
+	char bin[256];
+	snprintf(bin, sizeof(bin), "%s/fs", workdir);
+	if (sh("gcc-12 -O2 -g -ffreestanding -nostdlib -static -fasynchronous-unwind-tables "
+	       "%s/tests/data/symbolize/freestanding.c -o %s",
+	       argv[1], bin) != 0)
+		sw_test_skip("cannot build the fixture");
+	test_slide_and_return_address(bin);
+	test_symbols_only(bin);
+	test_errors();
+	sh("rm -rf %s", workdir);
+	return sw_test_end();
+}
