@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 """Integration tests of stallwatch's device support against the fake device.
 
-Usage: test-device.py STALLWATCH SOURCE_ROOT BUILD_ROOT [TEST...]
+Usage: test-device.py STALLWATCH SOURCE_ROOT BUILD_ROOT [--basic|--streams] [TEST...]
+
+--basic runs the tests that need no app (listing, deadlines, errors);
+--streams those that stream from apps running the agent (meson labels them
+'agent' too, so sanitizer builds that cannot run the agent can leave them out).
 
 The real `stallwatch` binary talks through the unmodified libimobiledevice
 and libusbmuxd to tests/fake-device/fakedevice.py, found through
@@ -27,12 +31,24 @@ sys.path.insert(0, os.path.join(HERE, "fake-device"))
 import fakedevice  # noqa: E402
 
 EXE, SRC, BUILD = sys.argv[1], sys.argv[2], sys.argv[3]
-SELECTED = sys.argv[4:]
+GROUP = None
+SELECTED = [a for a in sys.argv[4:] if not a.startswith("--")]
+for a in sys.argv[4:]:
+    if a in ("--basic", "--streams"):
+        GROUP = a[2:]
 TESTS = []
 failures = []
 
 
 def test(fn):
+    fn.group = "basic"
+    TESTS.append(fn)
+    return fn
+
+
+def stream_test(fn):
+    """A test with apps running the agent on the fake devices."""
+    fn.group = "streams"
     TESTS.append(fn)
     return fn
 
@@ -272,7 +288,7 @@ def app_steps(out, kind):
             if l.startswith("step %s end" % kind)]
 
 
-@test
+@stream_test
 def attach_running_app():
     e = Env()
     try:
@@ -300,7 +316,7 @@ def attach_running_app():
         e.close()
 
 
-@test
+@stream_test
 def attach_wrong_bundle():
     e = Env()
     try:
@@ -315,7 +331,7 @@ def attach_wrong_bundle():
         e.close()
 
 
-@test
+@stream_test
 def attach_two_devices():
     e = Env()
     try:
@@ -361,7 +377,7 @@ def attach_app_not_running():
         e.close()
 
 
-@test
+@stream_test
 def attach_waits_for_app():
     e = Env()
     try:
@@ -377,7 +393,7 @@ def attach_waits_for_app():
         e.close()
 
 
-@test
+@stream_test
 def device_vanishes():
     e = Env()
     try:
@@ -470,7 +486,7 @@ def fds_of(pid):
     return [int(x) for x in os.listdir(d)]
 
 
-@test
+@stream_test
 def all_devices_two():
     e, devices, apps, p, outdir = farm(2, ["idle:300", "busy:300", "idle:300", "sleep:300",
                                            "idle:60000"])
@@ -504,7 +520,7 @@ def all_devices_two():
         e.close()
 
 
-@test
+@stream_test
 def all_devices_app_restarts():
     """After the app ends, --all-devices waits for its next start on that device."""
     e, devices, apps, p, outdir = farm(1, ["idle:300", "busy:300", "idle:300"],
@@ -531,7 +547,7 @@ def all_devices_app_restarts():
         e.close()
 
 
-@test
+@stream_test
 def all_devices_farm():
     count = int(os.environ.get("STALLWATCH_TEST_FARM", "20"))
     e, devices, apps, p, outdir = farm(count, ["idle:500", "busy:300", "idle:600000"],
@@ -574,7 +590,7 @@ def install(device, steps, dev_signed=True):
     return app
 
 
-@test
+@stream_test
 def launch_ios16():
     e = Env(timeout="10")
     try:
@@ -619,7 +635,7 @@ def launch_problems():
         e.close()
 
 
-@test
+@stream_test
 def launch_slow_debugserver():
     """debugserver's replies arrive after libimobiledevice's 1-second read timeout."""
     e = Env(timeout="15")
@@ -634,7 +650,7 @@ def launch_slow_debugserver():
         e.close()
 
 
-@test
+@stream_test
 def launch_ios17_guidance():
     e = Env()
     try:
@@ -693,7 +709,7 @@ def attach_deadlines():
         e.close()
 
 
-@test
+@stream_test
 def all_devices_ndjson():
     e, devices, apps, p, outdir = farm(2, ["idle:300", "busy:300", "idle:60000"],
                                        with_output=False, extra=("--format", "ndjson"))
@@ -754,7 +770,8 @@ def descriptors_high():
 
 
 def main():
-    chosen = [t for t in TESTS if not SELECTED or t.__name__ in SELECTED]
+    chosen = [t for t in TESTS if (not SELECTED or t.__name__ in SELECTED)
+              and (GROUP is None or t.group == GROUP)]
     for t in chosen:
         start = time.monotonic()
         try:
