@@ -71,35 +71,6 @@ static void build_env(const struct sw_watch_options *wo, struct launch_env *e)
 		env_add(e, "STALLWATCH_TOKEN", wo->token);
 }
 
-/* Prints s for a POSIX shell, single-quoted when it needs to be. */
-static void shell_word(FILE *f, const char *s)
-{
-	if (s[0] && strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-			      "._-/:=,@+") == strlen(s)) {
-		fputs(s, f);
-		return;
-	}
-	fputc('\'', f);
-	for (; *s; s++) {
-		if (*s == '\'')
-			fputs("'\\''", f);
-		else
-			fputc(*s, f);
-	}
-	fputc('\'', f);
-}
-
-static void json_escaped(char *out, size_t cap, const char *s)
-{
-	size_t n = 0;
-	for (; *s && n + 3 < cap; s++) {
-		if (*s == '"' || *s == '\\')
-			out[n++] = '\\';
-		out[n++] = *s;
-	}
-	out[n] = '\0';
-}
-
 static void print_guidance(const char *udid, const char *version, const char *bundle,
 			   const struct launch_env *e, const char *dylib)
 {
@@ -107,40 +78,11 @@ static void print_guidance(const char *udid, const char *version, const char *bu
 		"stallwatch: device '%s' runs iOS %s: its debugserver sits behind a tunnel that "
 		"libimobiledevice cannot open, so start the app with one of:\n",
 		udid, version);
-	char json[2048] = "{";
-	for (size_t i = 0; i < e->count; i++) {
-		const char *eq = strchr(e->ptrs[i], '=');
-		char name[64], value[600];
-		snprintf(name, sizeof(name), "%.*s", (int)(eq - e->ptrs[i]), e->ptrs[i]);
-		json_escaped(value, sizeof(value), eq + 1);
-		size_t len = strlen(json);
-		snprintf(json + len, sizeof(json) - len, "%s\"%s\":\"%s\"", i ? "," : "", name,
-			 value);
-	}
-	size_t len = strlen(json);
-	snprintf(json + len, sizeof(json) - len, "}");
-	fputs("  xcrun devicectl device process launch --device ", stderr);
-	shell_word(stderr, udid);
-	if (e->count) {
-		fputs(" --environment-variables ", stderr);
-		shell_word(stderr, json);
-	}
-	fputc(' ', stderr);
-	shell_word(stderr, bundle);
-	fputs("\n  pymobiledevice3 developer dvt launch --tunnel ", stderr);
-	shell_word(stderr, udid);
-	for (size_t i = 0; i < e->count; i++) {
-		const char *eq = strchr(e->ptrs[i], '=');
-		char name[64];
-		snprintf(name, sizeof(name), "%.*s", (int)(eq - e->ptrs[i]), e->ptrs[i]);
-		fputs(" --env ", stderr);
-		shell_word(stderr, name);
-		fputc(' ', stderr);
-		shell_word(stderr, eq + 1);
-	}
-	fputc(' ', stderr);
-	shell_word(stderr, bundle);
-	fputc('\n', stderr);
+	struct sw_buf lines;
+	sw_buf_init(&lines, 0);
+	if (sw_device_launch_commands(&lines, udid, bundle, e->ptrs, e->count) == 0)
+		fwrite(lines.data, 1, lines.len, stderr);
+	sw_buf_finish(&lines);
 	if (dylib)
 		fprintf(stderr,
 			"stallwatch: add DYLD_INSERT_LIBRARIES=<the app's bundle path>/%s to load "

@@ -54,6 +54,18 @@ int sw_device_print_text(FILE *out, const struct sw_device_info *devices, size_t
 	return ferror(out) ? -EIO : 0;
 }
 
+/* One character of a JSON string, escaped as needed. */
+static int json_char(struct sw_buf *out, char c)
+{
+	if (c == '"' || c == '\\') {
+		int r = sw_buf_putc(out, '\\');
+		return r ? r : sw_buf_putc(out, c);
+	}
+	if ((unsigned char)c < 0x20)
+		return sw_buf_printf(out, "\\u%04x", (unsigned char)c);
+	return sw_buf_putc(out, c);
+}
+
 /* A JSON string: quotes, backslashes and control characters escaped. */
 static void json_string(FILE *out, const char *s)
 {
@@ -92,6 +104,87 @@ int sw_device_print_json(FILE *out, const struct sw_device_info *devices, size_t
 		fputs("}\n", out);
 	}
 	return ferror(out) ? -EIO : 0;
+}
+
+/* s as one word of a POSIX shell: bare when safe, else in single quotes. */
+static int shell_word(struct sw_buf *out, const char *s)
+{
+	static const char safe[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				   "0123456789._-/:=,@+%";
+	if (s[0] && strspn(s, safe) == strlen(s))
+		return sw_buf_puts(out, s);
+	int r = sw_buf_putc(out, '\'');
+	for (; *s && r == 0; s++)
+		r = *s == '\'' ? sw_buf_puts(out, "'\\''") : sw_buf_putc(out, *s);
+	return r ? r : sw_buf_putc(out, '\'');
+}
+
+/* The JSON object {"NAME":"VALUE",...} devicectl takes for the environment. */
+static int env_json(struct sw_buf *out, const char *const *env, size_t n)
+{
+	int r = sw_buf_putc(out, '{');
+	for (size_t i = 0; i < n && r == 0; i++) {
+		const char *eq = strchr(env[i], '=');
+		size_t name_len = eq ? (size_t)(eq - env[i]) : strlen(env[i]);
+		r = sw_buf_puts(out, i ? ",\"" : "\"");
+		for (size_t k = 0; k < name_len && r == 0; k++)
+			r = json_char(out, env[i][k]);
+		if (r == 0)
+			r = sw_buf_puts(out, "\":\"");
+		for (const char *v = eq ? eq + 1 : ""; *v && r == 0; v++)
+			r = json_char(out, *v);
+		if (r == 0)
+			r = sw_buf_putc(out, '"');
+	}
+	return r ? r : sw_buf_putc(out, '}');
+}
+
+int sw_device_launch_commands(struct sw_buf *out, const char *udid, const char *bundle,
+			      const char *const *env, size_t env_count)
+{
+	struct sw_buf json;
+	sw_buf_init(&json, 0);
+	int r = env_json(&json, env, env_count);
+	if (r == 0)
+		r = sw_buf_putc(&json, '\0');
+	if (r == 0)
+		r = sw_buf_puts(out, "  xcrun devicectl device process launch --device ");
+	if (r == 0)
+		r = shell_word(out, udid);
+	if (r == 0 && env_count) {
+		r = sw_buf_puts(out, " --environment-variables ");
+		if (r == 0)
+			r = shell_word(out, (const char *)json.data);
+	}
+	if (r == 0)
+		r = sw_buf_putc(out, ' ');
+	if (r == 0)
+		r = shell_word(out, bundle);
+	if (r == 0)
+		r = sw_buf_puts(out, "\n  pymobiledevice3 developer dvt launch --tunnel ");
+	if (r == 0)
+		r = shell_word(out, udid);
+	for (size_t i = 0; i < env_count && r == 0; i++) {
+		const char *eq = strchr(env[i], '=');
+		char name[128];
+		size_t name_len = eq ? (size_t)(eq - env[i]) : strlen(env[i]);
+		snprintf(name, sizeof(name), "%.*s", (int)name_len, env[i]);
+		r = sw_buf_puts(out, " --env ");
+		if (r == 0)
+			r = shell_word(out, name);
+		if (r == 0)
+			r = sw_buf_putc(out, ' ');
+		if (r == 0)
+			r = shell_word(out, eq ? eq + 1 : "");
+	}
+	if (r == 0)
+		r = sw_buf_putc(out, ' ');
+	if (r == 0)
+		r = shell_word(out, bundle);
+	if (r == 0)
+		r = sw_buf_putc(out, '\n');
+	sw_buf_finish(&json);
+	return r;
 }
 
 int sw_device_timeout_from_env(unsigned *ret_ms)

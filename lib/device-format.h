@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "buf.h"
 #include "device.h"
 
 /* "usb", "network", "usb+network" or "unknown"; a static string. */
@@ -18,6 +19,15 @@ int sw_device_print_text(FILE *out, const struct sw_device_info *devices, size_t
 			 bool header);
 /* One NDJSON object a device; unknown fields are null. */
 int sw_device_print_json(FILE *out, const struct sw_device_info *devices, size_t count);
+
+/*
+ * iOS 17 and newer: the command lines that start bundle on the device with
+ * the environment env (NAME=VALUE strings), for the user to run: one with
+ * Xcode's devicectl, one with pymobiledevice3, each on its own line after
+ * two spaces, quoted for a POSIX shell.  Appends to out.
+ */
+int sw_device_launch_commands(struct sw_buf *out, const char *udid, const char *bundle,
+			      const char *const *env, size_t env_count);
 
 /*
  * The deadline of one device operation: STALLWATCH_DEVICE_TIMEOUT in seconds
