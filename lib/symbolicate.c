@@ -465,3 +465,115 @@ int sw_symbolicate(struct sw_symbolicator *s, const struct sw_image_ref *ref, ui
 		file_addr -= sw_symbolicate_return_adjust(obj->arch);
 	return sw_symbolicate_file_addr(s, ref, file_addr, frames, max, err);
 }
+
+/* --- many addresses at once --- */
+
+struct order {
+	uint64_t addr;
+	size_t index;
+};
+
+static int cmp_order(const void *a, const void *b)
+{
+	const struct order *x = a, *y = b;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static int batch_reserve(struct sw_symbolicate_batch *b, size_t nfirst, size_t nframes)
+{
+	if (nfirst > b->first_cap) {
+		size_t *p = realloc(b->first, nfirst * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		b->first = p;
+		b->first_cap = nfirst;
+	}
+	if (nframes > b->frames_cap) {
+		size_t cap = b->frames_cap ? b->frames_cap : 1024;
+		while (cap < nframes)
+			cap *= 2;
+		struct sw_frame *p = realloc(b->frames, cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		b->frames = p;
+		b->frames_cap = cap;
+	}
+	return 0;
+}
+
+int sw_symbolicate_file_addrs(struct sw_symbolicator *s, const struct sw_image_ref *ref,
+			      const uint64_t *addrs, size_t n, struct sw_symbolicate_batch *batch,
+			      size_t *ret_done, struct sw_error *err)
+{
+	struct order *order = malloc((n ? n : 1) * sizeof(*order));
+	size_t *count = calloc(n + 1, sizeof(*count)), *at = malloc((n + 1) * sizeof(*at));
+	struct sw_frame *pool = NULL;
+	size_t used = 0, cap = 0, failed = n;
+	int r = order && count && at ? batch_reserve(batch, n + 1, 0) : -ENOMEM;
+	for (size_t i = 0; r >= 0 && i < n; i++)
+		order[i] = (struct order){addrs[i], i};
+	if (r >= 0 && n)
+		qsort(order, n, sizeof(*order), cmp_order);
+	struct sw_error first_err = {0};
+	for (size_t k = 0; r >= 0 && k < n; k++) {
+		size_t i = order[k].index;
+		if (i > failed)
+			continue;
+		if (cap - used < SW_SYMBOLICATE_MAX_FRAMES) {
+			size_t ncap = cap ? cap * 2 : 4096;
+			struct sw_frame *p = realloc(pool, ncap * sizeof(*p));
+			if (!p) {
+				r = -ENOMEM;
+				break;
+			}
+			pool = p;
+			cap = ncap;
+		}
+		struct sw_error e = {0};
+		int got = sw_symbolicate_file_addr(s, ref, order[k].addr, pool + used,
+						   SW_SYMBOLICATE_MAX_FRAMES, &e);
+		if (got < 0) {
+			failed = i; /* the earliest failing address in input order wins */
+			first_err = e;
+			continue;
+		}
+		at[i] = used;
+		count[i] = (size_t)got;
+		used += (size_t)got;
+	}
+	if (r >= 0)
+		r = batch_reserve(batch, n + 1, used ? used : 1);
+	if (r >= 0) {
+		size_t pos = 0;
+		for (size_t i = 0; i < failed; i++) {
+			batch->first[i] = pos;
+			memcpy(batch->frames + pos, pool + at[i], count[i] * sizeof(*pool));
+			pos += count[i];
+		}
+		batch->first[failed] = pos;
+	}
+	free(order);
+	free(count);
+	free(at);
+	free(pool);
+	if (r < 0)
+		return sw_error_set(err, r, "out of memory");
+	*ret_done = failed;
+	if (failed < n) {
+		if (err)
+			*err = first_err;
+		return first_err.code ? first_err.code : -EINVAL;
+	}
+	return 0;
+}
+
+void sw_symbolicate_batch_finish(struct sw_symbolicate_batch *batch)
+{
+	if (!batch)
+		return;
+	free(batch->frames);
+	free(batch->first);
+	*batch = (struct sw_symbolicate_batch){0};
+}

@@ -101,6 +101,26 @@ int sw_symbolicate_file_addr(struct sw_symbolicator *s, const struct sw_image_re
 			     uint64_t file_addr, struct sw_frame *frames, size_t max,
 			     struct sw_error *err);
 
+/* The answers for many addresses: frames of address i are frames[first[i] .. first[i + 1]). */
+struct sw_symbolicate_batch {
+	struct sw_frame *frames;
+	size_t *first; /* n + 1 entries */
+	size_t frames_cap, first_cap;
+};
+
+/*
+ * Symbolicates n file addresses as sw_symbolicate_file_addr() would one by
+ * one, but visits them in address order, which is much kinder to the caches
+ * when there are many.  The batch's arrays are reused from call to call and
+ * freed by sw_symbolicate_batch_finish().  Returns 0, or -errno with err set
+ * and *ret_done the index of the first address that failed (those before it
+ * are answered).
+ */
+int sw_symbolicate_file_addrs(struct sw_symbolicator *s, const struct sw_image_ref *ref,
+			      const uint64_t *addrs, size_t n, struct sw_symbolicate_batch *batch,
+			      size_t *ret_done, struct sw_error *err);
+void sw_symbolicate_batch_finish(struct sw_symbolicate_batch *batch);
+
 /* How far back a return address is looked up on arch (1 when unknown). */
 unsigned sw_symbolicate_return_adjust(const char *arch);
 
