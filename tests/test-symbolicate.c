@@ -153,6 +153,36 @@ static void test_symbols_only(const char *bin)
 	sw_symbolicator_free(s);
 }
 
+/* Many addresses at once answer as one by one, in input order. */
+static void test_batch(const char *bin)
+{
+	struct sw_symbolicator *s = NULL;
+	CHECK_INT(sw_symbolicator_new(SW_SYMBOLICATE_NO_DEMANGLE, &s), 0);
+	struct sw_image_ref ref = {.path = bin};
+	uint64_t start = nm_addr(bin, "_start"), worker = nm_addr(bin, "worker");
+	uint64_t addrs[64];
+	for (int i = 0; i < 64; i++)
+		addrs[i] = (i % 2 ? start : worker) + (uint64_t)((i * 37) % 50);
+	addrs[5] = addrs[9]; /* duplicates too */
+	struct sw_symbolicate_batch batch = {0};
+	size_t done = 0;
+	CHECK_INT(sw_symbolicate_file_addrs(s, &ref, addrs, 64, &batch, &done, NULL), 0);
+	CHECK_INT(done, 64);
+	for (int i = 0; i < 64; i++) {
+		struct sw_frame fr[SW_SYMBOLICATE_MAX_FRAMES];
+		int n = sw_symbolicate_file_addr(s, &ref, addrs[i], fr, SW_SYMBOLICATE_MAX_FRAMES,
+						 NULL);
+		CHECK_INT(batch.first[i + 1] - batch.first[i], n);
+		for (int j = 0; j < n && (size_t)n == batch.first[i + 1] - batch.first[i]; j++) {
+			const struct sw_frame *b = &batch.frames[batch.first[i] + (size_t)j];
+			CHECK(b->function == fr[j].function && b->file == fr[j].file &&
+			      b->line == fr[j].line && b->column == fr[j].column);
+		}
+	}
+	sw_symbolicate_batch_finish(&batch);
+	sw_symbolicator_free(s);
+}
+
 static void test_errors(void)
 {
 	struct sw_symbolicator *s = NULL;
@@ -196,6 +226,7 @@ int main(int argc, char **argv)
 		sw_test_skip("cannot build the fixture");
 	test_slide_and_return_address(bin);
 	test_symbols_only(bin);
+	test_batch(bin);
 	test_errors();
 	sh("rm -rf %s", workdir);
 	return sw_test_end();
