@@ -120,7 +120,7 @@ static int answer(struct run *run, struct reader *rd)
 	for (size_t i = 0; i < done; i++) {
 		const struct sw_symbolicate_batch *b = &rd->batch;
 		sw_buf_reset(&run->out);
-		size_t n = b->first[i + 1] - b->first[i];
+		size_t n = b->count[i];
 		const struct sw_frame *f = b->frames + b->first[i];
 		int pr = run->json ? sw_symbolicate_print_json(rd->addrs[i], f, n, &run->out)
 				   : sw_symbolicate_print_text(f, n, &run->out);

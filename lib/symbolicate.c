@@ -481,25 +481,19 @@ static int cmp_order(const void *a, const void *b)
 	return x->index < y->index ? -1 : x->index > y->index;
 }
 
-static int batch_reserve(struct sw_symbolicate_batch *b, size_t nfirst, size_t nframes)
+static int batch_reserve(struct sw_symbolicate_batch *b, size_t n)
 {
-	if (nfirst > b->first_cap) {
-		size_t *p = realloc(b->first, nfirst * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		b->first = p;
-		b->first_cap = nfirst;
-	}
-	if (nframes > b->frames_cap) {
-		size_t cap = b->frames_cap ? b->frames_cap : 1024;
-		while (cap < nframes)
-			cap *= 2;
-		struct sw_frame *p = realloc(b->frames, cap * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		b->frames = p;
-		b->frames_cap = cap;
-	}
+	if (n <= b->index_cap)
+		return 0;
+	size_t *first = realloc(b->first, n * sizeof(*first));
+	if (first)
+		b->first = first;
+	size_t *count = realloc(b->count, n * sizeof(*count));
+	if (count)
+		b->count = count;
+	if (!first || !count)
+		return -ENOMEM;
+	b->index_cap = n;
 	return 0;
 }
 
@@ -508,12 +502,12 @@ int sw_symbolicate_file_addrs(struct sw_symbolicator *s, const struct sw_image_r
 			      size_t *ret_done, struct sw_error *err)
 {
 	struct order *order = malloc((n ? n : 1) * sizeof(*order));
-	size_t *count = calloc(n + 1, sizeof(*count)), *at = malloc((n + 1) * sizeof(*at));
-	struct sw_frame *pool = NULL;
-	size_t used = 0, cap = 0, failed = n;
-	int r = order && count && at ? batch_reserve(batch, n + 1, 0) : -ENOMEM;
-	for (size_t i = 0; r >= 0 && i < n; i++)
+	size_t used = 0, failed = n;
+	int r = order ? batch_reserve(batch, n + 1) : -ENOMEM;
+	for (size_t i = 0; r >= 0 && i < n; i++) {
 		order[i] = (struct order){addrs[i], i};
+		batch->count[i] = 0;
+	}
 	if (r >= 0 && n)
 		qsort(order, n, sizeof(*order), cmp_order);
 	struct sw_error first_err = {0};
@@ -521,43 +515,29 @@ int sw_symbolicate_file_addrs(struct sw_symbolicator *s, const struct sw_image_r
 		size_t i = order[k].index;
 		if (i > failed)
 			continue;
-		if (cap - used < SW_SYMBOLICATE_MAX_FRAMES) {
-			size_t ncap = cap ? cap * 2 : 4096;
-			struct sw_frame *p = realloc(pool, ncap * sizeof(*p));
+		if (batch->frames_cap - used < SW_SYMBOLICATE_MAX_FRAMES) {
+			size_t cap = batch->frames_cap ? batch->frames_cap * 2 : 4096;
+			struct sw_frame *p = realloc(batch->frames, cap * sizeof(*p));
 			if (!p) {
 				r = -ENOMEM;
 				break;
 			}
-			pool = p;
-			cap = ncap;
+			batch->frames = p;
+			batch->frames_cap = cap;
 		}
 		struct sw_error e = {0};
-		int got = sw_symbolicate_file_addr(s, ref, order[k].addr, pool + used,
+		int got = sw_symbolicate_file_addr(s, ref, order[k].addr, batch->frames + used,
 						   SW_SYMBOLICATE_MAX_FRAMES, &e);
 		if (got < 0) {
 			failed = i; /* the earliest failing address in input order wins */
 			first_err = e;
 			continue;
 		}
-		at[i] = used;
-		count[i] = (size_t)got;
+		batch->first[i] = used;
+		batch->count[i] = (size_t)got;
 		used += (size_t)got;
 	}
-	if (r >= 0)
-		r = batch_reserve(batch, n + 1, used ? used : 1);
-	if (r >= 0) {
-		size_t pos = 0;
-		for (size_t i = 0; i < failed; i++) {
-			batch->first[i] = pos;
-			memcpy(batch->frames + pos, pool + at[i], count[i] * sizeof(*pool));
-			pos += count[i];
-		}
-		batch->first[failed] = pos;
-	}
 	free(order);
-	free(count);
-	free(at);
-	free(pool);
 	if (r < 0)
 		return sw_error_set(err, r, "out of memory");
 	*ret_done = failed;
@@ -575,5 +555,6 @@ void sw_symbolicate_batch_finish(struct sw_symbolicate_batch *batch)
 		return;
 	free(batch->frames);
 	free(batch->first);
+	free(batch->count);
 	*batch = (struct sw_symbolicate_batch){0};
 }

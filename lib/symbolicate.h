@@ -101,11 +101,11 @@ int sw_symbolicate_file_addr(struct sw_symbolicator *s, const struct sw_image_re
 			     uint64_t file_addr, struct sw_frame *frames, size_t max,
 			     struct sw_error *err);
 
-/* The answers for many addresses: frames of address i are frames[first[i] .. first[i + 1]). */
+/* The answers for many addresses: frames of address i are frames[first[i] .. + count[i]). */
 struct sw_symbolicate_batch {
 	struct sw_frame *frames;
-	size_t *first; /* n + 1 entries */
-	size_t frames_cap, first_cap;
+	size_t *first, *count;
+	size_t frames_cap, index_cap;
 };
 
 /*

@@ -172,8 +172,8 @@ static void test_batch(const char *bin)
 		struct sw_frame fr[SW_SYMBOLICATE_MAX_FRAMES];
 		int n = sw_symbolicate_file_addr(s, &ref, addrs[i], fr, SW_SYMBOLICATE_MAX_FRAMES,
 						 NULL);
-		CHECK_INT(batch.first[i + 1] - batch.first[i], n);
-		for (int j = 0; j < n && (size_t)n == batch.first[i + 1] - batch.first[i]; j++) {
+		CHECK_INT(batch.count[i], n);
+		for (int j = 0; j < n && (size_t)n == batch.count[i]; j++) {
 			const struct sw_frame *b = &batch.frames[batch.first[i] + (size_t)j];
 			CHECK(b->function == fr[j].function && b->file == fr[j].file &&
 			      b->line == fr[j].line && b->column == fr[j].column);
