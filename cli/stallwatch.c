@@ -16,12 +16,14 @@
 #include "config.h"
 
 extern const struct sw_cmd sw_cmd_help;
+extern const struct sw_cmd sw_cmd_demangle;
 extern const struct sw_cmd sw_cmd_symbolicate;
 
 const struct sw_cmd *const sw_cmd_table[] = {
-    &sw_cmd_help,
-    &sw_cmd_symbolicate,
-    NULL,
+	&sw_cmd_help,
+	&sw_cmd_demangle,
+	&sw_cmd_symbolicate,
+	NULL,
 };
 
 static const char *progname = "stallwatch";

@@ -1,38 +1,195 @@
 /*
- * Demangling front end: placeholder with C++ only until the Swift
- * demangler lands.
+ * The front of the demanglers: recognises which mangling a name uses and
+ * hands it to the Swift demangler (demangle-swift*.c) or to libiberty for
+ * Itanium C++, and scans running text for symbols to replace (the filter
+ * behind `stallwatch demangle`).
  */
+#include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "config.h"
+#include "demangle-swift.h"
 #include "demangle.h"
 
 #if SW_HAVE_IBERTY
 #include <libiberty/demangle.h>
 #endif
 
-int sw_demangle(const char *name, unsigned flags, struct sw_buf *out)
+/* Symbols longer than this are not demangled (they are not real names). */
+#define MAX_NAME 8192
+
+static bool starts(const char *s, size_t len, const char *p)
+{
+	size_t n = strlen(p);
+	return len >= n && memcmp(s, p, n) == 0;
+}
+
+int swd_demangle_text(const char *s, size_t len, bool simplified, struct sw_buf *out, unsigned nest)
+{
+	if (nest > 2 || len > MAX_NAME)
+		return 0;
+	size_t skip;
+	bool legacy = false, old = false;
+	if (starts(s, len, "$s") || starts(s, len, "$S") || starts(s, len, "$e"))
+		skip = 2;
+	else if (starts(s, len, "_$s") || starts(s, len, "_$S") || starts(s, len, "_$e"))
+		skip = 3;
+	else if (starts(s, len, "@__swiftmacro_"))
+		skip = 14;
+	else if (starts(s, len, "_T0"))
+		skip = 3, old = true;
+	else if (starts(s, len, "__T0"))
+		skip = 4, old = true;
+	else if (starts(s, len, "_T"))
+		skip = 2, legacy = true;
+	else if (starts(s, len, "__T"))
+		skip = 3, legacy = true;
+	else
+		return 0;
+	/* no NUL or control bytes: symbolic references are refused */
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)s[i] < 0x20)
+			return 0;
+	/* the parser state is large (its first arena block is inside it): keep
+	 * one per thread for the outermost call instead of a malloc per name */
+	static __thread struct swd *cached;
+	struct swd *d = nest == 0 ? cached : NULL;
+	if (!d) {
+		d = malloc(sizeof(*d));
+		if (!d)
+			return -ENOMEM;
+		if (nest == 0)
+			cached = d;
+	}
+	swd_init(d, s + skip, len - skip);
+	d->old_mangling = old;
+	struct swn *root = legacy ? swd_parse_old(d) : swd_parse_new(d);
+	int r = 0;
+	if (root) {
+		r = swd_print(root, simplified, out);
+		if (r == 0)
+			r = 1;
+		else if (r == -EINVAL)
+			r = 0;
+	}
+	swd_finish(d);
+	if (d != cached)
+		free(d);
+	return r;
+}
+
+static int demangle_cxx(const char *name, size_t len, struct sw_buf *out)
 {
 #if SW_HAVE_IBERTY
-	if (flags & SW_DEMANGLE_NO_CXX)
+	const char *p = name;
+	if (len >= 3 && p[0] == '_' && p[1] == '_' && p[2] == 'Z')
+		p++, len--;
+	if (len < 2 || p[0] != '_' || p[1] != 'Z' || len > MAX_NAME)
 		return 0;
-	if (name[0] == '_' && name[1] == '_' && name[2] == 'Z')
-		name++;
-	if (name[0] != '_' || name[1] != 'Z')
+	char stackbuf[512];
+	char *copy = len < sizeof(stackbuf) ? stackbuf : malloc(len + 1);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, p, len);
+	copy[len] = 0;
+	char *res = cplus_demangle(copy, DMGL_PARAMS | DMGL_ANSI);
+	if (copy != stackbuf)
+		free(copy);
+	if (!res)
 		return 0;
-	char *s = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI);
-	if (!s)
-		return 0;
-	int r = sw_buf_puts(out, s);
-	free(s);
+	int r = sw_buf_puts(out, res);
+	free(res);
 	return r < 0 ? r : 1;
 #else
+	(void)name;
+	(void)len;
+	(void)out;
 	return 0;
 #endif
 }
 
+int sw_demangle_n(const char *name, size_t len, unsigned flags, struct sw_buf *out)
+{
+	if (!name || !out)
+		return -EINVAL;
+	if (!(flags & SW_DEMANGLE_NO_SWIFT)) {
+		int r = swd_demangle_text(name, len, flags & SW_DEMANGLE_SIMPLIFIED, out, 0);
+		if (r != 0)
+			return r;
+	}
+	if (!(flags & SW_DEMANGLE_NO_CXX))
+		return demangle_cxx(name, len, out);
+	return 0;
+}
+
+int sw_demangle(const char *name, unsigned flags, struct sw_buf *out)
+{
+	if (!name)
+		return -EINVAL;
+	return sw_demangle_n(name, strlen(name), flags, out);
+}
+
+static bool symbol_char(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_' || c == '$' || c == '.' || c >= 0x80;
+}
+
+static bool may_start(const char *s, size_t len)
+{
+	return starts(s, len, "$s") || starts(s, len, "$S") || starts(s, len, "$e") ||
+	       starts(s, len, "_$") || starts(s, len, "_T") || starts(s, len, "__T") ||
+	       starts(s, len, "_Z") || starts(s, len, "__Z") || starts(s, len, "@__swiftmacro_");
+}
+
 int sw_demangle_filter(const char *text, size_t len, unsigned flags, struct sw_buf *out)
 {
-	return sw_buf_append(out, text, len);
+	size_t i = 0, copied = 0;
+	int count = 0;
+	while (i < len) {
+		unsigned char c = (unsigned char)text[i];
+		unsigned char prev = i ? (unsigned char)text[i - 1] : ' ';
+		bool boundary = prev == '.' || !symbol_char(prev);
+		if (!boundary || (c != '$' && c != '_' && c != '@') ||
+		    !may_start(text + i, len - i)) {
+			i++;
+			continue;
+		}
+		size_t j = i + 1;
+		while (j < len && symbol_char((unsigned char)text[j]))
+			j++;
+		/* flush plain text up to the candidate */
+		int r = sw_buf_append(out, text + copied, i - copied);
+		if (r < 0)
+			return r;
+		copied = i;
+		/* a trailing '.' is punctuation, never part of a suffix */
+		size_t end = j;
+		while (end > i + 1 && text[end - 1] == '.')
+			end--;
+		size_t mark = out->len;
+		r = sw_demangle_n(text + i, end - i, flags, out);
+		if (r < 0)
+			return r;
+		if (r == 0)
+			out->len = mark;
+		if (r > 0) {
+			count++;
+			copied = end;
+			i = end;
+		} else {
+			i = j;
+		}
+	}
+	int r = sw_buf_append(out, text + copied, len - copied);
+	return r < 0 ? r : count;
+}
+
+size_t sw_demangle_split(const char *text, size_t len)
+{
+	while (len > 0 && symbol_char((unsigned char)text[len - 1]))
+		len--;
+	return len;
 }

@@ -1,0 +1,633 @@
+/*
+ * Global operators of Swift's current mangling: thunks ('T'), witness
+ * tables and outlined operations ('W'), metadata ('M') and runtime records
+ * ('H').  Part of the stack parser (demangle-swift.c).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "demangle-swift-parse.h"
+
+/* ------------------------------------------------------------------ */
+/* 'T': thunks and other global operators */
+
+static struct swn *reabstraction(struct swd *d, const char *text, bool self)
+{
+	struct swn *sig = pop_kind(d, K_SIG);
+	struct swn *to = pop_type(d);
+	struct swn *from = pop_type(d);
+	if (!to || !from)
+		return NULL;
+	struct swn *r = with3(d, K_REABSTRACT, from, to, sig);
+	if (!r)
+		return NULL;
+	r->text = text;
+	r->tlen = (uint16_t)strlen(text);
+	if (self) {
+		struct swn *st = pop_type(d);
+		if (!st || !add(d, r, st))
+			return NULL;
+		r->flags |= SWF_MUTABLE;
+	}
+	return r;
+}
+
+static struct swn *keypath(struct swd *d, const char *text, bool hash)
+{
+	bool serialized = nextif(d, 'q');
+	struct swn *types = node(d, K_TYPE_LIST);
+	struct swn *sig = NULL, *decl = NULL;
+	if (!types)
+		return NULL;
+	if (hash) {
+		sig = pop_kind(d, K_SIG);
+		while (swd_is_type(top(d)))
+			if (!add(d, types, pop(d)))
+				return NULL;
+	} else {
+		if (!swd_is_type(top(d)))
+			return NULL;
+		while (swd_is_type(top(d)))
+			if (!add(d, types, pop(d)))
+				return NULL;
+		sig = pop_kind(d, K_SIG);
+		decl = pop(d);
+		if (!decl)
+			return NULL;
+	}
+	for (unsigned i = 0, j = types->nkids - 1; types->nkids && i < j; i++, j--) {
+		struct swn *x = types->kids[i];
+		types->kids[i] = types->kids[j];
+		types->kids[j] = x;
+	}
+	struct swn *k = node(d, hash ? K_KEYPATH_EQ : K_KEYPATH);
+	if (!k)
+		return NULL;
+	k->text = text;
+	k->tlen = (uint16_t)strlen(text);
+	if (serialized)
+		k->flags |= SWF_READONLY;
+	if (!add(d, k, decl ? decl : types) || !add(d, k, types))
+		return NULL;
+	if (sig && !add(d, k, sig))
+		return NULL;
+	return k;
+}
+
+static struct swn *async_partial(struct swd *d, bool await)
+{
+	int64_t i = demangle_index(d);
+	if (i < 0)
+		return NULL;
+	struct swn *g = swd_pop_global(d);
+	struct swn *n = g ? with(d, K_ASYNC_PARTIAL, g, NULL) : NULL;
+	if (n) {
+		n->index = (uint64_t)i;
+		if (await)
+			n->flags |= SWF_MUTABLE;
+	}
+	return n;
+}
+
+struct swn *swd_t_op(struct swd *d)
+{
+	int c = next(d);
+	switch (c) {
+	case 'A':
+	case 'a': {
+		if (c == 'a' && (isdig(peek(d)) || peek(d) == 'q'))
+			return swd_generic_spec(d, "non-async specialization");
+		struct swn *g = swd_pop_global(d);
+		struct swn *n = node(d, K_SPECIAL);
+		if (!n || (g && !add(d, n, g)))
+			return NULL;
+		n->text = c == 'A' ? "partial apply forwarder" : "partial apply ObjC forwarder";
+		n->tlen = (uint16_t)strlen(n->text);
+		n->flags |= SWF_MUTABLE; /* " for " only with an operand */
+		return n;
+	}
+	case 'O':
+		return swd_prefix(d, "@nonobjc ", swd_pop_global(d));
+	case 'o':
+		return swd_prefix(d, "@objc ", swd_pop_global(d));
+	case 'D':
+		return swd_prefix(d, "dynamic ", swd_pop_global(d));
+	case 'd':
+		return swd_special(d, "direct method reference for", swd_pop_global(d));
+	case 'E':
+		return swd_prefix(d, "distributed thunk ", swd_pop_global(d));
+	case 'F':
+		return swd_special(d, "distributed accessor for", swd_pop_global(d));
+	case 'I':
+		return swd_special(d, "dynamically replaceable thunk for", swd_pop_global(d));
+	case 'u':
+		return swd_special(d, "async function pointer to", swd_pop_global(d));
+	case 'X':
+		return swd_special(d, "dynamically replaceable variable for", swd_pop_global(d));
+	case 'j':
+		return swd_special(d, "dispatch thunk of", swd_pop_global(d));
+	case 'q':
+		return swd_special(d, "method descriptor for", swd_pop_global(d));
+	case 'm':
+		return swd_prefix(d, "merged ", swd_pop_global(d));
+	case 'S':
+		return swd_special(d, "protocol self-conformance witness for", swd_pop_global(d));
+	case 'C':
+		return swd_special(d, "coroutine continuation prototype for", pop_type(d));
+	case 'c':
+		return swd_special(d, "curry thunk of", swd_pop_global(d));
+	case 'w':
+		switch (next(d)) {
+		case 'b':
+			return swd_special(d, "back deployment thunk for", swd_pop_global(d));
+		case 'B':
+			return swd_special(d, "back deployment fallback for", swd_pop_global(d));
+		case 'c':
+			return swd_special(d, "coro function pointer to", swd_pop_global(d));
+		case 'd':
+			return swd_prefix(d, "default override of ", swd_pop_global(d));
+		case 'S':
+			return swd_special(d, "#_hasSymbol query for", swd_pop_global(d));
+		default:
+			return NULL;
+		}
+	case 'Q':
+		return async_partial(d, true);
+	case 'Y':
+		return async_partial(d, false);
+	case 'V': {
+		struct swn *base = pop(d);
+		struct swn *derived = pop(d);
+		if (!swd_is_entity(base) || !swd_is_entity(derived))
+			return NULL;
+		return with(d, K_VTABLE_THUNK, derived, base);
+	}
+	case 'W': {
+		struct swn *e = pop(d);
+		if (!swd_is_entity(e))
+			return NULL;
+		struct swn *conf = swd_pop_conformance(d);
+		return conf ? with(d, K_WITNESS_THUNK, conf, e) : NULL;
+	}
+	case 'R':
+		return reabstraction(d, "reabstraction thunk helper", false);
+	case 'r':
+		return reabstraction(d, "reabstraction thunk", false);
+	case 'y':
+		return reabstraction(d, "reabstraction thunk helper", true);
+	case 'U': {
+		struct swn *t = pop_type(d);
+		struct swn *g = swd_pop_global(d);
+		if (!t || !g)
+			return NULL;
+		return swd_special(d, "reabstraction thunk with global actor constraint for", g);
+	}
+	case 'K':
+		return keypath(d, "key path getter for", false);
+	case 'k':
+		if (nextif(d, 'm')) {
+			if (!nextif(d, 'u'))
+				return NULL;
+			return keypath(d, "key path unapplied method for", false);
+		}
+		if (nextif(d, 'M')) {
+			if (!nextif(d, 'A'))
+				return NULL;
+			return keypath(d, "key path applied method for", false);
+		}
+		return keypath(d, "key path setter for", false);
+	case 'H':
+		return keypath(d, "key path equality operator for", true);
+	case 'h':
+		return keypath(d, "key path hash function for", true);
+	case 'L':
+		return swd_special(d, "protocol requirements base descriptor for",
+				   swd_pop_protocol(d));
+	case 'l': {
+		struct swn *a = swd_pop_assoc_name(d);
+		return a ? with(d, K_ASSOC_TYPE_DESC, a, NULL) : NULL;
+	}
+	case 'M': {
+		struct swn *a = swd_pop_assoc_name(d);
+		struct swn *n = a ? with(d, K_ASSOC_TYPE_DESC, a, NULL) : NULL;
+		if (n)
+			n->flags |= SWF_MUTABLE;
+		return n;
+	}
+	case 'n':
+	case 'N': {
+		struct swn *req = swd_pop_protocol(d);
+		struct swn *path = NULL;
+		if (swd_is_type(top(d)) && top(d)->kind != K_PROTOCOL)
+			path = pop_type(d);
+		else
+			path = swd_pop_assoc_path(d);
+		struct swn *proto = pop_type(d);
+		if (!req || !path || !proto)
+			return NULL;
+		struct swn *n = with3(d, K_ASSOC_CONF_DESC, proto, path, req);
+		if (n) {
+			n->text = c == 'n' ? "associated conformance descriptor for "
+					   : "default associated conformance accessor for ";
+			n->tlen = (uint16_t)strlen(n->text);
+		}
+		return n;
+	}
+	case 'b': {
+		struct swn *req = swd_pop_protocol(d);
+		struct swn *proto = pop_type(d);
+		if (!req || !proto)
+			return NULL;
+		return with(d, K_BASE_CONF_DESC, proto, req);
+	}
+	case 'v': {
+		int64_t i = demangle_index(d);
+		if (i < 0)
+			return NULL;
+		struct swn *g = swd_pop_global(d);
+		struct swn *n = g ? with(d, K_OUTLINED_VAR, g, NULL) : NULL;
+		if (!n)
+			return NULL;
+		n->index = (uint64_t)i;
+		if (nextif(d, 'r'))
+			n->flags |= SWF_READONLY;
+		return n;
+	}
+	case 'e': {
+		size_t start = d->pos;
+		while (d->pos < d->len && peek(d) != '_')
+			next(d);
+		if (!nextif(d, '_') || d->pos - 1 == start)
+			return NULL;
+		struct swn *g = swd_pop_global(d);
+		struct swn *n = g ? with(d, K_OUTLINED_BRIDGE, g, NULL) : NULL;
+		if (n)
+			n->text = d->s + start, n->tlen = (uint16_t)(d->pos - 1 - start);
+		return n;
+	}
+	case 'J':
+		if (nextif(d, 'V'))
+			return swd_autodiff(d, true, false);
+		if (nextif(d, 'O')) {
+			struct swn *to = pop_type(d);
+			struct swn *from = pop_type(d);
+			const char *kind = swd_autodiff_kind(next(d));
+			if (!to || !from || !kind)
+				return NULL;
+			struct swn *n = with(d, K_AUTODIFF_REORDER, from, to);
+			if (n)
+				n->text = kind, n->tlen = (uint16_t)strlen(kind);
+			return n;
+		}
+		if (nextif(d, 'S'))
+			return swd_autodiff_subset(d);
+		return swd_autodiff(d, false, false);
+	case 'g':
+		return swd_generic_spec(d, "generic specialization");
+	case 'G':
+		return swd_generic_spec(d, "generic not re-abstracted specialization");
+	case 'B':
+		return swd_generic_spec(d, "generic specialization");
+	case 's':
+		return swd_generic_spec(d, "generic re-abstracted prespecialization");
+	case 'i':
+		return swd_generic_spec(d, "inlined generic function");
+	case 'p':
+		return swd_partial_spec(d, "partial specialization");
+	case 'P':
+		return swd_partial_spec(d, "generic not-reabstracted partial specialization");
+	case 'f':
+		return swd_funcsig_spec(d);
+	case 't':
+		/* dropped arguments before a generic specialization */
+		for (;;) {
+			while (isdig(peek(d)))
+				next(d);
+			if (!nextif(d, 't'))
+				break;
+		}
+		c = next(d);
+		if (c == 'g' || c == 'B')
+			return swd_generic_spec(d, "generic specialization");
+		if (c == 'G')
+			return swd_generic_spec(d, "generic not re-abstracted specialization");
+		return NULL;
+	default:
+		return NULL;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* 'W', 'M', 'H' globals */
+
+static struct swn *lazy_wt(struct swd *d, const char *text)
+{
+	struct swn *conf = swd_pop_conformance(d);
+	struct swn *t = pop_type(d);
+	struct swn *n = (conf && t) ? with(d, K_LAZY_WT, t, conf) : NULL;
+	if (n)
+		n->text = text, n->tlen = (uint16_t)strlen(text);
+	return n;
+}
+
+static struct swn *outlined(struct swd *d)
+{
+	const char *text;
+	switch (next(d)) {
+	case 'y':
+		text = "outlined copy of";
+		break;
+	case 'e':
+		text = "outlined consume of";
+		break;
+	case 'r':
+		text = "outlined retain of";
+		break;
+	case 's':
+		text = "outlined release of";
+		break;
+	case 'b':
+	case 'B':
+		text = "outlined init with take of";
+		break;
+	case 'c':
+	case 'C':
+		text = "outlined init with copy of";
+		break;
+	case 'd':
+	case 'D':
+		text = "outlined assign with take of";
+		break;
+	case 'f':
+	case 'F':
+		text = "outlined assign with copy of";
+		break;
+	case 'h':
+	case 'H':
+		text = "outlined destroy of";
+		break;
+	case 'i':
+		text = "outlined store enum tag of";
+		break;
+	case 'j':
+		text = "outlined enum project data for";
+		break;
+	case 'g':
+		text = "outlined enum get tag of";
+		break;
+	default:
+		return NULL;
+	}
+	struct swn *t = pop_type(d);
+	pop_kind(d, K_SIG);
+	return swd_special(d, text, t);
+}
+
+struct swn *swd_w_op(struct swd *d)
+{
+	int c = next(d);
+	switch (c) {
+	case 'V':
+		return swd_special(d, "value witness table for", pop_type(d));
+	case 'v': {
+		int k = next(d);
+		if (k != 'd' && k != 'i')
+			return NULL;
+		struct swn *e = pop(d);
+		if (!swd_is_entity(e))
+			return NULL;
+		struct swn *n = with(d, K_FIELD_OFFSET, e, NULL);
+		if (n) {
+			n->text =
+			    k == 'd' ? "direct field offset for " : "indirect field offset for ";
+			n->tlen = (uint16_t)strlen(n->text);
+		}
+		return n;
+	}
+	case 'P':
+		return swd_special(d, "protocol witness table for", swd_pop_conformance(d));
+	case 'p':
+		return swd_special(d, "protocol witness table pattern for", swd_pop_conformance(d));
+	case 'a':
+		return swd_special(d, "protocol witness table accessor for",
+				   swd_pop_conformance(d));
+	case 'G':
+		return swd_special(d, "generic protocol witness table for", swd_pop_conformance(d));
+	case 'I':
+		return swd_special(d,
+				   "instantiation function for generic protocol witness table for",
+				   swd_pop_conformance(d));
+	case 'r':
+		return swd_special(d, "resilient protocol witness table for",
+				   swd_pop_conformance(d));
+	case 'L':
+		return lazy_wt(d, "lazy protocol witness table cache variable for type ");
+	case 'l':
+		return lazy_wt(d, "lazy protocol witness table accessor for type ");
+	case 't': {
+		struct swn *name = pop_kind(d, K_IDENT);
+		struct swn *conf = swd_pop_conformance(d);
+		return (name && conf) ? with(d, K_ASSOC_TYPE_ACCESS, conf, name) : NULL;
+	}
+	case 'T': {
+		struct swn *proto = swd_pop_protocol(d);
+		struct swn *path = swd_pop_assoc_path(d);
+		struct swn *conf = swd_pop_conformance(d);
+		return (proto && path && conf) ? with3(d, K_ASSOC_WT_ACCESS, conf, path, proto)
+					       : NULL;
+	}
+	case 'b': {
+		struct swn *proto = swd_pop_protocol(d);
+		struct swn *conf = swd_pop_conformance(d);
+		struct swn *n =
+		    (proto && conf) ? with3(d, K_ASSOC_WT_ACCESS, conf, NULL, proto) : NULL;
+		if (n)
+			n->flags |= SWF_MUTABLE;
+		return n;
+	}
+	case 'S':
+		return swd_special(d, "protocol self-conformance witness table for",
+				   swd_pop_protocol(d));
+	case 'C':
+		return swd_special(d, "resilient enum tag index for", pop(d));
+	case 'O':
+		return outlined(d);
+	case 'J':
+		return swd_autodiff(d, false, true);
+	case 'Z':
+	case 'z': {
+		struct swn *names = node(d, K_TYPE_LIST);
+		if (!names)
+			return NULL;
+		while (pop_kind(d, K_FIRST_MARK)) {
+			struct swn *n = swd_pop_decl_name(d);
+			if (!n || !add(d, names, n))
+				return NULL;
+		}
+		struct swn *ctx = swd_pop_context(d);
+		if (!ctx || names->nkids == 0)
+			return NULL;
+		struct swn *n = with(d, K_ONE_TIME_INIT, ctx, names);
+		if (n) {
+			n->text = c == 'Z' ? "one-time initialization function for "
+					   : "one-time initialization token for ";
+			n->tlen = (uint16_t)strlen(n->text);
+		}
+		return n;
+	}
+	default:
+		return NULL;
+	}
+}
+
+struct swn *swd_m_op(struct swd *d)
+{
+	int c = next(d);
+	switch (c) {
+	case 'a':
+		return swd_special(d, "type metadata accessor for", pop_type(d));
+	case 'L':
+		return swd_special(d, "lazy cache variable for type metadata for", pop_type(d));
+	case 'f':
+		return swd_special(d, "full type metadata for", pop_type(d));
+	case 'P':
+		return swd_special(d, "generic type metadata pattern for", pop_type(d));
+	case 'r':
+		return swd_special(d, "type metadata completion function for", pop_type(d));
+	case 'i':
+		return swd_special(d, "type metadata instantiation function for", pop_type(d));
+	case 'I':
+		return swd_special(d, "type metadata instantiation cache for", pop_type(d));
+	case 'l':
+		return swd_special(d, "type metadata singleton initialization cache for",
+				   pop_type(d));
+	case 'm':
+		return swd_special(d, "metaclass for", pop_type(d));
+	case 'n':
+		return swd_special(d, "nominal type descriptor for", pop_type(d));
+	case 'Q':
+		return swd_special(d, "opaque type descriptor for", pop_kind(d, K_OPAQUE_DECL));
+	case 'u':
+		return swd_special(d, "class method lookup function for", pop_type(d));
+	case 'U':
+		return swd_special(d, "ObjC metadata update function for", pop_type(d));
+	case 's':
+		return swd_special(d, "ObjC resilient class stub for", pop_type(d));
+	case 't':
+		return swd_special(d, "full ObjC resilient class stub for", pop_type(d));
+	case 'p':
+		return swd_special(d, "protocol descriptor for", swd_pop_protocol(d));
+	case 'o':
+		return swd_special(d, "class metadata base offset for", pop_type(d));
+	case 'F':
+		return swd_prefix(d, "reflection metadata field descriptor ", pop_type(d));
+	case 'B':
+		return swd_prefix(d, "reflection metadata builtin descriptor ", pop_type(d));
+	case 'A':
+		return swd_prefix(d, "reflection metadata associated type descriptor ",
+				  swd_pop_conformance(d));
+	case 'C':
+		return swd_prefix(d, "reflection metadata superclass descriptor ", pop_type(d));
+	case 'K':
+		return swd_special(d, "metadata instantiation cache for", swd_pop_global(d));
+	case 'J':
+		return swd_special(
+		    d, "noncanonical specialized generic type metadata instantiation cache for",
+		    swd_pop_global(d));
+	case 'N':
+		return swd_special(d, "noncanonical specialized generic type metadata for",
+				   swd_pop_global(d));
+	case 'z':
+		return swd_special(d, "canonical prespecialized generic type caching token for",
+				   swd_pop_global(d));
+	case 'q':
+		return swd_special(d, "uniquing prefix for", swd_pop_global(d));
+	case 'S':
+		return swd_special(d, "protocol self-conformance descriptor for",
+				   swd_pop_protocol(d));
+	case 'c':
+		return swd_special(d, "protocol conformance descriptor for",
+				   swd_pop_conformance(d));
+	case 'D':
+		return swd_special(d, "demangling cache variable for type metadata for",
+				   pop_type(d));
+	case 'X':
+		switch (next(d)) {
+		case 'M':
+			return swd_prefix(d, "module descriptor ", swd_pop_module(d));
+		case 'E':
+			return swd_prefix(d, "extension descriptor ", swd_pop_context(d));
+		case 'X':
+			return swd_prefix(d, "anonymous descriptor ", swd_pop_context(d));
+		case 'Y': {
+			struct swn *id = pop_kind(d, K_IDENT);
+			struct swn *ctx = swd_pop_context(d);
+			if (!id || !ctx)
+				return NULL;
+			return with(d, K_ANON_CONTEXT, ctx, id);
+		}
+		default:
+			return NULL;
+		}
+	default:
+		return NULL;
+	}
+}
+
+const char *swd_value_witness(int a, int b)
+{
+	static const struct {
+		char code[3];
+		const char *name;
+	} tab[] = {
+	    {"al", "allocateBuffer"},
+	    {"ca", "assignWithCopy"},
+	    {"ta", "assignWithTake"},
+	    {"de", "deallocateBuffer"},
+	    {"xx", "destroy"},
+	    {"XX", "destroyBuffer"},
+	    {"Xx", "destroyArray"},
+	    {"CP", "initializeBufferWithCopyOfBuffer"},
+	    {"Cp", "initializeBufferWithCopy"},
+	    {"cp", "initializeWithCopy"},
+	    {"TK", "initializeBufferWithTakeOfBuffer"},
+	    {"Tk", "initializeBufferWithTake"},
+	    {"tk", "initializeWithTake"},
+	    {"pr", "projectBuffer"},
+	    {"xs", "storeExtraInhabitant"},
+	    {"xg", "getExtraInhabitantIndex"},
+	    {"Cc", "initializeArrayWithCopy"},
+	    {"Tt", "initializeArrayWithTakeFrontToBack"},
+	    {"tT", "initializeArrayWithTakeBackToFront"},
+	    {"ug", "getEnumTag"},
+	    {"up", "destructiveProjectEnumData"},
+	    {"ui", "destructiveInjectEnumTag"},
+	    {"et", "getEnumTagSinglePayload"},
+	    {"st", "storeEnumTagSinglePayload"},
+	};
+	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)
+		if (tab[i].code[0] == a && tab[i].code[1] == b)
+			return tab[i].name;
+	return NULL;
+}
+
+struct swn *swd_h_global(struct swd *d, int c)
+{
+	switch (c) {
+	case 'r':
+		return swd_special(d, "protocol descriptor runtime record for",
+				   swd_pop_protocol(d));
+	case 'n':
+		return swd_special(d, "nominal type descriptor runtime record for", pop_type(d));
+	case 'o':
+		return swd_special(d, "opaque type descriptor runtime record for",
+				   pop_kind(d, K_OPAQUE_DECL));
+	case 'c':
+		return swd_special(d, "protocol conformance descriptor runtime record for",
+				   swd_pop_conformance(d));
+	case 'F':
+		return swd_special(d, "accessible function runtime record for", swd_pop_global(d));
+	default:
+		return NULL;
+	}
+}

@@ -1,0 +1,461 @@
+/*
+ * The printer of the Swift demangler, for global-level nodes: thunks, partial
+ * applies, specializations, autodiff functions, witness tables, conformances
+ * and the runtime records.  See demangle-swift-print.c.
+ */
+#include <errno.h>
+
+#include "demangle-swift-print.h"
+
+static void print_spec_arg(struct pr *p, const struct swn *a)
+{
+	const struct swn *name = a->nkids ? a->kids[0] : NULL;
+	const struct swn *types = a->nkids > 1 ? a->kids[1] : NULL;
+	switch (a->index) {
+	case 1: /* closure */
+		if (!name)
+			return;
+		puts_(p, "[Closure Propagated : ");
+		if (swd_demangle_text(name->text, name->tlen, p->simp, p->out, 1) <= 0)
+			text(p, name);
+		puts_(p, ", Argument Types : [");
+		if (types)
+			swd_pr_join(p, types, ", ");
+		puts_(p, "]");
+		break;
+	case 2: /* function */
+	case 3: /* global */
+		if (!name)
+			return;
+		puts_(p, a->index == 2 ? "[Constant Propagated Function : "
+				       : "[Constant Propagated Global : ");
+		if (swd_demangle_text(name->text, name->tlen, p->simp, p->out, 1) <= 0)
+			text(p, name);
+		puts_(p, "]");
+		break;
+	case 4:
+	case 5:
+		puts_(p, a->index == 4 ? "[Constant Propagated Integer : "
+				       : "[Constant Propagated Float : ");
+		text(p, a);
+		puts_(p, "]");
+		break;
+	case 6:
+		if (!name)
+			return;
+		puts_(p, "[Constant Propagated String : ");
+		text(p, a);
+		puts_(p, "'");
+		text(p, name);
+		puts_(p, "']");
+		break;
+	case 7:
+		if (!name)
+			return;
+		puts_(p, "[Constant Propagated KeyPath : ");
+		text(p, name);
+		puts_(p, "<");
+		if (types)
+			swd_pr_join(p, types, ",");
+		puts_(p, ">]");
+		break;
+	case 8: {
+		static const char *const names[] = {
+		    "Generic",
+		    "Dead",
+		    "Owned To Guaranteed",
+		    "Guaranteed To Owned",
+		    "Exploded",
+		    "Value Promoted from Box",
+		    "Stack Promoted from Box",
+		};
+		static const unsigned order[] = {0, 1, 2, 3, 4, 5, 6};
+		bool first = true;
+		for (unsigned i = 0; i < 7; i++) {
+			if (!(a->index2 & (1u << order[i])))
+				continue;
+			if (!first)
+				puts_(p, " and ");
+			first = false;
+			puts_(p, names[order[i]]);
+		}
+		break;
+	}
+	case 9:
+		puts_(p, "[Closure Propagated : same as Arg[");
+		putn(p, a->index2);
+		puts_(p, "]]");
+		break;
+	default:
+		break;
+	}
+}
+
+static void print_spec(struct pr *p, const struct swn *s)
+{
+	const struct swn *params = s->kids[0];
+	const struct swn *global = s->nkids > 1 ? s->kids[1] : NULL;
+	if (p->simp) {
+		/* one "specialized" for a chain of specializations */
+		while (global && global->kind == K_SPEC)
+			global = global->nkids > 1 ? global->kids[1] : NULL;
+		puts_(p, "specialized ");
+		if (global)
+			swd_pr_print(p, global);
+		return;
+	}
+	text(p, s);
+	puts_(p, " <");
+	bool first = true;
+	if (s->flags & SWF_READONLY) {
+		puts_(p, "serialized");
+		first = false;
+	}
+	if (params->kind == K_SPEC_FUNCSIG) {
+		unsigned argno = 0;
+		for (unsigned i = 0; i < params->nkids; i++) {
+			const struct swn *a = params->kids[i];
+			bool ret = a->flags & SWF_READONLY;
+			if (a->index == 0) {
+				if (!ret)
+					argno++;
+				continue;
+			}
+			if (!first)
+				puts_(p, ", ");
+			first = false;
+			if (ret) {
+				puts_(p, "Return = ");
+			} else {
+				puts_(p, "Arg[");
+				putn(p, argno++);
+				puts_(p, "] = ");
+			}
+			print_spec_arg(p, a);
+		}
+	} else {
+		for (unsigned i = 0; i < params->nkids; i++) {
+			if (!first)
+				puts_(p, ", ");
+			first = false;
+			swd_pr_print(p, params->kids[i]);
+		}
+	}
+	puts_(p, ">");
+	if (global) {
+		puts_(p, " of ");
+		swd_pr_print(p, global);
+	}
+}
+
+static void print_autodiff(struct pr *p, const struct swn *a)
+{
+	if (a->flags & SWF_MUTABLE)
+		puts_(p, "vtable thunk for ");
+	text(p, a);
+	if (!(a->flags & SWF_READONLY))
+		puts_(p, " of ");
+	swd_pr_print(p, a->kids[0]);
+	puts_(p, " with respect to parameters ");
+	swd_pr_subset(p, a->index);
+	puts_(p, " and results ");
+	swd_pr_subset(p, a->index2);
+	if (a->nkids > 1) {
+		puts_(p, " with ");
+		swd_pr_sig(p, a->kids[1]);
+	}
+}
+
+static void print_conf_ref(struct pr *p, const struct swn *r)
+{
+	puts_(p, "protocol conformance ref ");
+	if (r->flags == 1)
+		puts_(p, "(type's module) ");
+	else if (r->flags == 2)
+		puts_(p, "(protocol's module) ");
+	else if (r->nkids > 1) {
+		puts_(p, "(retroactive module ");
+		swd_pr_print(p, r->kids[1]);
+		puts_(p, ") ");
+	}
+	swd_pr_print(p, r->kids[0]);
+}
+
+static void print_conf_list(struct pr *p, const struct swn *l)
+{
+	puts_(p, "(");
+	swd_pr_join(p, l, ", ");
+	puts_(p, ")");
+}
+
+/* ------------------------------------------------------------------ */
+
+bool swd_print_global(struct pr *p, const struct swn *n)
+{
+	switch (n->kind) {
+	case K_OUTLINED_VAR:
+		puts_(p, (n->flags & SWF_READONLY) ? "outlined read-only object #"
+						   : "outlined variable #");
+		putn(p, n->index);
+		puts_(p, " of ");
+		swd_pr_print(p, n->kids[0]);
+		break;
+	case K_OUTLINED_BRIDGE:
+		puts_(p, "outlined bridged method (");
+		text(p, n);
+		puts_(p, ") of ");
+		swd_pr_print(p, n->kids[0]);
+		break;
+	case K_PREFIX:
+		if (!(p->simp && n->tlen == 7 && memcmp(n->text, "merged ", 7) == 0))
+			text(p, n);
+		swd_pr_print(p, n->kids[0]);
+		break;
+	case K_SPEC_PARAM:
+		swd_pr_print(p, n->kids[0]);
+		puts_(p, " with ");
+		for (unsigned i = 1; i < n->nkids; i++) {
+			if (i > 1)
+				puts_(p, " and ");
+			swd_pr_print(p, n->kids[i]);
+		}
+		break;
+	case K_SUFFIX:
+		if (p->simp)
+			break;
+		puts_(p, " with unmangled suffix \"");
+		text(p, n);
+		puts_(p, "\"");
+		break;
+	case K_SPECIAL:
+		if (n->flags & SWF_MUTABLE) { /* partial apply */
+			puts_(p, p->simp ? "partial apply" : n->text);
+			if (p->simp && n->tlen > 24)
+				puts_(p, " ObjC");
+			if (n->nkids) {
+				puts_(p, " for ");
+				swd_pr_print(p, n->kids[0]);
+			}
+			break;
+		}
+		text(p, n);
+		puts_(p, " ");
+		swd_pr_print(p, n->kids[0]);
+		break;
+	case K_ASYNC_PARTIAL:
+		if (!p->simp) {
+			puts_(p, "(");
+			putn(p, n->index);
+			puts_(p, (n->flags & SWF_MUTABLE)
+				     ? ") await resume partial function for "
+				     : ") suspend resume partial function for ");
+		}
+		swd_pr_print(p, n->kids[0]);
+		break;
+	case K_CONFORMANCE:
+		swd_pr_print(p, n->kids[0]);
+		if (p->simp)
+			break;
+		puts_(p, " : ");
+		swd_pr_print(p, n->kids[1]);
+		if (n->nkids > 2) {
+			puts_(p, " in ");
+			swd_pr_print(p, n->kids[2]);
+		}
+		break;
+	case K_WITNESS_THUNK:
+		puts_(p, "protocol witness for ");
+		swd_pr_print(p, n->kids[1]);
+		puts_(p, " in conformance ");
+		swd_pr_print(p, n->kids[0]);
+		break;
+	case K_REABSTRACT:
+		if (p->simp) {
+			puts_(p, "thunk for ");
+			swd_pr_print(p, n->kids[0]);
+			break;
+		}
+		text(p, n);
+		if (n->flags & SWF_MUTABLE) {
+			puts_(p, " with self type ");
+			swd_pr_print(p, n->kids[n->nkids - 1]);
+		}
+		if (n->nkids > 2 && n->kids[2]->kind == K_SIG) {
+			puts_(p, " ");
+			swd_pr_sig(p, n->kids[2]);
+		}
+		puts_(p, " from ");
+		swd_pr_print(p, n->kids[0]);
+		puts_(p, " to ");
+		swd_pr_print(p, n->kids[1]);
+		break;
+	case K_AUTODIFF_REORDER:
+		puts_(p, "autodiff self-reordering reabstraction thunk for ");
+		text(p, n);
+		puts_(p, " from ");
+		swd_pr_print(p, n->kids[0]);
+		puts_(p, " to ");
+		swd_pr_print(p, n->kids[1]);
+		break;
+	case K_AUTODIFF:
+		print_autodiff(p, n);
+		break;
+	case K_AUTODIFF_SUBSET: {
+		bool g = n->nkids > 2;
+		puts_(p, "autodiff subset parameters thunk for ");
+		text(p, n);
+		puts_(p, " from ");
+		swd_pr_print(p, g ? n->kids[1] : n->kids[0]);
+		puts_(p, " with respect to parameters ");
+		swd_pr_subset(p, n->index);
+		puts_(p, " and results ");
+		swd_pr_subset(p, n->index2);
+		puts_(p, " to parameters ");
+		swd_pr_subset(p, n->kids[n->nkids - 1]->index);
+		if (g) {
+			puts_(p, " of type ");
+			swd_pr_print(p, n->kids[0]);
+		}
+		break;
+	}
+	case K_KEYPATH:
+		text(p, n);
+		puts_(p, " ");
+		swd_pr_print(p, n->kids[0]);
+		if (n->kids[1]->nkids) {
+			puts_(p, " : ");
+			swd_pr_join(p, n->kids[1], ", ");
+		}
+		if (n->nkids > 2) {
+			puts_(p, " ");
+			swd_pr_sig(p, n->kids[2]);
+		}
+		if (n->flags & SWF_READONLY)
+			puts_(p, ", serialized");
+		break;
+	case K_KEYPATH_EQ:
+		text(p, n);
+		puts_(p, " ");
+		swd_pr_join(p, n->kids[1], ", ");
+		if (n->nkids > 2) {
+			puts_(p, " ");
+			swd_pr_sig(p, n->kids[2]);
+		}
+		break;
+	case K_LAZY_WT:
+		text(p, n);
+		swd_pr_print(p, n->kids[0]);
+		puts_(p, " and conformance ");
+		swd_pr_print(p, n->kids[1]);
+		break;
+	case K_ASSOC_TYPE_ACCESS:
+		puts_(p, "associated type metadata accessor for ");
+		text(p, n->kids[1]);
+		puts_(p, " in ");
+		swd_pr_print(p, n->kids[0]);
+		break;
+	case K_ASSOC_WT_ACCESS:
+		if (n->flags & SWF_MUTABLE) {
+			puts_(p, "base witness table accessor for ");
+			swd_pr_print(p, n->kids[n->nkids - 1]);
+			puts_(p, " in ");
+			swd_pr_print(p, n->kids[0]);
+			break;
+		}
+		puts_(p, "associated type witness table accessor for ");
+		swd_pr_join(p, n->kids[1], ".");
+		if (!p->simp) {
+			puts_(p, " : ");
+			swd_pr_print(p, n->kids[2]);
+		}
+		puts_(p, " in ");
+		swd_pr_print(p, n->kids[0]);
+		break;
+	case K_ASSOC_CONF_DESC:
+		text(p, n);
+		swd_pr_print(p, n->kids[0]);
+		puts_(p, ".");
+		if (n->kids[1]->kind == K_TYPE_LIST)
+			swd_pr_join(p, n->kids[1], ".");
+		else
+			swd_pr_print(p, n->kids[1]);
+		puts_(p, ": ");
+		swd_pr_print(p, n->kids[2]);
+		break;
+	case K_BASE_CONF_DESC:
+		puts_(p, "base conformance descriptor for ");
+		swd_pr_print(p, n->kids[0]);
+		puts_(p, ": ");
+		swd_pr_print(p, n->kids[1]);
+		break;
+	case K_ASSOC_TYPE_DESC:
+		puts_(p, (n->flags & SWF_MUTABLE) ? "default associated type witness accessor for "
+						  : "associated type descriptor for ");
+		swd_pr_print(p, n->kids[0]);
+		break;
+	case K_FIELD_OFFSET:
+		text(p, n);
+		swd_pr_print(p, n->kids[0]);
+		break;
+	case K_VALUE_WITNESS:
+		text(p, n);
+		puts_(p, p->simp ? " for " : " value witness for ");
+		swd_pr_print(p, n->kids[0]);
+		break;
+	case K_SPEC:
+		print_spec(p, n);
+		break;
+	case K_VTABLE_THUNK:
+		puts_(p, "vtable thunk for ");
+		swd_pr_print(p, n->kids[1]);
+		puts_(p, " dispatching to ");
+		swd_pr_print(p, n->kids[0]);
+		break;
+	case K_ONE_TIME_INIT:
+		text(p, n);
+		swd_pr_join(p, n->kids[1], ", ");
+		break;
+	case K_CONC_CONF:
+		puts_(p, "concrete protocol conformance ");
+		swd_pr_print(p, n->kids[0]);
+		puts_(p, " to ");
+		print_conf_ref(p, n->kids[1]);
+		if (n->kids[2]->nkids) {
+			puts_(p, " with conditional requirements: ");
+			print_conf_list(p, n->kids[2]);
+		}
+		break;
+	case K_CONF_REF:
+		print_conf_ref(p, n);
+		break;
+	case K_PACK_CONF:
+		puts_(p, "pack protocol conformance ");
+		print_conf_list(p, n->kids[0]);
+		break;
+	case K_DEP_CONF_ROOT:
+		puts_(p, "dependent protocol conformance root ");
+		swd_pr_print(p, n->kids[0]);
+		puts_(p, " : ");
+		swd_pr_print(p, n->kids[1]);
+		break;
+	case K_DEP_CONF_INHERITED:
+		puts_(p, "dependent protocol conformance inherited ");
+		swd_pr_print(p, n->kids[0]);
+		puts_(p, " : ");
+		swd_pr_print(p, n->kids[1]);
+		break;
+	case K_DEP_CONF_ASSOC:
+		puts_(p, "dependent protocol conformance associated ");
+		swd_pr_print(p, n->kids[0]);
+		puts_(p, " : ");
+		swd_pr_print(p, n->kids[1]);
+		break;
+	case K_DEP_CONF_OPAQUE:
+		puts_(p, "dependent protocol conformance opaque ");
+		swd_pr_print(p, n->kids[0]);
+		break;
+	default:
+		return false;
+	}
+	return true;
+}

@@ -1,0 +1,273 @@
+/*
+ * Tests of the demanglers against the peer suites in ../shared/corpora:
+ * Swift's own demangler cases (full and simplified) and LLVM's Itanium
+ * cases, each line "mangled ---> demangled" or "mangled<TAB>demangled".
+ * The expected outputs come from Swift's and LLVM's test files, not from
+ * this code.  Prints every failing line and the pass rates, and fails below
+ * the thresholds of issue 6.  Also unit checks of the text filter and of
+ * hostile input (deep nesting, huge counts, substitutions out of range).
+ *
+ * usage: test-demangle-swift CORPORA_DIR [-v]
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "config.h"
+#include "demangle.h"
+#include "test.h"
+
+static bool verbose;
+
+struct rate {
+	unsigned total, pass;
+};
+
+static double pct(struct rate r)
+{
+	return r.total ? 100.0 * r.pass / r.total : 100.0;
+}
+
+static char *trim(char *s)
+{
+	while (*s == ' ' || *s == '\t')
+		s++;
+	size_t n = strlen(s);
+	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\n' || s[n - 1] == '\r'))
+		s[--n] = 0;
+	return s;
+}
+
+static bool current_mangling(const char *s)
+{
+	return strncmp(s, "$s", 2) == 0 || strncmp(s, "$S", 2) == 0 || strncmp(s, "_$s", 3) == 0 ||
+	       strncmp(s, "_$S", 3) == 0;
+}
+
+/* Runs one "mangled ---> expected" file; returns false if it is missing. */
+static bool run_swift(const char *path, unsigned flags, struct rate *all, struct rate *current)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return false;
+	char line[8192];
+	struct sw_buf out;
+	sw_buf_init(&out, 1 << 20);
+	while (fgets(line, sizeof(line), f)) {
+		char *sep = strstr(line, " ---> ");
+		if (!sep)
+			continue;
+		*sep = 0;
+		char *name = trim(line);
+		char *want = trim(sep + 6);
+		/* "{T:...,C} " is swift-demangle -classify's annotation, not the name */
+		if (want[0] == '{') {
+			char *close = strstr(want, "} ");
+			if (close)
+				want = close + 2;
+		}
+		sw_buf_reset(&out);
+		int r = sw_demangle(name, flags | SW_DEMANGLE_NO_CXX, &out);
+		const char *got = r > 0 ? sw_buf_str(&out) : name;
+		bool ok = r >= 0 && strcmp(got, want) == 0;
+		all->total++;
+		all->pass += ok;
+		if (current && current_mangling(name)) {
+			current->total++;
+			current->pass += ok;
+		}
+		if (!ok)
+			printf("FAIL%s %s\n  want: %.400s\n  got:  %.400s\n",
+			       flags & SW_DEMANGLE_SIMPLIFIED ? " (simplified)" : "", name, want,
+			       r < 0 ? "(error)" : got);
+	}
+	fclose(f);
+	sw_buf_finish(&out);
+	return true;
+}
+
+static bool run_itanium(const char *path, struct rate *rate)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return false;
+	static char line[1 << 16];
+	struct sw_buf out;
+	sw_buf_init(&out, 1 << 20);
+	while (fgets(line, sizeof(line), f)) {
+		char *tab = strchr(line, '\t');
+		if (!tab)
+			continue;
+		*tab = 0;
+		char *want = trim(tab + 1);
+		sw_buf_reset(&out);
+		int r = sw_demangle(line, SW_DEMANGLE_NO_SWIFT, &out);
+		const char *got = r > 0 ? sw_buf_str(&out) : line;
+		bool ok = strcmp(got, want) == 0;
+		rate->total++;
+		rate->pass += ok;
+		if (!ok && verbose)
+			printf("FAIL (c++) %s\n  want: %s\n  got:  %s\n", line, want, got);
+	}
+	fclose(f);
+	sw_buf_finish(&out);
+	return true;
+}
+
+static void check_filter(void)
+{
+	struct sw_buf out;
+	sw_buf_init(&out, 1 << 20);
+	const char *in = "at $s4main3fooyyF+12 and _$s4main3fooyyF. also _Z1Av, $sum $ not\n";
+	int r = sw_demangle_filter(in, strlen(in), 0, &out);
+#if SW_HAVE_IBERTY
+	CHECK_INT(r, 3);
+	CHECK_STR(sw_buf_str(&out),
+		  "at main.foo() -> ()+12 and main.foo() -> (). also A(), $sum $ not\n");
+#else
+	CHECK_INT(r, 2);
+#endif
+	sw_buf_reset(&out);
+	r = sw_demangle_filter(in, strlen(in), SW_DEMANGLE_SIMPLIFIED | SW_DEMANGLE_NO_CXX, &out);
+	CHECK_INT(r, 2);
+	CHECK_STR(sw_buf_str(&out), "at foo()+12 and foo(). also _Z1Av, $sum $ not\n");
+	/* plain text passes through untouched */
+	sw_buf_reset(&out);
+	r = sw_demangle_filter("hello world", 11, 0, &out);
+	CHECK_INT(r, 0);
+	CHECK_STR(sw_buf_str(&out), "hello world");
+	/* a name that is not mangled leaves the buffer untouched */
+	sw_buf_reset(&out);
+	CHECK_INT(sw_demangle("main", 0, &out), 0);
+	CHECK_INT((int)out.len, 0);
+	/* function types with their Clang type (swift-manglings-with-clang-types.txt) */
+	sw_buf_reset(&out);
+	CHECK_INT(sw_demangle("$s3tmp1fyySiyXzC9_ZTSPFmvEF", 0, &out), 1);
+	CHECK_STR(sw_buf_str(&out),
+		  "tmp.f(@convention(c, mangledCType: \"_ZTSPFmvE\") () -> Swift.Int) -> ()");
+	sw_buf_reset(&out);
+	/* Mach-O's extra underscore */
+	CHECK_INT(sw_demangle("_$s4main3fooyyF", 0, &out), 1);
+	CHECK_STR(sw_buf_str(&out), "main.foo() -> ()");
+	sw_buf_finish(&out);
+}
+
+static void check_hostile(void)
+{
+	struct sw_buf out;
+	sw_buf_init(&out, 1 << 16);
+	size_t n = 200000;
+	char *s = malloc(n + 16);
+	/* deep nesting: optional of optional of ... */
+	memset(s, 0, n + 16);
+	strcpy(s, "$sSi");
+	for (size_t i = 4; i + 2 < n; i += 2)
+		memcpy(s + i, "Sg", 2);
+	int r = sw_demangle(s, 0, &out);
+	CHECK(r <= 1);
+	/* nested tuples */
+	memset(s, 0, n + 16);
+	strcpy(s, "$s");
+	for (size_t i = 2; i + 2 < n; i += 2)
+		memcpy(s + i, i % 4 ? "yt" : "_t", 2);
+	r = sw_demangle(s, 0, &out);
+	CHECK(r <= 1);
+	/* bound generic types built from substitutions of the previous one: the
+	 * text doubles at each level, so it must hit the per-name cap, fast */
+	size_t len = (size_t)sprintf(s, "$s1a1bVyACACG");
+	for (int i = 0; i < 23; i++) /* substitutions AD to AZ */
+		len += (size_t)sprintf(s + len, "ACyA%cA%cG", 'D' + i, 'D' + i);
+	strcpy(s + len, "D");
+	sw_buf_reset(&out);
+	struct sw_buf big;
+	sw_buf_init(&big, 0); /* no ceiling of the caller's: the demangler's own applies */
+	r = sw_demangle(s, 0, &big);
+	CHECK_INT(r, 0);
+	CHECK_INT((int)big.len, 0);
+	sw_buf_finish(&big);
+	/* a few levels of the same are a valid name */
+	strcpy(s, "$s1a1bVyACACGACyADADGD");
+	r = sw_demangle(s, 0, &out);
+	CHECK_INT(r, 1);
+	/* huge repetition counts and word / substitution indexes out of range */
+	const char *bad[] = {
+	    "$sS999999999999i",
+	    "$sS4294967297i",
+	    "$sA99999999999_",
+	    "$sAz",
+	    "$sAZ",
+	    "$s0zA",
+	    "$s3abc0Z",
+	    "$sBi99999999_",
+	    "$sBv4294967296_Bp",
+	    "$sxq999999999999999999_",
+	    "$s99999999999999999999a",
+	    "$s1aL999999999999999_",
+	    "$s2hiTf4pi99999999999999999999_n",
+	    "$s00_",
+	    "_TtGSqGSqGSqGSqGSq",
+	    "_TtBv99999999999999Bp",
+	    "_TtS99999999999999_",
+	    "$sSiSgAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		sw_buf_reset(&out);
+		r = sw_demangle(bad[i], 0, &out);
+		CHECK(r <= 1);
+		if (r == 0)
+			CHECK_INT((int)out.len, 0);
+	}
+	/* the same substitution repeated far too often must hit a ceiling */
+	sprintf(s, "$sSi");
+	len = 4;
+	for (int i = 0; i < 2000; i++)
+		len += (size_t)sprintf(s + len, "AA");
+	r = sw_demangle(s, 0, &out);
+	CHECK(r <= 1);
+	free(s);
+	sw_buf_finish(&out);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: test-demangle-swift CORPORA_DIR [-v]\n");
+		return 2;
+	}
+	verbose = argc > 2 && strcmp(argv[2], "-v") == 0;
+	const char *dir = argv[1];
+	struct stat st;
+	if (stat(dir, &st) != 0)
+		sw_test_skip("no corpora directory (../shared/corpora)");
+	char path[4096];
+
+	struct rate all = {0}, current = {0}, simp = {0}, cxx = {0};
+	snprintf(path, sizeof(path), "%s/swift-manglings.txt", dir);
+	if (!run_swift(path, 0, &all, &current))
+		sw_test_skip("no swift-manglings.txt");
+	snprintf(path, sizeof(path), "%s/swift-simplified-manglings.txt", dir);
+	if (!run_swift(path, SW_DEMANGLE_SIMPLIFIED, &simp, NULL))
+		sw_test_skip("no swift-simplified-manglings.txt");
+	snprintf(path, sizeof(path), "%s/itanium-manglings.txt", dir);
+	bool have_cxx = SW_HAVE_IBERTY && run_itanium(path, &cxx);
+
+	printf("swift current mangling ($s/$S/_$s/_$S): %u/%u exact (%.2f%%)\n", current.pass,
+	       current.total, pct(current));
+	printf("swift all lines: %u/%u exact (%.2f%%)\n", all.pass, all.total, pct(all));
+	printf("swift simplified: %u/%u exact (%.2f%%)\n", simp.pass, simp.total, pct(simp));
+	if (have_cxx)
+		printf("itanium (libiberty): %u/%u exact (%.2f%%)\n", cxx.pass, cxx.total,
+		       pct(cxx));
+	CHECK(pct(current) >= 99.0);
+	CHECK(pct(all) >= 90.0);
+	CHECK(pct(simp) >= 90.0);
+	if (have_cxx)
+		CHECK(pct(cxx) >= 98.0);
+
+	check_filter();
+	check_hostile();
+	return sw_test_end();
+}
