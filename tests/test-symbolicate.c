@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "symbolicate.h"
+#include "symsearch.h"
 #include "test.h"
 
 static char workdir[64];
@@ -183,6 +184,46 @@ static void test_batch(const char *bin)
 	sw_symbolicator_free(s);
 }
 
+/* An image named only by its build-id, found through the symbol search. */
+static void test_by_id(const char *bin)
+{
+	struct sw_symsearch *ss = NULL;
+	CHECK_INT(sw_symsearch_new(&ss), 0);
+	if (!ss)
+		return;
+	sw_symsearch_set_cache_dir(ss, NULL);
+	sw_symsearch_set_debug_root(ss, "");
+	sw_symsearch_set_debuginfod(ss, false);
+	CHECK_INT(sw_symsearch_add_path(ss, workdir), 0);
+	struct sw_symbolicator *s = NULL;
+	CHECK_INT(sw_symbolicator_new(SW_SYMBOLICATE_NO_DEMANGLE, &s), 0);
+	sw_symbolicator_set_symsearch(s, ss);
+	const struct sw_object *obj = NULL;
+	struct sw_image_ref by_path = {.path = bin};
+	CHECK(sw_symbolicator_image(s, &by_path, &obj, NULL) >= 0);
+	uint8_t id[32];
+	size_t id_len = obj ? obj->id_len : 0;
+	CHECK(id_len > 0);
+	if (obj)
+		memcpy(id, obj->id, id_len);
+	sw_symbolicator_free(s);
+
+	CHECK_INT(sw_symbolicator_new(SW_SYMBOLICATE_NO_DEMANGLE, &s), 0);
+	sw_symbolicator_set_symsearch(s, ss);
+	struct sw_image_ref by_id = {.id = id, .id_len = id_len};
+	uint64_t worker = nm_addr(bin, "worker");
+	struct sw_frame fr[SW_SYMBOLICATE_MAX_FRAMES];
+	struct sw_error err = {0};
+	int n = sw_symbolicate_file_addr(s, &by_id, worker, fr, SW_SYMBOLICATE_MAX_FRAMES, &err);
+	if (n < 0)
+		fprintf(stderr, "by id: %s\n", sw_error_str(&err));
+	CHECK(n >= 1);
+	if (n >= 1)
+		CHECK_STR(fr[n - 1].function, "worker");
+	sw_symbolicator_free(s);
+	sw_symsearch_free(ss);
+}
+
 static void test_errors(void)
 {
 	struct sw_symbolicator *s = NULL;
@@ -227,6 +268,7 @@ int main(int argc, char **argv)
 	test_slide_and_return_address(bin);
 	test_symbols_only(bin);
 	test_batch(bin);
+	test_by_id(bin);
 	test_errors();
 	sh("rm -rf %s", workdir);
 	return sw_test_end();
