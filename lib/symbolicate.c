@@ -481,6 +481,46 @@ static int cmp_order(const void *a, const void *b)
 	return x->index < y->index ? -1 : x->index > y->index;
 }
 
+/*
+ * Sorts by address, ties in input order: a least-significant-byte-first
+ * radix sort over the bytes in which the addresses differ (three for a few
+ * megabytes of text), several times faster than qsort on 100,000 of them.
+ */
+static int sort_order(struct order *v, size_t n)
+{
+	uint64_t lo = UINT64_MAX, hi = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].addr < lo)
+			lo = v[i].addr;
+		if (v[i].addr > hi)
+			hi = v[i].addr;
+	}
+	if (n < 2 || lo == hi)
+		return 0;
+	struct order *tmp = malloc(n * sizeof(*tmp));
+	if (!tmp) {
+		qsort(v, n, sizeof(*v), cmp_order);
+		return 0;
+	}
+	struct order *src = v, *dst = tmp;
+	for (unsigned shift = 0; shift < 64 && ((hi - lo) >> shift); shift += 8) {
+		size_t count[257] = {0};
+		for (size_t i = 0; i < n; i++)
+			count[((src[i].addr - lo) >> shift & 0xff) + 1]++;
+		for (int b = 0; b < 256; b++)
+			count[b + 1] += count[b];
+		for (size_t i = 0; i < n; i++)
+			dst[count[(src[i].addr - lo) >> shift & 0xff]++] = src[i];
+		struct order *t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != v)
+		memcpy(v, src, n * sizeof(*v));
+	free(tmp);
+	return 0;
+}
+
 static int batch_reserve(struct sw_symbolicate_batch *b, size_t n)
 {
 	if (n <= b->index_cap)
@@ -508,8 +548,8 @@ int sw_symbolicate_file_addrs(struct sw_symbolicator *s, const struct sw_image_r
 		order[i] = (struct order){addrs[i], i};
 		batch->count[i] = 0;
 	}
-	if (r >= 0 && n)
-		qsort(order, n, sizeof(*order), cmp_order);
+	if (r >= 0)
+		sort_order(order, n);
 	struct sw_error first_err = {0};
 	for (size_t k = 0; r >= 0 && k < n; k++) {
 		size_t i = order[k].index;
