@@ -333,7 +333,7 @@ static int load_image(struct sw_symbolicator *s, const struct sw_image_ref *ref,
 		return r;
 	const struct sw_object *dw = im->dbg ? im->dbg : im->obj;
 	memcpy(im->id, im->obj->id, sizeof(im->id));
-	im->id_len = ref->id_len ? im->obj->id_len : 0;
+	im->id_len = im->obj->id_len;
 	if (dw->has_debug_info) {
 		struct sw_error derr = {0};
 		im->dwarf_err = sw_dwarf_new(&dw->dwarf, &im->dwarf, &derr);
