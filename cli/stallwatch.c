@@ -18,11 +18,19 @@
 extern const struct sw_cmd sw_cmd_help;
 extern const struct sw_cmd sw_cmd_demangle;
 extern const struct sw_cmd sw_cmd_symbolicate;
+extern const struct sw_cmd sw_cmd_run;
+extern const struct sw_cmd sw_cmd_attach;
+extern const struct sw_cmd sw_cmd_report;
+extern const struct sw_cmd sw_cmd_demo;
 
 const struct sw_cmd *const sw_cmd_table[] = {
 	&sw_cmd_help,
 	&sw_cmd_demangle,
 	&sw_cmd_symbolicate,
+	&sw_cmd_run,
+	&sw_cmd_attach,
+	&sw_cmd_report,
+	&sw_cmd_demo,
 	NULL,
 };
 

@@ -1,0 +1,73 @@
+/*
+ * stallwatch demo: runs the bundled demo app (cli/demo/stallwatch-demo.c,
+ * installed beside the agent) under the agent and prints its stalls as
+ * symbolicated call trees: the quickest way to see what stallwatch does.
+ * It is `stallwatch run [options] -- stallwatch-demo`, with the output
+ * options checked here so that mistakes name this verb.
+ */
+#include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "host/demo.h"
+#include "output.h"
+
+extern const struct sw_cmd sw_cmd_run;
+
+static int demo_run(const struct sw_cmd *cmd, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+	    SW_OUTPUT_LONGOPTS,
+	    {NULL, 0, NULL, 0},
+	};
+	struct sw_output_options o;
+	sw_output_options_init(&o);
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "S:", longopts, NULL)) != -1) {
+		if (c == '?' || c == ':')
+			return sw_cli_usage(cmd, "unknown option or missing value: '%s'",
+					    argv[optind - 1]);
+		int r = sw_output_option(cmd, c, optarg, &o);
+		if (r)
+			return r == 1 ? sw_cli_usage(cmd, "unknown option") : r;
+	}
+	sw_output_options_finish(&o);
+	int r = sw_cli_check_args(cmd, argc - optind);
+	if (r)
+		return r;
+	char demo[PATH_MAX];
+	struct sw_error err = {0};
+	if (sw_host_find_demo(demo, sizeof(demo), &err) < 0) {
+		sw_cli_error("%s", sw_error_str(&err));
+		return SW_EXIT_RUN_FAILED;
+	}
+	/* run's argv: "run", our options, "--", the demo */
+	char **args = calloc((size_t)argc + 3, sizeof(*args));
+	if (!args) {
+		sw_cli_error("out of memory");
+		return SW_EXIT_RUN_FAILED;
+	}
+	int n = 0;
+	args[n++] = "run";
+	for (int i = 1; i < optind; i++)
+		args[n++] = argv[i];
+	args[n++] = "--";
+	args[n++] = demo;
+	int status = sw_cmd_run.run(&sw_cmd_run, n, args);
+	free(args);
+	return status;
+}
+
+const struct sw_cmd sw_cmd_demo = {
+    .name = "demo",
+    .usage = "[options]",
+    .summary = "run a small demo app that stalls and print its call trees",
+    .help = SW_OUTPUT_HELP,
+    .min_args = 0,
+    .max_args = 0,
+    .run = demo_run,
+};

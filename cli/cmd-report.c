@@ -1,0 +1,238 @@
+/*
+ * stallwatch report: print recordings (.swtrace) and MetricKit hang
+ * diagnostics (JSON) again, in any format and with any tree option.  A
+ * recording goes through the same collector and output code as a live
+ * session, so with --color=never it prints byte for byte what `run -o`
+ * printed.  Several files merge into one output, stall ids qualified by
+ * the file's name ("run2#3").
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "metrickit.h"
+#include "output.h"
+#include "recording.h"
+#include "render-stall.h"
+#include "report.h"
+
+#define SOURCE_MAX 128
+
+/* "runs/run2.swtrace" -> "run2" */
+static void source_name(const char *path, char *out, size_t size)
+{
+	const char *base = strrchr(path, '/');
+	base = base && base[1] ? base + 1 : path;
+	snprintf(out, size, "%s", base);
+	char *dot = strrchr(out, '.');
+	if (dot && dot != out)
+		*dot = 0;
+}
+
+/* Whether the stall began within --duration of the agent's start. */
+static bool in_duration(const struct sw_output_options *o, const struct sw_stalls *c,
+			const struct sw_stall *st)
+{
+	return !o->duration_s || (double)sw_stalls_ns(c, st->start_time) <= o->duration_s * 1e9;
+}
+
+static int recording(struct sw_output *out, const struct sw_output_options *o, const char *path,
+		     const char *source, bool summary)
+{
+	/* a label or device the recorder noted names the source better than the file */
+	char named[SOURCE_MAX];
+	bool labelled = false;
+	struct sw_recording *rec;
+	struct sw_stalls *c;
+	struct sw_error err = {0};
+	if (sw_recording_open(path, &rec, &err) < 0) {
+		sw_cli_error("cannot read '%s': %s", path, sw_error_str(&err));
+		return SW_EXIT_INPUT;
+	}
+	if (sw_stalls_new(&c) < 0) {
+		sw_recording_free(rec);
+		return SW_EXIT_RUN_FAILED;
+	}
+	int status = SW_EXIT_OK;
+	uint64_t stalls = 0;
+	bool full = false;
+	for (;;) {
+		struct sw_wire_msg m;
+		int r = sw_recording_next(rec, &m, &err);
+		if (r == 0)
+			break;
+		if (r < 0) {
+			sw_cli_error("cannot read '%s': %s", path, sw_error_str(&err));
+			status = SW_EXIT_INPUT;
+			break;
+		}
+		if (m.type == SW_MSG_RECORD_INFO && source && m.record_info.value[0] &&
+		    (!strcmp(m.record_info.key, "label") ||
+		     (!strcmp(m.record_info.key, "device") && !labelled))) {
+			labelled |= !strcmp(m.record_info.key, "label");
+			snprintf(named, sizeof(named), "%s", m.record_info.value);
+			source = named;
+		}
+		const struct sw_stall *st = NULL;
+		r = sw_stalls_feed(c, &m, &st);
+		if (r == -E2BIG)
+			sw_output_warning(out, "a stall from %s exceeded a limit and was cut",
+					  path);
+		if (r == 1) {
+			stalls++;
+			if (in_duration(o, c, st))
+				full = sw_output_stall(out, c, st, source) == 1;
+		}
+		if (full)
+			break;
+	}
+	const struct sw_stall *st;
+	while (!full && (st = sw_stalls_flush(c)))
+		if (in_duration(o, c, st))
+			full = sw_output_stall(out, c, st, source) == 1;
+	const char *warning = sw_recording_warning(rec);
+	if (warning)
+		sw_output_warning(out, "'%s' ends early: %s", path, warning);
+	if (summary && sw_stalls_info(c)->have_hello) {
+		struct sw_buf b;
+		sw_buf_init(&b, 0);
+		if (sw_render_ndjson_summary(&b, c, stalls) == 0)
+			sw_output_set_summary_extra(out, sw_report_json_fields(&b, "summary"));
+		sw_buf_finish(&b);
+	}
+	sw_stalls_free(c);
+	sw_recording_free(rec);
+	return status;
+}
+
+static int read_all(const char *path, struct sw_buf *b, struct sw_error *err)
+{
+	int fd = strcmp(path, "-") == 0 ? dup(0) : open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return sw_error_set(err, -errno, "%s", strerror(errno));
+	int r = 0;
+	for (;;) {
+		if ((r = sw_buf_reserve(b, 65536)) < 0) {
+			sw_error_set(err, r, "larger than %zu MiB", b->max >> 20);
+			break;
+		}
+		ssize_t n = read(fd, b->data + b->len, 65536);
+		if (n < 0) {
+			r = sw_error_set(err, -errno, "%s", strerror(errno));
+			break;
+		}
+		if (n == 0)
+			break;
+		b->len += (size_t)n;
+	}
+	close(fd);
+	return r;
+}
+
+static int metrickit(struct sw_output *out, const char *path, const struct sw_buf *data,
+		     const char *source, uint64_t *next_id)
+{
+	struct sw_profile *p = sw_output_profile(out);
+	struct sw_error err = {0};
+	size_t before = sw_profile_nstalls(p);
+	int n = sw_metrickit_load((const char *)data->data, data->len, p, sw_output_report(out),
+				  source, *next_id, &err);
+	if (n < 0) {
+		sw_cli_error("cannot read '%s': %s", path, sw_error_str(&err));
+		return SW_EXIT_INPUT;
+	}
+	*next_id += (uint64_t)n;
+	for (size_t i = before; i < sw_profile_nstalls(p); i++)
+		if (sw_output_print(out, sw_profile_stall(p, i)) == 1)
+			break;
+	return SW_EXIT_OK;
+}
+
+/* A recording starts with its magic; anything starting like JSON is MetricKit. */
+static int one_file(struct sw_output *out, const struct sw_output_options *o, const char *path,
+		    const char *source, bool summary, uint64_t *next_id)
+{
+	struct sw_buf data;
+	struct sw_error err = {0};
+	sw_buf_init(&data, SW_METRICKIT_MAX_INPUT);
+	uint8_t head[8] = {0};
+	int fd = strcmp(path, "-") == 0 ? -1 : open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && strcmp(path, "-") != 0) {
+		sw_cli_error("cannot read '%s': %s", path, strerror(errno));
+		return SW_EXIT_INPUT;
+	}
+	ssize_t got = fd >= 0 ? read(fd, head, sizeof(head)) : 0;
+	if (fd >= 0)
+		close(fd);
+	int status;
+	if (fd >= 0 && got >= 1 && sw_metrickit_sniff(head, (size_t)got)) {
+		status = read_all(path, &data, &err) < 0 ? SW_EXIT_INPUT : SW_EXIT_OK;
+		if (status)
+			sw_cli_error("cannot read '%s': %s", path, sw_error_str(&err));
+		else
+			status = metrickit(out, path, &data, source, next_id);
+	} else {
+		status = recording(out, o, path, source, summary);
+	}
+	sw_buf_finish(&data);
+	return status;
+}
+
+static int report_run(const struct sw_cmd *cmd, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+	    SW_OUTPUT_LONGOPTS,
+	    {NULL, 0, NULL, 0},
+	};
+	struct sw_output_options o;
+	sw_output_options_init(&o);
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "S:", longopts, NULL)) != -1) {
+		if (c == '?')
+			return sw_cli_usage(cmd, "unknown option or missing value");
+		int r = sw_output_option(cmd, c, optarg, &o);
+		if (r)
+			return r == 1 ? sw_cli_usage(cmd, "unknown option") : r;
+	}
+	int r = sw_cli_check_args(cmd, argc - optind);
+	if (r)
+		return r;
+	int nfiles = argc - optind;
+	struct sw_output *out;
+	if (sw_output_new(&o, nfiles > 1, &out) < 0) {
+		sw_cli_error("out of memory");
+		return SW_EXIT_RUN_FAILED;
+	}
+	int status = SW_EXIT_OK;
+	uint64_t next_id = 1;
+	for (int i = optind; i < argc && !sw_output_full(out); i++) {
+		char source[SOURCE_MAX];
+		source_name(argv[i], source, sizeof(source));
+		int s =
+		    one_file(out, &o, argv[i], nfiles > 1 ? source : NULL, nfiles == 1, &next_id);
+		if (s && !status)
+			status = s;
+	}
+	status = sw_output_finish(out, status);
+	sw_output_free(out);
+	sw_output_options_finish(&o);
+	return status;
+}
+
+const struct sw_cmd sw_cmd_report = {
+    .name = "report",
+    .usage = "[options] FILE...",
+    .summary = "print recordings and MetricKit hang diagnostics as call trees",
+    .help = "FILE is a recording (.swtrace, from run -o or attach -o) or MetricKit JSON\n"
+	    "(a call stack tree or a diagnostic payload); - reads standard input.\n" SW_OUTPUT_HELP,
+    .min_args = 1,
+    .max_args = -1,
+    .run = report_run,
+};

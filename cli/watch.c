@@ -1,0 +1,169 @@
+/*
+ * The stream loop of `run` and `attach` (see watch.h): session messages go
+ * to the recording byte for byte, and through the stall collector to the
+ * renderer, one stall at a time, flushed as it completes.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "recording.h"
+#include "render-stall.h"
+#include "report.h"
+#include "stalls.h"
+#include "watch.h"
+
+void sw_watch_options_init(struct sw_watch_options *o)
+{
+	*o = (struct sw_watch_options){0};
+	sw_output_options_init(&o->out);
+}
+
+int sw_watch_option(const struct sw_cmd *cmd, int c, const char *arg, struct sw_watch_options *o)
+{
+	unsigned long v;
+	int r = sw_output_option(cmd, c, arg, &o->out);
+	if (r != 1)
+		return r;
+	switch (c) {
+	case 1001:
+		if (sw_cli_parse_uint(cmd, "--threshold", arg, 3600000, &v))
+			return SW_EXIT_USAGE;
+		if (v == 0)
+			return sw_cli_usage(cmd, "--threshold must be at least 1");
+		o->threshold_ms = v;
+		return 0;
+	case 1002:
+		if (sw_cli_parse_uint(cmd, "--interval", arg, 10000, &v))
+			return SW_EXIT_USAGE;
+		if (v == 0)
+			return sw_cli_usage(cmd, "--interval must be at least 1");
+		o->interval_ms = v;
+		return 0;
+	case 1003:
+		o->all_threads = true;
+		return 0;
+	case 'o':
+		o->output = arg;
+		return 0;
+	case 1005:
+		o->token = arg;
+		return 0;
+	}
+	return 1;
+}
+
+/* The collector's own summary fields go into the NDJSON summary object. */
+static void summary_extra(struct sw_output *out, const struct sw_stalls *c, uint64_t stalls)
+{
+	struct sw_buf b;
+	sw_buf_init(&b, 0);
+	if (sw_render_ndjson_summary(&b, c, stalls) == 0)
+		sw_output_set_summary_extra(out, sw_report_json_fields(&b, "summary"));
+	sw_buf_finish(&b);
+}
+
+static double elapsed_s(const struct timespec *t0)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+int sw_watch_stream(struct sw_session *s, const struct sw_watch_options *o, bool (*stop)(void *ctx),
+		    void *ctx, const char *what)
+{
+	struct sw_stalls *c;
+	struct sw_output *out = NULL;
+	struct sw_recording_writer *rec = NULL;
+	struct sw_error err = {0};
+	int status = SW_EXIT_OK;
+	if (sw_stalls_new(&c) < 0 || sw_output_new(&o->out, false, &out) < 0) {
+		sw_cli_error("out of memory");
+		sw_stalls_free(c);
+		return SW_EXIT_RUN_FAILED;
+	}
+	if (o->output && sw_recording_writer_open(o->output, &rec, &err) < 0) {
+		sw_cli_error("cannot write '%s': %s", o->output, sw_error_str(&err));
+		sw_stalls_free(c);
+		sw_output_free(out);
+		return SW_EXIT_INPUT;
+	}
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	uint64_t stalls = 0;
+	bool full = false;
+	for (;;) {
+		struct sw_wire_msg m;
+		sw_error_clear(&err);
+		if (o->out.duration_s && elapsed_s(&t0) >= o->out.duration_s)
+			break;
+		int r = sw_session_next(s, &m, 200, &err);
+		if (r == -EAGAIN || r == -EINTR) {
+			if (stop && stop(ctx))
+				break;
+			continue;
+		}
+		if (r == 0)
+			break;
+		if (r < 0) {
+			sw_cli_error("cannot read the stream of %s: %s", what, sw_error_str(&err));
+			status = SW_EXIT_INPUT;
+			break;
+		}
+		if (rec) {
+			const uint8_t *raw;
+			size_t len;
+			sw_session_raw(s, &raw, &len);
+			if (sw_recording_writer_write(rec, raw, len) < 0) {
+				sw_cli_error("cannot write '%s': %s", o->output, strerror(errno));
+				status = SW_EXIT_INPUT;
+				break;
+			}
+		}
+		const struct sw_stall *st = NULL;
+		r = sw_stalls_feed(c, &m, &st);
+		if (r == -E2BIG)
+			sw_output_warning(out, "a stall from %s exceeded a limit and was cut",
+					  what);
+		if (r == 1) {
+			stalls++;
+			full = sw_output_stall(out, c, st, NULL) == 1;
+		}
+		if (m.type == SW_MSG_GOODBYE) {
+			const struct sw_stalls_info *in = sw_stalls_info(c);
+			if (in->goodbye_reason == SW_GOODBYE_TOKEN ||
+			    in->goodbye_reason == SW_GOODBYE_PROTOCOL) {
+				sw_cli_error("%s refused the connection: %s", what,
+					     in->goodbye_text);
+				status = SW_EXIT_AGENT;
+			} else if (in->goodbye_reason == SW_GOODBYE_REPLACED) {
+				sw_cli_warn("%s: %s", what, in->goodbye_text);
+			}
+		}
+		if (full || (stop && stop(ctx)))
+			break;
+	}
+	const struct sw_stall *st;
+	while (!full && (st = sw_stalls_flush(c)))
+		full = sw_output_stall(out, c, st, NULL) == 1;
+	const struct sw_stalls_info *in = sw_stalls_info(c);
+	if (in->have_hello)
+		summary_extra(out, c, stalls);
+	if (in->stats.dropped)
+		sw_cli_warn("%s dropped %llu records (a slow reader or no reader)", what,
+			    (unsigned long long)in->stats.dropped);
+	fprintf(stderr, "stallwatch: %llu stall%s from %s (pid %llu)\n", (unsigned long long)stalls,
+		stalls == 1 ? "" : "s", in->process_name[0] ? in->process_name : what,
+		(unsigned long long)in->pid);
+	if (rec && sw_recording_writer_close(rec, &err) < 0 && status == SW_EXIT_OK) {
+		sw_cli_error("cannot write '%s': %s", o->output, sw_error_str(&err));
+		status = SW_EXIT_INPUT;
+	}
+	status = sw_output_finish(out, status);
+	sw_output_free(out);
+	sw_stalls_free(c);
+	return status;
+}

@@ -1,0 +1,50 @@
+/*
+ * What `run` and `attach` share: their common options and the loop that
+ * reads an agent's stream, records it, and prints each stall as it ends.
+ */
+#ifndef SW_CLI_WATCH_H
+#define SW_CLI_WATCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cli.h"
+#include "output.h"
+#include "session.h"
+
+struct sw_watch_options {
+	unsigned long threshold_ms, interval_ms; /* 0: not given */
+	bool all_threads;
+	const char *output; /* -o FILE.swtrace */
+	const char *token;
+	struct sw_output_options out; /* --format, tree and CI options (output.h) */
+};
+
+void sw_watch_options_init(struct sw_watch_options *o);
+
+/* The options both verbs take, for getopt_long; *ret_done says it was one. */
+#define SW_WATCH_LONGOPTS                                                                          \
+	{"threshold", required_argument, NULL, 1001}, {"interval", required_argument, NULL, 1002}, \
+	    {"all-threads", no_argument, NULL, 1003}, {"output", required_argument, NULL, 'o'},    \
+	    {"token", required_argument, NULL, 1005}, SW_OUTPUT_LONGOPTS
+
+#define SW_WATCH_HELP                                                                              \
+	"  --threshold MS      report iterations busy this long (default 250)\n"                   \
+	"  --interval MS       sampling interval (default 10, at least 1)\n"                       \
+	"  --all-threads       sample every thread of the process during a stall\n"                \
+	"  -o, --output FILE   also record the stream to FILE (.swtrace)\n"                        \
+	"  --token TOKEN       the token the agent expects\n" SW_OUTPUT_HELP
+
+/* Handles one of the shared options; returns 0, 1 when c is not one, or a usage status. */
+int sw_watch_option(const struct sw_cmd *cmd, int c, const char *arg, struct sw_watch_options *o);
+
+/*
+ * Reads the session until the stream ends or stop() says so, printing every
+ * stall on stdout and recording to o->output.  Returns an exit status:
+ * 0, 4 (the agent refused us or spoke another protocol), 5 (broken stream),
+ * or 125-like failures are the caller's to map.
+ */
+int sw_watch_stream(struct sw_session *s, const struct sw_watch_options *o, bool (*stop)(void *ctx),
+		    void *ctx, const char *what);
+
+#endif

@@ -1,0 +1,193 @@
+/*
+ * The agent's configuration from its environment (stallwatch-agent(7) lists
+ * every variable), its log, and the decision whether to activate at all:
+ * the agent only runs in the process it was started for.  `stallwatch run`
+ * names that process with STALLWATCH_EXE (its executable) or STALLWATCH_PID;
+ * a process that matches removes the agent's variables and its own entry in
+ * LD_PRELOAD from the environment, so its children and a wrapper script's
+ * later commands stay untouched; a process that does not match leaves
+ * everything as it found it and does nothing.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent.h"
+
+struct swa_config swa_cfg = {.log_fd = -1};
+
+void swa_log(const char *fmt, ...)
+{
+	if (swa_cfg.log_fd < 0)
+		return;
+	char line[512];
+	int n = snprintf(line, sizeof(line), "stallwatch-agent[%d]: ", (int)getpid());
+	va_list ap;
+	va_start(ap, fmt);
+	int m = vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
+	va_end(ap);
+	if (m < 0)
+		return;
+	size_t len = strlen(line);
+	line[len++] = '\n';
+	ssize_t w = write(swa_cfg.log_fd, line, len);
+	(void)w;
+}
+
+static bool env_uint(const char *name, unsigned long lo, unsigned long hi, unsigned long *ret)
+{
+	const char *v = getenv(name);
+	if (!v || !*v)
+		return false;
+	char *end;
+	errno = 0;
+	unsigned long n = strtoul(v, &end, 10);
+	if (errno || *end || v[0] == '-' || n < lo || n > hi) {
+		swa_log("ignoring %s=%s (expected %lu to %lu)", name, v, lo, hi);
+		return false;
+	}
+	*ret = n;
+	return true;
+}
+
+static bool env_bool(const char *name)
+{
+	const char *v = getenv(name);
+	return v && (!strcmp(v, "1") || !strcasecmp(v, "yes") || !strcasecmp(v, "true"));
+}
+
+static void env_str(const char *name, char *dst, size_t cap, const char *fallback)
+{
+	const char *v = getenv(name);
+	snprintf(dst, cap, "%s", v && *v ? v : fallback);
+}
+
+static void open_log(void)
+{
+	const char *v = getenv("STALLWATCH_LOG");
+	if (!v || !*v || !strcmp(v, "0"))
+		return;
+	if (!strcmp(v, "1") || !strcmp(v, "stderr"))
+		swa_cfg.log_fd = fcntl(2, F_DUPFD_CLOEXEC, 3);
+	else
+		swa_cfg.log_fd = open(v, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+}
+
+int swa_config_load(void)
+{
+	unsigned long v;
+	open_log();
+	atomic_store(&swa_cfg.threshold_ms, SWA_DEFAULT_THRESHOLD_MS);
+	atomic_store(&swa_cfg.interval_us, SWA_DEFAULT_INTERVAL_US);
+	atomic_store(&swa_cfg.max_depth, SWA_DEFAULT_MAX_DEPTH);
+	if (env_uint("STALLWATCH_THRESHOLD_MS", 1, 3600000, &v))
+		atomic_store(&swa_cfg.threshold_ms, (uint32_t)v);
+	if (env_uint("STALLWATCH_INTERVAL_MS", 1, 10000, &v))
+		atomic_store(&swa_cfg.interval_us, (uint32_t)v * 1000);
+	if (env_uint("STALLWATCH_MAX_DEPTH", 1, SWA_MAX_DEPTH, &v))
+		atomic_store(&swa_cfg.max_depth, (uint32_t)v);
+	atomic_store(&swa_cfg.all_threads, env_bool("STALLWATCH_ALL_THREADS"));
+	swa_cfg.ring_bytes = SWA_DEFAULT_RING_KB * 1024;
+	if (env_uint("STALLWATCH_RING_KB", 16, 65536, &v)) {
+		size_t bytes = 16 * 1024;
+		while (bytes < v * 1024)
+			bytes *= 2;
+		swa_cfg.ring_bytes = bytes;
+	}
+	if (env_uint("STALLWATCH_WAIT_MS", 0, 60000, &v))
+		swa_cfg.wait_ms = (uint32_t)v;
+	env_str("STALLWATCH_LISTEN", swa_cfg.listen, sizeof(swa_cfg.listen), "");
+	env_str("STALLWATCH_BUNDLE_ID", swa_cfg.bundle_id, sizeof(swa_cfg.bundle_id),
+		swa_plat_process_name());
+	env_str("STALLWATCH_TOKEN", swa_cfg.token, sizeof(swa_cfg.token), "");
+	return 0;
+}
+
+/* Whether this process is the one the agent was started for. */
+bool swa_config_should_activate(void);
+bool swa_config_should_activate(void)
+{
+	const char *pid = getenv("STALLWATCH_PID");
+	const char *exe = getenv("STALLWATCH_EXE");
+	if (pid && *pid) {
+		char *end;
+		long want = strtol(pid, &end, 10);
+		if (*end || want != (long)getpid())
+			return false;
+	}
+	if (exe && *exe) {
+		char self[PATH_MAX];
+		if (swa_plat_executable_path(self, sizeof(self)) < 0)
+			return false;
+		if (strchr(exe, '/')) {
+			char want[PATH_MAX];
+			if (!realpath(exe, want) || strcmp(want, self) != 0)
+				return false;
+		} else {
+			const char *base = strrchr(self, '/');
+			if (strcmp(base ? base + 1 : self, exe) != 0)
+				return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * Removes every STALLWATCH_ variable, and the entry naming this library from
+ * LD_PRELOAD, so nothing started from here loads or activates the agent.
+ */
+void swa_config_scrub_environment(const char *agent_path);
+void swa_config_scrub_environment(const char *agent_path)
+{
+	extern char **environ;
+	for (int again = 1; again;) {
+		again = 0;
+		for (char **e = environ; e && *e; e++) {
+			if (strncmp(*e, "STALLWATCH_", 11) == 0) {
+				char name[128];
+				size_t n = strcspn(*e, "=");
+				if (n >= sizeof(name))
+					continue;
+				memcpy(name, *e, n);
+				name[n] = '\0';
+				unsetenv(name);
+				again = 1;
+				break;
+			}
+		}
+	}
+	const char *pre = getenv("LD_PRELOAD");
+	if (!pre || !agent_path)
+		return;
+	const char *base = strrchr(agent_path, '/');
+	base = base ? base + 1 : agent_path;
+	char out[4096];
+	size_t len = 0;
+	const char *p = pre;
+	while (*p) {
+		size_t n = strcspn(p, ": ");
+		const char *slash = memrchr(p, '/', n);
+		const char *name = slash ? slash + 1 : p;
+		size_t name_len = n - (size_t)(name - p);
+		bool ours = name_len == strlen(base) && memcmp(name, base, name_len) == 0;
+		if (n && !ours && len + n + 2 < sizeof(out)) {
+			if (len)
+				out[len++] = ':';
+			memcpy(out + len, p, n);
+			len += n;
+		}
+		p += n;
+		while (*p == ':' || *p == ' ')
+			p++;
+	}
+	out[len] = '\0';
+	if (len)
+		setenv("LD_PRELOAD", out, 1);
+	else
+		unsetenv("LD_PRELOAD");
+}

@@ -1,0 +1,25 @@
+/*
+ * What the files of the Linux backend share.
+ */
+#ifndef SWA_LINUX_H
+#define SWA_LINUX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+pid_t swa_linux_gettid(void);
+int swa_linux_read_file(const char *path, char *buf, size_t cap);
+int swa_linux_task_path(char *buf, size_t cap, uint64_t tid, const char *file);
+int swa_linux_task_state(uint64_t tid, char *ret_state);
+/* process_vm_readv() is missing: we run under an emulator such as qemu-user. */
+bool swa_linux_emulated(void);
+int swa_linux_capture_init(void);
+/* The real-time signal used to capture running threads. */
+int swa_linux_capture_signal(void);
+
+/* For the benchmark: when the last capture handler started and ended. */
+void swa_linux_last_handler_times(uint64_t *entered, uint64_t *left);
+
+#endif

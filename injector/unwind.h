@@ -1,0 +1,80 @@
+/*
+ * The agent's unwinder: turns a capture (registers and a copy of the stack)
+ * into return addresses, after the thread was released.  Call-frame
+ * information from .eh_frame (through the image's .eh_frame_hdr index)
+ * where the image has it for the program counter, frame pointers where it
+ * does not; both only ever read the stack copy, the stack bounds and image
+ * memory through fault-safe reads.  Nothing here allocates or locks.
+ */
+#ifndef SWA_UNWIND_H
+#define SWA_UNWIND_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "platform.h"
+
+/* One loaded image as the unwinder needs it. */
+struct swa_image {
+	uint32_t index;
+	uint64_t lo, hi; /* runtime range of the executable segment */
+	uint64_t slide;
+	uint64_t text_vmaddr, text_size;
+	uint64_t eh_hdr;   /* runtime address of .eh_frame_hdr, 0 if none */
+	uint64_t eh_table; /* its binary-search table, 0 if unusable */
+	uint64_t eh_frame; /* .eh_frame */
+	uint32_t fde_count;
+	uint8_t table_enc;
+	uint32_t id_kind, id_len;
+	uint8_t id[32];
+	char *path;
+	bool seen;
+	bool announced;
+};
+
+/* Finds the image whose executable segment holds pc (images.c). */
+const struct swa_image *swa_images_find(uint64_t pc);
+
+/* Reads image memory through a small page cache (fault-safe). */
+int swa_mem_read(uint64_t addr, void *dst, size_t len);
+void swa_mem_invalidate(void);
+
+enum swa_unwind_flags {
+	SWA_UNWIND_TRUNCATED = 1u << 0,
+	SWA_UNWIND_LEAF_FROM_LR = 1u << 1,
+	SWA_UNWIND_CFI = 1u << 2,
+};
+
+/*
+ * Unwinds cap into frames (leaf first, at most max); returns the depth and
+ * sets *ret_flags (swa_unwind_flags).
+ */
+uint32_t swa_unwind(const struct swa_capture *cap, uint64_t *frames, uint32_t max,
+		    uint32_t *ret_flags);
+
+/* ---- internal to the unwinder ---- */
+
+struct swa_unwind_ctx {
+	const struct swa_capture *cap;
+	bool live_reads; /* read the live stack beyond the copy */
+};
+
+/* Reads 8 bytes of stack at addr: from the copy, else fault-safely. */
+int swa_stack_read(struct swa_unwind_ctx *uc, uint64_t addr, uint64_t *ret);
+
+/*
+ * One step by call-frame information: regs describe a frame whose program
+ * counter is regs->pc; on success they describe its caller.  Returns 1 on a
+ * step, 0 when the frame is the outermost (return address undefined), and
+ * -errno when there is no usable information.  *signal_frame tells whether
+ * the frame was a signal frame (the caller's pc is then not a return address).
+ */
+int swa_cfi_step(struct swa_unwind_ctx *uc, const struct swa_image *im, struct swa_regs *regs,
+		 bool pc_is_return, bool *ret_signal_frame);
+
+/* Finds the FDE covering pc in im's .eh_frame_hdr table: its address or 0. */
+uint64_t swa_cfi_find_fde(const struct swa_image *im, uint64_t pc);
+/* Parses im->eh_hdr into the table fields; 0 or -errno. */
+int swa_cfi_index(struct swa_image *im);
+
+#endif

@@ -1,0 +1,370 @@
+/*
+ * The watchdog: the stall state machine and the sampler driver, on the
+ * agent's own thread.
+ *
+ * Every sampling interval it looks at the main loop's state (loop.c).  An
+ * iteration busy for one interval starts the pre-roll: the main thread is
+ * sampled on the grid start + k * interval (catching up at a quarter interval
+ * when a tick came late, so the count stays real), and its samples go into
+ * the ring tentatively.  When the iteration has been busy for the threshold
+ * the stall is declared: its begin record, reserved when the pre-roll
+ * started, is filled and everything is committed.  When the loop waits
+ * again the stall ends at the moment the loop noted; an iteration that ends
+ * below the threshold is rolled back and costs nothing downstream.
+ *
+ * A process stopped by SIGSTOP or a debugger stops this thread too: a tick
+ * that arrives far too late while the main thread's CPU clock barely moved
+ * is time the process did not run, and it is taken out of the stall.
+ * Machine suspend needs nothing: the monotonic clock stops with it.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent.h"
+#include "unwind.h"
+#include "wire.h"
+
+#define COPY_CAP        (256 * 1024)
+#define CAPTURE_TIMEOUT 50000000ull /* ns */
+#define LATE_PAUSE      50000000ull /* a tick this late may be a stopped process */
+#define MAX_THREADS     1024
+#define CACHE_THREADS   64
+#define CACHE_FRAMES    128
+#define REFRESH_EVERY   500000000ull
+
+struct watch {
+	bool active, committed, lost;
+	uint64_t start, paused, next, samples, dropped, stall_id;
+	uint64_t cpu0, cpu0_time;
+	struct swa_rec_begin *begin;
+};
+
+/* the last stack of a thread, reused while its CPU clock stands still */
+struct cached_stack {
+	uint64_t tid, cpu;
+	uint32_t depth, flags;
+	uint64_t frames[CACHE_FRAMES];
+};
+
+static struct watch w;
+static uint8_t *copy_buf;
+static uint64_t frames[SWA_MAX_DEPTH];
+static struct swa_thread *threads;
+static struct cached_stack cache[CACHE_THREADS];
+static uint64_t stall_seq;
+/* a stop seen while no iteration was watched: excluded from the one running then */
+static uint64_t pause_at, pause_ns;
+static uint64_t last_maps;
+static pthread_t thread;
+static _Atomic bool stop_requested;
+static struct swa_event *stopped;
+struct swa_thread swa_watchdog_thread;
+extern struct swa_thread swa_streamer_thread;
+
+static struct cached_stack *cache_find(uint64_t tid, bool create)
+{
+	struct cached_stack *free_slot = NULL;
+	for (size_t i = 0; i < CACHE_THREADS; i++) {
+		if (cache[i].tid == tid)
+			return &cache[i];
+		if (!cache[i].tid && !free_slot)
+			free_slot = &cache[i];
+	}
+	if (!create)
+		return NULL;
+	if (!free_slot)
+		free_slot = &cache[tid % CACHE_THREADS];
+	free_slot->tid = tid;
+	free_slot->depth = 0;
+	return free_slot;
+}
+
+static uint32_t wire_flags(uint32_t uflags, uint32_t cflags)
+{
+	uint32_t f = 0;
+	if (uflags & SWA_UNWIND_TRUNCATED)
+		f |= SW_SAMPLE_TRUNCATED;
+	if (uflags & SWA_UNWIND_LEAF_FROM_LR)
+		f |= SW_SAMPLE_LEAF_FROM_LR;
+	if (uflags & SWA_UNWIND_CFI)
+		f |= SW_SAMPLE_CFI;
+	if (cflags & SWA_CAPTURE_BLOCKED)
+		f |= SW_SAMPLE_BLOCKED;
+	return f;
+}
+
+static void push_sample(const struct swa_thread *t, uint64_t time, const uint64_t *fr,
+			uint32_t depth, uint32_t flags)
+{
+	size_t len = sizeof(struct swa_rec_sample) + depth * sizeof(uint64_t);
+	struct swa_rec_sample *rec =
+	    w.lost ? NULL : swa_ring_reserve(&swa_ring, SW_MSG_SAMPLE, len);
+	if (!rec) {
+		w.dropped++;
+		atomic_fetch_add(&swa_dropped, 1);
+		return;
+	}
+	rec->stall_id = w.stall_id;
+	rec->time = time;
+	rec->thread_id = t->id;
+	rec->flags = flags;
+	rec->depth = depth;
+	memcpy(rec->name, t->name, sizeof(rec->name));
+	memcpy(rec->frames, fr, depth * sizeof(uint64_t));
+	swa_ring_push(&swa_ring);
+	atomic_fetch_add(&swa_samples_total, 1);
+}
+
+static void sample_thread(const struct swa_thread *t, uint32_t max)
+{
+	uint64_t cpu = 0;
+	bool have_cpu = swa_plat_thread_cpu_ns(t, &cpu) == 0;
+	struct cached_stack *c = cache_find(t->id, have_cpu);
+	if (c && have_cpu && c->depth && c->cpu == cpu && c->depth <= max) {
+		push_sample(t, swa_plat_now(), c->frames, c->depth, c->flags);
+		return;
+	}
+	struct swa_capture cap = {.copy = copy_buf, .copy_cap = COPY_CAP};
+	uint64_t time = swa_plat_now();
+	int r = swa_plat_capture(t, &cap, CAPTURE_TIMEOUT);
+	uint32_t depth = 0, flags = SW_SAMPLE_TRUNCATED;
+	if (r == -ESRCH)
+		return;
+	if (r == 0) {
+		uint32_t uflags;
+		depth = swa_unwind(&cap, frames, max, &uflags);
+		flags = wire_flags(uflags, cap.flags);
+	} else if (r == -ENOTSUP) {
+		flags |= SW_SAMPLE_BLOCKED;
+	}
+	push_sample(t, time, frames, depth, flags);
+	if (c && r == 0 && depth <= CACHE_FRAMES) {
+		c->cpu = cpu;
+		c->depth = depth;
+		c->flags = flags;
+		memcpy(c->frames, frames, depth * sizeof(uint64_t));
+	} else if (c) {
+		c->depth = 0;
+	}
+}
+
+static void sample_round(void)
+{
+	uint32_t max = atomic_load(&swa_cfg.max_depth);
+	sample_thread(&swa_main_thread, max);
+	if (atomic_load(&swa_cfg.all_threads) && threads) {
+		int n = swa_plat_list_threads(threads, MAX_THREADS);
+		for (int i = 0; i < n; i++) {
+			uint64_t id = threads[i].id;
+			if (id == swa_main_thread.id || id == swa_watchdog_thread.id ||
+			    id == swa_streamer_thread.id)
+				continue;
+			sample_thread(&threads[i], max);
+		}
+	}
+	w.samples++;
+}
+
+static void watch_begin(uint64_t start, uint64_t now)
+{
+	memset(&w, 0, sizeof(w));
+	w.active = true;
+	w.start = start;
+	w.stall_id = ++stall_seq;
+	atomic_store(&swa_loop_waited_at, 0);
+	atomic_store(&swa_loop_watched, true);
+	if (now - last_maps > REFRESH_EVERY || !last_maps) {
+		swa_plat_prepare_capture();
+		last_maps = now;
+	}
+	swa_ring_hold(&swa_ring);
+	w.begin = swa_ring_reserve(&swa_ring, SW_MSG_STALL_BEGIN, sizeof(*w.begin));
+	if (w.begin)
+		swa_ring_push(&swa_ring);
+	else
+		w.lost = true;
+	if (pause_at && start < pause_at)
+		w.paused = pause_ns;
+	pause_at = pause_ns = 0;
+	swa_plat_thread_cpu_ns(&swa_main_thread, &w.cpu0);
+	w.cpu0_time = now;
+	w.next = now;
+}
+
+static void commit(uint64_t now)
+{
+	if (w.lost) {
+		swa_ring_rollback(&swa_ring);
+		return;
+	}
+	w.begin->stall_id = w.stall_id;
+	w.begin->thread_id = swa_main_thread.id;
+	w.begin->start_time = w.start;
+	w.begin->detect_time = now;
+	strcpy(w.begin->context, "main loop");
+	swa_ring_commit(&swa_ring);
+	w.committed = true;
+	atomic_fetch_add(&swa_stalls_total, 1);
+	swa_streamer_wake();
+}
+
+static void watch_end(uint64_t end, uint64_t now)
+{
+	uint64_t threshold = (uint64_t)atomic_load(&swa_cfg.threshold_ms) * 1000000u;
+	uint64_t duration = end - w.start > w.paused ? end - w.start - w.paused : 0;
+	atomic_store(&swa_loop_watched, false);
+	w.active = false;
+	if (!w.committed) {
+		if (duration < threshold || w.lost) {
+			swa_ring_rollback(&swa_ring);
+			if (w.lost)
+				atomic_fetch_add(&swa_dropped, 1);
+			else
+				stall_seq--; /* ids count reported stalls only */
+			return;
+		}
+		commit(now);
+	}
+	/* the loop was idle after end: its CPU time belongs to [cpu0_time, end] */
+	uint64_t cpu1 = w.cpu0, window = end > w.cpu0_time ? end - w.cpu0_time : 0;
+	swa_plat_thread_cpu_ns(&swa_main_thread, &cpu1);
+	/* the first interval went by before we looked: assume it ran like the rest */
+	uint64_t cpu = cpu1 - w.cpu0;
+	if (window > 0)
+		cpu = (uint64_t)((double)cpu * (double)duration / (double)window);
+	if (cpu > duration)
+		cpu = duration;
+	struct swa_rec_end *rec = swa_ring_reserve(&swa_ring, SW_MSG_STALL_END, sizeof(*rec));
+	if (!rec) {
+		atomic_fetch_add(&swa_dropped, 1);
+		return;
+	}
+	*rec = (struct swa_rec_end){w.stall_id, end, duration, cpu, w.samples, w.dropped};
+	swa_ring_push(&swa_ring);
+	swa_streamer_wake();
+}
+
+/*
+ * Time the process did not run (SIGSTOP, a debugger) is not a stall.  The
+ * watchdog stops with the process, so it sees a gap between two ticks far
+ * longer than it planned; the gap is a stop when, over it, the main thread
+ * barely used the CPU and the watchdog itself barely waited for one (a
+ * watchdog that was merely starved by a busy machine waited runnable).  The
+ * gap goes to the iteration being watched, or to the next one watched if it
+ * began before the gap.
+ */
+static struct {
+	uint64_t tick, cpu, wait;
+} prev;
+
+static void account_pause(uint64_t now, uint64_t interval)
+{
+	static unsigned ticks;
+	uint64_t cpu = prev.cpu, wait = prev.wait;
+	uint64_t gap = prev.tick ? now - prev.tick : 0;
+	bool suspicious = gap > 2 * interval + LATE_PAUSE;
+	swa_plat_thread_cpu_ns(&swa_main_thread, &cpu);
+	/* a proc file read: every tick only while watching, else every tenth */
+	if (w.active || suspicious || ++ticks % 10 == 0)
+		swa_plat_self_wait_ns(&wait);
+	if (suspicious && (cpu - prev.cpu) * 2 < gap && (wait - prev.wait) * 2 < gap - interval) {
+		uint64_t lost = gap - interval;
+		if (w.active) {
+			w.paused += lost;
+		} else {
+			pause_ns += lost;
+			pause_at = now;
+		}
+	}
+	prev.tick = now;
+	prev.cpu = cpu;
+	prev.wait = wait;
+}
+
+/* One look at the loop; returns when to look next. */
+static uint64_t tick(uint64_t now)
+{
+	uint64_t interval = (uint64_t)atomic_load(&swa_cfg.interval_us) * 1000u;
+	uint64_t threshold = (uint64_t)atomic_load(&swa_cfg.threshold_ms) * 1000000u;
+	uint64_t busy = atomic_load_explicit(&swa_loop_busy_since, memory_order_acquire);
+	if (w.active) {
+		if (busy != w.start) {
+			uint64_t at = atomic_load(&swa_loop_waited_at);
+			watch_end(at >= w.start && at <= now ? at : now, now);
+			return now; /* look again at once: a new iteration may be running */
+		}
+		if (now >= w.next) {
+			sample_round();
+			uint64_t grid = w.start + w.paused + (w.samples + 1) * interval;
+			uint64_t soonest = swa_plat_now() + interval / 4;
+			w.next = grid > soonest ? grid : soonest;
+		}
+		if (!w.committed && !w.lost && now - w.start - w.paused >= threshold)
+			commit(now);
+		return w.next;
+	}
+	if (busy && busy <= now) {
+		if (now >= busy + interval) {
+			watch_begin(busy, now);
+			return now;
+		}
+		return busy + interval;
+	}
+	static uint64_t last_refresh;
+	if (now - last_refresh > REFRESH_EVERY) {
+		swa_images_refresh();
+		last_refresh = now;
+	}
+	return now + interval;
+}
+
+static void *watchdog_main(void *arg)
+{
+	(void)arg;
+	swa_plat_thread_self(&swa_watchdog_thread);
+	swa_plat_raise_priority();
+	for (;;) {
+		uint64_t now = swa_plat_now();
+		if (atomic_load(&stop_requested)) {
+			if (w.active)
+				watch_end(now, now);
+			break;
+		}
+		uint64_t next = tick(now);
+		if (next > now)
+			swa_plat_sleep_until(next);
+		account_pause(swa_plat_now(),
+			      (uint64_t)atomic_load(&swa_cfg.interval_us) * 1000u);
+	}
+	swa_plat_event_signal(stopped);
+	return NULL;
+}
+
+int swa_watchdog_start(void)
+{
+	copy_buf = malloc(COPY_CAP);
+	threads = calloc(MAX_THREADS, sizeof(*threads));
+	if (!copy_buf || !threads)
+		return -ENOMEM;
+	stopped = swa_plat_event_new();
+	if (!stopped)
+		return -ENOMEM;
+	swa_plat_prepare_capture();
+	last_maps = swa_plat_now();
+	int r = pthread_create(&thread, NULL, watchdog_main, NULL);
+	if (r)
+		return -r;
+	pthread_setname_np(thread, "sw-watchdog");
+	pthread_detach(thread);
+	return 0;
+}
+
+void swa_watchdog_stop(void)
+{
+	atomic_store(&stop_requested, true);
+	uint64_t interval = (uint64_t)atomic_load(&swa_cfg.interval_us) * 1000u;
+	swa_plat_event_wait(stopped, interval + 200000000u);
+}

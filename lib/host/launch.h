@@ -1,0 +1,50 @@
+/*
+ * Starting a program with the agent loaded (`stallwatch run`): the one
+ * piece of the host side that depends on the operating system, one file per
+ * system (launch-linux.c; launch-darwin.c will use DYLD_INSERT_LIBRARIES).
+ */
+#ifndef SW_HOST_LAUNCH_H
+#define SW_HOST_LAUNCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "error.h"
+
+struct sw_launch_options {
+	const char *agent;     /* the agent library's path */
+	const char *exe;       /* the program to activate in (NULL: PROGRAM itself) */
+	uint32_t threshold_ms; /* 0: the agent's default */
+	uint32_t interval_ms;  /* 0: the agent's default */
+	bool all_threads;
+	const char *token; /* NULL: none */
+	uint32_t wait_ms;  /* how long the agent waits for us before main() */
+};
+
+struct sw_launch {
+	pid_t pid;
+	char dir[256];     /* private directory holding the socket */
+	char connect[300]; /* what sw_transport_connect() takes */
+	bool script;       /* PROGRAM is a script and no exe was named */
+};
+
+/*
+ * Finds the agent: $STALLWATCH_AGENT, else beside an installed command
+ * (relative to the command's own path), else in a build tree, else the
+ * configured install directory.  Fills buf with its path.
+ */
+int sw_host_find_agent(char *buf, size_t cap, struct sw_error *err);
+
+/*
+ * Starts argv[0] with the agent on a private unix socket.  Returns 0, or
+ * -ENOENT when the program is not found, another -errno when it cannot be
+ * executed (err says why), after which nothing is left running.
+ */
+int sw_host_launch(const struct sw_launch_options *o, char *const argv[], struct sw_launch *ret,
+		   struct sw_error *err);
+
+/* Removes the private directory. */
+void sw_host_launch_cleanup(struct sw_launch *l);
+
+#endif

@@ -1,0 +1,100 @@
+/*
+ * --format folded: the collapsed-stack lines of Brendan Gregg's
+ * stackcollapse scripts, which flamegraph.pl and inferno read:
+ *
+ *   #3;main;run_loop;compute 30000000
+ *
+ * one line per distinct call path with self weight, frames from the root
+ * separated by ';', then a space and the weight (nanoseconds, or samples for
+ * trees without time).  The first frame is the stall's label, so stalls
+ * stay apart and each line can be grepped alone; with --thread all the
+ * second names the thread.  --min-percent does not apply: the lines add up
+ * to the stall's sampled time.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "render.h"
+
+#define NONE UINT32_MAX
+
+/* A frame as folded text: ';' would split it and a newline end the line. */
+static int put_frame(struct sw_buf *b, const char *s)
+{
+	for (; *s; s++) {
+		char c = *s;
+		if (c == ';')
+			c = ':';
+		else if (c == '\n' || c == '\r' || c == '\t')
+			c = ' ';
+		int r = sw_buf_putc(b, c);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int tree_folded(const struct sw_tree *t, const struct sw_render_options *o,
+		       const char *prefix, struct sw_buf *out)
+{
+	uint32_t *path = malloc(SW_TREE_MAX_DEPTH * sizeof(*path));
+	if (!path)
+		return -ENOMEM;
+	int r = 0;
+	for (uint32_t i = 0; i < t->nnodes && r >= 0; i++) {
+		if (!t->nodes[i].self)
+			continue;
+		size_t n = 0;
+		for (uint32_t k = i; k != NONE && n < SW_TREE_MAX_DEPTH; k = t->nodes[k].parent)
+			path[n++] = k;
+		r = sw_buf_puts(out, prefix);
+		while (n > 0 && r >= 0) {
+			const struct sw_tree_frame *f =
+			    sw_profile_get_frame(t->profile, t->nodes[path[--n]].frame);
+			char scratch[32];
+			r = sw_buf_putc(out, ';');
+			if (r >= 0)
+				r = put_frame(out,
+					      sw_tree_frame_name(t->profile, f, o->tree.full_names,
+								 scratch, sizeof(scratch)));
+		}
+		if (r >= 0)
+			r = sw_buf_printf(out, " %llu\n", (unsigned long long)t->nodes[i].self);
+	}
+	free(path);
+	return r;
+}
+
+int sw_render_folded_stall(struct sw_profile *p, struct sw_tree_stall *s,
+			   const struct sw_render_options *o, struct sw_buf *out)
+{
+	char label[96];
+	sw_tree_stall_label(s, o->qualify, label, sizeof(label));
+	struct sw_tree *trees[64];
+	long threads[64];
+	int n = sw_render_stall_trees(p, s, &o->tree, trees, threads, 64);
+	if (n < 0)
+		return n;
+	int r = 0;
+	struct sw_buf prefix;
+	sw_buf_init(&prefix, 8192);
+	for (int k = 0; k < n && r >= 0; k++) {
+		sw_buf_reset(&prefix);
+		r = put_frame(&prefix, label);
+		if (r >= 0 && o->tree.thread == SW_THREAD_ALL) {
+			const struct sw_tree_thread *th = &s->threads[threads[k]];
+			r = sw_buf_puts(&prefix, ";thread ");
+			if (r >= 0)
+				r = th->name[0] ? put_frame(&prefix, th->name)
+						: sw_buf_printf(&prefix, "%llu",
+								(unsigned long long)th->id);
+		}
+		if (r >= 0)
+			r = tree_folded(trees[k], o, sw_buf_str(&prefix), out);
+	}
+	sw_buf_finish(&prefix);
+	for (int k = 0; k < n; k++)
+		sw_tree_free(trees[k]);
+	return r;
+}

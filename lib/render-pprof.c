@@ -1,0 +1,527 @@
+/*
+ * --format pprof: a gzipped profile.proto (github.com/google/pprof,
+ * proto/profile.proto), which `go tool pprof`, Grafana Pyroscope and
+ * others read.  The protobuf is written by hand: it only needs varints and
+ * length-delimited fields.
+ *
+ * One profile holds every stall.  A sample is a distinct call path of a
+ * stall's tree with its self weight: values [samples, wall ns] (only
+ * [samples] when a MetricKit tree has no time), labels "stall" ("run1#3")
+ * and "thread".  A location is one address: a frame and the frames inlined
+ * into it become the lines of one location, innermost first as the format
+ * wants.  Mappings are the images, with their build ids (UUID or GNU
+ * build-id in hex).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "render.h"
+
+#if SW_HAVE_ZLIB
+#include <zlib.h>
+#endif
+
+#define NONE UINT32_MAX
+
+/* profile.proto field numbers */
+enum {
+	PROFILE_SAMPLE_TYPE = 1,
+	PROFILE_SAMPLE = 2,
+	PROFILE_MAPPING = 3,
+	PROFILE_LOCATION = 4,
+	PROFILE_FUNCTION = 5,
+	PROFILE_STRING_TABLE = 6,
+	PROFILE_TIME_NANOS = 9,
+	PROFILE_DURATION_NANOS = 10,
+	PROFILE_PERIOD_TYPE = 11,
+	PROFILE_COMMENT = 13,
+	PROFILE_DEFAULT_SAMPLE_TYPE = 14,
+	VALUE_TYPE_TYPE = 1,
+	VALUE_TYPE_UNIT = 2,
+	SAMPLE_LOCATION_ID = 1,
+	SAMPLE_VALUE = 2,
+	SAMPLE_LABEL = 3,
+	LABEL_KEY = 1,
+	LABEL_STR = 2,
+	MAPPING_ID = 1,
+	MAPPING_MEMORY_START = 2,
+	MAPPING_MEMORY_LIMIT = 3,
+	MAPPING_FILENAME = 5,
+	MAPPING_BUILD_ID = 6,
+	MAPPING_HAS_FUNCTIONS = 7,
+	MAPPING_HAS_FILENAMES = 8,
+	MAPPING_HAS_LINE_NUMBERS = 9,
+	MAPPING_HAS_INLINE_FRAMES = 10,
+	LOCATION_ID = 1,
+	LOCATION_MAPPING_ID = 2,
+	LOCATION_ADDRESS = 3,
+	LOCATION_LINE = 4,
+	LINE_FUNCTION_ID = 1,
+	LINE_LINE = 2,
+	FUNCTION_ID = 1,
+	FUNCTION_NAME = 2,
+	FUNCTION_SYSTEM_NAME = 3,
+	FUNCTION_FILENAME = 4,
+};
+
+static int pb_varint(struct sw_buf *b, uint64_t v)
+{
+	uint8_t tmp[10];
+	size_t n = 0;
+	do {
+		tmp[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+		v >>= 7;
+	} while (v);
+	return sw_buf_append(b, tmp, n);
+}
+
+static int pb_uint(struct sw_buf *b, unsigned field, uint64_t v)
+{
+	int r = pb_varint(b, (uint64_t)field << 3);
+	return r < 0 ? r : pb_varint(b, v);
+}
+
+static int pb_bytes(struct sw_buf *b, unsigned field, const void *data, size_t len)
+{
+	int r = pb_varint(b, (uint64_t)field << 3 | 2);
+	if (r >= 0)
+		r = pb_varint(b, len);
+	return r < 0 ? r : sw_buf_append(b, data, len);
+}
+
+/* Appends msg as field of b and empties msg for the next use. */
+static int pb_message(struct sw_buf *b, unsigned field, struct sw_buf *msg)
+{
+	int r = pb_bytes(b, field, msg->data, msg->len);
+	sw_buf_reset(msg);
+	return r;
+}
+
+struct pp {
+	struct sw_profile *p;
+	const struct sw_render_options *o;
+	struct sw_buf out, msg, sub;
+	/* the string table */
+	const char **strings;
+	size_t nstrings, strings_cap;
+	uint32_t *string_table;
+	size_t string_table_cap;
+	/* functions by profile frame id (id + 1, 0 none) */
+	uint32_t *func_of_frame;
+	uint64_t nfuncs;
+	/* locations: runs of frame ids, keyed by hash */
+	uint32_t *loc_pool;
+	size_t loc_pool_len, loc_pool_cap;
+	struct loc {
+		uint64_t hash;
+		uint32_t start, len;
+	} * locs;
+	size_t nlocs, locs_cap;
+	uint32_t *loc_table;
+	size_t loc_table_cap;
+	uint32_t *path;
+	uint32_t *sample_locs;
+	bool counts;
+};
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 0x100000001b3ull;
+	return h;
+}
+
+/* The index of s in the string table, added when new ("" is 0). */
+static int64_t str_index(struct pp *c, const char *s)
+{
+	if (!s || !s[0])
+		return 0;
+	if (c->nstrings * 2 >= c->string_table_cap) {
+		size_t cap = c->string_table_cap ? c->string_table_cap * 2 : 256;
+		uint32_t *t = calloc(cap, sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		for (size_t i = 1; i < c->nstrings; i++) {
+			size_t j = hash_str(c->strings[i]) & (cap - 1);
+			while (t[j])
+				j = (j + 1) & (cap - 1);
+			t[j] = (uint32_t)i;
+		}
+		free(c->string_table);
+		c->string_table = t;
+		c->string_table_cap = cap;
+	}
+	size_t j = hash_str(s) & (c->string_table_cap - 1);
+	while (c->string_table[j]) {
+		if (strcmp(c->strings[c->string_table[j]], s) == 0)
+			return c->string_table[j];
+		j = (j + 1) & (c->string_table_cap - 1);
+	}
+	if (c->nstrings == c->strings_cap) {
+		size_t cap = c->strings_cap * 2;
+		const char **n = realloc(c->strings, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		c->strings = n;
+		c->strings_cap = cap;
+	}
+	char *copy = strdup(s);
+	if (!copy)
+		return -ENOMEM;
+	c->strings[c->nstrings] = copy;
+	c->string_table[j] = (uint32_t)c->nstrings;
+	return (int64_t)c->nstrings++;
+}
+
+static int str_field(struct pp *c, struct sw_buf *b, unsigned field, const char *s)
+{
+	int64_t i = str_index(c, s);
+	return i < 0 ? (int)i : pb_uint(b, field, (uint64_t)i);
+}
+
+/* The function of a frame, written to the profile the first time. */
+static int function_id(struct pp *c, uint32_t frame, uint64_t *ret)
+{
+	if (c->func_of_frame[frame]) {
+		*ret = c->func_of_frame[frame];
+		return 0;
+	}
+	const struct sw_tree_frame *f = sw_profile_get_frame(c->p, frame);
+	char scratch[32];
+	uint64_t id = ++c->nfuncs;
+	int r = pb_uint(&c->sub, FUNCTION_ID, id);
+	if (r >= 0)
+		r = str_field(
+		    c, &c->sub, FUNCTION_NAME,
+		    sw_tree_frame_name(c->p, f, c->o->tree.full_names, scratch, sizeof(scratch)));
+	if (r >= 0)
+		r = str_field(c, &c->sub, FUNCTION_SYSTEM_NAME,
+			      f->linkage
+				  ? f->linkage
+				  : sw_tree_frame_name(c->p, f, true, scratch, sizeof(scratch)));
+	if (r >= 0)
+		r = str_field(c, &c->sub, FUNCTION_FILENAME, f->file);
+	if (r >= 0)
+		r = pb_message(&c->out, PROFILE_FUNCTION, &c->sub);
+	if (r < 0)
+		return r;
+	c->func_of_frame[frame] = (uint32_t)id;
+	*ret = id;
+	return 0;
+}
+
+static int write_location(struct pp *c, uint64_t id, const uint32_t *frames, size_t n)
+{
+	const struct sw_tree_frame *inner = sw_profile_get_frame(c->p, frames[n - 1]);
+	int r = pb_uint(&c->msg, LOCATION_ID, id);
+	if (r >= 0 && inner->image)
+		r = pb_uint(&c->msg, LOCATION_MAPPING_ID, inner->image);
+	if (r >= 0)
+		r = pb_uint(&c->msg, LOCATION_ADDRESS, inner->address);
+	/* innermost first: the last line is the function the others were inlined into */
+	for (size_t k = n; k-- > 0 && r >= 0;) {
+		uint64_t fid;
+		r = function_id(c, frames[k], &fid);
+		if (r >= 0)
+			r = pb_uint(&c->sub, LINE_FUNCTION_ID, fid);
+		const struct sw_tree_frame *f = sw_profile_get_frame(c->p, frames[k]);
+		if (r >= 0 && f->line)
+			r = pb_uint(&c->sub, LINE_LINE, f->line);
+		if (r >= 0)
+			r = pb_message(&c->msg, LOCATION_LINE, &c->sub);
+	}
+	return r < 0 ? r : pb_message(&c->out, PROFILE_LOCATION, &c->msg);
+}
+
+/* The location id of frames[0..n) (a frame and those inlined into it). */
+static int location_id(struct pp *c, const uint32_t *frames, size_t n, uint64_t *ret)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ frames[i]) * 0x100000001b3ull;
+	if (c->nlocs * 2 >= c->loc_table_cap) {
+		size_t cap = c->loc_table_cap ? c->loc_table_cap * 2 : 256;
+		uint32_t *t = calloc(cap, sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		for (size_t i = 0; i < c->nlocs; i++) {
+			size_t j = c->locs[i].hash & (cap - 1);
+			while (t[j])
+				j = (j + 1) & (cap - 1);
+			t[j] = (uint32_t)i + 1;
+		}
+		free(c->loc_table);
+		c->loc_table = t;
+		c->loc_table_cap = cap;
+	}
+	size_t j = h & (c->loc_table_cap - 1);
+	while (c->loc_table[j]) {
+		const struct loc *l = &c->locs[c->loc_table[j] - 1];
+		if (l->hash == h && l->len == n &&
+		    memcmp(c->loc_pool + l->start, frames, n * sizeof(*frames)) == 0) {
+			*ret = c->loc_table[j];
+			return 0;
+		}
+		j = (j + 1) & (c->loc_table_cap - 1);
+	}
+	if (c->nlocs == c->locs_cap) {
+		size_t cap = c->locs_cap ? c->locs_cap * 2 : 256;
+		struct loc *nl = realloc(c->locs, cap * sizeof(*nl));
+		if (!nl)
+			return -ENOMEM;
+		c->locs = nl;
+		c->locs_cap = cap;
+	}
+	if (c->loc_pool_len + n > c->loc_pool_cap) {
+		size_t cap = c->loc_pool_cap ? c->loc_pool_cap : 1024;
+		while (cap < c->loc_pool_len + n)
+			cap *= 2;
+		uint32_t *np = realloc(c->loc_pool, cap * sizeof(*np));
+		if (!np)
+			return -ENOMEM;
+		c->loc_pool = np;
+		c->loc_pool_cap = cap;
+	}
+	memcpy(c->loc_pool + c->loc_pool_len, frames, n * sizeof(*frames));
+	c->locs[c->nlocs] = (struct loc){h, (uint32_t)c->loc_pool_len, (uint32_t)n};
+	c->loc_pool_len += n;
+	c->loc_table[j] = (uint32_t)++c->nlocs;
+	*ret = c->nlocs;
+	return write_location(c, c->nlocs, frames, n);
+}
+
+static int label(struct pp *c, const char *key, const char *value)
+{
+	int r = str_field(c, &c->sub, LABEL_KEY, key);
+	if (r >= 0)
+		r = str_field(c, &c->sub, LABEL_STR, value);
+	return r < 0 ? r : pb_message(&c->msg, SAMPLE_LABEL, &c->sub);
+}
+
+/* One sample for the path from a root to node i. */
+static int sample(struct pp *c, const struct sw_tree *t, uint32_t i, const char *stall,
+		  const char *thread)
+{
+	size_t n = 0;
+	for (uint32_t k = i; k != NONE && n < SW_TREE_MAX_DEPTH; k = t->nodes[k].parent)
+		c->path[n++] = t->nodes[k].frame;
+	/* path is leaf first; locations group a frame with the inlined ones after it */
+	size_t nlocs = 0;
+	int r = 0;
+	/* path is leaf first: from the root end, a location is a frame and the inlined ones after
+	 * it */
+	for (size_t k = n; k > 0 && r >= 0;) {
+		size_t len = 1;
+		while (len < k && sw_profile_get_frame(c->p, c->path[k - len - 1])->inlined)
+			len++;
+		uint32_t group[64];
+		size_t g = len < 64 ? len : 64;
+		for (size_t m = 0; m < g; m++)
+			group[m] = c->path[k - 1 - m];
+		uint64_t lid = 0;
+		r = location_id(c, group, g, &lid);
+		c->sample_locs[nlocs++] = (uint32_t)lid;
+		k -= len;
+	}
+	/* location ids leaf first */
+	for (size_t k = nlocs; k-- > 0 && r >= 0;)
+		r = pb_varint(&c->sub, c->sample_locs[k]);
+	if (r >= 0)
+		r = pb_message(&c->msg, SAMPLE_LOCATION_ID, &c->sub);
+	if (r >= 0)
+		r = pb_varint(&c->sub, t->nodes[i].self_samples);
+	if (r >= 0 && !c->counts)
+		r = pb_varint(&c->sub, t->nodes[i].self);
+	if (r >= 0)
+		r = pb_message(&c->msg, SAMPLE_VALUE, &c->sub);
+	if (r >= 0)
+		r = label(c, "stall", stall);
+	if (r >= 0 && thread)
+		r = label(c, "thread", thread);
+	/* samples go to the output after the locations they name: order is free in protobuf */
+	return r < 0 ? r : pb_message(&c->out, PROFILE_SAMPLE, &c->msg);
+}
+
+static int stall_samples(struct pp *c, struct sw_tree_stall *s)
+{
+	struct sw_tree *trees[64];
+	long threads[64];
+	int n = sw_render_stall_trees(c->p, s, &c->o->tree, trees, threads, 64);
+	if (n < 0)
+		return n;
+	char lbl[96], thname[96];
+	sw_tree_stall_label(s, true, lbl, sizeof(lbl));
+	int r = 0;
+	for (int k = 0; k < n && r >= 0; k++) {
+		const char *thread = "main";
+		if (threads[k] >= 0 && !s->threads[threads[k]].main) {
+			const struct sw_tree_thread *th = &s->threads[threads[k]];
+			if (th->name[0])
+				thread = th->name;
+			else {
+				snprintf(thname, sizeof(thname), "%llu",
+					 (unsigned long long)th->id);
+				thread = thname;
+			}
+		}
+		for (uint32_t i = 0; i < trees[k]->nnodes && r >= 0; i++)
+			if (trees[k]->nodes[i].self)
+				r = sample(c, trees[k], i, lbl, thread);
+	}
+	for (int k = 0; k < n; k++)
+		sw_tree_free(trees[k]);
+	return r;
+}
+
+static int value_type(struct pp *c, unsigned field, const char *type, const char *unit)
+{
+	int r = str_field(c, &c->msg, VALUE_TYPE_TYPE, type);
+	if (r >= 0)
+		r = str_field(c, &c->msg, VALUE_TYPE_UNIT, unit);
+	return r < 0 ? r : pb_message(&c->out, field, &c->msg);
+}
+
+static int mappings(struct pp *c)
+{
+	int r = 0;
+	for (size_t i = 0; i < sw_profile_nimages(c->p) && r >= 0; i++) {
+		const struct sw_tree_image *img = sw_profile_get_image(c->p, (uint32_t)i + 1);
+		char hex[2 * sizeof(img->id) + 1];
+		for (uint32_t k = 0; k < img->id_len; k++)
+			snprintf(hex + 2 * k, 3, "%02x", img->id[k]);
+		hex[2 * img->id_len] = 0;
+		r = pb_uint(&c->msg, MAPPING_ID, i + 1);
+		if (r >= 0)
+			r = pb_uint(&c->msg, MAPPING_MEMORY_START, img->load_address);
+		if (r >= 0 && img->text_size)
+			r = pb_uint(&c->msg, MAPPING_MEMORY_LIMIT,
+				    img->load_address + img->text_size);
+		if (r >= 0)
+			r = str_field(c, &c->msg, MAPPING_FILENAME,
+				      img->path ? img->path : img->name);
+		if (r >= 0)
+			r = str_field(c, &c->msg, MAPPING_BUILD_ID, hex);
+		for (unsigned f = MAPPING_HAS_FUNCTIONS; f <= MAPPING_HAS_INLINE_FRAMES && r >= 0;
+		     f++)
+			r = pb_uint(&c->msg, f, 1);
+		if (r >= 0)
+			r = pb_message(&c->out, PROFILE_MAPPING, &c->msg);
+	}
+	return r;
+}
+
+static int header(struct pp *c)
+{
+	uint64_t duration = 0, start = 0;
+	for (size_t i = 0; i < sw_profile_nstalls(c->p); i++) {
+		const struct sw_tree_stall *s = sw_profile_stall(c->p, i);
+		c->counts |= s->info.counts_only;
+		duration += s->info.duration_ns;
+		if (s->info.start_wall_ns && (!start || s->info.start_wall_ns < start))
+			start = s->info.start_wall_ns;
+	}
+	int r = value_type(c, PROFILE_SAMPLE_TYPE, "samples", "count");
+	if (r >= 0 && !c->counts)
+		r = value_type(c, PROFILE_SAMPLE_TYPE, "wall", "nanoseconds");
+	if (r >= 0 && !c->counts)
+		r = value_type(c, PROFILE_PERIOD_TYPE, "wall", "nanoseconds");
+	if (r >= 0 && start)
+		r = pb_uint(&c->out, PROFILE_TIME_NANOS, start);
+	if (r >= 0 && duration)
+		r = pb_uint(&c->out, PROFILE_DURATION_NANOS, duration);
+	if (r >= 0)
+		r = str_field(c, &c->out, PROFILE_DEFAULT_SAMPLE_TYPE,
+			      c->counts ? "samples" : "wall");
+	return r < 0 ? r : mappings(c);
+}
+
+static int finish(struct pp *c)
+{
+	/* the string table goes last: it is complete only now */
+	int r = 0;
+	for (size_t i = 0; i < c->nstrings && r >= 0; i++)
+		r = pb_bytes(&c->out, PROFILE_STRING_TABLE, c->strings[i], strlen(c->strings[i]));
+	if (r >= 0) {
+		char comment[64];
+		snprintf(comment, sizeof(comment), "stallwatch %s", c->o->tool_version);
+		int64_t ci = str_index(c, comment);
+		r = ci < 0 ? (int)ci
+			   : pb_bytes(&c->out, PROFILE_STRING_TABLE, comment, strlen(comment));
+		if (r >= 0)
+			r = pb_uint(&c->out, PROFILE_COMMENT, (uint64_t)ci);
+	}
+	return r;
+}
+
+#if SW_HAVE_ZLIB
+static int gzip(const struct sw_buf *in, struct sw_buf *out)
+{
+	z_stream z = {0};
+	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
+	    Z_OK)
+		return -ENOMEM;
+	uLong bound = deflateBound(&z, (uLong)in->len);
+	int r = sw_buf_reserve(out, bound);
+	if (r >= 0) {
+		z.next_in = in->data ? in->data : (Bytef *)"";
+		z.avail_in = (uInt)in->len;
+		z.next_out = out->data + out->len;
+		z.avail_out = (uInt)bound;
+		r = deflate(&z, Z_FINISH) == Z_STREAM_END ? 0 : -EIO;
+		if (r >= 0)
+			out->len += z.total_out;
+	}
+	deflateEnd(&z);
+	return r;
+}
+#endif
+
+int sw_render_pprof(struct sw_profile *p, const struct sw_render_options *o, struct sw_buf *out)
+{
+#if SW_HAVE_ZLIB
+	struct pp c = {.p = p, .o = o};
+	sw_buf_init(&c.out, 0);
+	sw_buf_init(&c.msg, 0);
+	sw_buf_init(&c.sub, 0);
+	c.strings_cap = 64;
+	c.strings = malloc(c.strings_cap * sizeof(*c.strings));
+	c.func_of_frame = calloc(sw_profile_nframes(p) + 1, sizeof(*c.func_of_frame));
+	c.path = malloc(SW_TREE_MAX_DEPTH * sizeof(*c.path));
+	c.sample_locs = malloc(SW_TREE_MAX_DEPTH * sizeof(*c.sample_locs));
+	int r = c.strings && c.func_of_frame && c.path && c.sample_locs ? 0 : -ENOMEM;
+	if (r >= 0) {
+		c.strings[0] = strdup("");
+		c.nstrings = 1;
+		r = c.strings[0] ? header(&c) : -ENOMEM;
+	}
+	for (size_t i = 0; i < sw_profile_nstalls(p) && r >= 0; i++)
+		r = stall_samples(&c, sw_profile_stall(p, i));
+	if (r >= 0)
+		r = finish(&c);
+	if (r >= 0)
+		r = gzip(&c.out, out);
+	for (size_t i = 0; i < c.nstrings; i++)
+		free((char *)c.strings[i]);
+	free(c.strings);
+	free(c.string_table);
+	free(c.func_of_frame);
+	free(c.loc_pool);
+	free(c.locs);
+	free(c.loc_table);
+	free(c.path);
+	free(c.sample_locs);
+	sw_buf_finish(&c.out);
+	sw_buf_finish(&c.msg);
+	sw_buf_finish(&c.sub);
+	return r;
+#else
+	(void)p;
+	(void)o;
+	(void)out;
+	return -ENOTSUP;
+#endif
+}

@@ -1,0 +1,268 @@
+/*
+ * Stalls as NDJSON and raw text (see render-stall.h), before symbolication.  Identical stacks of
+ * one thread are counted once with their weight, heaviest first.  Frames
+ * stay raw addresses; each object lists the images its frames fall in
+ * (path, build id, load address, file address of the text segment), enough
+ * to symbolicate later on another machine.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "render-stall.h"
+
+struct stack {
+	const struct sw_stall_sample *first;
+	uint64_t count;
+};
+
+void sw_stall_figures(const struct sw_stalls *c, const struct sw_stall *s,
+		      struct sw_stall_figures *ret)
+{
+	const struct sw_stalls_info *in = sw_stalls_info(c);
+	uint64_t duration = s->duration_ns;
+	uint64_t main_samples = 0, blocked = 0;
+	bool truncated = false;
+	for (size_t i = 0; i < s->nsamples; i++) {
+		if (s->sample[i].thread_id == s->thread_id) {
+			main_samples++;
+			if (s->sample[i].flags & SW_SAMPLE_BLOCKED)
+				blocked++;
+		}
+		if (s->sample[i].flags & SW_SAMPLE_TRUNCATED)
+			truncated = true;
+	}
+	if (!s->ended && s->nsamples) /* cut off: as long as we saw it */
+		duration = sw_stalls_ns(c, s->sample[s->nsamples - 1].time - s->start_time);
+	ret->interval_ms = in->config.interval_us / 1000.0;
+	ret->duration_ms = duration / 1e6;
+	ret->cpu_ms = s->cpu_ns / 1e6;
+	ret->main_samples = s->ended ? s->samples : main_samples;
+	ret->sampled_ms = (double)ret->main_samples * ret->interval_ms;
+	/*
+	 * Busy when the thread had the CPU half the time, or when most samples
+	 * found it runnable rather than waiting in the kernel: a busy thread
+	 * starved by other processes is still busy, not blocked.
+	 */
+	bool runnable = main_samples && blocked * 2 < main_samples;
+	ret->kind = s->cpu_ns * 2 >= duration || runnable ? "busy" : "blocked";
+	ret->truncated = truncated;
+}
+
+static bool same_stack(const struct sw_stall_sample *a, const struct sw_stall_sample *b)
+{
+	return a->thread_id == b->thread_id && a->depth == b->depth &&
+	       (a->flags & SW_SAMPLE_TRUNCATED) == (b->flags & SW_SAMPLE_TRUNCATED) &&
+	       memcmp(a->frames, b->frames, a->depth * sizeof(uint64_t)) == 0;
+}
+
+static int by_weight(const void *x, const void *y)
+{
+	const struct stack *a = x, *b = y;
+	if (a->count != b->count)
+		return a->count < b->count ? 1 : -1;
+	return a->first < b->first ? -1 : a->first > b->first;
+}
+
+/* Groups identical stacks; the caller frees *ret. */
+static int group(const struct sw_stall *s, struct stack **ret, size_t *ret_n)
+{
+	struct stack *st = calloc(s->nsamples ? s->nsamples : 1, sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	size_t n = 0;
+	for (size_t i = 0; i < s->nsamples; i++) {
+		size_t j = 0;
+		while (j < n && !same_stack(st[j].first, &s->sample[i]))
+			j++;
+		if (j == n)
+			st[n++].first = &s->sample[i];
+		st[j].count++;
+	}
+	qsort(st, n, sizeof(*st), by_weight);
+	*ret = st;
+	*ret_n = n;
+	return 0;
+}
+
+static void json_str(struct sw_buf *out, const char *s)
+{
+	sw_buf_putc(out, '"');
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			sw_buf_printf(out, "\\%c", *p);
+		else if (*p < 0x20)
+			sw_buf_printf(out, "\\u%04x", *p);
+		else
+			sw_buf_putc(out, (char)*p);
+	}
+	sw_buf_putc(out, '"');
+}
+
+static void json_flags(struct sw_buf *out, uint32_t flags)
+{
+	static const struct {
+		uint32_t bit;
+		const char *name;
+	} names[] = {
+	    {SW_SAMPLE_TRUNCATED, "truncated"},
+	    {SW_SAMPLE_LEAF_FROM_LR, "leaf_from_lr"},
+	    {SW_SAMPLE_CFI, "cfi"},
+	    {SW_SAMPLE_ASYNC, "async"},
+	    {SW_SAMPLE_BLOCKED, "blocked"},
+	};
+	bool first = true;
+	sw_buf_putc(out, '[');
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!(flags & names[i].bit))
+			continue;
+		sw_buf_printf(out, "%s\"%s\"", first ? "" : ",", names[i].name);
+		first = false;
+	}
+	sw_buf_putc(out, ']');
+}
+
+static void json_images(struct sw_buf *out, const struct sw_stalls *c, const struct stack *st,
+			size_t n)
+{
+	const struct sw_stall_image *seen[256];
+	size_t nseen = 0;
+	sw_buf_puts(out, "\"images\":[");
+	for (size_t i = 0; i < n; i++) {
+		for (uint32_t f = 0; f < st[i].first->depth; f++) {
+			const struct sw_stall_image *im =
+			    sw_stalls_image_at(c, st[i].first->frames[f]);
+			size_t k = 0;
+			while (k < nseen && seen[k] != im)
+				k++;
+			if (!im || k < nseen || nseen == 256)
+				continue;
+			seen[nseen++] = im;
+			sw_buf_printf(out, "%s{\"index\":%u,\"path\":", nseen > 1 ? "," : "",
+				      im->index);
+			json_str(out, im->path);
+			sw_buf_printf(out,
+				      ",\"arch\":\"%s\",\"load_address\":\"0x%" PRIx64
+				      "\",\"text_vmaddr\":\"0x%" PRIx64 "\",\"text_size\":%" PRIu64
+				      ",\"%s\":\"",
+				      im->arch, im->load_address, im->text_vmaddr, im->text_size,
+				      im->id_kind == SW_ID_UUID ? "uuid" : "build_id");
+			for (uint32_t b = 0; b < im->id_len; b++)
+				sw_buf_printf(out, "%02x", im->id[b]);
+			sw_buf_puts(out, "\"}");
+		}
+	}
+	sw_buf_putc(out, ']');
+}
+
+int sw_render_ndjson_stall(struct sw_buf *out, const struct sw_stalls *c, const struct sw_stall *s)
+{
+	const struct sw_stalls_info *in = sw_stalls_info(c);
+	struct sw_stall_figures f;
+	sw_stall_figures(c, s, &f);
+	struct stack *st;
+	size_t n;
+	int r = group(s, &st, &n);
+	if (r < 0)
+		return r;
+	sw_buf_printf(out,
+		      "{\"schema\":%d,\"type\":\"stall\",\"id\":%" PRIu64 ",\"pid\":%" PRIu64
+		      ",\"process\":",
+		      SW_NDJSON_SCHEMA, s->id, in->pid);
+	json_str(out, in->process_name);
+	sw_buf_puts(out, ",\"bundle_id\":");
+	json_str(out, in->bundle_id);
+	sw_buf_printf(out,
+		      ",\"thread\":%" PRIu64 ",\"context\":\"%s\",\"start_ns\":%" PRIu64
+		      ",\"monotonic_start_ns\":%" PRIu64 ",\"duration_ms\":%.3f"
+		      ",\"sampled_ms\":%.3f,\"cpu_ms\":%.3f,\"samples\":%" PRIu64
+		      ",\"interval_ms\":%.3f,\"dropped\":%" PRIu64
+		      ",\"kind\":\"%s\",\"complete\":%s,\"truncated\":%s,\"sample_times_ms\":[",
+		      s->thread_id, s->context, sw_stalls_ns(c, s->start_time),
+		      in->clock_base + sw_stalls_ns(c, s->start_time), f.duration_ms, f.sampled_ms,
+		      f.cpu_ms, f.main_samples, f.interval_ms, s->dropped, f.kind,
+		      s->ended ? "true" : "false", f.truncated ? "true" : "false");
+	bool first = true;
+	for (size_t i = 0; i < s->nsamples; i++) {
+		if (s->sample[i].thread_id != s->thread_id)
+			continue;
+		double t = (double)sw_stalls_ns(c, s->sample[i].time - s->start_time) / 1e6;
+		sw_buf_printf(out, "%s%.3f", first ? "" : ",", t);
+		first = false;
+	}
+	sw_buf_puts(out, "],\"stacks\":[");
+	for (size_t i = 0; i < n; i++) {
+		const struct sw_stall_sample *x = st[i].first;
+		sw_buf_printf(out,
+			      "%s{\"count\":%" PRIu64 ",\"thread\":%" PRIu64 ",\"thread_name\":",
+			      i ? "," : "", st[i].count, x->thread_id);
+		json_str(out, x->thread_name);
+		sw_buf_puts(out, ",\"flags\":");
+		json_flags(out, x->flags);
+		sw_buf_puts(out, ",\"frames\":[");
+		for (uint32_t k = 0; k < x->depth; k++)
+			sw_buf_printf(out, "%s\"0x%" PRIx64 "\"", k ? "," : "", x->frames[k]);
+		sw_buf_puts(out, "]}");
+	}
+	sw_buf_puts(out, "],");
+	json_images(out, c, st, n);
+	r = sw_buf_puts(out, "}\n");
+	free(st);
+	return r < 0 ? r : 0;
+}
+
+int sw_render_raw_stall(struct sw_buf *out, const struct sw_stalls *c, const struct sw_stall *s)
+{
+	struct sw_stall_figures f;
+	sw_stall_figures(c, s, &f);
+	struct stack *st;
+	size_t n;
+	int r = group(s, &st, &n);
+	if (r < 0)
+		return r;
+	sw_buf_printf(out,
+		      "stall %" PRIu64 ": %.1f ms %s on thread %" PRIu64 " (cpu %.1f ms, %" PRIu64
+		      " samples, %" PRIu64 " dropped)%s\n",
+		      s->id, f.duration_ms, f.kind, s->thread_id, f.cpu_ms, f.main_samples,
+		      s->dropped, s->ended ? "" : " [cut off]");
+	for (size_t i = 0; i < n && i < 5; i++) {
+		const struct sw_stall_sample *x = st[i].first;
+		sw_buf_printf(out, "stall %" PRIu64 ":   %" PRIu64 " x thread %" PRIu64 "%s\n",
+			      s->id, st[i].count, x->thread_id,
+			      (x->flags & SW_SAMPLE_TRUNCATED) ? " (truncated)" : "");
+		for (uint32_t k = 0; k < x->depth && k < 64; k++) {
+			const struct sw_stall_image *im = sw_stalls_image_at(c, x->frames[k]);
+			const char *base = im ? strrchr(im->path, '/') : NULL;
+			if (im)
+				sw_buf_printf(
+				    out, "stall %" PRIu64 ":     0x%" PRIx64 " %s+0x%" PRIx64 "\n",
+				    s->id, x->frames[k], base ? base + 1 : im->path,
+				    x->frames[k] - im->load_address + im->text_vmaddr);
+			else
+				sw_buf_printf(out, "stall %" PRIu64 ":     0x%" PRIx64 " ?\n",
+					      s->id, x->frames[k]);
+		}
+	}
+	free(st);
+	return 0;
+}
+
+int sw_render_ndjson_summary(struct sw_buf *out, const struct sw_stalls *c, uint64_t stalls)
+{
+	const struct sw_stalls_info *in = sw_stalls_info(c);
+	sw_buf_printf(out, "{\"schema\":%d,\"type\":\"summary\",\"pid\":%" PRIu64 ",\"process\":",
+		      SW_NDJSON_SCHEMA, in->pid);
+	json_str(out, in->process_name);
+	sw_buf_printf(out,
+		      ",\"stalls\":%" PRIu64 ",\"agent_stalls\":%" PRIu64 ",\"samples\":%" PRIu64
+		      ",\"dropped\":%" PRIu64 ",\"orphans\":%" PRIu64 ",\"agent_cpu_ms\":%.3f"
+		      ",\"goodbye\":",
+		      stalls, in->stats.stalls, in->stats.samples, in->stats.dropped, in->orphans,
+		      in->stats.agent_cpu_ns / 1e6);
+	if (in->have_goodbye)
+		json_str(out, in->goodbye_text);
+	else
+		sw_buf_puts(out, "null");
+	return sw_buf_puts(out, "}\n") < 0 ? -ENOMEM : 0;
+}

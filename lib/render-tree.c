@@ -1,0 +1,154 @@
+/*
+ * The default output: Instruments-style call trees for people, one node a
+ * line.  Every line starts with the stall's label ("#3", "run2#3") so that
+ * grep keeps each line's context:
+ *
+ *   #3  412.0 ms  busy  main thread  mode poll  41 samples  sig 9f2c...
+ *   #3     412.0 ms  100.0%      0.0 ms  main  (demo)  demo.c:88
+ *   #3     400.0 ms   97.1%     10.0 ms    compute  (demo)  demo.c:40
+ *
+ * Columns: total weight, share of the thread's sampled time, self weight,
+ * the symbol indented two spaces a level, its image, its file and line.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "render.h"
+
+#define NONE UINT32_MAX
+
+#define C_BOLD  "\033[1m"
+#define C_DIM   "\033[2m"
+#define C_CYAN  "\033[36m"
+#define C_RESET "\033[0m"
+
+static const char *thread_desc(const struct sw_tree_thread *th, char *buf, size_t size)
+{
+	char clean[256];
+	if (th->main && (!th->name[0] || !strcmp(th->name, "main")))
+		snprintf(buf, size, "main thread tid %llu", (unsigned long long)th->id);
+	else if (th->name[0])
+		snprintf(buf, size, "thread '%s' tid %llu",
+			 sw_render_clean(th->name, clean, sizeof(clean)),
+			 (unsigned long long)th->id);
+	else
+		snprintf(buf, size, "thread tid %llu", (unsigned long long)th->id);
+	return buf;
+}
+
+static int header(struct sw_profile *p, struct sw_tree_stall *s, const struct sw_render_options *o,
+		  const char *label, struct sw_buf *out)
+{
+	char w[32];
+	const struct sw_tree_stall_info *in = &s->info;
+	bool counts = in->counts_only;
+	sw_render_weight(counts || !in->duration_ns ? s->sampled : in->duration_ns, counts, w,
+			 sizeof(w));
+	/* the stalled thread is the one running the main loop, whatever its name */
+	const char *who = "main thread";
+	int r =
+	    sw_buf_printf(out, "%s%s  %s  %s  %s", o->color ? C_BOLD : "", label, w, in->kind, who);
+	char clean[256];
+	if (r >= 0 && in->mode && in->mode[0])
+		r = sw_buf_printf(out, "  mode %s",
+				  sw_render_clean(in->mode, clean, sizeof(clean)));
+	uint64_t nsamples = in->samples ? in->samples : s->main_samples;
+	if (r >= 0 && !counts)
+		r = sw_buf_printf(out, "  %llu sample%s", (unsigned long long)nsamples,
+				  nsamples == 1 ? "" : "s");
+	if (r >= 0 && in->cpu_ns) {
+		sw_render_weight(in->cpu_ns, false, w, sizeof(w));
+		r = sw_buf_printf(out, "  cpu %s", w);
+	}
+	if (r >= 0 && in->dropped)
+		r = sw_buf_printf(out, "  dropped %llu", (unsigned long long)in->dropped);
+	if (r >= 0)
+		r = sw_buf_printf(out, "  sig %016llx%s\n",
+				  (unsigned long long)sw_tree_stall_signature(p, s),
+				  o->color ? C_RESET : "");
+	return r;
+}
+
+static int node_line(const struct sw_tree *t, uint32_t i, const struct sw_render_options *o,
+		     const char *label, bool heavy, struct sw_buf *out)
+{
+	const struct sw_tree_node *n = &t->nodes[i];
+	const struct sw_profile *p = t->profile;
+	const struct sw_tree_frame *f = sw_profile_get_frame(p, n->frame);
+	const struct sw_tree_image *img = sw_profile_get_image(p, f->image);
+	char total[32], self[32], scratch[32], c1[4096], c2[1024], c3[1024];
+	sw_render_weight(n->total, t->counts_only, total, sizeof(total));
+	sw_render_weight(n->self, t->counts_only, self, sizeof(self));
+	double pct = t->all ? 100.0 * (double)n->total / (double)t->all : 0.0;
+	const char *name = sw_render_clean(
+	    sw_tree_frame_name(p, f, o->tree.full_names, scratch, sizeof(scratch)), c1, sizeof(c1));
+	const char *b = o->color && heavy ? C_BOLD : "", *e = o->color ? C_RESET : "";
+	int r = sw_buf_printf(out, "%s  %12s %6.1f%%  %12s  %*s%s%s%s%s", label, total, pct, self,
+			      (int)n->depth * 2, "", b, name, f->inlined ? " [inlined]" : "",
+			      o->color && heavy ? C_RESET : "");
+	if (r >= 0 && img)
+		r = sw_buf_printf(out, "  %s(%s)%s", o->color ? C_DIM : "",
+				  sw_render_clean(img->name, c2, sizeof(c2)), e);
+	if (r >= 0 && f->file)
+		r = sw_buf_printf(out, "  %s%s:%u%s", o->color ? C_CYAN : "",
+				  sw_render_clean(sw_render_file_name(f->file), c3, sizeof(c3)),
+				  f->line, e);
+	return r < 0 ? r : sw_buf_putc(out, '\n');
+}
+
+/* Preorder over the visible nodes, without recursion. */
+static int tree_lines(const struct sw_tree *t, const struct sw_render_options *o, const char *label,
+		      struct sw_buf *out)
+{
+	uint32_t heavy = t->first_root;
+	uint32_t i = t->first_root;
+	int r = 0;
+	while (i != NONE && r >= 0) {
+		const struct sw_tree_node *n = &t->nodes[i];
+		bool visible = sw_tree_node_visible(t, n, &o->tree);
+		if (visible) {
+			bool on_heavy = i == heavy;
+			if (on_heavy)
+				heavy = n->first_child;
+			r = node_line(t, i, o, label, on_heavy, out);
+			if (n->first_child != NONE) {
+				i = n->first_child;
+				continue;
+			}
+		}
+		while (i != NONE && t->nodes[i].next_sibling == NONE)
+			i = t->nodes[i].parent;
+		if (i != NONE)
+			i = t->nodes[i].next_sibling;
+	}
+	return r;
+}
+
+int sw_render_tree_stall(struct sw_profile *p, struct sw_tree_stall *s,
+			 const struct sw_render_options *o, struct sw_buf *out)
+{
+	char label[96], th[160], w[32];
+	sw_tree_stall_label(s, o->qualify, label, sizeof(label));
+	int r = header(p, s, o, label, out);
+	struct sw_tree *trees[64];
+	long threads[64];
+	int n = r < 0 ? r : sw_render_stall_trees(p, s, &o->tree, trees, threads, 64);
+	if (n < 0)
+		return n;
+	for (int k = 0; k < n && r >= 0; k++) {
+		const struct sw_tree *t = trees[k];
+		if (threads[k] >= 0 && (n > 1 || !s->threads[threads[k]].main)) {
+			sw_render_weight(t->all, t->counts_only, w, sizeof(w));
+			r = sw_buf_printf(out, "%s  %s  %s\n", label,
+					  thread_desc(&s->threads[threads[k]], th, sizeof(th)), w);
+		}
+		if (r >= 0 && t->first_root == NONE)
+			r = sw_buf_printf(out, "%s  (no samples%s)\n", label,
+					  t->all ? " left by --focus/--exclude" : "");
+		if (r >= 0)
+			r = tree_lines(t, o, label, out);
+	}
+	for (int k = 0; k < n; k++)
+		sw_tree_free(trees[k]);
+	return r;
+}

@@ -1,0 +1,307 @@
+/*
+ * The stall collector (see stalls.h).  Input is whatever an agent or a file
+ * says: open stalls, samples per stall, frames per stall and images all have
+ * ceilings, and a sample or an end for a stall whose begin we never saw
+ * (dropped, or sent before we connected) is counted and skipped.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stalls.h"
+
+#define MAX_OPEN    64
+#define MAX_SAMPLES (1u << 20)
+#define MAX_FRAMES  (1u << 24) /* per stall */
+#define MAX_IMAGES  8192
+#define MAX_NAMES   4096
+
+struct sw_stalls {
+	struct sw_stalls_info info;
+	struct sw_stall *open[MAX_OPEN];
+	size_t nopen;
+	struct sw_stall *done; /* handed out last; freed on the next call */
+	size_t frames_in[MAX_OPEN];
+	struct sw_stall_image *images;
+	size_t nimages;
+	char **names; /* interned thread names */
+	size_t nnames;
+};
+
+int sw_stalls_new(struct sw_stalls **ret)
+{
+	struct sw_stalls *c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	*ret = c;
+	return 0;
+}
+
+static void stall_free(struct sw_stall *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->nsamples; i++)
+		free(s->sample[i].frames);
+	free(s->sample);
+	free(s);
+}
+
+void sw_stalls_free(struct sw_stalls *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->nopen; i++)
+		stall_free(c->open[i]);
+	stall_free(c->done);
+	for (size_t i = 0; i < c->nimages; i++) {
+		free(c->images[i].path);
+		free(c->images[i].arch);
+	}
+	free(c->images);
+	for (size_t i = 0; i < c->nnames; i++)
+		free(c->names[i]);
+	free(c->names);
+	free(c);
+}
+
+const struct sw_stalls_info *sw_stalls_info(const struct sw_stalls *c)
+{
+	return &c->info;
+}
+
+uint64_t sw_stalls_ns(const struct sw_stalls *c, uint64_t ticks)
+{
+	if (!c->info.clock_denom || (c->info.clock_numer == 1 && c->info.clock_denom == 1))
+		return ticks;
+	return (uint64_t)((__uint128_t)ticks * c->info.clock_numer / c->info.clock_denom);
+}
+
+static void copy_str(char *dst, size_t cap, const char *src)
+{
+	snprintf(dst, cap, "%s", src ? src : "");
+}
+
+static const char *intern(struct sw_stalls *c, const char *name)
+{
+	if (!name || !name[0])
+		return "";
+	for (size_t i = 0; i < c->nnames; i++)
+		if (strcmp(c->names[i], name) == 0)
+			return c->names[i];
+	if (c->nnames == MAX_NAMES)
+		return "";
+	char **names = realloc(c->names, (c->nnames + 1) * sizeof(*names));
+	if (!names)
+		return "";
+	c->names = names;
+	char *dup = strdup(name);
+	if (!dup)
+		return "";
+	c->names[c->nnames++] = dup;
+	return dup;
+}
+
+static void on_hello(struct sw_stalls *c, const struct sw_wire_hello *h)
+{
+	struct sw_stalls_info *in = &c->info;
+	/* a new stream: stalls still open belong to the old one */
+	for (size_t i = 0; i < c->nopen; i++)
+		stall_free(c->open[i]);
+	c->nopen = 0;
+	in->have_hello = true;
+	in->platform = h->platform;
+	in->pid = h->pid;
+	copy_str(in->process_name, sizeof(in->process_name), h->process_name);
+	copy_str(in->bundle_id, sizeof(in->bundle_id), h->bundle_id);
+	copy_str(in->arch, sizeof(in->arch), h->arch);
+	copy_str(in->agent_version, sizeof(in->agent_version), h->agent_version);
+	in->clock_numer = h->clock_numer;
+	in->clock_denom = h->clock_denom;
+	in->clock_base = h->clock_base;
+	in->wall_ns = h->wall_ns;
+	in->config = h->config;
+}
+
+static int on_image(struct sw_stalls *c, const struct sw_wire_image *im)
+{
+	struct sw_stall_image *slot = NULL;
+	for (size_t i = 0; i < c->nimages; i++) {
+		struct sw_stall_image *x = &c->images[i];
+		if (x->load_address == im->load_address && x->text_size == im->text_size &&
+		    strcmp(x->path, im->path ? im->path : "") == 0) {
+			slot = x; /* the same image again (a later client's full list) */
+			break;
+		}
+	}
+	if (!slot) {
+		if (c->nimages == MAX_IMAGES)
+			return -E2BIG;
+		struct sw_stall_image *images =
+		    realloc(c->images, (c->nimages + 1) * sizeof(*images));
+		if (!images)
+			return -ENOMEM;
+		c->images = images;
+		slot = &c->images[c->nimages++];
+		memset(slot, 0, sizeof(*slot));
+		slot->path = strdup(im->path ? im->path : "");
+		slot->arch = strdup(im->arch ? im->arch : "");
+		if (!slot->path || !slot->arch)
+			return -ENOMEM;
+	}
+	slot->index = im->index;
+	slot->load_address = im->load_address;
+	slot->text_vmaddr = im->text_vmaddr;
+	slot->text_size = im->text_size;
+	slot->id_kind = im->id_kind;
+	slot->id_len = im->id_len <= SW_WIRE_MAX_ID ? im->id_len : 0;
+	memcpy(slot->id, im->id, slot->id_len);
+	slot->removed = false;
+	return 0;
+}
+
+static void on_image_removed(struct sw_stalls *c, uint32_t index)
+{
+	/* kept for addresses already sampled; a newer image at the range wins */
+	for (size_t i = 0; i < c->nimages; i++)
+		if (c->images[i].index == index && !c->images[i].removed)
+			c->images[i].removed = true;
+}
+
+const struct sw_stall_image *sw_stalls_image_at(const struct sw_stalls *c, uint64_t addr)
+{
+	const struct sw_stall_image *best = NULL;
+	for (size_t i = 0; i < c->nimages; i++) {
+		const struct sw_stall_image *im = &c->images[i];
+		if (addr >= im->load_address && addr - im->load_address < im->text_size &&
+		    (!best || best->removed || !im->removed))
+			best = im;
+	}
+	return best;
+}
+
+static size_t find_open(struct sw_stalls *c, uint64_t id)
+{
+	for (size_t i = 0; i < c->nopen; i++)
+		if (c->open[i]->id == id)
+			return i;
+	return SIZE_MAX;
+}
+
+static int on_begin(struct sw_stalls *c, const struct sw_wire_stall_begin *b)
+{
+	if (find_open(c, b->stall_id) != SIZE_MAX)
+		return 0;
+	if (c->nopen == MAX_OPEN)
+		return -E2BIG;
+	struct sw_stall *s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->id = b->stall_id;
+	s->thread_id = b->thread_id;
+	s->start_time = b->start_time;
+	s->detect_time = b->detect_time;
+	copy_str(s->context, sizeof(s->context), b->context);
+	c->frames_in[c->nopen] = 0;
+	c->open[c->nopen++] = s;
+	return 0;
+}
+
+static int on_sample(struct sw_stalls *c, const struct sw_wire_sample *m)
+{
+	size_t i = find_open(c, m->stall_id);
+	if (i == SIZE_MAX) {
+		c->info.orphans++;
+		return 0;
+	}
+	struct sw_stall *s = c->open[i];
+	if (s->nsamples == MAX_SAMPLES || c->frames_in[i] + m->depth > MAX_FRAMES)
+		return -E2BIG;
+	if ((s->nsamples & (s->nsamples - 1)) == 0) {
+		size_t cap = s->nsamples ? s->nsamples * 2 : 16;
+		struct sw_stall_sample *n = realloc(s->sample, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		s->sample = n;
+	}
+	struct sw_stall_sample *x = &s->sample[s->nsamples];
+	x->time = m->time;
+	x->thread_id = m->thread_id;
+	x->flags = m->flags;
+	x->depth = m->depth;
+	x->thread_name = intern(c, m->thread_name);
+	x->frames = malloc((m->depth ? m->depth : 1) * sizeof(uint64_t));
+	if (!x->frames)
+		return -ENOMEM;
+	if (m->depth)
+		memcpy(x->frames, m->frames, m->depth * sizeof(uint64_t));
+	s->nsamples++;
+	c->frames_in[i] += m->depth;
+	return 0;
+}
+
+static const struct sw_stall *take(struct sw_stalls *c, size_t i)
+{
+	stall_free(c->done);
+	c->done = c->open[i];
+	c->open[i] = c->open[c->nopen - 1];
+	c->frames_in[i] = c->frames_in[c->nopen - 1];
+	c->nopen--;
+	return c->done;
+}
+
+int sw_stalls_feed(struct sw_stalls *c, const struct sw_wire_msg *m,
+		   const struct sw_stall **ret_stall)
+{
+	switch (m->type) {
+	case SW_MSG_HELLO:
+		on_hello(c, &m->hello);
+		return 0;
+	case SW_MSG_IMAGE_ADDED:
+		return on_image(c, &m->image);
+	case SW_MSG_IMAGE_REMOVED:
+		on_image_removed(c, m->image_removed.index);
+		return 0;
+	case SW_MSG_STALL_BEGIN:
+		return on_begin(c, &m->stall_begin);
+	case SW_MSG_SAMPLE:
+		return on_sample(c, &m->sample);
+	case SW_MSG_STALL_END: {
+		size_t i = find_open(c, m->stall_end.stall_id);
+		if (i == SIZE_MAX) {
+			c->info.orphans++;
+			return 0;
+		}
+		struct sw_stall *s = c->open[i];
+		s->end_time = m->stall_end.end_time;
+		s->duration_ns = m->stall_end.duration_ns;
+		s->cpu_ns = m->stall_end.cpu_ns;
+		s->samples = m->stall_end.samples;
+		s->dropped = m->stall_end.dropped;
+		s->ended = true;
+		*ret_stall = take(c, i);
+		return 1;
+	}
+	case SW_MSG_STATS:
+		c->info.stats = m->stats;
+		return 0;
+	case SW_MSG_CONFIG_REPLY:
+		c->info.config = m->config_reply.config;
+		return 0;
+	case SW_MSG_GOODBYE:
+		c->info.have_goodbye = true;
+		c->info.goodbye_reason = m->goodbye.reason;
+		copy_str(c->info.goodbye_text, sizeof(c->info.goodbye_text), m->goodbye.text);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+const struct sw_stall *sw_stalls_flush(struct sw_stalls *c)
+{
+	if (!c->nopen)
+		return NULL;
+	return take(c, 0);
+}

@@ -1,0 +1,83 @@
+/*
+ * The stall collector: fed with decoded agent messages, from a live session
+ * or from a recording (sw_recording_next), it keeps track of the agent's
+ * hello, configuration, images and counters, and hands out each stall once
+ * it is complete: its begin, every sample, its end.  Live and recorded input
+ * go through this one path, so both print the same.
+ */
+#ifndef SW_STALLS_H
+#define SW_STALLS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wire.h"
+
+struct sw_stall_sample {
+	uint64_t time; /* agent ticks since the hello's clock_base */
+	uint64_t thread_id;
+	uint32_t flags; /* sw_wire_sample_flags */
+	uint32_t depth;
+	uint64_t *frames;        /* leaf first */
+	const char *thread_name; /* owned by the collector */
+};
+
+struct sw_stall {
+	uint64_t id;
+	uint64_t thread_id;
+	uint64_t start_time, detect_time, end_time; /* agent ticks */
+	uint64_t duration_ns, cpu_ns;
+	uint64_t samples; /* sampling rounds the agent counted */
+	uint64_t dropped;
+	char context[64];
+	size_t nsamples;
+	struct sw_stall_sample *sample;
+	bool ended; /* false for a stall cut off by the end of the stream */
+};
+
+struct sw_stall_image {
+	uint32_t index;
+	uint64_t load_address, text_vmaddr, text_size;
+	uint32_t id_kind, id_len;
+	uint8_t id[SW_WIRE_MAX_ID];
+	char *path, *arch;
+	bool removed;
+};
+
+struct sw_stalls_info {
+	bool have_hello;
+	uint32_t platform;
+	uint64_t pid;
+	char process_name[256], bundle_id[256], arch[32], agent_version[64];
+	uint64_t clock_numer, clock_denom, clock_base, wall_ns;
+	struct sw_wire_config config; /* in force, from the hello and config replies */
+	struct sw_wire_stats stats;   /* the last counters the agent sent */
+	bool have_goodbye;
+	uint32_t goodbye_reason;
+	char goodbye_text[256];
+	uint64_t orphans; /* samples and ends of stalls whose begin we never saw */
+};
+
+struct sw_stalls;
+
+int sw_stalls_new(struct sw_stalls **ret);
+void sw_stalls_free(struct sw_stalls *c);
+
+/*
+ * Feeds one message.  Returns 1 and sets *ret_stall when it completed a
+ * stall (owned by the collector, valid until the next call), 0 otherwise,
+ * -E2BIG when a ceiling was hit (the stall is then cut), -ENOMEM.
+ */
+int sw_stalls_feed(struct sw_stalls *c, const struct sw_wire_msg *m,
+		   const struct sw_stall **ret_stall);
+/* At the end of the stream: the next stall left open, or NULL (owned as above). */
+const struct sw_stall *sw_stalls_flush(struct sw_stalls *c);
+
+const struct sw_stalls_info *sw_stalls_info(const struct sw_stalls *c);
+/* The image holding addr (the newest one when ranges were reused), or NULL. */
+const struct sw_stall_image *sw_stalls_image_at(const struct sw_stalls *c, uint64_t addr);
+/* Converts agent ticks to nanoseconds. */
+uint64_t sw_stalls_ns(const struct sw_stalls *c, uint64_t ticks);
+
+#endif

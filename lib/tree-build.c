@@ -1,0 +1,706 @@
+/*
+ * Building call trees from a profile's samples under the display options,
+ * and the heaviest path and signature of a stall (see tree.h).
+ *
+ * Samples are first summed per distinct stack, so the work per tree grows
+ * with the number of distinct stacks, not of samples.  Each stack is then
+ * rewritten by the options in a fixed order (focus and exclude decide
+ * whether it stays; system frames are dropped; direct recursion is folded;
+ * the stack is reversed for --invert; it is cut at --max-depth) and added
+ * to the tree, whose nodes merge frames by image and function.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tree-private.h"
+
+#define NONE UINT32_MAX
+
+struct agg {
+	uint32_t stack;
+	uint64_t weight, count;
+};
+
+struct builder {
+	const struct sw_profile *p;
+	const struct sw_tree_options *o;
+	struct sw_tree *t;
+	size_t nodes_cap;
+	uint64_t *node_func;
+	uint64_t *vote; /* majority vote for each node's representative frame */
+	uint32_t *table;
+	size_t table_cap;
+	int8_t *match; /* per frame: 0 unknown, 1 no match, 2 match (focus); same for exclude */
+	int8_t *xmatch;
+};
+
+void sw_tree_options_init(struct sw_tree_options *o)
+{
+	*o = (struct sw_tree_options){.min_percent = 0.5, .thread = SW_THREAD_MAIN};
+}
+
+const char *sw_tree_frame_name(const struct sw_profile *p, const struct sw_tree_frame *f, bool full,
+			       char *scratch, size_t scratch_size)
+{
+	if (full && f->full_name)
+		return f->full_name;
+	if (f->name)
+		return f->name;
+	if (f->linkage)
+		return f->linkage;
+	/* unknown functions of a known image are one node (tree.c): no address fits */
+	if (f->image)
+		return "???";
+	snprintf(scratch, scratch_size, "0x%llx", (unsigned long long)f->address);
+	return scratch;
+}
+
+static bool frame_matches(const struct sw_profile *p, uint32_t id, const regex_t *re)
+{
+	const struct sw_tree_frame *f = &p->frames[id].f;
+	const struct sw_tree_image *img = sw_profile_get_image(p, f->image);
+	char scratch[32];
+	const char *cands[] = {
+	    sw_tree_frame_name(p, f, false, scratch, sizeof(scratch)),
+	    f->full_name,
+	    f->linkage,
+	    img ? img->name : NULL,
+	};
+	for (size_t i = 0; i < sizeof(cands) / sizeof(cands[0]); i++)
+		if (cands[i] && regexec(re, cands[i], 0, NULL, 0) == 0)
+			return true;
+	return false;
+}
+
+static bool cached_match(struct builder *b, int8_t *cache, uint32_t id, const regex_t *re)
+{
+	if (!cache[id])
+		cache[id] = frame_matches(b->p, id, re) ? 2 : 1;
+	return cache[id] == 2;
+}
+
+static uint64_t node_key(uint32_t parent, uint64_t func)
+{
+	uint64_t x = func ^ ((uint64_t)parent * 0x9e3779b97f4a7c15ull);
+	x ^= x >> 29;
+	x *= 0xbf58476d1ce4e5b9ull;
+	return x ^ (x >> 32);
+}
+
+static int grow_nodes(struct builder *b)
+{
+	size_t cap = b->nodes_cap ? b->nodes_cap * 2 : 256;
+	if (cap > (size_t)SW_TREE_MAX_STACKS)
+		return -E2BIG;
+	struct sw_tree_node *n = realloc(b->t->nodes, cap * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	b->t->nodes = n;
+	uint64_t *f = realloc(b->node_func, cap * sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	b->node_func = f;
+	uint64_t *v = realloc(b->vote, cap * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	b->vote = v;
+	b->nodes_cap = cap;
+	/* rehash at half load */
+	free(b->table);
+	b->table_cap = cap * 2;
+	b->table = malloc(b->table_cap * sizeof(*b->table));
+	if (!b->table)
+		return -ENOMEM;
+	memset(b->table, 0xff, b->table_cap * sizeof(*b->table));
+	for (uint32_t i = 0; i < b->t->nnodes; i++) {
+		size_t j = node_key(b->t->nodes[i].parent, b->node_func[i]) & (b->table_cap - 1);
+		while (b->table[j] != NONE)
+			j = (j + 1) & (b->table_cap - 1);
+		b->table[j] = i;
+	}
+	return 0;
+}
+
+static int node_child(struct builder *b, uint32_t parent, uint32_t frame, uint32_t *ret)
+{
+	uint64_t func = b->p->frames[frame].func;
+	if (b->t->nnodes == b->nodes_cap) {
+		int r = grow_nodes(b);
+		if (r < 0)
+			return r;
+	}
+	size_t j = node_key(parent, func) & (b->table_cap - 1);
+	while (b->table[j] != NONE) {
+		uint32_t i = b->table[j];
+		if (b->node_func[i] == func && b->t->nodes[i].parent == parent) {
+			*ret = i;
+			return 0;
+		}
+		j = (j + 1) & (b->table_cap - 1);
+	}
+	uint32_t i = b->t->nnodes++;
+	b->t->nodes[i] = (struct sw_tree_node){
+	    .frame = frame,
+	    .parent = parent,
+	    .first_child = NONE,
+	    .next_sibling = NONE,
+	    .depth = parent == NONE ? 0 : b->t->nodes[parent].depth + 1,
+	};
+	b->node_func[i] = func;
+	b->vote[i] = 0;
+	b->table[j] = i;
+	*ret = i;
+	return 0;
+}
+
+/* Boyer-Moore majority vote: the frame carrying most of a node's weight wins. */
+static void vote(struct builder *b, uint32_t node, uint32_t frame, uint64_t w)
+{
+	struct sw_tree_node *n = &b->t->nodes[node];
+	if (n->frame == frame) {
+		b->vote[node] += w;
+	} else if (b->vote[node] >= w) {
+		b->vote[node] -= w;
+	} else {
+		n->frame = frame;
+		b->vote[node] = w - b->vote[node];
+	}
+}
+
+/* Rewrites frames[0..depth) by the options; returns the new depth or -1 to drop. */
+static long rewrite(struct builder *b, uint32_t *frames, size_t depth)
+{
+	const struct sw_tree_options *o = b->o;
+	const struct sw_profile *p = b->p;
+	if (o->focus) {
+		bool hit = false;
+		for (size_t i = 0; i < depth && !hit; i++)
+			hit = cached_match(b, b->match, frames[i], o->focus);
+		if (!hit)
+			return -1;
+	}
+	if (o->exclude)
+		for (size_t i = 0; i < depth; i++)
+			if (cached_match(b, b->xmatch, frames[i], o->exclude))
+				return -1;
+	size_t n = 0;
+	for (size_t i = 0; i < depth; i++) {
+		const struct sw_tree_frame *f = &p->frames[frames[i]].f;
+		const struct sw_tree_image *img = sw_profile_get_image(p, f->image);
+		if (o->hide_system && img && img->system)
+			continue;
+		if (o->flatten_recursion && n > 0 &&
+		    p->frames[frames[n - 1]].func == p->frames[frames[i]].func)
+			continue;
+		frames[n++] = frames[i];
+	}
+	/* a stack of system frames only stays with its outermost frame */
+	if (n == 0 && depth > 0)
+		n = 1;
+	if (o->invert)
+		for (size_t i = 0; i < n / 2; i++) {
+			uint32_t tmp = frames[i];
+			frames[i] = frames[n - 1 - i];
+			frames[n - 1 - i] = tmp;
+		}
+	if (o->max_depth && n > o->max_depth)
+		n = o->max_depth;
+	return (long)n;
+}
+
+static int add_stack(struct builder *b, uint32_t *frames, size_t depth, uint64_t w, uint64_t count)
+{
+	long n = rewrite(b, frames, depth);
+	if (n < 0)
+		return 0;
+	b->t->total += w;
+	b->t->nsamples += count;
+	uint32_t node = NONE;
+	for (long i = 0; i < n; i++) {
+		int r = node_child(b, node, frames[i], &node);
+		if (r < 0)
+			return r;
+		struct sw_tree_node *nd = &b->t->nodes[node];
+		nd->total += w;
+		nd->samples += count;
+		vote(b, node, frames[i], w);
+	}
+	if (node != NONE) {
+		b->t->nodes[node].self += w;
+		b->t->nodes[node].self_samples += count;
+	}
+	return 0;
+}
+
+/* Orders siblings: heavier first, then by image and function name. */
+static int compare_nodes(const struct sw_tree *t, uint32_t a, uint32_t b)
+{
+	const struct sw_tree_node *na = &t->nodes[a], *nb = &t->nodes[b];
+	if (na->total != nb->total)
+		return na->total > nb->total ? -1 : 1;
+	const struct sw_profile *p = t->profile;
+	const struct sw_tree_frame *fa = &p->frames[na->frame].f, *fb = &p->frames[nb->frame].f;
+	const struct sw_tree_image *ia = sw_profile_get_image(p, fa->image);
+	const struct sw_tree_image *ib = sw_profile_get_image(p, fb->image);
+	int c = strcmp(ia ? ia->name : "", ib ? ib->name : "");
+	if (c)
+		return c;
+	const char *la = fa->linkage ? fa->linkage : fa->name ? fa->name : "";
+	const char *lb = fb->linkage ? fb->linkage : fb->name ? fb->name : "";
+	c = strcmp(la, lb);
+	if (c)
+		return c;
+	return fa->address < fb->address ? -1 : fa->address > fb->address;
+}
+
+/* A merge sort with the tree as context (qsort_r differs between libcs). */
+static void sort_nodes(const struct sw_tree *t, uint32_t *a, uint32_t *tmp, size_t n)
+{
+	if (n < 2)
+		return;
+	size_t h = n / 2;
+	sort_nodes(t, a, tmp, h);
+	sort_nodes(t, a + h, tmp, n - h);
+	size_t i = 0, j = h, k = 0;
+	while (i < h && j < n)
+		tmp[k++] = compare_nodes(t, a[j], a[i]) < 0 ? a[j++] : a[i++];
+	while (i < h)
+		tmp[k++] = a[i++];
+	while (j < n)
+		tmp[k++] = a[j++];
+	memcpy(a, tmp, n * sizeof(*a));
+}
+
+/*
+ * Links children in sorted order.  Nodes are grouped by parent with a
+ * counting pass, then each group of siblings is sorted on its own (most
+ * have one member), which keeps this linear in practice.
+ */
+static int link_children(struct sw_tree *t)
+{
+	uint32_t n = t->nnodes;
+	uint32_t *start = calloc((size_t)n + 2, sizeof(*start)); /* slot 0: roots */
+	uint32_t *order = malloc(((size_t)n + 1) * sizeof(*order));
+	uint32_t *tmp = malloc(((size_t)n + 1) * sizeof(*tmp));
+	int r = start && order && tmp ? 0 : -ENOMEM;
+	if (r == 0) {
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t g = t->nodes[i].parent == NONE ? 0 : t->nodes[i].parent + 1;
+			start[g + 1]++;
+		}
+		for (uint32_t g = 0; g <= n; g++)
+			start[g + 1] += start[g];
+		/* tmp holds each group's fill position */
+		memcpy(tmp, start, ((size_t)n + 1) * sizeof(*tmp));
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t g = t->nodes[i].parent == NONE ? 0 : t->nodes[i].parent + 1;
+			order[tmp[g]++] = i;
+		}
+		t->first_root = NONE;
+		for (uint32_t g = 0; g <= n; g++) {
+			uint32_t lo = start[g], cnt = start[g + 1] - lo;
+			if (cnt == 0)
+				continue;
+			sort_nodes(t, order + lo, tmp, cnt);
+			uint32_t *head = g == 0 ? &t->first_root : &t->nodes[g - 1].first_child;
+			for (uint32_t k = cnt; k-- > 0;) {
+				t->nodes[order[lo + k]].next_sibling = *head;
+				*head = order[lo + k];
+			}
+		}
+	}
+	free(start);
+	free(order);
+	free(tmp);
+	return r;
+}
+
+bool sw_tree_sample_selected(const struct sw_tree_stall *s, const struct sw_tree_sample *smp,
+			     const struct sw_tree_options *o, long thread_filter)
+{
+	const struct sw_tree_thread *th = &s->threads[smp->thread];
+	switch (o->thread) {
+	case SW_THREAD_MAIN:
+		return th->main;
+	case SW_THREAD_NAME:
+		return o->thread_name && strcmp(th->name, o->thread_name) == 0;
+	case SW_THREAD_ALL:
+		return thread_filter < 0 || (long)smp->thread == thread_filter;
+	}
+	return false;
+}
+
+/* Sums the selected samples per stack. */
+static int aggregate(struct sw_tree *t, struct sw_tree_stall *const *stalls, size_t n,
+		     const struct sw_tree_options *o, long thread_filter, struct agg **ret_aggs,
+		     size_t *ret_n)
+{
+	size_t cap = 64, na = 0;
+	uint32_t *table = NULL;
+	struct agg *aggs = malloc(cap * sizeof(*aggs));
+	table = malloc(cap * 2 * sizeof(*table));
+	if (!aggs || !table)
+		goto nomem;
+	memset(table, 0xff, cap * 2 * sizeof(*table));
+	for (size_t k = 0; k < n; k++) {
+		const struct sw_tree_stall *s = stalls[k];
+		if (s->info.counts_only)
+			t->counts_only = true;
+		for (size_t i = 0; i < s->nsamples; i++) {
+			const struct sw_tree_sample *smp = &s->samples[i];
+			if (!sw_tree_sample_selected(s, smp, o, thread_filter))
+				continue;
+			t->all += smp->weight;
+			size_t j = (smp->stack * 0x9e3779b1u) & (cap * 2 - 1);
+			while (table[j] != NONE && aggs[table[j]].stack != smp->stack)
+				j = (j + 1) & (cap * 2 - 1);
+			if (table[j] != NONE) {
+				aggs[table[j]].weight += smp->weight;
+				aggs[table[j]].count++;
+				continue;
+			}
+			aggs[na] = (struct agg){smp->stack, smp->weight, 1};
+			table[j] = (uint32_t)na++;
+			if (na < cap)
+				continue;
+			cap *= 2;
+			struct agg *ng = realloc(aggs, cap * sizeof(*aggs));
+			if (!ng)
+				goto nomem;
+			aggs = ng;
+			free(table);
+			table = malloc(cap * 2 * sizeof(*table));
+			if (!table)
+				goto nomem;
+			memset(table, 0xff, cap * 2 * sizeof(*table));
+			for (size_t a = 0; a < na; a++) {
+				size_t h = (aggs[a].stack * 0x9e3779b1u) & (cap * 2 - 1);
+				while (table[h] != NONE)
+					h = (h + 1) & (cap * 2 - 1);
+				table[h] = (uint32_t)a;
+			}
+		}
+	}
+	free(table);
+	*ret_aggs = aggs;
+	*ret_n = na;
+	return 0;
+nomem:
+	free(aggs);
+	free(table);
+	return -ENOMEM;
+}
+
+/* Whether a trie stack passes --focus and --exclude. */
+static bool stack_kept(struct builder *b, uint32_t stack)
+{
+	const struct sw_profile *p = b->p;
+	bool focus_hit = !b->o->focus;
+	for (uint32_t s = stack; s; s = p->stack_parent[s]) {
+		uint32_t f = p->stack_frame[s];
+		if (b->o->exclude && cached_match(b, b->xmatch, f, b->o->exclude))
+			return false;
+		if (!focus_hit)
+			focus_hit = cached_match(b, b->match, f, b->o->focus);
+	}
+	return focus_hit;
+}
+
+/*
+ * The fast path when stacks are not rewritten (no --invert, --hide-system
+ * or --flatten-recursion): tree paths are then trie paths merged by
+ * function, so each trie stack maps to one node and only stacks not seen
+ * yet are looked up.  Weights go to the leaves first; totals and the
+ * representative-frame votes are summed bottom-up at the end (the trie and
+ * the nodes both number parents before children).
+ */
+struct memo {
+	uint32_t *node; /* trie stack -> node + 1; the top bit marks a cut by --max-depth */
+	uint64_t *weight;
+	uint32_t *touched;
+	size_t ntouched;
+	uint32_t *chain;
+};
+
+#define CUT 0x80000000u
+
+static int memo_add(struct builder *b, struct memo *m, uint32_t leaf, uint64_t w, uint64_t count)
+{
+	const struct sw_profile *p = b->p;
+	size_t nc = 0;
+	uint32_t s = leaf;
+	while (s && !m->node[s]) {
+		if (nc == SW_TREE_MAX_DEPTH)
+			return -E2BIG;
+		m->chain[nc++] = s;
+		s = p->stack_parent[s];
+	}
+	uint32_t node = s ? (m->node[s] & ~CUT) - 1 : NONE;
+	bool cut = s && (m->node[s] & CUT);
+	while (nc > 0) {
+		uint32_t id = m->chain[--nc];
+		if (!cut && (!b->o->max_depth ||
+			     (node == NONE ? 0 : b->t->nodes[node].depth + 1) < b->o->max_depth)) {
+			int r = node_child(b, node, p->stack_frame[id], &node);
+			if (r < 0)
+				return r;
+		} else {
+			cut = true;
+		}
+		m->node[id] = (node + 1) | (cut ? CUT : 0);
+		m->touched[m->ntouched++] = id;
+	}
+	m->weight[leaf] += w;
+	b->t->nodes[node].self += w;
+	b->t->nodes[node].self_samples += count;
+	return 0;
+}
+
+static void memo_finish(struct builder *b, struct memo *m)
+{
+	const struct sw_profile *p = b->p;
+	for (size_t k = m->ntouched; k-- > 0;) {
+		uint32_t id = m->touched[k];
+		uint32_t parent = p->stack_parent[id];
+		if (parent)
+			m->weight[parent] += m->weight[id];
+		if (!(m->node[id] & CUT))
+			vote(b, m->node[id] - 1, p->stack_frame[id], m->weight[id]);
+	}
+	struct sw_tree_node *nodes = b->t->nodes;
+	for (uint32_t i = b->t->nnodes; i-- > 0;) {
+		nodes[i].total += nodes[i].self;
+		nodes[i].samples += nodes[i].self_samples;
+		if (nodes[i].parent != NONE) {
+			nodes[nodes[i].parent].total += nodes[i].total;
+			nodes[nodes[i].parent].samples += nodes[i].samples;
+		}
+	}
+}
+
+static int build_memo(struct builder *b, const struct agg *aggs, size_t na)
+{
+	size_t nstacks = b->p->nstacks;
+	struct memo m = {
+	    /* calloc: pages of stacks this tree never touches are never touched */
+	    .node = calloc(nstacks, sizeof(*m.node)),
+	    .weight = calloc(nstacks, sizeof(*m.weight)),
+	    .touched = malloc(nstacks * sizeof(*m.touched)),
+	    .chain = malloc(SW_TREE_MAX_DEPTH * sizeof(*m.chain)),
+	};
+	int r = m.node && m.weight && m.touched && m.chain ? 0 : -ENOMEM;
+	for (size_t i = 0; i < na && r >= 0; i++) {
+		if ((b->o->focus || b->o->exclude) && !stack_kept(b, aggs[i].stack))
+			continue;
+		b->t->total += aggs[i].weight;
+		b->t->nsamples += aggs[i].count;
+		if (aggs[i].stack)
+			r = memo_add(b, &m, aggs[i].stack, aggs[i].weight, aggs[i].count);
+	}
+	if (r >= 0)
+		memo_finish(b, &m);
+	free(m.node);
+	free(m.weight);
+	free(m.touched);
+	free(m.chain);
+	return r;
+}
+
+static int build(struct builder *b, struct sw_tree_stall *const *stalls, size_t n,
+		 long thread_filter)
+{
+	struct agg *aggs;
+	size_t na;
+	int r = aggregate(b->t, stalls, n, b->o, thread_filter, &aggs, &na);
+	if (r < 0)
+		return r;
+	if (!b->o->invert && !b->o->hide_system && !b->o->flatten_recursion) {
+		r = build_memo(b, aggs, na);
+		free(aggs);
+		return r < 0 ? r : link_children(b->t);
+	}
+	uint32_t *frames = malloc(SW_TREE_MAX_DEPTH * sizeof(*frames));
+	if (!frames) {
+		free(aggs);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < na && r >= 0; i++) {
+		size_t depth = sw_profile_stack(b->p, aggs[i].stack, frames, SW_TREE_MAX_DEPTH);
+		if (depth > SW_TREE_MAX_DEPTH) {
+			r = -E2BIG;
+			break;
+		}
+		r = add_stack(b, frames, depth, aggs[i].weight, aggs[i].count);
+	}
+	free(frames);
+	free(aggs);
+	if (r >= 0)
+		r = link_children(b->t);
+	return r;
+}
+
+int sw_tree_build(const struct sw_profile *p, struct sw_tree_stall *const *stalls, size_t n,
+		  const struct sw_tree_options *opts, long thread_filter, struct sw_tree **ret)
+{
+	struct sw_tree_options defaults;
+	if (!opts) {
+		sw_tree_options_init(&defaults);
+		opts = &defaults;
+	}
+	struct sw_tree *t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->profile = p;
+	t->first_root = NONE;
+	t->refs = 1;
+	struct builder b = {.p = p, .o = opts, .t = t};
+	int r = 0;
+	if (opts->focus || opts->exclude) {
+		b.match = calloc(p->nframes + 1, 1);
+		b.xmatch = calloc(p->nframes + 1, 1);
+		if (!b.match || !b.xmatch)
+			r = -ENOMEM;
+	}
+	if (r >= 0)
+		r = grow_nodes(&b);
+	if (r >= 0)
+		r = build(&b, stalls, n, thread_filter);
+	free(b.node_func);
+	free(b.vote);
+	free(b.table);
+	free(b.match);
+	free(b.xmatch);
+	if (r < 0) {
+		sw_tree_free(t);
+		return r;
+	}
+	*ret = t;
+	return 0;
+}
+
+void sw_tree_free(struct sw_tree *t)
+{
+	if (!t || --t->refs > 0)
+		return;
+	free(t->nodes);
+	free(t);
+}
+
+bool sw_tree_node_visible(const struct sw_tree *t, const struct sw_tree_node *n,
+			  const struct sw_tree_options *opts)
+{
+	if (!opts || opts->min_percent <= 0 || t->all == 0)
+		return true;
+	return (double)n->total * 100.0 >= opts->min_percent * (double)t->all;
+}
+
+size_t sw_tree_heaviest(const struct sw_tree *t, uint32_t *path, size_t max)
+{
+	size_t n = 0;
+	for (uint32_t i = t->first_root; i != NONE && n < max; i = t->nodes[i].first_child)
+		path[n++] = i;
+	return n;
+}
+
+uint64_t sw_tree_stall_signature(const struct sw_profile *p, struct sw_tree_stall *s)
+{
+	if (s->has_signature)
+		return s->signature;
+	struct sw_tree *t;
+	uint64_t h = SW_FNV_OFFSET;
+	if (sw_tree_stall_default_tree(p, s, &t) < 0)
+		return h;
+	/*
+	 * System frames below the deepest frame of the app's own code are left
+	 * out: which libc or libm internal happens to be heaviest is noise that
+	 * would split one hang into several signatures.
+	 */
+	uint32_t last = NONE;
+	for (uint32_t i = t->first_root; i != NONE; i = t->nodes[i].first_child) {
+		const struct sw_tree_image *img =
+		    sw_profile_get_image(p, p->frames[t->nodes[i].frame].f.image);
+		if (!img || !img->system)
+			last = i;
+	}
+	for (uint32_t i = t->first_root; i != NONE; i = t->nodes[i].first_child) {
+		const struct sw_tree_frame *f = &p->frames[t->nodes[i].frame].f;
+		const struct sw_tree_image *img = sw_profile_get_image(p, f->image);
+		const char *image = img ? img->name : "?";
+		const char *fn = f->linkage ? f->linkage : "?";
+		h = sw_tree_hash_bytes(h, image, strlen(image) + 1);
+		h = sw_tree_hash_bytes(h, fn, strlen(fn) + 1);
+		if (i == last)
+			break;
+	}
+	sw_tree_free(t);
+	s->signature = h;
+	s->has_signature = true;
+	return h;
+}
+
+bool sw_tree_options_structural_default(const struct sw_tree_options *o)
+{
+	return !o || (!o->invert && !o->max_depth && !o->hide_system && !o->flatten_recursion &&
+		      !o->focus && !o->exclude && o->thread == SW_THREAD_MAIN);
+}
+
+int sw_tree_stall_default_tree(const struct sw_profile *cp, struct sw_tree_stall *s,
+			       struct sw_tree **ret)
+{
+	struct sw_profile *p = (struct sw_profile *)cp; /* the cache is not part of the value */
+	if (p->cached_stall != s || !p->cached_tree) {
+		struct sw_tree *t;
+		int r = sw_tree_build(p, &s, 1, NULL, -1, &t);
+		if (r < 0)
+			return r;
+		sw_tree_free(p->cached_tree);
+		p->cached_tree = t;
+		p->cached_stall = s;
+	}
+	p->cached_tree->refs++;
+	*ret = p->cached_tree;
+	return 0;
+}
+
+struct sw_tree_rewriter {
+	struct builder b;
+};
+
+int sw_tree_rewriter_new(const struct sw_profile *p, const struct sw_tree_options *o,
+			 struct sw_tree_rewriter **ret)
+{
+	struct sw_tree_rewriter *rw = calloc(1, sizeof(*rw));
+	if (!rw)
+		return -ENOMEM;
+	rw->b.p = p;
+	rw->b.o = o;
+	rw->b.match = calloc(p->nframes + 1, 1);
+	rw->b.xmatch = calloc(p->nframes + 1, 1);
+	if (!rw->b.match || !rw->b.xmatch) {
+		sw_tree_rewriter_free(rw);
+		return -ENOMEM;
+	}
+	*ret = rw;
+	return 0;
+}
+
+void sw_tree_rewriter_free(struct sw_tree_rewriter *rw)
+{
+	if (!rw)
+		return;
+	free(rw->b.match);
+	free(rw->b.xmatch);
+	free(rw);
+}
+
+long sw_tree_rewrite(struct sw_tree_rewriter *rw, uint32_t *frames, size_t depth)
+{
+	return rewrite(&rw->b, frames, depth);
+}
+
+uint64_t sw_profile_frame_func(const struct sw_profile *p, uint32_t id)
+{
+	return id < p->nframes ? p->frames[id].func : 0;
+}

@@ -1,0 +1,75 @@
+/*
+ * The inside of struct sw_profile, shared by tree.c (storage) and
+ * tree-build.c (trees, heaviest paths, signatures).
+ */
+#ifndef SW_TREE_PRIVATE_H
+#define SW_TREE_PRIVATE_H
+
+#include "tree.h"
+
+#define SW_FNV_OFFSET 0xcbf29ce484222325ull
+
+/* Frame ids the whole-stack cache may keep (32 MiB). */
+#define SW_TREE_POOL_MAX ((size_t)8 << 20)
+
+struct arena_chunk {
+	struct arena_chunk *next;
+	size_t used, cap;
+	_Alignas(8) char data[];
+};
+
+struct sw_frame_entry {
+	struct sw_tree_frame f;
+	uint64_t func; /* what tree nodes merge by: image and function (or address) */
+};
+
+struct stack_slot {
+	uint64_t key; /* parent << 32 | frame */
+	uint32_t stack;
+};
+
+struct sw_profile {
+	struct arena_chunk *arena;
+	const char **strings;
+	size_t nstrings, strings_cap;
+
+	struct sw_tree_image *images;
+	size_t nimages, images_cap;
+
+	struct sw_frame_entry *frames;
+	size_t nframes, frames_cap;
+	uint32_t *frame_table; /* frame index + 1, 0: empty */
+	size_t frame_table_cap;
+
+	/* the trie: stack i is frame stack_frame[i] called from stack_parent[i] */
+	uint32_t *stack_parent, *stack_frame;
+	size_t nstacks, stacks_cap;
+	struct stack_slot *stack_table;
+	size_t stack_table_cap;
+	uint32_t *last_frames, *last_stacks;
+	size_t last_depth, last_cap;
+
+	/* whole stacks seen before: hash -> leaf, frames kept in a bounded pool */
+	struct whole_slot {
+		uint64_t hash;
+		uint64_t pool_off;
+		uint32_t leaf, depth;
+	} * whole;
+	size_t nwhole, whole_cap;
+	uint32_t *pool;
+	size_t pool_len, pool_cap;
+
+	struct sw_tree_stall **stalls;
+	size_t nstalls, stalls_cap;
+
+	const char *summary_extra;
+
+	/* the last default tree built (sw_tree_stall_default_tree()) */
+	const struct sw_tree_stall *cached_stall;
+	struct sw_tree *cached_tree;
+};
+
+/* FNV-1a, continuing from h. */
+uint64_t sw_tree_hash_bytes(uint64_t h, const void *data, size_t len);
+
+#endif

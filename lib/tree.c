@@ -1,0 +1,628 @@
+/*
+ * The profile behind call trees: interned strings, images and frames, the
+ * trie of distinct stacks and the stalls with their samples (see tree.h).
+ *
+ * Adding a sample is the hot path (a million samples of 64 frames must
+ * aggregate in well under a second), so the trie is an open-addressing
+ * table keyed by (parent, frame), and the path of the previous sample is
+ * remembered: consecutive samples of a stall mostly share their outer
+ * frames, which are then not looked up again.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tree-private.h"
+
+#define ARENA_CHUNK (64u * 1024u)
+
+static void *arena_alloc(struct sw_profile *p, size_t size)
+{
+	size = (size + 7) & ~(size_t)7;
+	if (!p->arena || p->arena->used + size > p->arena->cap) {
+		size_t cap = size > ARENA_CHUNK ? size : ARENA_CHUNK;
+		struct arena_chunk *c = malloc(sizeof(*c) + cap);
+		if (!c)
+			return NULL;
+		c->next = p->arena;
+		c->used = 0;
+		c->cap = cap;
+		p->arena = c;
+	}
+	void *ret = p->arena->data + p->arena->used;
+	p->arena->used += size;
+	return ret;
+}
+
+uint64_t sw_tree_hash_bytes(uint64_t h, const void *data, size_t len)
+{
+	const uint8_t *s = data;
+	for (size_t i = 0; i < len; i++) {
+		h ^= s[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	x ^= x >> 31;
+	return x;
+}
+
+/* A string table: open addressing over arena copies. */
+static const char *intern(struct sw_profile *p, const char *s)
+{
+	if (!s)
+		return NULL;
+	size_t len = strlen(s);
+	uint64_t h = sw_tree_hash_bytes(SW_FNV_OFFSET, s, len);
+	if (p->nstrings * 2 >= p->strings_cap) {
+		size_t cap = p->strings_cap ? p->strings_cap * 2 : 1024;
+		const char **t = calloc(cap, sizeof(*t));
+		if (!t)
+			return NULL;
+		for (size_t i = 0; i < p->strings_cap; i++) {
+			const char *o = p->strings[i];
+			if (!o)
+				continue;
+			size_t j = sw_tree_hash_bytes(SW_FNV_OFFSET, o, strlen(o)) & (cap - 1);
+			while (t[j])
+				j = (j + 1) & (cap - 1);
+			t[j] = o;
+		}
+		free(p->strings);
+		p->strings = t;
+		p->strings_cap = cap;
+	}
+	size_t j = h & (p->strings_cap - 1);
+	while (p->strings[j]) {
+		if (strcmp(p->strings[j], s) == 0)
+			return p->strings[j];
+		j = (j + 1) & (p->strings_cap - 1);
+	}
+	char *copy = arena_alloc(p, len + 1);
+	if (!copy)
+		return NULL;
+	memcpy(copy, s, len + 1);
+	p->strings[j] = copy;
+	p->nstrings++;
+	return copy;
+}
+
+int sw_profile_new(struct sw_profile **ret)
+{
+	struct sw_profile *p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	/* stack 0 is the empty stack, the parent of every root frame */
+	p->stacks_cap = 1024;
+	p->stack_parent = malloc(p->stacks_cap * sizeof(uint32_t));
+	p->stack_frame = malloc(p->stacks_cap * sizeof(uint32_t));
+	p->stack_table_cap = 2048;
+	p->stack_table = calloc(p->stack_table_cap, sizeof(*p->stack_table));
+	if (!p->stack_parent || !p->stack_frame || !p->stack_table) {
+		sw_profile_free(p);
+		return -ENOMEM;
+	}
+	p->stack_parent[0] = 0;
+	p->stack_frame[0] = UINT32_MAX;
+	p->nstacks = 1;
+	*ret = p;
+	return 0;
+}
+
+void sw_profile_free(struct sw_profile *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->nstalls; i++) {
+		free(p->stalls[i]->threads);
+		free(p->stalls[i]->samples);
+		free(p->stalls[i]);
+	}
+	free(p->stalls);
+	sw_tree_free(p->cached_tree);
+	while (p->arena) {
+		struct arena_chunk *next = p->arena->next;
+		free(p->arena);
+		p->arena = next;
+	}
+	free(p->strings);
+	free(p->images);
+	free(p->frames);
+	free(p->frame_table);
+	free(p->stack_parent);
+	free(p->stack_frame);
+	free(p->stack_table);
+	free(p->last_frames);
+	free(p->last_stacks);
+	free(p->whole);
+	free(p->pool);
+	free(p);
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash && slash[1] ? slash + 1 : path;
+}
+
+bool sw_tree_path_is_system(const char *path)
+{
+	/*
+	 * Linux distributions put their libraries under /lib and /usr/lib
+	 * (with multiarch subdirectories); Darwin under /usr/lib (libsystem_*
+	 * in /usr/lib/system) and /System/Library, including the iOS runtime
+	 * and the dyld shared cache's frameworks.  /usr/local and /opt are the
+	 * user's own.
+	 */
+	static const char *const prefixes[] = {
+	    "/lib/",           "/lib32/",          "/lib64/",
+	    "/usr/lib/",       "/usr/lib32/",      "/usr/lib64/",
+	    "/usr/libexec/",   "/System/Library/", "/System/iOSSupport/",
+	    "/Library/Apple/", "/usr/lib/system/",
+	};
+	if (!path)
+		return false;
+	/* the kernel's virtual shared objects, as the agent names them */
+	if (strncmp(path, "linux-vdso", 10) == 0 || strncmp(path, "linux-gate", 10) == 0 ||
+	    strcmp(path, "[vdso]") == 0)
+		return true;
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (strncmp(path, prefixes[i], strlen(prefixes[i])) == 0)
+			return true;
+	return false;
+}
+
+int sw_profile_image(struct sw_profile *p, const struct sw_tree_image *img, uint32_t *ret_index)
+{
+	const char *name = img->name ? img->name : img->path ? base_name(img->path) : "?";
+	for (size_t i = 0; i < p->nimages; i++) {
+		const struct sw_tree_image *o = &p->images[i];
+		if (strcmp(o->name, name) == 0 && o->load_address == img->load_address &&
+		    o->id_len == img->id_len && memcmp(o->id, img->id, img->id_len) == 0 &&
+		    (o->path == img->path ||
+		     (o->path && img->path && !strcmp(o->path, img->path)))) {
+			*ret_index = (uint32_t)i + 1;
+			return 0;
+		}
+	}
+	if (p->nimages >= SW_TREE_MAX_IMAGES || img->id_len > sizeof(img->id))
+		return -E2BIG;
+	if (p->nimages == p->images_cap) {
+		size_t cap = p->images_cap ? p->images_cap * 2 : 16;
+		struct sw_tree_image *n = realloc(p->images, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		p->images = n;
+		p->images_cap = cap;
+	}
+	struct sw_tree_image copy = *img;
+	copy.name = intern(p, name);
+	copy.path = intern(p, img->path);
+	if (!copy.name || (img->path && !copy.path))
+		return -ENOMEM;
+	copy.system = img->system || sw_tree_path_is_system(img->path);
+	p->images[p->nimages++] = copy;
+	*ret_index = (uint32_t)p->nimages;
+	return 0;
+}
+
+const struct sw_tree_image *sw_profile_get_image(const struct sw_profile *p, uint32_t index)
+{
+	return index && index <= p->nimages ? &p->images[index - 1] : NULL;
+}
+
+size_t sw_profile_nimages(const struct sw_profile *p)
+{
+	return p->nimages;
+}
+
+size_t sw_profile_nframes(const struct sw_profile *p)
+{
+	return p->nframes;
+}
+
+static uint64_t frame_hash(const struct sw_tree_frame *f)
+{
+	uint64_t h = mix64(f->image ^ ((uint64_t)f->line << 32));
+	h = mix64(h ^ (uintptr_t)f->linkage) + (uintptr_t)f->name;
+	h = mix64(h ^ (uintptr_t)f->full_name) + (uintptr_t)f->file;
+	h = mix64(h ^ f->address) + f->offset;
+	return mix64(h ^ (f->inlined | f->has_offset << 1));
+}
+
+static bool frame_equal(const struct sw_tree_frame *a, const struct sw_tree_frame *b)
+{
+	return a->image == b->image && a->linkage == b->linkage && a->name == b->name &&
+	       a->full_name == b->full_name && a->file == b->file && a->line == b->line &&
+	       a->address == b->address && a->offset == b->offset &&
+	       a->has_offset == b->has_offset && a->inlined == b->inlined;
+}
+
+static int grow_frame_table(struct sw_profile *p)
+{
+	size_t cap = p->frame_table_cap ? p->frame_table_cap * 2 : 1024;
+	uint32_t *t = calloc(cap, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->nframes; i++) {
+		size_t j = frame_hash(&p->frames[i].f) & (cap - 1);
+		while (t[j])
+			j = (j + 1) & (cap - 1);
+		t[j] = (uint32_t)i + 1;
+	}
+	free(p->frame_table);
+	p->frame_table = t;
+	p->frame_table_cap = cap;
+	return 0;
+}
+
+/* The key a tree merges frames by: the function, not the line or address. */
+static int frame_func_key(struct sw_profile *p, struct sw_frame_entry *e)
+{
+	const struct sw_tree_frame *f = &e->f;
+	const struct sw_tree_image *img = sw_profile_get_image(p, f->image);
+	uint64_t h = sw_tree_hash_bytes(SW_FNV_OFFSET, img ? img->name : "?",
+					img ? strlen(img->name) + 1 : 2);
+	const char *fn = f->linkage ? f->linkage : f->name;
+	/* unknown functions merge per image: their addresses tell nothing more */
+	if (fn)
+		h = sw_tree_hash_bytes(h, fn, strlen(fn) + 1);
+	else if (img)
+		h = sw_tree_hash_bytes(h, "?", 2);
+	else
+		h = sw_tree_hash_bytes(h, &f->address, sizeof(f->address));
+	e->func = h ^ f->inlined;
+	return 0;
+}
+
+int sw_profile_frame(struct sw_profile *p, const struct sw_tree_frame *in, uint32_t *ret_id)
+{
+	struct sw_tree_frame f = *in;
+	f.linkage = intern(p, in->linkage);
+	f.name = intern(p, in->name);
+	f.full_name = intern(p, in->full_name);
+	f.file = intern(p, in->file);
+	if ((in->linkage && !f.linkage) || (in->name && !f.name) ||
+	    (in->full_name && !f.full_name) || (in->file && !f.file))
+		return -ENOMEM;
+	if (f.image > p->nimages)
+		f.image = 0;
+	if (p->nframes * 2 >= p->frame_table_cap && grow_frame_table(p) < 0)
+		return -ENOMEM;
+	uint64_t h = frame_hash(&f);
+	size_t j = h & (p->frame_table_cap - 1);
+	while (p->frame_table[j]) {
+		if (frame_equal(&p->frames[p->frame_table[j] - 1].f, &f)) {
+			*ret_id = p->frame_table[j] - 1;
+			return 0;
+		}
+		j = (j + 1) & (p->frame_table_cap - 1);
+	}
+	if (p->nframes >= SW_TREE_MAX_FRAMES)
+		return -E2BIG;
+	if (p->nframes == p->frames_cap) {
+		size_t cap = p->frames_cap ? p->frames_cap * 2 : 256;
+		struct sw_frame_entry *n = realloc(p->frames, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		p->frames = n;
+		p->frames_cap = cap;
+	}
+	struct sw_frame_entry *e = &p->frames[p->nframes];
+	e->f = f;
+	frame_func_key(p, e);
+	p->frame_table[j] = (uint32_t)++p->nframes;
+	*ret_id = (uint32_t)p->nframes - 1;
+	return 0;
+}
+
+const struct sw_tree_frame *sw_profile_get_frame(const struct sw_profile *p, uint32_t id)
+{
+	return id < p->nframes ? &p->frames[id].f : NULL;
+}
+
+int sw_profile_add_stall(struct sw_profile *p, const struct sw_tree_stall_info *info,
+			 struct sw_tree_stall **ret)
+{
+	if (p->nstalls >= SW_TREE_MAX_STALLS)
+		return -E2BIG;
+	if (p->nstalls == p->stalls_cap) {
+		size_t cap = p->stalls_cap ? p->stalls_cap * 2 : 16;
+		struct sw_tree_stall **n = realloc(p->stalls, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		p->stalls = n;
+		p->stalls_cap = cap;
+	}
+	struct sw_tree_stall *s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->info = *info;
+	s->info.source = intern(p, info->source);
+	s->info.kind = intern(p, info->kind ? info->kind : "busy");
+	s->info.mode = intern(p, info->mode);
+	s->info.extra_json = intern(p, info->extra_json);
+	s->info.metadata_json = intern(p, info->metadata_json);
+	if ((info->source && !s->info.source) || !s->info.kind || (info->mode && !s->info.mode) ||
+	    (info->extra_json && !s->info.extra_json) ||
+	    (info->metadata_json && !s->info.metadata_json)) {
+		free(s);
+		return -ENOMEM;
+	}
+	p->stalls[p->nstalls++] = s;
+	*ret = s;
+	return 0;
+}
+
+int sw_profile_set_summary_extra(struct sw_profile *p, const char *json)
+{
+	p->summary_extra = json ? intern(p, json) : NULL;
+	return !json || p->summary_extra ? 0 : -ENOMEM;
+}
+
+const char *sw_profile_summary_extra(const struct sw_profile *p)
+{
+	return p->summary_extra;
+}
+
+size_t sw_profile_nstalls(const struct sw_profile *p)
+{
+	return p->nstalls;
+}
+
+struct sw_tree_stall *sw_profile_stall(const struct sw_profile *p, size_t i)
+{
+	return i < p->nstalls ? p->stalls[i] : NULL;
+}
+
+int sw_tree_stall_thread(struct sw_profile *p, struct sw_tree_stall *s, uint64_t tid,
+			 const char *name, uint32_t *ret_index)
+{
+	for (uint32_t i = 0; i < s->nthreads; i++) {
+		if (s->threads[i].id != tid)
+			continue;
+		if (name && name[0] && !s->threads[i].name[0]) {
+			const char *n = intern(p, name);
+			if (!n)
+				return -ENOMEM;
+			s->threads[i].name = n;
+		}
+		*ret_index = i;
+		return 0;
+	}
+	if (s->nthreads >= SW_TREE_MAX_THREADS)
+		return -E2BIG;
+	struct sw_tree_thread *n = realloc(s->threads, (s->nthreads + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	s->threads = n;
+	const char *nm = intern(p, name ? name : "");
+	if (!nm)
+		return -ENOMEM;
+	s->threads[s->nthreads] = (struct sw_tree_thread){
+	    .id = tid,
+	    .name = nm,
+	    .main = tid == s->info.thread_id,
+	};
+	*ret_index = s->nthreads++;
+	return 0;
+}
+
+static int grow_stack_table(struct sw_profile *p)
+{
+	size_t cap = p->stack_table_cap * 2;
+	struct stack_slot *t = calloc(cap, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->stack_table_cap; i++) {
+		struct stack_slot *o = &p->stack_table[i];
+		if (!o->stack)
+			continue;
+		size_t j = mix64(o->key) & (cap - 1);
+		while (t[j].stack)
+			j = (j + 1) & (cap - 1);
+		t[j] = *o;
+	}
+	free(p->stack_table);
+	p->stack_table = t;
+	p->stack_table_cap = cap;
+	return 0;
+}
+
+/* The child of stack parent through frame, added when new. */
+static int stack_child(struct sw_profile *p, uint32_t parent, uint32_t frame, uint32_t *ret)
+{
+	if (p->nstacks * 2 >= p->stack_table_cap && grow_stack_table(p) < 0)
+		return -ENOMEM;
+	uint64_t key = (uint64_t)parent << 32 | frame;
+	size_t j = mix64(key) & (p->stack_table_cap - 1);
+	while (p->stack_table[j].stack) {
+		if (p->stack_table[j].key == key) {
+			*ret = p->stack_table[j].stack;
+			return 0;
+		}
+		j = (j + 1) & (p->stack_table_cap - 1);
+	}
+	if (p->nstacks >= SW_TREE_MAX_STACKS)
+		return -E2BIG;
+	if (p->nstacks == p->stacks_cap) {
+		size_t cap = p->stacks_cap * 2;
+		uint32_t *np = realloc(p->stack_parent, cap * sizeof(uint32_t));
+		if (!np)
+			return -ENOMEM;
+		p->stack_parent = np;
+		uint32_t *nf = realloc(p->stack_frame, cap * sizeof(uint32_t));
+		if (!nf)
+			return -ENOMEM;
+		p->stack_frame = nf;
+		p->stacks_cap = cap;
+	}
+	uint32_t id = (uint32_t)p->nstacks++;
+	p->stack_parent[id] = parent;
+	p->stack_frame[id] = frame;
+	p->stack_table[j] = (struct stack_slot){.key = key, .stack = id};
+	*ret = id;
+	return 0;
+}
+
+/* The trie leaf of frames[0..depth), reusing the previous sample's prefix. */
+static int stack_of(struct sw_profile *p, const uint32_t *frames, size_t depth, uint32_t *ret)
+{
+	if (depth > p->last_cap) {
+		size_t cap = depth < 64 ? 64 : depth;
+		uint32_t *lf = realloc(p->last_frames, cap * sizeof(uint32_t));
+		if (!lf)
+			return -ENOMEM;
+		p->last_frames = lf;
+		uint32_t *ls = realloc(p->last_stacks, cap * sizeof(uint32_t));
+		if (!ls)
+			return -ENOMEM;
+		p->last_stacks = ls;
+		p->last_cap = cap;
+	}
+	size_t i = 0;
+	while (i < depth && i < p->last_depth && frames[i] == p->last_frames[i])
+		i++;
+	uint32_t stack = i ? p->last_stacks[i - 1] : 0;
+	for (; i < depth; i++) {
+		if (frames[i] >= p->nframes)
+			return -EINVAL;
+		int r = stack_child(p, stack, frames[i], &stack);
+		if (r < 0) {
+			p->last_depth = 0;
+			return r;
+		}
+		p->last_frames[i] = frames[i];
+		p->last_stacks[i] = stack;
+	}
+	p->last_depth = depth;
+	*ret = stack;
+	return 0;
+}
+
+static uint64_t hash_frames(const uint32_t *frames, size_t depth)
+{
+	uint64_t h = depth * 0x9e3779b97f4a7c15ull;
+	for (size_t i = 0; i < depth; i++)
+		h = (h ^ frames[i]) * 0xff51afd7ed558ccdull;
+	return mix64(h);
+}
+
+static struct whole_slot *whole_find(struct sw_profile *p, uint64_t h, const uint32_t *frames,
+				     size_t depth)
+{
+	if (!p->whole_cap)
+		return NULL;
+	size_t j = h & (p->whole_cap - 1);
+	for (; p->whole[j].depth; j = (j + 1) & (p->whole_cap - 1)) {
+		struct whole_slot *w = &p->whole[j];
+		if (w->hash == h && w->depth == depth &&
+		    memcmp(p->pool + w->pool_off, frames, depth * sizeof(*frames)) == 0)
+			return w;
+	}
+	return &p->whole[j];
+}
+
+/* Remembers a whole stack while the pool has room; failing to is harmless. */
+static void whole_add(struct sw_profile *p, uint64_t h, const uint32_t *frames, size_t depth,
+		      uint32_t leaf)
+{
+	if (depth == 0 || p->pool_len + depth > SW_TREE_POOL_MAX)
+		return;
+	if (p->nwhole * 2 >= p->whole_cap) {
+		size_t cap = p->whole_cap ? p->whole_cap * 2 : 1024;
+		struct whole_slot *t = calloc(cap, sizeof(*t));
+		if (!t)
+			return;
+		for (size_t i = 0; i < p->whole_cap; i++) {
+			if (!p->whole[i].depth)
+				continue;
+			size_t j = p->whole[i].hash & (cap - 1);
+			while (t[j].depth)
+				j = (j + 1) & (cap - 1);
+			t[j] = p->whole[i];
+		}
+		free(p->whole);
+		p->whole = t;
+		p->whole_cap = cap;
+	}
+	if (p->pool_len + depth > p->pool_cap) {
+		size_t cap = p->pool_cap ? p->pool_cap : 4096;
+		while (cap < p->pool_len + depth)
+			cap *= 2;
+		uint32_t *n = realloc(p->pool, cap * sizeof(*n));
+		if (!n)
+			return;
+		p->pool = n;
+		p->pool_cap = cap;
+	}
+	struct whole_slot *w = whole_find(p, h, frames, depth);
+	memcpy(p->pool + p->pool_len, frames, depth * sizeof(*frames));
+	*w = (struct whole_slot){h, p->pool_len, leaf, (uint32_t)depth};
+	p->pool_len += depth;
+	p->nwhole++;
+}
+
+int sw_tree_stall_add_sample(struct sw_profile *p, struct sw_tree_stall *s, uint32_t thread,
+			     const uint32_t *frames, size_t depth, uint64_t weight)
+{
+	if (depth > SW_TREE_MAX_DEPTH || thread >= s->nthreads)
+		return -EINVAL;
+	uint32_t stack;
+	uint64_t h = hash_frames(frames, depth);
+	struct whole_slot *w = depth ? whole_find(p, h, frames, depth) : NULL;
+	if (w && w->depth) {
+		stack = w->leaf;
+	} else {
+		int r = stack_of(p, frames, depth, &stack);
+		if (r < 0)
+			return r;
+		whole_add(p, h, frames, depth, stack);
+	}
+	if (s->nsamples == s->samples_cap) {
+		if (s->samples_cap >= SW_TREE_MAX_SAMPLES)
+			return -E2BIG;
+		size_t cap = s->samples_cap ? s->samples_cap * 2 : 64;
+		struct sw_tree_sample *n = realloc(s->samples, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		s->samples = n;
+		s->samples_cap = cap;
+	}
+	s->samples[s->nsamples++] = (struct sw_tree_sample){
+	    .stack = stack,
+	    .thread = thread,
+	    .weight = weight,
+	};
+	if (s->threads[thread].main) {
+		s->sampled += weight;
+		s->main_samples++;
+	}
+	s->has_signature = false;
+	if (p->cached_stall == s) {
+		sw_tree_free(p->cached_tree);
+		p->cached_tree = NULL;
+		p->cached_stall = NULL;
+	}
+	return 0;
+}
+
+size_t sw_profile_stack(const struct sw_profile *p, uint32_t stack, uint32_t *frames, size_t max)
+{
+	size_t depth = 0;
+	for (uint32_t s = stack; s; s = p->stack_parent[s])
+		depth++;
+	if (depth > max)
+		return depth;
+	size_t i = depth;
+	for (uint32_t s = stack; s; s = p->stack_parent[s])
+		frames[--i] = p->stack_frame[s];
+	return depth;
+}

@@ -1,0 +1,245 @@
+/*
+ * Tests of the stall collector and the single-stall renderers: stalls are
+ * handed out once, complete, with their samples; orphans (samples and ends
+ * of stalls whose begin was never seen) are counted and skipped; a new hello
+ * forgets the old stream's open stalls; images are found by address, a later
+ * image at the same range wins; ceilings hold; the NDJSON object carries the
+ * fields stallwatch-run(1) documents and groups identical stacks; busy and
+ * blocked follow the documented rule.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "render-stall.h"
+#include "stalls.h"
+#include "test.h"
+
+static struct sw_stalls *c;
+
+static int feed(struct sw_wire_msg *m, const struct sw_stall **ret)
+{
+	const struct sw_stall *st = NULL;
+	int r = sw_stalls_feed(c, m, &st);
+	if (ret)
+		*ret = st;
+	return r;
+}
+
+static void hello(uint64_t pid)
+{
+	struct sw_wire_msg m = {.type = SW_MSG_HELLO};
+	m.hello.protocol = SW_WIRE_PROTOCOL;
+	m.hello.process_name = "app";
+	m.hello.bundle_id = "org.example.app";
+	m.hello.arch = "x86_64";
+	m.hello.pid = pid;
+	m.hello.clock_numer = m.hello.clock_denom = 1;
+	m.hello.clock_base = 1000000000;
+	m.hello.config.interval_us = 10000;
+	m.hello.config.threshold_ms = 250;
+	CHECK_INT(feed(&m, NULL), 0);
+}
+
+static void image(uint32_t index, uint64_t load, uint64_t size, const char *path)
+{
+	struct sw_wire_msg m = {.type = SW_MSG_IMAGE_ADDED};
+	m.image.index = index;
+	m.image.load_address = load;
+	m.image.text_vmaddr = 0x1000;
+	m.image.text_size = size;
+	m.image.id_kind = SW_ID_BUILD_ID;
+	m.image.id_len = 4;
+	memcpy(m.image.id, "\xde\xad\xbe\xef", 4);
+	m.image.path = path;
+	m.image.arch = "x86_64";
+	CHECK_INT(feed(&m, NULL), 0);
+}
+
+static void begin(uint64_t id, uint64_t start)
+{
+	struct sw_wire_msg m = {.type = SW_MSG_STALL_BEGIN};
+	m.stall_begin.stall_id = id;
+	m.stall_begin.thread_id = 42;
+	m.stall_begin.start_time = start;
+	m.stall_begin.detect_time = start + 250000000;
+	m.stall_begin.context = "main loop";
+	CHECK_INT(feed(&m, NULL), 0);
+}
+
+static int sample(uint64_t id, uint64_t time, uint64_t tid, uint32_t flags, const uint64_t *fr,
+		  uint32_t depth)
+{
+	struct sw_wire_msg m = {.type = SW_MSG_SAMPLE};
+	m.sample.stall_id = id;
+	m.sample.time = time;
+	m.sample.thread_id = tid;
+	m.sample.thread_name = tid == 42 ? "main" : "worker";
+	m.sample.flags = flags;
+	m.sample.depth = depth;
+	m.sample.frames = fr;
+	return feed(&m, NULL);
+}
+
+static const struct sw_stall *end(uint64_t id, uint64_t end_time, uint64_t duration, uint64_t cpu,
+				  uint64_t samples)
+{
+	struct sw_wire_msg m = {.type = SW_MSG_STALL_END};
+	m.stall_end.stall_id = id;
+	m.stall_end.end_time = end_time;
+	m.stall_end.duration_ns = duration;
+	m.stall_end.cpu_ns = cpu;
+	m.stall_end.samples = samples;
+	const struct sw_stall *st = NULL;
+	int r = feed(&m, &st);
+	return r == 1 ? st : NULL;
+}
+
+static void complete_stall(void)
+{
+	static const uint64_t a[] = {0x401010, 0x401020, 0x7f0000001100};
+	static const uint64_t b[] = {0x401030, 0x401020, 0x7f0000001100};
+	hello(7);
+	image(0, 0x400000, 0x10000, "/usr/bin/app");
+	image(1, 0x7f0000000000, 0x100000, "/lib/libc.so.6");
+	begin(1, 5000000);
+	for (int i = 0; i < 30; i++)
+		CHECK_INT(sample(1, 15000000 + i * 10000000ull, 42, 0, i % 3 ? a : b, 3), 0);
+	CHECK_INT(sample(1, 20000000, 43, SW_SAMPLE_BLOCKED, b, 3), 0);
+	const struct sw_stall *st = end(1, 305000000, 300000000, 290000000, 30);
+	CHECK(st != NULL);
+	if (!st)
+		return;
+	CHECK_INT(st->nsamples, 31);
+	CHECK(st->ended);
+	CHECK_STR(st->context, "main loop");
+	struct sw_stall_figures f;
+	sw_stall_figures(c, st, &f);
+	CHECK_STR(f.kind, "busy");
+	CHECK_INT((int)(f.sampled_ms + 0.5), 300);
+
+	struct sw_buf out;
+	sw_buf_init(&out, 0);
+	CHECK_INT(sw_render_ndjson_stall(&out, c, st), 0);
+	const char *json = sw_buf_str(&out);
+	const char *want[] = {
+	    "{\"schema\":1,\"type\":\"stall\",\"id\":1,",
+	    "\"pid\":7,",
+	    "\"process\":\"app\"",
+	    "\"thread\":42,",
+	    "\"duration_ms\":300.000,",
+	    "\"cpu_ms\":290.000,",
+	    "\"samples\":30,",
+	    "\"kind\":\"busy\"",
+	    "\"monotonic_start_ns\":1005000000,",
+	    ("{\"count\":20,\"thread\":42,\"thread_name\":\"main\",\"flags\":[],\"frames\":"
+	    "[\"0x401010\",\"0x401020\",\"0x7f0000001100\"]}"),
+	    "{\"count\":10,\"thread\":42,",
+	    "\"flags\":[\"blocked\"]",
+	    "\"path\":\"/usr/bin/app\"",
+	    "\"path\":\"/lib/libc.so.6\"",
+	    "\"build_id\":\"deadbeef\"",
+	    "\"sample_times_ms\":[10.000,20.000,",
+	};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		if (!strstr(json, want[i]))
+			fprintf(stderr, "missing %s in %s\n", want[i], json);
+		CHECK(strstr(json, want[i]) != NULL);
+	}
+	CHECK(json[out.len - 1] == '\n' && strchr(json, '\n') == json + out.len - 1);
+	/* the heaviest stack first */
+	CHECK(strstr(json, "\"count\":20") < strstr(json, "\"count\":10"));
+	sw_buf_reset(&out);
+	CHECK_INT(sw_render_raw_stall(&out, c, st), 0);
+	CHECK(strstr(sw_buf_str(&out), "stall 1: 300.0 ms busy") != NULL);
+	CHECK(strstr(sw_buf_str(&out), "app+0x2010") != NULL);
+	sw_buf_finish(&out);
+}
+
+static void blocked_and_orphans(void)
+{
+	static const uint64_t a[] = {0x401010};
+	begin(2, 400000000);
+	for (int i = 0; i < 10; i++)
+		sample(2, 410000000 + i * 10000000ull, 42, SW_SAMPLE_BLOCKED, a, 1);
+	const struct sw_stall *st = end(2, 700000000, 300000000, 1000000, 10);
+	struct sw_stall_figures f;
+	if (st) {
+		sw_stall_figures(c, st, &f);
+		CHECK_STR(f.kind, "blocked");
+	}
+	/* a starved busy thread: little CPU, but runnable when sampled */
+	begin(3, 800000000);
+	for (int i = 0; i < 10; i++)
+		sample(3, 810000000 + i * 10000000ull, 42, 0, a, 1);
+	st = end(3, 1100000000, 300000000, 1000000, 10);
+	if (st) {
+		sw_stall_figures(c, st, &f);
+		CHECK_STR(f.kind, "busy");
+	}
+	uint64_t before = sw_stalls_info(c)->orphans;
+	CHECK_INT(sample(99, 1, 42, 0, a, 1), 0);
+	CHECK(end(99, 1, 1, 1, 1) == NULL);
+	CHECK_INT(sw_stalls_info(c)->orphans, before + 2);
+	/* a new stream forgets stalls open in the old one */
+	begin(4, 1);
+	hello(8);
+	CHECK(sw_stalls_flush(c) == NULL);
+	CHECK_INT(sw_stalls_info(c)->pid, 8);
+	/* a stall cut off by the end of the stream */
+	begin(5, 1000);
+	sample(5, 20001000, 42, 0, a, 1);
+	st = sw_stalls_flush(c);
+	CHECK(st != NULL && !st->ended);
+	if (st) {
+		sw_stall_figures(c, st, &f);
+		CHECK_INT((int)(f.duration_ms + 0.5), 20);
+	}
+}
+
+static void images_by_address(void)
+{
+	image(5, 0x500000, 0x1000, "/old.so");
+	struct sw_wire_msg m = {.type = SW_MSG_IMAGE_REMOVED};
+	m.image_removed.index = 5;
+	feed(&m, NULL);
+	const struct sw_stall_image *im = sw_stalls_image_at(c, 0x500010);
+	CHECK(im && !strcmp(im->path, "/old.so")); /* still there for old samples */
+	image(5, 0x500000, 0x1000, "/new.so");
+	im = sw_stalls_image_at(c, 0x500010);
+	CHECK(im && !strcmp(im->path, "/new.so"));
+	CHECK(sw_stalls_image_at(c, 0x501000) == NULL);
+}
+
+static void ceilings(void)
+{
+	static uint64_t deep[SW_WIRE_MAX_FRAMES];
+	for (uint64_t i = 0; i < SW_WIRE_MAX_FRAMES; i++)
+		deep[i] = 0x401000 + i;
+	int r = 0;
+	for (uint64_t id = 100; id < 200 && r == 0; id++) {
+		struct sw_wire_msg m = {.type = SW_MSG_STALL_BEGIN};
+		m.stall_begin.stall_id = id;
+		r = feed(&m, NULL);
+	}
+	CHECK_INT(r, -E2BIG); /* open stalls are bounded */
+	int n = 0;
+	do
+		r = sample(100, 1, 42, 0, deep, SW_WIRE_MAX_FRAMES);
+	while (r == 0 && ++n < 100000);
+	CHECK_INT(r, -E2BIG); /* frames per stall are bounded */
+	CHECK(n < 100000);
+}
+
+int main(void)
+{
+	CHECK_INT(sw_stalls_new(&c), 0);
+	complete_stall();
+	blocked_and_orphans();
+	images_by_address();
+	ceilings();
+	sw_stalls_free(c);
+	sw_stalls_free(NULL);
+	return sw_test_end();
+}
