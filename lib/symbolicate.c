@@ -460,7 +460,8 @@ int sw_symbolicate(struct sw_symbolicator *s, const struct sw_image_ref *ref, ui
 	int idx = sw_symbolicator_image(s, ref, &obj, err);
 	if (idx < 0)
 		return idx;
-	uint64_t file_addr = addr - ref->load_addr + obj->text_vmaddr;
+	uint64_t vmaddr = ref->has_text_vmaddr ? ref->text_vmaddr : obj->text_vmaddr;
+	uint64_t file_addr = addr - ref->load_addr + vmaddr;
 	if (return_address)
 		file_addr -= sw_symbolicate_return_adjust(obj->arch);
 	return sw_symbolicate_file_addr(s, ref, file_addr, frames, max, err);

@@ -105,6 +105,19 @@ static void test_slide_and_return_address(const char *bin)
 		CHECK_STR(got, loc);
 		CHECK_STR(fr[0].function ? fr[0].function : "??", name);
 	}
+	/* a slide stated by the image list: the same answers */
+	struct sw_image_ref stated = ref;
+	stated.has_text_vmaddr = true;
+	stated.text_vmaddr = obj->text_vmaddr + 0x100;
+	stated.load_addr = ref.load_addr + 0x100;
+	struct sw_frame fa[SW_SYMBOLICATE_MAX_FRAMES], fb[SW_SYMBOLICATE_MAX_FRAMES];
+	int na =
+	    sw_symbolicate(s, &ref, worker + slide + 3, false, fa, SW_SYMBOLICATE_MAX_FRAMES, NULL);
+	int nb = sw_symbolicate(s, &stated, worker + slide + 3, false, fb,
+				SW_SYMBOLICATE_MAX_FRAMES, NULL);
+	CHECK(na >= 1 && na == nb);
+	if (na >= 1 && na == nb)
+		CHECK(fa[0].line == fb[0].line && fa[na - 1].function == fb[nb - 1].function);
 	/* the same image again is the same object */
 	const struct sw_object *again = NULL;
 	CHECK(sw_symbolicator_image(s, &ref, &again, NULL) >= 0);
