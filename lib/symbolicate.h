@@ -67,6 +67,13 @@ struct sw_image_ref {
 	const char *arch;       /* NULL: the only or the host's slice */
 	const char *debug_path; /* a dSYM bundle or its DWARF file, or a separate ELF debug file */
 	uint64_t load_addr;     /* the run-time address of the text vmaddr */
+	/*
+	 * The vmaddr load_addr maps, when the sample's image list states it
+	 * (the wire's text_vmaddr); otherwise the object's own: __TEXT's, or
+	 * the first executable PT_LOAD's.
+	 */
+	bool has_text_vmaddr;
+	uint64_t text_vmaddr;
 };
 
 struct sw_symsearch;
