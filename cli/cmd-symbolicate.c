@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -48,55 +49,94 @@ static int one(struct run *run, const char *text, const char *where)
 }
 
 /*
- * Reads standard input in blocks and flushes our answers only before
+ * Reads standard input in blocks, answers every complete line a block holds
+ * at once (the library visits them in address order) and flushes before
  * waiting for more: a program driving us line by line still sees each
- * answer at once, and a long list is not written one line at a time.
+ * answer at once, and a long list goes fast.
  */
 struct reader {
-	char buf[1 << 16];
+	char buf[1 << 20];
 	size_t start, end;
 	bool eof;
+	unsigned long lineno;
+	uint64_t addrs[1 << 19]; /* a line has at least 2 bytes */
+	size_t n;
+	struct sw_symbolicate_batch batch;
 };
 
-static char *next_line(struct reader *rd, int *ret_err)
+/* The next complete line in the buffer (the last one at the end of input), or NULL. */
+static char *take_line(struct reader *rd)
 {
-	for (;;) {
-		char *nl = memchr(rd->buf + rd->start, '\n', rd->end - rd->start);
-		if (nl) {
-			char *line = rd->buf + rd->start;
-			*nl = '\0';
-			rd->start = (size_t)(nl - rd->buf) + 1;
-			return line;
+	char *nl = memchr(rd->buf + rd->start, '\n', rd->end - rd->start);
+	char *line = rd->buf + rd->start;
+	if (nl) {
+		*nl = '\0';
+		rd->start = (size_t)(nl - rd->buf) + 1;
+	} else if (rd->eof && rd->start < rd->end) {
+		rd->buf[rd->end] = '\0';
+		rd->start = rd->end;
+	} else {
+		return NULL;
+	}
+	rd->lineno++;
+	return line;
+}
+
+static int fill(struct reader *rd)
+{
+	memmove(rd->buf, rd->buf + rd->start, rd->end - rd->start);
+	rd->end -= rd->start;
+	rd->start = 0;
+	if (rd->end == sizeof(rd->buf) - 1)
+		return -E2BIG;
+	/* one read that may wait, then more only while it would not */
+	for (bool first = true; rd->end < sizeof(rd->buf) - 1;) {
+		if (!first) {
+			struct pollfd p = {.fd = 0, .events = POLLIN};
+			if (poll(&p, 1, 0) <= 0)
+				return 0;
 		}
-		if (rd->eof) {
-			if (rd->start == rd->end)
-				return NULL;
-			if (rd->end == sizeof(rd->buf))
-				break;
-			rd->buf[rd->end] = '\0';
-			char *line = rd->buf + rd->start;
-			rd->start = rd->end;
-			return line;
-		}
-		memmove(rd->buf, rd->buf + rd->start, rd->end - rd->start);
-		rd->end -= rd->start;
-		rd->start = 0;
-		if (rd->end == sizeof(rd->buf))
-			break;
-		fflush(stdout);
 		ssize_t n = read(0, rd->buf + rd->end, sizeof(rd->buf) - 1 - rd->end);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0) {
-			*ret_err = errno;
-			return NULL;
-		}
-		if (n == 0)
-			rd->eof = true;
+		if (n < 0)
+			return -errno;
+		first = false;
 		rd->end += (size_t)n;
+		if (n == 0) {
+			rd->eof = true;
+			return 0;
+		}
 	}
-	*ret_err = E2BIG;
-	return NULL;
+	return 0;
+}
+
+static int answer(struct run *run, struct reader *rd)
+{
+	size_t done;
+	struct sw_error err = {0};
+	int r = sw_symbolicate_file_addrs(run->sym, &run->ref, rd->addrs, rd->n, &rd->batch, &done,
+					  &err);
+	for (size_t i = 0; i < done; i++) {
+		const struct sw_symbolicate_batch *b = &rd->batch;
+		sw_buf_reset(&run->out);
+		size_t n = b->count[i];
+		const struct sw_frame *f = b->frames + b->first[i];
+		int pr = run->json ? sw_symbolicate_print_json(rd->addrs[i], f, n, &run->out)
+				   : sw_symbolicate_print_text(f, n, &run->out);
+		if (pr < 0) {
+			sw_cli_error("cannot print address 0x%llx: %s",
+				     (unsigned long long)rd->addrs[i], strerror(-pr));
+			return SW_EXIT_INPUT;
+		}
+		fwrite(run->out.data, 1, run->out.len, stdout);
+	}
+	rd->n = 0;
+	if (r < 0) {
+		sw_cli_error("cannot read '%s': %s", run->ref.path, sw_error_str(&err));
+		return SW_EXIT_INPUT;
+	}
+	return SW_EXIT_OK;
 }
 
 static int from_stdin(struct run *run)
@@ -106,25 +146,40 @@ static int from_stdin(struct run *run)
 		sw_cli_error("out of memory");
 		return SW_EXIT_INPUT;
 	}
-	unsigned long lineno = 0;
-	int status = SW_EXIT_OK, err = 0;
-	char *line;
-	while (status == SW_EXIT_OK && (line = next_line(rd, &err))) {
-		lineno++;
-		size_t len = strlen(line);
-		while (len > 0 && line[len - 1] == '\r')
-			line[--len] = '\0';
-		if (len == 0)
-			continue;
-		char where[64];
-		snprintf(where, sizeof(where), "standard input, line %lu", lineno);
-		status = one(run, line, where);
+	int status = SW_EXIT_OK, r = 0;
+	while (status == SW_EXIT_OK) {
+		char *line;
+		while (status == SW_EXIT_OK && (line = take_line(rd))) {
+			size_t len = strlen(line);
+			while (len > 0 && line[len - 1] == '\r')
+				line[--len] = '\0';
+			if (len == 0)
+				continue;
+			if (sw_symbolicate_parse_addr(line, &rd->addrs[rd->n]) < 0) {
+				status = answer(run, rd);
+				if (status == SW_EXIT_OK)
+					sw_cli_error(
+					    "cannot read standard input, line %lu: '%s' is not a "
+					    "hexadecimal address",
+					    rd->lineno, line);
+				status = SW_EXIT_INPUT;
+				break;
+			}
+			rd->n++;
+		}
+		if (status == SW_EXIT_OK && rd->n)
+			status = answer(run, rd);
+		if (status != SW_EXIT_OK || rd->eof)
+			break;
+		fflush(stdout);
+		r = fill(rd);
+		if (r < 0) {
+			sw_cli_error("cannot read standard input, line %lu: %s", rd->lineno + 1,
+				     r == -E2BIG ? "line too long" : strerror(-r));
+			status = SW_EXIT_INPUT;
+		}
 	}
-	if (status == SW_EXIT_OK && err) {
-		sw_cli_error("cannot read standard input, line %lu: %s", lineno + 1,
-			     err == E2BIG ? "line too long" : strerror(err));
-		status = SW_EXIT_INPUT;
-	}
+	sw_symbolicate_batch_finish(&rd->batch);
 	free(rd);
 	return status;
 }

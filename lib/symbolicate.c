@@ -333,7 +333,7 @@ static int load_image(struct sw_symbolicator *s, const struct sw_image_ref *ref,
 		return r;
 	const struct sw_object *dw = im->dbg ? im->dbg : im->obj;
 	memcpy(im->id, im->obj->id, sizeof(im->id));
-	im->id_len = ref->id_len ? im->obj->id_len : 0;
+	im->id_len = im->obj->id_len;
 	if (dw->has_debug_info) {
 		struct sw_error derr = {0};
 		im->dwarf_err = sw_dwarf_new(&dw->dwarf, &im->dwarf, &derr);
@@ -460,8 +460,142 @@ int sw_symbolicate(struct sw_symbolicator *s, const struct sw_image_ref *ref, ui
 	int idx = sw_symbolicator_image(s, ref, &obj, err);
 	if (idx < 0)
 		return idx;
-	uint64_t file_addr = addr - ref->load_addr + obj->text_vmaddr;
+	uint64_t vmaddr = ref->has_text_vmaddr ? ref->text_vmaddr : obj->text_vmaddr;
+	uint64_t file_addr = addr - ref->load_addr + vmaddr;
 	if (return_address)
 		file_addr -= sw_symbolicate_return_adjust(obj->arch);
 	return sw_symbolicate_file_addr(s, ref, file_addr, frames, max, err);
+}
+
+/* --- many addresses at once --- */
+
+struct order {
+	uint64_t addr;
+	size_t index;
+};
+
+static int cmp_order(const void *a, const void *b)
+{
+	const struct order *x = a, *y = b;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/*
+ * Sorts by address, ties in input order: a least-significant-byte-first
+ * radix sort over the bytes in which the addresses differ (three for a few
+ * megabytes of text), several times faster than qsort on 100,000 of them.
+ */
+static int sort_order(struct order *v, size_t n)
+{
+	uint64_t lo = UINT64_MAX, hi = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].addr < lo)
+			lo = v[i].addr;
+		if (v[i].addr > hi)
+			hi = v[i].addr;
+	}
+	if (n < 2 || lo == hi)
+		return 0;
+	struct order *tmp = malloc(n * sizeof(*tmp));
+	if (!tmp) {
+		qsort(v, n, sizeof(*v), cmp_order);
+		return 0;
+	}
+	struct order *src = v, *dst = tmp;
+	for (unsigned shift = 0; shift < 64 && ((hi - lo) >> shift); shift += 8) {
+		size_t count[257] = {0};
+		for (size_t i = 0; i < n; i++)
+			count[((src[i].addr - lo) >> shift & 0xff) + 1]++;
+		for (int b = 0; b < 256; b++)
+			count[b + 1] += count[b];
+		for (size_t i = 0; i < n; i++)
+			dst[count[(src[i].addr - lo) >> shift & 0xff]++] = src[i];
+		struct order *t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != v)
+		memcpy(v, src, n * sizeof(*v));
+	free(tmp);
+	return 0;
+}
+
+static int batch_reserve(struct sw_symbolicate_batch *b, size_t n)
+{
+	if (n <= b->index_cap)
+		return 0;
+	size_t *first = realloc(b->first, n * sizeof(*first));
+	if (first)
+		b->first = first;
+	size_t *count = realloc(b->count, n * sizeof(*count));
+	if (count)
+		b->count = count;
+	if (!first || !count)
+		return -ENOMEM;
+	b->index_cap = n;
+	return 0;
+}
+
+int sw_symbolicate_file_addrs(struct sw_symbolicator *s, const struct sw_image_ref *ref,
+			      const uint64_t *addrs, size_t n, struct sw_symbolicate_batch *batch,
+			      size_t *ret_done, struct sw_error *err)
+{
+	struct order *order = malloc((n ? n : 1) * sizeof(*order));
+	size_t used = 0, failed = n;
+	int r = order ? batch_reserve(batch, n + 1) : -ENOMEM;
+	for (size_t i = 0; r >= 0 && i < n; i++) {
+		order[i] = (struct order){addrs[i], i};
+		batch->count[i] = 0;
+	}
+	if (r >= 0)
+		sort_order(order, n);
+	struct sw_error first_err = {0};
+	for (size_t k = 0; r >= 0 && k < n; k++) {
+		size_t i = order[k].index;
+		if (i > failed)
+			continue;
+		if (batch->frames_cap - used < SW_SYMBOLICATE_MAX_FRAMES) {
+			size_t cap = batch->frames_cap ? batch->frames_cap * 2 : 4096;
+			struct sw_frame *p = realloc(batch->frames, cap * sizeof(*p));
+			if (!p) {
+				r = -ENOMEM;
+				break;
+			}
+			batch->frames = p;
+			batch->frames_cap = cap;
+		}
+		struct sw_error e = {0};
+		int got = sw_symbolicate_file_addr(s, ref, order[k].addr, batch->frames + used,
+						   SW_SYMBOLICATE_MAX_FRAMES, &e);
+		if (got < 0) {
+			failed = i; /* the earliest failing address in input order wins */
+			first_err = e;
+			continue;
+		}
+		batch->first[i] = used;
+		batch->count[i] = (size_t)got;
+		used += (size_t)got;
+	}
+	free(order);
+	if (r < 0)
+		return sw_error_set(err, r, "out of memory");
+	*ret_done = failed;
+	if (failed < n) {
+		if (err)
+			*err = first_err;
+		return first_err.code ? first_err.code : -EINVAL;
+	}
+	return 0;
+}
+
+void sw_symbolicate_batch_finish(struct sw_symbolicate_batch *batch)
+{
+	if (!batch)
+		return;
+	free(batch->frames);
+	free(batch->first);
+	free(batch->count);
+	*batch = (struct sw_symbolicate_batch){0};
 }

@@ -67,6 +67,13 @@ struct sw_image_ref {
 	const char *arch;       /* NULL: the only or the host's slice */
 	const char *debug_path; /* a dSYM bundle or its DWARF file, or a separate ELF debug file */
 	uint64_t load_addr;     /* the run-time address of the text vmaddr */
+	/*
+	 * The vmaddr load_addr maps, when the sample's image list states it
+	 * (the wire's text_vmaddr); otherwise the object's own: __TEXT's, or
+	 * the first executable PT_LOAD's.
+	 */
+	bool has_text_vmaddr;
+	uint64_t text_vmaddr;
 };
 
 struct sw_symsearch;
@@ -100,6 +107,26 @@ int sw_symbolicate(struct sw_symbolicator *s, const struct sw_image_ref *ref, ui
 int sw_symbolicate_file_addr(struct sw_symbolicator *s, const struct sw_image_ref *ref,
 			     uint64_t file_addr, struct sw_frame *frames, size_t max,
 			     struct sw_error *err);
+
+/* The answers for many addresses: frames of address i are frames[first[i] .. + count[i]). */
+struct sw_symbolicate_batch {
+	struct sw_frame *frames;
+	size_t *first, *count;
+	size_t frames_cap, index_cap;
+};
+
+/*
+ * Symbolicates n file addresses as sw_symbolicate_file_addr() would one by
+ * one, but visits them in address order, which is much kinder to the caches
+ * when there are many.  The batch's arrays are reused from call to call and
+ * freed by sw_symbolicate_batch_finish().  Returns 0, or -errno with err set
+ * and *ret_done the index of the first address that failed (those before it
+ * are answered).
+ */
+int sw_symbolicate_file_addrs(struct sw_symbolicator *s, const struct sw_image_ref *ref,
+			      const uint64_t *addrs, size_t n, struct sw_symbolicate_batch *batch,
+			      size_t *ret_done, struct sw_error *err);
+void sw_symbolicate_batch_finish(struct sw_symbolicate_batch *batch);
 
 /* How far back a return address is looked up on arch (1 when unknown). */
 unsigned sw_symbolicate_return_adjust(const char *arch);

@@ -225,7 +225,7 @@ struct sw_wire_msg {
 
 /* ---- encoding (wire-encode.c; shared with the agent) ---- */
 
-#define SW_WIRE_ENCODER_THREADS 8
+#define SW_WIRE_ENCODER_THREADS 64
 #define SW_WIRE_ENCODER_FRAMES  512
 #define SW_WIRE_THREAD_NAME_MAX 64
 
@@ -237,7 +237,7 @@ struct sw_wire_encoder_thread {
 	uint64_t frames[SW_WIRE_ENCODER_FRAMES];
 };
 
-/* The previous stack of the most recently sampled threads; about 33 KiB. */
+/* The previous stack of the most recently sampled threads; about 266 KiB. */
 struct sw_wire_encoder {
 	uint64_t clock;
 	struct sw_wire_encoder_thread threads[SW_WIRE_ENCODER_THREADS];

@@ -317,6 +317,8 @@ def main():
                                 both_args=["--no-inlines"])
         # 64-bit DWARF, and cross-unit references (DW_FORM_ref_addr) from LTO
         extra = [("gcc-12", "g++-12", ["-g", "-gdwarf-5", "-gdwarf64", "-O2"], [], "gcc-12 -gdwarf64"),
+                 ("gcc-12", "g++-12", ["-gdwarf-3", "-O2"], [], "gcc-12 -gdwarf-3"),
+                 ("clang-14", "clang++-14", ["-gdwarf-2", "-O1"], [], "clang-14 -gdwarf-2"),
                  ("clang-14", "clang++-14", ["-g", "-gdwarf-4", "-gdwarf64", "-O1"], [],
                   "clang-14 -gdwarf-4 -gdwarf64"),
                  ("clang-14", "clang++-14", ["-g", "-O2", "-flto"], ["-fuse-ld=lld"],

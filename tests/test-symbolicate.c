@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "symbolicate.h"
+#include "symsearch.h"
 #include "test.h"
 
 static char workdir[64];
@@ -104,6 +105,19 @@ static void test_slide_and_return_address(const char *bin)
 		CHECK_STR(got, loc);
 		CHECK_STR(fr[0].function ? fr[0].function : "??", name);
 	}
+	/* a slide stated by the image list: the same answers */
+	struct sw_image_ref stated = ref;
+	stated.has_text_vmaddr = true;
+	stated.text_vmaddr = obj->text_vmaddr + 0x100;
+	stated.load_addr = ref.load_addr + 0x100;
+	struct sw_frame fa[SW_SYMBOLICATE_MAX_FRAMES], fb[SW_SYMBOLICATE_MAX_FRAMES];
+	int na =
+	    sw_symbolicate(s, &ref, worker + slide + 3, false, fa, SW_SYMBOLICATE_MAX_FRAMES, NULL);
+	int nb = sw_symbolicate(s, &stated, worker + slide + 3, false, fb,
+				SW_SYMBOLICATE_MAX_FRAMES, NULL);
+	CHECK(na >= 1 && na == nb);
+	if (na >= 1 && na == nb)
+		CHECK(fa[0].line == fb[0].line && fa[na - 1].function == fb[nb - 1].function);
 	/* the same image again is the same object */
 	const struct sw_object *again = NULL;
 	CHECK(sw_symbolicator_image(s, &ref, &again, NULL) >= 0);
@@ -153,6 +167,76 @@ static void test_symbols_only(const char *bin)
 	sw_symbolicator_free(s);
 }
 
+/* Many addresses at once answer as one by one, in input order. */
+static void test_batch(const char *bin)
+{
+	struct sw_symbolicator *s = NULL;
+	CHECK_INT(sw_symbolicator_new(SW_SYMBOLICATE_NO_DEMANGLE, &s), 0);
+	struct sw_image_ref ref = {.path = bin};
+	uint64_t start = nm_addr(bin, "_start"), worker = nm_addr(bin, "worker");
+	uint64_t addrs[64];
+	for (int i = 0; i < 64; i++)
+		addrs[i] = (i % 2 ? start : worker) + (uint64_t)((i * 37) % 50);
+	addrs[5] = addrs[9]; /* duplicates too */
+	struct sw_symbolicate_batch batch = {0};
+	size_t done = 0;
+	CHECK_INT(sw_symbolicate_file_addrs(s, &ref, addrs, 64, &batch, &done, NULL), 0);
+	CHECK_INT(done, 64);
+	for (int i = 0; i < 64; i++) {
+		struct sw_frame fr[SW_SYMBOLICATE_MAX_FRAMES];
+		int n = sw_symbolicate_file_addr(s, &ref, addrs[i], fr, SW_SYMBOLICATE_MAX_FRAMES,
+						 NULL);
+		CHECK_INT(batch.count[i], n);
+		for (int j = 0; j < n && (size_t)n == batch.count[i]; j++) {
+			const struct sw_frame *b = &batch.frames[batch.first[i] + (size_t)j];
+			CHECK(b->function == fr[j].function && b->file == fr[j].file &&
+			      b->line == fr[j].line && b->column == fr[j].column);
+		}
+	}
+	sw_symbolicate_batch_finish(&batch);
+	sw_symbolicator_free(s);
+}
+
+/* An image named only by its build-id, found through the symbol search. */
+static void test_by_id(const char *bin)
+{
+	struct sw_symsearch *ss = NULL;
+	CHECK_INT(sw_symsearch_new(&ss), 0);
+	if (!ss)
+		return;
+	sw_symsearch_set_cache_dir(ss, NULL);
+	sw_symsearch_set_debug_root(ss, "");
+	sw_symsearch_set_debuginfod(ss, false);
+	CHECK_INT(sw_symsearch_add_path(ss, workdir), 0);
+	struct sw_symbolicator *s = NULL;
+	CHECK_INT(sw_symbolicator_new(SW_SYMBOLICATE_NO_DEMANGLE, &s), 0);
+	sw_symbolicator_set_symsearch(s, ss);
+	const struct sw_object *obj = NULL;
+	struct sw_image_ref by_path = {.path = bin};
+	CHECK(sw_symbolicator_image(s, &by_path, &obj, NULL) >= 0);
+	uint8_t id[32];
+	size_t id_len = obj ? obj->id_len : 0;
+	CHECK(id_len > 0);
+	if (obj)
+		memcpy(id, obj->id, id_len);
+	sw_symbolicator_free(s);
+
+	CHECK_INT(sw_symbolicator_new(SW_SYMBOLICATE_NO_DEMANGLE, &s), 0);
+	sw_symbolicator_set_symsearch(s, ss);
+	struct sw_image_ref by_id = {.id = id, .id_len = id_len};
+	uint64_t worker = nm_addr(bin, "worker");
+	struct sw_frame fr[SW_SYMBOLICATE_MAX_FRAMES];
+	struct sw_error err = {0};
+	int n = sw_symbolicate_file_addr(s, &by_id, worker, fr, SW_SYMBOLICATE_MAX_FRAMES, &err);
+	if (n < 0)
+		fprintf(stderr, "by id: %s\n", sw_error_str(&err));
+	CHECK(n >= 1);
+	if (n >= 1)
+		CHECK_STR(fr[n - 1].function, "worker");
+	sw_symbolicator_free(s);
+	sw_symsearch_free(ss);
+}
+
 static void test_errors(void)
 {
 	struct sw_symbolicator *s = NULL;
@@ -196,6 +280,8 @@ int main(int argc, char **argv)
 		sw_test_skip("cannot build the fixture");
 	test_slide_and_return_address(bin);
 	test_symbols_only(bin);
+	test_batch(bin);
+	test_by_id(bin);
 	test_errors();
 	sh("rm -rf %s", workdir);
 	return sw_test_end();

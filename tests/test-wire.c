@@ -229,13 +229,13 @@ static void check_sample(uint64_t stall, uint64_t tid, const char *name, const u
 static void test_samples(void)
 {
 	uint64_t frames[SW_WIRE_MAX_FRAMES];
-	char names[40][16];
-	for (int i = 0; i < 40; i++)
+	char names[100][16];
+	for (int i = 0; i < 100; i++)
 		snprintf(names[i], sizeof(names[i]), "worker-%d", i);
 
-	/* 40 threads interleaved: more than the encoder keeps, fewer than the decoder */
-	for (int round = 0; round < 2000; round++) {
-		uint64_t tid = 1000 + rnd() % 40;
+	/* 100 threads interleaved: more than the encoder keeps, fewer than the decoder */
+	for (int round = 0; round < 5000; round++) {
+		uint64_t tid = 1000 + rnd() % 100;
 		uint32_t depth = make_stack(frames, (uint32_t)(rnd() % 3));
 		const char *name = rnd() % 4 ? names[tid - 1000] : NULL;
 		check_sample((uint64_t)round / 100, tid, name, frames, depth,
