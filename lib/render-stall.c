@@ -1,7 +1,7 @@
 /*
- * Stalls as NDJSON and raw text (see render-stall.h), before symbolication.  Identical stacks of
- * one thread are counted once with their weight, heaviest first.  Frames
- * stay raw addresses; each object lists the images its frames fall in
+ * Stalls as NDJSON (see render-stall.h), before symbolication.  Identical
+ * stacks of one thread are counted once with their weight, heaviest first.
+ * Frames stay raw addresses; each object lists the images its frames fall in
  * (path, build id, load address, file address of the text segment), enough
  * to symbolicate later on another machine.
  */
@@ -216,42 +216,6 @@ int sw_render_ndjson_stall(struct sw_buf *out, const struct sw_stalls *c, const 
 	r = sw_buf_puts(out, "}\n");
 	free(st);
 	return r < 0 ? r : 0;
-}
-
-int sw_render_raw_stall(struct sw_buf *out, const struct sw_stalls *c, const struct sw_stall *s)
-{
-	struct sw_stall_figures f;
-	sw_stall_figures(c, s, &f);
-	struct stack *st;
-	size_t n;
-	int r = group(s, &st, &n);
-	if (r < 0)
-		return r;
-	sw_buf_printf(out,
-		      "stall %" PRIu64 ": %.1f ms %s on thread %" PRIu64 " (cpu %.1f ms, %" PRIu64
-		      " samples, %" PRIu64 " dropped)%s\n",
-		      s->id, f.duration_ms, f.kind, s->thread_id, f.cpu_ms, f.main_samples,
-		      s->dropped, s->ended ? "" : " [cut off]");
-	for (size_t i = 0; i < n && i < 5; i++) {
-		const struct sw_stall_sample *x = st[i].first;
-		sw_buf_printf(out, "stall %" PRIu64 ":   %" PRIu64 " x thread %" PRIu64 "%s\n",
-			      s->id, st[i].count, x->thread_id,
-			      (x->flags & SW_SAMPLE_TRUNCATED) ? " (truncated)" : "");
-		for (uint32_t k = 0; k < x->depth && k < 64; k++) {
-			const struct sw_stall_image *im = sw_stalls_image_at(c, x->frames[k]);
-			const char *base = im ? strrchr(im->path, '/') : NULL;
-			if (im)
-				sw_buf_printf(
-				    out, "stall %" PRIu64 ":     0x%" PRIx64 " %s+0x%" PRIx64 "\n",
-				    s->id, x->frames[k], base ? base + 1 : im->path,
-				    x->frames[k] - im->load_address + im->text_vmaddr);
-			else
-				sw_buf_printf(out, "stall %" PRIu64 ":     0x%" PRIx64 " ?\n",
-					      s->id, x->frames[k]);
-		}
-	}
-	free(st);
-	return 0;
 }
 
 int sw_render_ndjson_summary(struct sw_buf *out, const struct sw_stalls *c, uint64_t stalls)

@@ -1,7 +1,7 @@
 /*
  * Printing single stalls as they complete, before symbolication exists:
- * NDJSON (one object per stall, stallwatch-format(5)) and a raw text form.
- * Both append to a buffer the caller writes out.
+ * NDJSON (one object per stall, stallwatch-format(5)), appended to a buffer
+ * the caller writes out.
  */
 #ifndef SW_RENDER_STALL_H
 #define SW_RENDER_STALL_H
@@ -13,13 +13,11 @@
 
 /* One line: {"schema":1,"type":"stall",...}\n */
 int sw_render_ndjson_stall(struct sw_buf *out, const struct sw_stalls *c, const struct sw_stall *s);
-/* A few lines of text: the stall's figures and its heaviest raw stacks. */
-int sw_render_raw_stall(struct sw_buf *out, const struct sw_stalls *c, const struct sw_stall *s);
 
 /* The last line of an NDJSON stream: {"type":"summary"} with the agent's counters. */
 int sw_render_ndjson_summary(struct sw_buf *out, const struct sw_stalls *c, uint64_t stalls);
 
-/* Figures both forms share. */
+/* The figures a stall's NDJSON object carries. */
 struct sw_stall_figures {
 	double duration_ms, cpu_ms, sampled_ms, interval_ms;
 	const char *kind; /* "busy" or "blocked" */
