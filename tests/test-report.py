@@ -8,7 +8,7 @@ real agent in the test app (tests/apps/stallapp), the real command.
 - the trees hold the call chain the app's source defines (steps.c:
   main -> run_step -> stall_busy_outer -> stall_busy_inner -> spin_ms);
 - several recordings merge with qualified ids; CI options give the exit
-  statuses of DESIGN.md; --junit writes one test case per signature;
+  statuses of DESIGN.md (--require-symbols: 6 when the app's binary is gone); --junit writes one test case per signature;
 - a truncated recording prints what precedes the cut and warns; garbage
   exits 5.
 
@@ -17,6 +17,7 @@ Environment (tests/meson.build): STALLWATCH, STALLWATCH_AGENT, STALLAPP.
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -36,14 +37,17 @@ def check(cond, what):
     return cond
 
 
-def run(args, app):
+def run_as(exe, args, app, script='exec "$0" "$@" >/dev/null'):
     # the app would share our stdout and could write into the middle of a long
     # line: a shell sends its output away and execs it (--exe picks it)
-    script = 'exec "$0" "$@" >/dev/null'
-    p = subprocess.run([STALLWATCH, "run", "--exe", os.path.basename(STALLAPP)] + args
-                       + ["--", "sh", "-c", script, STALLAPP] + app,
+    p = subprocess.run([STALLWATCH, "run", "--exe", os.path.basename(exe)] + args
+                       + ["--", "sh", "-c", script, exe] + app,
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
     return p.returncode, p.stdout, p.stderr.decode()
+
+
+def run(args, app):
+    return run_as(STALLAPP, args, app)
 
 
 def report(args):
@@ -139,6 +143,27 @@ def main():
     check(rc == 1, "run --fail-on-stall exited %d, expected 1" % rc)
     rc, _, _ = run(["--fail-if-longer-than", "100000"], ["busy:300"])
     check(rc == 0, "run --fail-if-longer-than 100000 exited %d" % rc)
+
+    # --require-symbols: 6 once the app's binary is gone, whether it vanished
+    # before report read the recording or while run watched it
+    gone = os.path.join(tmp, "gone-app")
+    shutil.copy(STALLAPP, gone)
+    rec = os.path.join(tmp, "gone.swtrace")
+    rc, _, err = run_as(gone, ["-o", rec], ["busy:300"])
+    check(rc == 0, "run of a copied app exited %d: %s" % (rc, err))
+    rc, _, err = report(["--require-symbols", rec])
+    check(rc == 0, "--require-symbols with every binary present exited %d: %s" % (rc, err))
+    os.unlink(gone)
+    rc, _, err = report(["--require-symbols", rec])
+    check(rc == 6 and "symbols not found" in err and gone in err,
+          "report --require-symbols without the binary: exit %d, %s" % (rc, err))
+    rc, _, err = report([rec])
+    check(rc == 0 and gone in err, "report without the binary: exit %d, %s" % (rc, err))
+    shutil.copy(STALLAPP, gone)
+    rc, _, err = run_as(gone, ["--require-symbols"], ["gap:600", "busy:300"],
+                        script='(sleep 0.1; rm "$0") & exec "$0" "$@" >/dev/null')
+    check(rc == 6 and gone in err, "run --require-symbols, binary removed: exit %d, %s"
+          % (rc, err))
 
     # --duration and --max-stalls end the program with the watch, status 0
     t0 = time.time()
