@@ -4,7 +4,8 @@
  * recording goes through the same collector and output code as a live
  * session, so with --color=never it prints byte for byte what `run -o`
  * printed.  Several files merge into one output, stall ids qualified by
- * the file's name ("run2#3").
+ * the device a recording came from ("UDID#3", as `attach --all-devices`
+ * printed them) or else by the file's name ("run2#3").
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -45,7 +46,11 @@ static bool in_duration(const struct sw_output_options *o, const struct sw_stall
 static int recording(struct sw_output *out, const struct sw_output_options *o, const char *path,
 		     const char *source, bool summary)
 {
-	/* a label or device the recorder noted names the source better than the file */
+	/*
+	 * A label or device (UDID) the recorder noted names the source better
+	 * than the file, as the live stream named it; source is NULL for a lone
+	 * file without one.
+	 */
 	char named[SOURCE_MAX];
 	bool labelled = false;
 	struct sw_recording *rec;
@@ -72,9 +77,9 @@ static int recording(struct sw_output *out, const struct sw_output_options *o, c
 			status = SW_EXIT_INPUT;
 			break;
 		}
-		if (m.type == SW_MSG_RECORD_INFO && source && m.record_info.value[0] &&
+		if (m.type == SW_MSG_RECORD_INFO && m.record_info.value[0] &&
 		    (!strcmp(m.record_info.key, "label") ||
-		     (!strcmp(m.record_info.key, "device") && !labelled))) {
+		     (!strcmp(m.record_info.key, "udid") && !labelled))) {
 			labelled |= !strcmp(m.record_info.key, "label");
 			snprintf(named, sizeof(named), "%s", m.record_info.value);
 			source = named;

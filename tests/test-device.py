@@ -548,6 +548,39 @@ def all_devices_app_restarts():
 
 
 @stream_test
+def all_devices_report():
+    """report on --all-devices recordings names each stall's device, however the files are named."""
+    e, devices, apps, p, outdir = farm(2, ["idle:300", "busy:300", "idle:300"],
+                                       extra=("--color=never",))
+    try:
+        for a in apps:
+            a.communicate(timeout=30)
+        time.sleep(1)
+        p.send_signal(signal.SIGINT)
+        live, err = p.reader.finish(30)
+        check(p.returncode == 0, f"status {p.returncode}: {err}")
+        live_labels = {l.split()[0] for l in live.splitlines() if l}
+        check(live_labels == {d.udid + "#1" for d in devices}, f"live labels {live_labels}")
+        # renamed, so the files' names cannot be what qualifies the ids
+        recs = []
+        for i, d in enumerate(devices):
+            recs.append(os.path.join(e.dir, "run%d.swtrace" % i))
+            os.rename(outdir + d.udid + ".swtrace", recs[-1])
+        r = e.run("report", "--color=never", *recs)
+        check(r.returncode == 0, f"report status {r.returncode}: {r.stderr}")
+        labels = {l.split()[0] for l in r.stdout.splitlines() if l}
+        check(labels == live_labels, f"report labels {labels}, live {live_labels}")
+        # one recording alone: ids as plain attach prints them, the device as the source
+        r = e.run("report", "--format", "ndjson", recs[0])
+        check([o["source"] for o in stalls_of(r.stdout)] == [devices[0].udid], r.stdout[:500])
+    finally:
+        for a in apps:
+            a.kill()
+            a.wait()
+        e.close()
+
+
+@stream_test
 def all_devices_farm():
     count = int(os.environ.get("STALLWATCH_TEST_FARM", "20"))
     e, devices, apps, p, outdir = farm(count, ["idle:500", "busy:300", "idle:600000"],
