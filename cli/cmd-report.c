@@ -43,8 +43,9 @@ static bool in_duration(const struct sw_output_options *o, const struct sw_stall
 	return !o->duration_s || (double)sw_stalls_ns(c, st->start_time) <= o->duration_s * 1e9;
 }
 
+/* Prints the stalls of rec, which it frees. */
 static int recording(struct sw_output *out, const struct sw_output_options *o, const char *path,
-		     const char *source, bool summary)
+		     struct sw_recording *rec, const char *source, bool summary)
 {
 	/*
 	 * A label or device (UDID) the recorder noted names the source better
@@ -53,13 +54,8 @@ static int recording(struct sw_output *out, const struct sw_output_options *o, c
 	 */
 	char named[SOURCE_MAX];
 	bool labelled = false;
-	struct sw_recording *rec;
 	struct sw_stalls *c;
 	struct sw_error err = {0};
-	if (sw_recording_open(path, &rec, &err) < 0) {
-		sw_cli_error("cannot read '%s': %s", path, sw_error_str(&err));
-		return SW_EXIT_INPUT;
-	}
 	if (sw_stalls_new(&c) < 0) {
 		sw_recording_free(rec);
 		return SW_EXIT_RUN_FAILED;
@@ -116,28 +112,22 @@ static int recording(struct sw_output *out, const struct sw_output_options *o, c
 	return status;
 }
 
-static int read_all(const char *path, struct sw_buf *b, struct sw_error *err)
+/* Reads fd to its end, after the bytes already in b. */
+static int read_all(int fd, struct sw_buf *b, struct sw_error *err)
 {
-	int fd = strcmp(path, "-") == 0 ? dup(0) : open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return sw_error_set(err, -errno, "%s", strerror(errno));
-	int r = 0;
 	for (;;) {
-		if ((r = sw_buf_reserve(b, 65536)) < 0) {
-			sw_error_set(err, r, "larger than %zu MiB", b->max >> 20);
-			break;
-		}
+		int r = sw_buf_reserve(b, 65536);
+		if (r < 0)
+			return sw_error_set(err, r, "larger than %zu MiB", b->max >> 20);
 		ssize_t n = read(fd, b->data + b->len, 65536);
-		if (n < 0) {
-			r = sw_error_set(err, -errno, "%s", strerror(errno));
-			break;
-		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return sw_error_set(err, -errno, "%s", strerror(errno));
 		if (n == 0)
-			break;
+			return 0;
 		b->len += (size_t)n;
 	}
-	close(fd);
-	return r;
 }
 
 static int metrickit(struct sw_output *out, const char *path, const struct sw_buf *data,
@@ -159,31 +149,63 @@ static int metrickit(struct sw_output *out, const char *path, const struct sw_bu
 	return SW_EXIT_OK;
 }
 
-/* A recording starts with its magic; anything starting like JSON is MetricKit. */
+/* Reads up to size bytes, fewer only at the end of the input. */
+static ssize_t read_head(int fd, uint8_t *head, size_t size)
+{
+	size_t got = 0;
+	while (got < size) {
+		ssize_t n = read(fd, head + got, size - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	return (ssize_t)got;
+}
+
+/*
+ * A recording starts with its magic; anything starting like JSON is
+ * MetricKit.  The first bytes are read once and handed on, so standard input
+ * ("-") can be either.
+ */
 static int one_file(struct sw_output *out, const struct sw_output_options *o, const char *path,
 		    const char *source, bool summary, uint64_t *next_id)
 {
-	struct sw_buf data;
-	struct sw_error err = {0};
-	sw_buf_init(&data, SW_METRICKIT_MAX_INPUT);
-	uint8_t head[8] = {0};
-	int fd = strcmp(path, "-") == 0 ? -1 : open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 && strcmp(path, "-") != 0) {
+	int fd = strcmp(path, "-") == 0 ? dup(0) : open(path, O_RDONLY | O_CLOEXEC);
+	uint8_t head[8];
+	ssize_t got = fd < 0 ? -1 : read_head(fd, head, sizeof(head));
+	if (got < 0) {
 		sw_cli_error("cannot read '%s': %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
 		return SW_EXIT_INPUT;
 	}
-	ssize_t got = fd >= 0 ? read(fd, head, sizeof(head)) : 0;
-	if (fd >= 0)
-		close(fd);
-	int status;
-	if (fd >= 0 && got >= 1 && sw_metrickit_sniff(head, (size_t)got)) {
-		status = read_all(path, &data, &err) < 0 ? SW_EXIT_INPUT : SW_EXIT_OK;
-		if (status)
+	struct sw_error err = {0};
+	if (!sw_metrickit_sniff(head, (size_t)got)) {
+		struct sw_recording *rec;
+		if (sw_recording_open_sniffed(fd, head, (size_t)got, &rec, &err) < 0) {
 			sw_cli_error("cannot read '%s': %s", path, sw_error_str(&err));
-		else
-			status = metrickit(out, path, &data, source, next_id);
+			return SW_EXIT_INPUT;
+		}
+		return recording(out, o, path, rec, source, summary);
+	}
+	struct sw_buf data;
+	sw_buf_init(&data, SW_METRICKIT_MAX_INPUT);
+	int r = sw_buf_append(&data, head, (size_t)got);
+	if (r < 0)
+		sw_error_set(&err, r, "out of memory");
+	else
+		r = read_all(fd, &data, &err);
+	close(fd);
+	int status;
+	if (r < 0) {
+		sw_cli_error("cannot read '%s': %s", path, sw_error_str(&err));
+		status = SW_EXIT_INPUT;
 	} else {
-		status = recording(out, o, path, source, summary);
+		status = metrickit(out, path, &data, source, next_id);
 	}
 	sw_buf_finish(&data);
 	return status;

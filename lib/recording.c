@@ -22,6 +22,8 @@ struct sw_recording {
 	int fd;
 	bool own_fd;
 	bool eof;
+	uint8_t head[SW_RECORDING_HEADER_SIZE]; /* bytes the caller read before us */
+	size_t head_len, head_pos;
 	struct sw_buf window; /* unread bytes start at window.data + pos */
 	size_t pos;
 	uint64_t window_offset; /* file offset of window.data[0] */
@@ -52,11 +54,27 @@ static int read_full(int fd, void *buf, size_t len, size_t *ret_n)
 	return 0;
 }
 
+/* read_full() on the recording: the caller's sniffed bytes first, then the descriptor. */
+static int rec_read(struct sw_recording *rec, void *buf, size_t len, size_t *ret_n)
+{
+	size_t n = rec->head_len - rec->head_pos;
+	if (n > len)
+		n = len;
+	memcpy(buf, rec->head + rec->head_pos, n);
+	rec->head_pos += n;
+	size_t more = 0;
+	int r = n < len ? read_full(rec->fd, (char *)buf + n, len - n, &more) : 0;
+	if (r < 0)
+		return r;
+	*ret_n = n + more;
+	return 0;
+}
+
 static int read_header(struct sw_recording *rec, struct sw_error *err)
 {
 	uint8_t h[SW_RECORDING_HEADER_SIZE];
 	size_t n;
-	int r = read_full(rec->fd, h, sizeof(h), &n);
+	int r = rec_read(rec, h, sizeof(h), &n);
 	if (r < 0)
 		return sw_error_set(err, r, "%s", strerror(-r));
 	if (n < 8 || memcmp(h, SW_RECORDING_MAGIC, 8) != 0)
@@ -77,7 +95,7 @@ static int read_header(struct sw_recording *rec, struct sw_error *err)
 	for (size_t skip = size - sizeof(h); skip > 0;) {
 		uint8_t tmp[256];
 		size_t want = skip < sizeof(tmp) ? skip : sizeof(tmp);
-		r = read_full(rec->fd, tmp, want, &n);
+		r = rec_read(rec, tmp, want, &n);
 		if (r < 0)
 			return sw_error_set(err, r, "%s", strerror(-r));
 		if (n < want)
@@ -88,16 +106,23 @@ static int read_header(struct sw_recording *rec, struct sw_error *err)
 	return 0;
 }
 
-static int open_fd(int fd, bool own_fd, struct sw_recording **ret, struct sw_error *err)
+static int open_fd(int fd, bool own_fd, const void *head, size_t head_len,
+		   struct sw_recording **ret, struct sw_error *err)
 {
-	struct sw_recording *rec = calloc(1, sizeof(*rec));
+	struct sw_recording *rec =
+	    head_len <= SW_RECORDING_HEADER_SIZE ? calloc(1, sizeof(*rec)) : NULL;
 	if (!rec) {
 		if (own_fd)
 			close(fd);
-		return sw_error_set(err, -ENOMEM, "out of memory");
+		return head_len > SW_RECORDING_HEADER_SIZE
+			   ? sw_error_set(err, -EINVAL, "too many sniffed bytes")
+			   : sw_error_set(err, -ENOMEM, "out of memory");
 	}
 	rec->fd = fd;
 	rec->own_fd = own_fd;
+	if (head_len)
+		memcpy(rec->head, head, head_len);
+	rec->head_len = head_len;
 	sw_buf_init(&rec->window, SW_WIRE_MAX_MESSAGE + READ_CHUNK);
 	int r = sw_wire_decoder_new(&rec->dec);
 	if (r < 0)
@@ -114,17 +139,23 @@ static int open_fd(int fd, bool own_fd, struct sw_recording **ret, struct sw_err
 
 int sw_recording_open_fd(int fd, struct sw_recording **ret, struct sw_error *err)
 {
-	return open_fd(fd, true, ret, err);
+	return open_fd(fd, true, NULL, 0, ret, err);
+}
+
+int sw_recording_open_sniffed(int fd, const void *head, size_t head_len, struct sw_recording **ret,
+			      struct sw_error *err)
+{
+	return open_fd(fd, true, head, head_len, ret, err);
 }
 
 int sw_recording_open(const char *path, struct sw_recording **ret, struct sw_error *err)
 {
 	if (strcmp(path, "-") == 0)
-		return open_fd(STDIN_FILENO, false, ret, err);
+		return open_fd(STDIN_FILENO, false, NULL, 0, ret, err);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return sw_error_set(err, -errno, "%s", strerror(errno));
-	return open_fd(fd, true, ret, err);
+	return open_fd(fd, true, NULL, 0, ret, err);
 }
 
 void sw_recording_free(struct sw_recording *rec)
@@ -152,7 +183,7 @@ static int refill(struct sw_recording *rec)
 	if (r < 0)
 		return r;
 	size_t n;
-	r = read_full(rec->fd, w->data + w->len, READ_CHUNK, &n);
+	r = rec_read(rec, w->data + w->len, READ_CHUNK, &n);
 	if (r < 0)
 		return r;
 	w->len += n;

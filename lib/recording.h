@@ -31,6 +31,13 @@ struct sw_recording_writer;
 int sw_recording_open(const char *path, struct sw_recording **ret, struct sw_error *err);
 /* The same for an open descriptor, which the recording then owns. */
 int sw_recording_open_fd(int fd, struct sw_recording **ret, struct sw_error *err);
+/*
+ * The same for a descriptor whose first head_len bytes (at most
+ * SW_RECORDING_HEADER_SIZE) the caller already read to sniff what it is
+ * (a pipe cannot seek back): they are read first, from head.
+ */
+int sw_recording_open_sniffed(int fd, const void *head, size_t head_len, struct sw_recording **ret,
+			      struct sw_error *err);
 void sw_recording_free(struct sw_recording *rec);
 
 /*

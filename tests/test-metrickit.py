@@ -9,6 +9,8 @@ this script derives from the payloads itself (python's json module):
 - the real and malformed payloads of ../shared/metrickit (skipped when
   absent): bare trees read as sample counts, each root's count the tree's
   total; tree-garbage.json exits 5.
+- the fixture payload on standard input (`report -`, a pipe) prints what
+  the file does.
 
 - symbolication with -S: an arm64 iOS binary built here (clang, ld64.lld,
   dsymutil) and a payload naming its UUID and offsets; the functions the
@@ -117,6 +119,14 @@ def check_file(path):
 
 
 check_file(os.path.join(fixtures, "payload-hangs.json"))
+# standard input through a pipe ("-"): sniffed as MetricKit, printed as from the file
+payload = os.path.join(fixtures, "payload-hangs.json")
+from_file = report("--format", "ndjson", payload)
+p = subprocess.run([exe, "report", "--min-percent", "0", "--format", "ndjson", "-"],
+                   input=b"\n  " + open(payload, "rb").read(), stdout=subprocess.PIPE,
+                   stderr=subprocess.PIPE, timeout=60)
+check(p.returncode == 0 and p.stdout.decode() == from_file[1] and from_file[1],
+      "report - with MetricKit on a pipe: exit %d, %s" % (p.returncode, p.stderr.decode()))
 for bad in ["bad-types.json", "bad-shape.json", "bad-nesting.json"]:
     rc, out, err = report(os.path.join(fixtures, bad))
     check(rc == 5 and "cannot read" in err and out == "", "%s: exit %d, %r" % (bad, rc, err))

@@ -105,6 +105,37 @@ static void test_round_trip(void)
 	CHECK(warning == NULL);
 }
 
+/* Bytes a caller read to sniff the file, handed back, read as if never taken. */
+static void test_sniffed(void)
+{
+	struct sw_recording *rec;
+	struct sw_error err = {0};
+	struct sw_wire_msg m;
+	CHECK_INT(sw_recording_open(path, &rec, &err), 0);
+	int whole = 0;
+	while (sw_recording_next(rec, &m, &err) == 1)
+		whole++;
+	uint64_t last = sw_recording_offset(rec);
+	sw_recording_free(rec);
+	static const size_t sniffed[] = {0, 1, 8, SW_RECORDING_HEADER_SIZE};
+	for (size_t i = 0; i < sizeof(sniffed) / sizeof(sniffed[0]); i++) {
+		uint8_t head[SW_RECORDING_HEADER_SIZE];
+		int fd = open(path, O_RDONLY);
+		CHECK(fd >= 0 && read(fd, head, sniffed[i]) == (ssize_t)sniffed[i]);
+		CHECK_INT(sw_recording_open_sniffed(fd, head, sniffed[i], &rec, &err), 0);
+		int n = 0;
+		while (sw_recording_next(rec, &m, &err) == 1)
+			n++;
+		CHECK_INT(n, whole);
+		CHECK_INT(sw_recording_offset(rec), last);
+		CHECK(sw_recording_warning(rec) == NULL);
+		sw_recording_free(rec);
+	}
+	uint8_t more[SW_RECORDING_HEADER_SIZE + 1] = {0};
+	CHECK_INT(sw_recording_open_sniffed(open(path, O_RDONLY), more, sizeof(more), &rec, &err),
+		  -EINVAL);
+}
+
 static void test_every_cut(void)
 {
 	size_t len;
@@ -226,6 +257,7 @@ int main(void)
 		return 1;
 	snprintf(path, sizeof(path), "%s/a.swtrace", dir);
 	test_round_trip();
+	test_sniffed();
 	test_every_cut();
 	test_cut_counts();
 	test_bad_headers();

@@ -120,6 +120,12 @@ def main():
     check("(libc.so.6)" not in out.decode(), "--hide-system left libc frames")
     rc, out, _ = report(["--color=never", "--focus", "^stall_sleep$", r1])
     check("stall_busy" not in out.decode() and "stall_sleep" in out.decode(), "--focus")
+    # a recording on standard input through a pipe prints what the file does
+    rc, whole, _ = report(["--color=never", r1])
+    p = subprocess.run([STALLWATCH, "report", "--color=never", "-"], input=open(r1, "rb").read(),
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+    check(p.returncode == 0 and p.stdout == whole, "report - with a recording on a pipe: exit %d, %s"
+          % (p.returncode, p.stderr.decode()))
     # merging: ids qualified by the recording's name
     rc, out, _ = report(["--color=never", r1, r2])
     labels = {l.split()[0] for l in out.decode().splitlines()}
