@@ -101,25 +101,16 @@ static int tree_lines(const struct sw_tree *t, const struct sw_render_options *o
 		      struct sw_buf *out)
 {
 	uint32_t heavy = t->first_root;
-	uint32_t i = t->first_root;
 	int r = 0;
-	while (i != NONE && r >= 0) {
-		const struct sw_tree_node *n = &t->nodes[i];
-		bool visible = sw_tree_node_visible(t, n, &o->tree);
+	for (uint32_t i = t->first_root; i != NONE && r >= 0;) {
+		bool visible = sw_tree_node_visible(t, &t->nodes[i], &o->tree);
 		if (visible) {
 			bool on_heavy = i == heavy;
 			if (on_heavy)
-				heavy = n->first_child;
+				heavy = t->nodes[i].first_child;
 			r = node_line(t, i, o, label, on_heavy, out);
-			if (n->first_child != NONE) {
-				i = n->first_child;
-				continue;
-			}
 		}
-		while (i != NONE && t->nodes[i].next_sibling == NONE)
-			i = t->nodes[i].parent;
-		if (i != NONE)
-			i = t->nodes[i].next_sibling;
+		i = sw_tree_preorder_next(t, i, visible);
 	}
 	return r;
 }

@@ -237,6 +237,12 @@ bool sw_tree_node_visible(const struct sw_tree *t, const struct sw_tree_node *n,
 			  const struct sw_tree_options *opts);
 
 /*
+ * A preorder walk without recursion: the node after i, into i's children
+ * only when descend is true; UINT32_MAX at the end.
+ */
+uint32_t sw_tree_preorder_next(const struct sw_tree *t, uint32_t i, bool descend);
+
+/*
  * The heaviest path from a root, following the heaviest child each step
  * (ties broken by image and linkage name): node indices root first into
  * path[0..max); returns the length.
