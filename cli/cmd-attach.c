@@ -62,12 +62,7 @@ static int attach_run(const struct sw_cmd *cmd, int argc, char **argv)
 		}
 		if (dr != 1)
 			return dr;
-		if (c == '?' || c == ':')
-			return sw_cli_usage(cmd, "unknown option or missing value: '%s'",
-					    argv[optind - 1]);
-		int r = sw_watch_option(cmd, c, optarg, &o);
-		if (r == 1)
-			return sw_cli_usage(cmd, "unknown option");
+		int r = sw_watch_option(cmd, c, optarg, argv[optind - 1], &o);
 		if (r)
 			return r;
 	}

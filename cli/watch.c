@@ -22,9 +22,12 @@ void sw_watch_options_init(struct sw_watch_options *o)
 	sw_output_options_init(&o->out);
 }
 
-int sw_watch_option(const struct sw_cmd *cmd, int c, const char *arg, struct sw_watch_options *o)
+int sw_watch_option(const struct sw_cmd *cmd, int c, const char *arg, const char *last,
+		    struct sw_watch_options *o)
 {
 	unsigned long v;
+	if (c == '?' || c == ':')
+		return sw_cli_usage(cmd, "unknown option or missing value: '%s'", last);
 	int r = sw_output_option(cmd, c, arg, &o->out);
 	if (r != 1)
 		return r;
@@ -53,7 +56,7 @@ int sw_watch_option(const struct sw_cmd *cmd, int c, const char *arg, struct sw_
 		o->token = arg;
 		return 0;
 	}
-	return 1;
+	return sw_cli_usage(cmd, "unknown option");
 }
 
 /* The collector's own summary fields go into the NDJSON summary object. */

@@ -55,8 +55,13 @@ void sw_watch_options_init(struct sw_watch_options *o);
 	"  -o, --output FILE   also record the stream to FILE (.swtrace)\n"                        \
 	"  --token TOKEN       the token the agent expects\n" SW_OUTPUT_HELP
 
-/* Handles one of the shared options; returns 0, 1 when c is not one, or a usage status. */
-int sw_watch_option(const struct sw_cmd *cmd, int c, const char *arg, struct sw_watch_options *o);
+/*
+ * Handles getopt_long's answer c once the verb's own options are ruled out:
+ * one of the shared options (0), or a misuse reported (its exit status).
+ * last is the argument getopt_long looked at, argv[optind - 1].
+ */
+int sw_watch_option(const struct sw_cmd *cmd, int c, const char *arg, const char *last,
+		    struct sw_watch_options *o);
 
 /*
  * Reads the session until the stream ends or stop() says so, printing every
