@@ -18,25 +18,13 @@ extern const struct sw_cmd sw_cmd_run;
 
 static int demo_run(const struct sw_cmd *cmd, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-	    SW_OUTPUT_LONGOPTS,
-	    {NULL, 0, NULL, 0},
-	};
 	struct sw_output_options o;
 	sw_output_options_init(&o);
-	int c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "S:", longopts, NULL)) != -1) {
-		if (c == '?' || c == ':')
-			return sw_cli_usage(cmd, "unknown option or missing value: '%s'",
-					    argv[optind - 1]);
-		int r = sw_output_option(cmd, c, optarg, &o);
-		if (r)
-			return r == 1 ? sw_cli_usage(cmd, "unknown option") : r;
-	}
+	int r = sw_output_parse(cmd, argc, argv, &o);
 	sw_output_options_finish(&o);
-	int r = sw_cli_check_args(cmd, argc - optind);
+	if (r)
+		return r;
+	r = sw_cli_check_args(cmd, argc - optind);
 	if (r)
 		return r;
 	char demo[PATH_MAX];

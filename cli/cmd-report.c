@@ -213,24 +213,15 @@ static int one_file(struct sw_output *out, const struct sw_output_options *o, co
 
 static int report_run(const struct sw_cmd *cmd, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-	    SW_OUTPUT_LONGOPTS,
-	    {NULL, 0, NULL, 0},
-	};
 	struct sw_output_options o;
 	sw_output_options_init(&o);
-	int c;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "S:", longopts, NULL)) != -1) {
-		if (c == '?')
-			return sw_cli_usage(cmd, "unknown option or missing value");
-		int r = sw_output_option(cmd, c, optarg, &o);
-		if (r)
-			return r == 1 ? sw_cli_usage(cmd, "unknown option") : r;
-	}
-	int r = sw_cli_check_args(cmd, argc - optind);
-	if (r)
+	int r = sw_output_parse(cmd, argc, argv, &o);
+	if (!r)
+		r = sw_cli_check_args(cmd, argc - optind);
+	if (r) {
+		sw_output_options_finish(&o);
 		return r;
+	}
 	int nfiles = argc - optind;
 	struct sw_output *out;
 	if (sw_output_new(&o, nfiles > 1, &out) < 0) {

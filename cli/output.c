@@ -152,6 +152,26 @@ int sw_output_option(const struct sw_cmd *cmd, int c, const char *arg, struct sw
 	return 1;
 }
 
+int sw_output_parse(const struct sw_cmd *cmd, int argc, char **argv, struct sw_output_options *o)
+{
+	static const struct option longopts[] = {
+	    SW_OUTPUT_LONGOPTS,
+	    {NULL, 0, NULL, 0},
+	};
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "S:", longopts, NULL)) != -1) {
+		if (c == '?' || c == ':')
+			return sw_cli_usage(cmd, "unknown option or missing value: '%s'",
+					    argv[optind - 1]);
+		int r = sw_output_option(cmd, c, optarg, o);
+		if (r)
+			return r == 1 ? sw_cli_usage(cmd, "unknown option") : r;
+	}
+	return 0;
+}
+
 int sw_output_new(const struct sw_output_options *o, bool qualify, struct sw_output **ret)
 {
 	struct sw_output *out = calloc(1, sizeof(*out));

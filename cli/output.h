@@ -83,6 +83,11 @@ void sw_output_options_finish(struct sw_output_options *o);
 
 /* Handles one option; returns 0, 1 when c is not an output option, or a usage status. */
 int sw_output_option(const struct sw_cmd *cmd, int c, const char *arg, struct sw_output_options *o);
+/*
+ * Parses the options of a verb that takes only these (report, demo): 0 with
+ * optind at the first operand, else the exit status of a misuse, reported.
+ */
+int sw_output_parse(const struct sw_cmd *cmd, int argc, char **argv, struct sw_output_options *o);
 
 struct sw_output;
 
