@@ -28,30 +28,11 @@ uint64_t dw_u(struct dw_cur *c, size_t n)
 	return v;
 }
 
-uint64_t dw_uleb(struct dw_cur *c)
-{
-	uint64_t v = 0;
-	unsigned shift = 0;
-	while (!c->bad) {
-		if (c->pos >= c->size) {
-			c->bad = true;
-			break;
-		}
-		uint8_t b = c->data[c->pos++];
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80))
-			return v;
-		shift += 7;
-		if (shift > 640) { /* padding beyond reason */
-			c->bad = true;
-			break;
-		}
-	}
-	return 0;
-}
-
-int64_t dw_sleb(struct dw_cur *c)
+/*
+ * The bits of one LEB128 number (the low 64) and how many it had, shift;
+ * false with c->bad set when it runs off the data or pads beyond reason.
+ */
+static bool leb(struct dw_cur *c, uint64_t *ret_v, unsigned *ret_shift, uint8_t *ret_last)
 {
 	uint64_t v = 0;
 	unsigned shift = 0;
@@ -65,16 +46,37 @@ int64_t dw_sleb(struct dw_cur *c)
 			v |= (uint64_t)(b & 0x7f) << shift;
 		shift += 7;
 		if (!(b & 0x80)) {
-			if (shift < 64 && (b & 0x40))
-				v |= ~(uint64_t)0 << shift;
-			return (int64_t)v;
+			*ret_v = v;
+			*ret_shift = shift;
+			*ret_last = b;
+			return true;
 		}
-		if (shift > 640) {
+		if (shift > 640) { /* padding beyond reason */
 			c->bad = true;
 			break;
 		}
 	}
-	return 0;
+	return false;
+}
+
+uint64_t dw_uleb(struct dw_cur *c)
+{
+	uint64_t v;
+	unsigned shift;
+	uint8_t last;
+	return leb(c, &v, &shift, &last) ? v : 0;
+}
+
+int64_t dw_sleb(struct dw_cur *c)
+{
+	uint64_t v;
+	unsigned shift;
+	uint8_t last;
+	if (!leb(c, &v, &shift, &last))
+		return 0;
+	if (shift < 64 && (last & 0x40))
+		v |= ~(uint64_t)0 << shift;
+	return (int64_t)v;
 }
 
 void dw_skip(struct dw_cur *c, uint64_t n)
