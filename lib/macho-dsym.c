@@ -72,9 +72,19 @@ static bool ends_with(const char *s, const char *suffix)
 	return a >= b && strcasecmp(s + a - b, suffix) == 0;
 }
 
-/* Looks at every file of dir; on a match *ret_path is dir/name. */
-static int scan_dwarf_dir(const char *dir, const uint8_t *uuid, const char *arch, char **ret_path,
-			  char ret_arch[16])
+struct want {
+	const uint8_t *uuid;
+	const char *arch;
+};
+
+/*
+ * Calls fn on dir/NAME for the entries of dir not starting with '.' and
+ * ending with suffix (NULL: any), until one succeeds.
+ */
+static int scan_dir(const char *dir, const char *suffix,
+		    int (*fn)(struct sw_buf *path, const struct want *w, char **ret_path,
+			      char ret_arch[16]),
+		    const struct want *w, char **ret_path, char ret_arch[16])
 {
 	struct sw_buf b;
 	struct dirent *de;
@@ -85,56 +95,42 @@ static int scan_dwarf_dir(const char *dir, const uint8_t *uuid, const char *arch
 		return -ENOENT;
 	sw_buf_init(&b, 8192);
 	while (r < 0 && (de = readdir(d)) && seen++ < MAX_ENTRIES) {
-		if (de->d_name[0] == '.')
+		if (de->d_name[0] == '.' || (suffix && !ends_with(de->d_name, suffix)))
 			continue;
 		sw_buf_reset(&b);
-		if (sw_buf_printf(&b, "%s/%s", dir, de->d_name) < 0)
-			continue;
-		if (match_file(sw_buf_str(&b), uuid, arch, ret_arch) == 0) {
-			*ret_path = sw_buf_detach(&b, NULL);
-			r = 0;
-		}
+		if (sw_buf_printf(&b, "%s/%s", dir, de->d_name) >= 0)
+			r = fn(&b, w, ret_path, ret_arch);
 	}
 	closedir(d);
 	sw_buf_finish(&b);
 	return r;
 }
 
-static int scan_bundle(const char *bundle, const uint8_t *uuid, const char *arch, char **ret_path,
-		       char ret_arch[16])
+/* A file of a bundle's DWARF folder; on a match *ret_path is its path. */
+static int try_dwarf_file(struct sw_buf *path, const struct want *w, char **ret_path,
+			  char ret_arch[16])
+{
+	if (match_file(sw_buf_str(path), w->uuid, w->arch, ret_arch) < 0)
+		return -ENOENT;
+	*ret_path = sw_buf_detach(path, NULL);
+	return 0;
+}
+
+static int scan_bundle(const char *bundle, const struct want *w, char **ret_path, char ret_arch[16])
 {
 	struct sw_buf b;
 	int r = -ENOMEM;
 
 	sw_buf_init(&b, 8192);
 	if (sw_buf_printf(&b, "%s/Contents/Resources/DWARF", bundle) >= 0)
-		r = scan_dwarf_dir(sw_buf_str(&b), uuid, arch, ret_path, ret_arch);
+		r = scan_dir(sw_buf_str(&b), NULL, try_dwarf_file, w, ret_path, ret_arch);
 	sw_buf_finish(&b);
 	return r;
 }
 
-/* A directory holding bundles: X.dSYM entries one level down. */
-static int scan_parent(const char *dir, const uint8_t *uuid, const char *arch, char **ret_path,
-		       char ret_arch[16])
+static int try_bundle(struct sw_buf *path, const struct want *w, char **ret_path, char ret_arch[16])
 {
-	struct sw_buf b;
-	struct dirent *de;
-	DIR *d = opendir(dir);
-	int r = -ENOENT, seen = 0;
-
-	if (!d)
-		return -ENOENT;
-	sw_buf_init(&b, 8192);
-	while (r < 0 && (de = readdir(d)) && seen++ < MAX_ENTRIES) {
-		if (de->d_name[0] == '.' || !ends_with(de->d_name, ".dSYM"))
-			continue;
-		sw_buf_reset(&b);
-		if (sw_buf_printf(&b, "%s/%s", dir, de->d_name) >= 0)
-			r = scan_bundle(sw_buf_str(&b), uuid, arch, ret_path, ret_arch);
-	}
-	closedir(d);
-	sw_buf_finish(&b);
-	return r;
+	return scan_bundle(sw_buf_str(path), w, ret_path, ret_arch);
 }
 
 int sw_macho_dsym_find(const char *path, const uint8_t *uuid, const char *arch, char **ret_path,
@@ -152,9 +148,11 @@ int sw_macho_dsym_find(const char *path, const uint8_t *uuid, const char *arch, 
 		if (r == 0 && !(found = strdup(path)))
 			r = -ENOMEM;
 	} else {
-		r = scan_bundle(path, uuid, arch, &found, a);
+		/* a bundle, or a directory holding bundles: X.dSYM entries one level down */
+		struct want w = {.uuid = uuid, .arch = arch};
+		r = scan_bundle(path, &w, &found, a);
 		if (r < 0)
-			r = scan_parent(path, uuid, arch, &found, a);
+			r = scan_dir(path, ".dSYM", try_bundle, &w, &found, a);
 	}
 	if (r < 0) {
 		char u[37];
