@@ -118,18 +118,26 @@ static int store_path(struct sw_symsearch_index *ix, const char *path, uint32_t 
 	return 0;
 }
 
+/* Stores the path of the file being added, once, when it first matters. */
+static int store_adding_path(struct sw_symsearch_index *ix, struct adding *a)
+{
+	if (a->path_stored)
+		return 0;
+	int r = store_path(ix, a->path, &a->path_off);
+	if (r < 0)
+		return r;
+	a->path_stored = true;
+	return 0;
+}
+
 static int add_entry(void *ctx, const struct sw_symsearch_entry *e)
 {
 	struct adding *a = ctx;
 	struct sw_symsearch_index *ix = a->ix;
-	int r;
+	int r = store_adding_path(ix, a);
 
-	if (!a->path_stored) {
-		r = store_path(ix, a->path, &a->path_off);
-		if (r < 0)
-			return r;
-		a->path_stored = true;
-	}
+	if (r < 0)
+		return r;
 	if (ix->n == ix->cap) {
 		size_t cap = ix->cap ? ix->cap * 2 : 256;
 		struct sw_symsearch_entry *p = realloc(ix->entries, cap * sizeof(*p));
@@ -150,14 +158,10 @@ static int note_file(struct sw_symsearch_index *ix, struct adding *a, const stru
 		     size_t first)
 {
 	struct sw_symsearch_file *f;
-	int r;
+	int r = store_adding_path(ix, a);
 
-	if (!a->path_stored) {
-		r = store_path(ix, a->path, &a->path_off);
-		if (r < 0)
-			return r;
-		a->path_stored = true;
-	}
+	if (r < 0)
+		return r;
 	if (ix->nfilelist == ix->filelist_cap) {
 		size_t cap = ix->filelist_cap ? ix->filelist_cap * 2 : 256;
 
