@@ -107,33 +107,35 @@ static int add_file(struct dw_line_table *t, size_t *cap, const char *name, uint
 	return 0;
 }
 
+/* The next name of a DWARF 4 list that an empty name ends: 1, 0 at its end, or -EINVAL. */
+static int v4_name(struct dw_cur *c, const char **ret)
+{
+	const char *s = dw_cstr(c);
+	if (!s)
+		return -EINVAL;
+	*ret = s;
+	return *s != 0;
+}
+
 static int read_v4_entries(struct dw_cur *c, struct dw_line_table *t, size_t *fcap)
 {
 	size_t dcap = 0;
-	for (;;) {
-		const char *s = dw_cstr(c);
-		if (!s)
-			return -EINVAL;
-		if (!*s)
-			break;
-		int r = grow((void **)&t->dirs, &dcap, t->ndirs, sizeof(*t->dirs), DW_MAX_FILES);
+	const char *s;
+	int r;
+	while ((r = v4_name(c, &s)) > 0) {
+		r = grow((void **)&t->dirs, &dcap, t->ndirs, sizeof(*t->dirs), DW_MAX_FILES);
 		if (r < 0)
 			return r;
 		t->dirs[t->ndirs++] = s;
 	}
-	for (;;) {
-		const char *s = dw_cstr(c);
-		if (!s)
-			return -EINVAL;
-		if (!*s)
-			break;
+	while (r == 0 && (r = v4_name(c, &s)) > 0) {
 		uint64_t dir = dw_uleb(c);
 		dw_uleb(c);
 		dw_uleb(c);
-		int r = add_file(t, fcap, s, dir);
-		if (r < 0)
-			return r;
+		r = add_file(t, fcap, s, dir);
 	}
+	if (r < 0)
+		return r;
 	return c->bad ? -EINVAL : 0;
 }
 
