@@ -18,6 +18,7 @@
 
 #include "config.h"
 #include "demangle.h"
+#include "bench.h"
 
 #if SW_HAVE_IBERTY
 #include <libiberty/demangle.h>
@@ -39,13 +40,6 @@ static long vm_hwm_kib(void)
 			break;
 	fclose(f);
 	return v;
-}
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 struct names {
@@ -94,13 +88,13 @@ static double run(const struct names *ns, size_t total, unsigned flags, size_t *
 	struct sw_buf out;
 	sw_buf_init(&out, 1 << 20);
 	size_t ok = 0;
-	double t0 = now();
+	double t0 = bench_seconds(CLOCK_THREAD_CPUTIME_ID);
 	for (size_t i = 0; i < total; i++) {
 		sw_buf_reset(&out);
 		if (sw_demangle(ns->v[i % ns->n], flags, &out) > 0)
 			ok++;
 	}
-	double dt = now() - t0;
+	double dt = bench_seconds(CLOCK_THREAD_CPUTIME_ID) - t0;
 	sw_buf_finish(&out);
 	*ret_ok = ok;
 	return (double)total / dt;
@@ -144,14 +138,14 @@ int main(int argc, char **argv)
 	snprintf(path, sizeof(path), "%s/itanium-manglings.txt", argv[1]);
 	if (load(path, "\t", &cxx) == 0 && cxx.n) {
 		size_t n = total < cxx.n * 4 ? total : cxx.n * 4;
-		double t0 = now();
+		double t0 = bench_seconds(CLOCK_THREAD_CPUTIME_ID);
 		size_t good = 0;
 		for (size_t i = 0; i < n; i++) {
 			char *r = cplus_demangle(cxx.v[i % cxx.n], DMGL_PARAMS | DMGL_ANSI);
 			good += r != NULL;
 			free(r);
 		}
-		double lib = (double)n / (now() - t0);
+		double lib = (double)n / (bench_seconds(CLOCK_THREAD_CPUTIME_ID) - t0);
 		printf("libiberty cplus_demangle (itanium corpus): %10.0f names/s (%zu names, "
 		       "%.0f%% demangled)\n",
 		       lib, n, 100.0 * (double)good / (double)n);

@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "render.h"
+#include "bench.h"
 
 #define NSTACKS    3000
 #define NFUNCS     2000
@@ -31,28 +32,6 @@
 #define TARGET_MIB 200.0
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
-
-static uint64_t next_rand(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static double cpu(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static double peak_mib(void)
 {
@@ -99,19 +78,19 @@ int main(int argc, char **argv)
 		uint32_t *st = stacks + s * depth;
 		size_t keep = 0;
 		if (s > 0) {
-			const uint32_t *base = stacks + (next_rand() % s) * depth;
-			keep = 6 + next_rand() % (depth - 6);
+			const uint32_t *base = stacks + (bench_xorshift(&rng) % s) * depth;
+			keep = 6 + bench_xorshift(&rng) % (depth - 6);
 			memcpy(st, base, keep * sizeof(*st));
 		}
 		for (size_t d = keep; d < depth; d++)
-			st[d] = funcs[d < 6 ? d : next_rand() % NFUNCS];
+			st[d] = funcs[d < 6 ? d : bench_xorshift(&rng) % NFUNCS];
 	}
 	/* Zipf-like weights over stacks: cumulative table */
 	double *cum = malloc(NSTACKS * sizeof(*cum));
 	double total = 0;
 	for (size_t s = 0; s < NSTACKS; s++)
 		cum[s] = total += 1.0 / pow((double)(s + 1), 1.1);
-	double t0 = now(), c0 = cpu();
+	double t0 = bench_seconds(CLOCK_MONOTONIC), c0 = bench_seconds(CLOCK_PROCESS_CPUTIME_ID);
 	struct sw_tree_stall *stalls[NSTALLS];
 	for (int k = 0; k < NSTALLS; k++) {
 		struct sw_tree_stall_info in = {
@@ -121,7 +100,7 @@ int main(int argc, char **argv)
 		sw_tree_stall_thread(p, stalls[k], 1, "main", &th);
 	}
 	for (size_t i = 0; i < nsamples; i++) {
-		double x = (double)(next_rand() >> 11) / 9007199254740992.0 * total;
+		double x = (double)(bench_xorshift(&rng) >> 11) / 9007199254740992.0 * total;
 		size_t lo = 0, hi = NSTACKS - 1;
 		while (lo < hi) {
 			size_t mid = (lo + hi) / 2;
@@ -135,7 +114,7 @@ int main(int argc, char **argv)
 		if (sw_tree_stall_add_sample(p, s, 0, stacks + lo * depth, depth, 10000000) < 0)
 			return 1;
 	}
-	double t1 = now(), c1 = cpu();
+	double t1 = bench_seconds(CLOCK_MONOTONIC), c1 = bench_seconds(CLOCK_PROCESS_CPUTIME_ID);
 	struct sw_render_options o;
 	sw_render_options_init(&o);
 	struct sw_buf out;
@@ -150,14 +129,14 @@ int main(int argc, char **argv)
 	struct sw_summary sum;
 	sw_summary_compute(p, &sum);
 	sw_summary_text(p, &sum, &o, &out);
-	double t2 = now(), c2 = cpu();
+	double t2 = bench_seconds(CLOCK_MONOTONIC), c2 = bench_seconds(CLOCK_PROCESS_CPUTIME_ID);
 	/* the run summary: one tree over every stall */
 	struct sw_tree *all;
 	if (sw_tree_build(p, stalls, NSTALLS, &o.tree, -1, &all) < 0)
 		return 1;
 	uint32_t nodes = all->nnodes;
 	sw_tree_free(all);
-	double t3 = now(), c3 = cpu();
+	double t3 = bench_seconds(CLOCK_MONOTONIC), c3 = bench_seconds(CLOCK_PROCESS_CPUTIME_ID);
 	size_t nd_bytes = 0;
 	for (int k = 0; k < NSTALLS; k++) {
 		sw_buf_reset(&out);
@@ -165,7 +144,7 @@ int main(int argc, char **argv)
 			return 1;
 		nd_bytes += out.len;
 	}
-	double t4 = now();
+	double t4 = bench_seconds(CLOCK_MONOTONIC);
 	double secs = t3 - t0, cpus = c3 - c0, mib = peak_mib();
 	printf("bench-tree: %zu samples x %zu frames, %d distinct stacks, %d stalls\n", nsamples,
 	       depth, NSTACKS, NSTALLS);

@@ -22,6 +22,7 @@
 #include "error.h"
 #include "recording.h"
 #include "wire.h"
+#include "bench.h"
 
 struct func {
 	uint64_t addr, size;
@@ -30,21 +31,6 @@ struct func {
 static struct func *funcs;
 static size_t nfuncs;
 static uint64_t rng = 88172645463325252ull;
-
-static uint64_t rnd(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static int read_funcs(void)
 {
@@ -71,7 +57,7 @@ static int read_funcs(void)
 /* A return address somewhere inside a function. */
 static uint64_t site(size_t f)
 {
-	return funcs[f].addr + 1 + rnd() % (funcs[f].size - 1);
+	return funcs[f].addr + 1 + bench_xorshift(&rng) % (funcs[f].size - 1);
 }
 
 #define CHAINS    48
@@ -88,16 +74,18 @@ static size_t variant_leaf[CHAINS][VARIANTS];
 static void build_graph(uint32_t min_depth, uint32_t max_depth)
 {
 	for (int c = 0; c < CHAINS; c++) {
-		chain_depth[c] = min_depth + (uint32_t)(rnd() % (max_depth - min_depth + 1)) - 5;
+		chain_depth[c] =
+		    min_depth + (uint32_t)(bench_xorshift(&rng) % (max_depth - min_depth + 1)) - 5;
 		/* chains share their root part in groups, like real programs */
 		for (uint32_t i = 0; i < chain_depth[c]; i++)
-			chains[c][i] = (c >= 4 && i < chain_depth[c] / 2) ? chains[c % 4][i]
-									  : site(rnd() % nfuncs);
+			chains[c][i] = (c >= 4 && i < chain_depth[c] / 2)
+					   ? chains[c % 4][i]
+					   : site(bench_xorshift(&rng) % nfuncs);
 		for (int v = 0; v < VARIANTS; v++) {
-			variant_depth[c][v] = 1 + (uint32_t)(rnd() % 8);
+			variant_depth[c][v] = 1 + (uint32_t)(bench_xorshift(&rng) % 8);
 			for (uint32_t i = 0; i < variant_depth[c][v]; i++)
-				variants[c][v][i] = site(rnd() % nfuncs);
-			variant_leaf[c][v] = rnd() % nfuncs;
+				variants[c][v][i] = site(bench_xorshift(&rng) % nfuncs);
+			variant_leaf[c][v] = bench_xorshift(&rng) % nfuncs;
 		}
 	}
 }
@@ -107,7 +95,7 @@ static uint32_t draw_stack(uint64_t *frames, int chain, int variant)
 {
 	uint32_t vd = variant_depth[chain][variant], cd = chain_depth[chain], n = 0;
 	size_t leaf = variant_leaf[chain][variant];
-	frames[n++] = funcs[leaf].addr + rnd() % funcs[leaf].size;
+	frames[n++] = funcs[leaf].addr + bench_xorshift(&rng) % funcs[leaf].size;
 	for (uint32_t i = vd; i-- > 0;)
 		frames[n++] = variants[chain][variant][i];
 	for (uint32_t i = cd; i-- > 0;)
@@ -137,9 +125,9 @@ static int run(uint32_t min_depth, uint32_t max_depth, int threads, size_t stall
 	for (size_t s = 0; s < nsamples; s++) {
 		/* a stall of about 40 samples stays in one chain */
 		if (s % stall_len == 0)
-			chain = (int)(rnd() % CHAINS);
-		if (stall_len == 1 || rnd() % 4 == 0)
-			variant = (int)(rnd() % VARIANTS);
+			chain = (int)(bench_xorshift(&rng) % CHAINS);
+		if (stall_len == 1 || bench_xorshift(&rng) % 4 == 0)
+			variant = (int)(bench_xorshift(&rng) % VARIANTS);
 		uint32_t depth = draw_stack(frames, chain, variant);
 		struct sw_wire_msg m = {
 		    .type = SW_MSG_SAMPLE,
@@ -166,7 +154,7 @@ static int run(uint32_t min_depth, uint32_t max_depth, int threads, size_t stall
 	double best = 0;
 	for (int round = 0; round < 5; round++) {
 		sw_wire_decoder_reset(dec);
-		double t0 = now();
+		double t0 = bench_seconds(CLOCK_MONOTONIC);
 		size_t pos = 0, decoded = 0;
 		struct sw_wire_msg msg;
 		struct sw_error err = {0};
@@ -179,7 +167,7 @@ static int run(uint32_t min_depth, uint32_t max_depth, int threads, size_t stall
 			pos += (size_t)n;
 			decoded++;
 		}
-		double rate = (double)decoded / (now() - t0);
+		double rate = (double)decoded / (bench_seconds(CLOCK_MONOTONIC) - t0);
 		if (rate > best)
 			best = rate;
 	}
@@ -232,7 +220,7 @@ static int bench_recording(const char *path)
 	double best = 0;
 	for (int round = 0; round < 20; round++) {
 		sw_wire_decoder_reset(dec);
-		double t0 = now();
+		double t0 = bench_seconds(CLOCK_MONOTONIC);
 		size_t pos = 0;
 		while (pos < len) {
 			int n = sw_wire_decode(dec, stream + pos, len - pos, pos, &msg, &err);
@@ -240,7 +228,7 @@ static int bench_recording(const char *path)
 				return 1;
 			pos += (size_t)n;
 		}
-		double rate = (double)samples / (now() - t0);
+		double rate = (double)samples / (bench_seconds(CLOCK_MONOTONIC) - t0);
 		best = rate > best ? rate : best;
 	}
 	double bpf = (double)len / (double)frames;
