@@ -20,22 +20,14 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
+
+from swtest import LineReader, check, failures
 
 STALLWATCH = os.environ.get("STALLWATCH", "")
 AGENT = os.environ.get("STALLWATCH_AGENT", "")
 STALLAPP = os.environ.get("STALLAPP", "")
 INTERVAL_MS = 10.0
-FAILURES = []
-
-
-def check(cond, what):
-    if not cond:
-        FAILURES.append(what)
-        print("FAIL:", what, flush=True)
-    return cond
-
 
 def skip(why):
     print("SKIP:", why)
@@ -43,8 +35,8 @@ def skip(why):
 
 
 def finish():
-    if FAILURES:
-        print("%d failure(s)" % len(FAILURES))
+    if failures:
+        print("%d failure(s)" % len(failures))
         sys.exit(1)
     print("ok")
     sys.exit(0)
@@ -53,36 +45,12 @@ def finish():
 # ---- running things -------------------------------------------------------
 
 
-class Output:
+class Output(LineReader):
     """Collects a process's stdout lines in a thread, so tests can wait for one."""
 
-    def __init__(self, proc):
-        self.proc = proc
-        self.lines = []
-        self.cond = threading.Condition()
-        self.thread = threading.Thread(target=self._read, daemon=True)
-        self.thread.start()
-
-    def _read(self):
-        for line in self.proc.stdout:
-            with self.cond:
-                self.lines.append(line.rstrip("\n"))
-                self.cond.notify_all()
-        with self.cond:
-            self.lines.append(None)
-            self.cond.notify_all()
-
     def wait_for(self, pred, timeout=20.0):
-        deadline = time.monotonic() + timeout
-        with self.cond:
-            while True:
-                for line in self.lines:
-                    if line is not None and pred(line):
-                        return line
-                left = deadline - time.monotonic()
-                if left <= 0 or (self.lines and self.lines[-1] is None):
-                    return None
-                self.cond.wait(left)
+        """The first line pred accepts, or None."""
+        return self.wait_until(lambda lines: next((l for l in lines if pred(l)), None), timeout)
 
     def count(self, pred):
         with self.cond:
@@ -624,8 +592,8 @@ if __name__ == "__main__":
     SCENARIOS[sys.argv[1]]()
     # Timings on a shared machine can miss by a scheduling quantum: a
     # scenario that failed gets one more run, and both results are shown.
-    if FAILURES and sys.argv[1] in ("stalls", "idle", "all-threads", "glib", "attach"):
-        print("RETRY after %d failure(s): %s" % (len(FAILURES), FAILURES))
-        FAILURES.clear()
+    if failures and sys.argv[1] in ("stalls", "idle", "all-threads", "glib", "attach"):
+        print("RETRY after %d failure(s): %s" % (len(failures), failures))
+        failures.clear()
         SCENARIOS[sys.argv[1]]()
     finish()

@@ -29,6 +29,7 @@ import traceback
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "fake-device"))
 import fakedevice  # noqa: E402
+from swtest import LineReader  # noqa: E402
 
 EXE, SRC, BUILD = sys.argv[1], sys.argv[2], sys.argv[3]
 GROUP = None
@@ -157,15 +158,20 @@ def devices_many():
         e.close()
 
 
+def devices_fails_fast(e, message):
+    """`devices` exits 3 within 3 s, saying message."""
+    r = e.run("devices")
+    check(r.returncode == 3, f"status {r.returncode}")
+    check(message in r.stderr, r.stderr)
+    check(r.elapsed < 3, f"took {r.elapsed:.1f}s")
+
+
 @test
 def usbmuxd_absent():
     e = Env()
     try:
         e.mux.close()
-        r = e.run("devices")
-        check(r.returncode == 3, f"status {r.returncode}")
-        check("usbmuxd is not running" in r.stderr, r.stderr)
-        check(r.elapsed < 3, f"took {r.elapsed:.1f}s")
+        devices_fails_fast(e, "usbmuxd is not running")
     finally:
         e.close()
 
@@ -174,10 +180,7 @@ def usbmuxd_absent():
 def usbmuxd_hangs():
     e = Env(hang=True, timeout="1.5")
     try:
-        r = e.run("devices")
-        check(r.returncode == 3, f"status {r.returncode}")
-        check("no answer within 1500 ms" in r.stderr, r.stderr)
-        check(r.elapsed < 3, f"took {r.elapsed:.1f}s, deadline 1.5s")
+        devices_fails_fast(e, "no answer within 1500 ms")  # the deadline is 1.5 s
     finally:
         e.close()
 
@@ -443,36 +446,15 @@ def farm(count, steps, with_output=True, extra=()):
         raise
 
 
-class Reader:
+class Reader(LineReader):
     """Reads a process's stdout in a thread, so a full pipe never holds it up."""
 
     def __init__(self, proc):
-        import threading
-        self.proc = proc
-        self.lines = []
-        self.cond = threading.Condition()
-        self.thread = threading.Thread(target=self.run, daemon=True)
-        self.thread.start()
-
-    def run(self):
-        for line in self.proc.stdout:
-            with self.cond:
-                self.lines.append(line)
-                self.cond.notify_all()
-        with self.cond:
-            self.lines.append(None)
-            self.cond.notify_all()
+        super().__init__(proc, keep_ends=True)
 
     def wait_for(self, pred, timeout):
         """Waits until pred(lines so far) holds; returns whether it did."""
-        deadline = time.monotonic() + timeout
-        with self.cond:
-            while not pred([l for l in self.lines if l is not None]):
-                left = deadline - time.monotonic()
-                if left <= 0 or (self.lines and self.lines[-1] is None):
-                    return False
-                self.cond.wait(left)
-            return True
+        return bool(self.wait_until(pred, timeout))
 
     def finish(self, timeout=60):
         err = self.proc.stderr.read()

@@ -28,16 +28,9 @@ import subprocess
 import sys
 import tempfile
 
+from swtest import check, failures
+
 exe, fixtures, shared = sys.argv[1:4]
-failures = 0
-
-
-def check(cond, what):
-    global failures
-    if not cond:
-        failures += 1
-        print("FAIL:", what)
-    return cond
 
 
 def report(*args):
@@ -211,5 +204,5 @@ def symbolicated(macho_data):
 if len(sys.argv) > 4:
     symbolicated(sys.argv[4])
 
-print("%d failures" % failures)
+print("%d failures" % len(failures))
 sys.exit(1 if failures else 0)

@@ -21,15 +21,9 @@ import subprocess
 import sys
 import tempfile
 
+from swtest import check, failures
+
 helper, stacks = sys.argv[1], sys.argv[2]
-failures = 0
-
-
-def check(cond, what):
-    global failures
-    if not cond:
-        failures += 1
-        print("FAIL:", what)
 
 
 def render(fmt, *opts, binary=False):
@@ -288,7 +282,7 @@ try:
 except subprocess.CalledProcessError as e:
     if e.returncode == 77:
         print("SKIP: pprof: built without zlib")
-        sys.exit(77 if failures == 0 else 1)
+        sys.exit(77 if not failures else 1)
     raise
 raw = gzip.decompress(blob)
 protoc = shutil.which("protoc")
@@ -354,5 +348,5 @@ if gobin:
 else:
     print("note: go not found; go tool pprof check skipped")
 
-print("%d failures" % failures)
+print("%d failures" % len(failures))
 sys.exit(1 if failures else 0)

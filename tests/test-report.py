@@ -24,17 +24,10 @@ import tempfile
 import time
 import xml.etree.ElementTree as ET
 
+from swtest import check, failures
+
 STALLWATCH = os.environ.get("STALLWATCH", "")
 STALLAPP = os.environ.get("STALLAPP", "")
-failures = 0
-
-
-def check(cond, what):
-    global failures
-    if not cond:
-        failures += 1
-        print("FAIL:", what)
-    return cond
 
 
 def run_as(exe, args, app, script='exec "$0" "$@" >/dev/null'):
@@ -214,7 +207,7 @@ def main():
     check(len(thumbs) == 2 and thumbs[0] == thumbs[1], "demo: the two thumbnail hangs differ: %s"
           % thumbs)
 
-    print("%d failures" % failures)
+    print("%d failures" % len(failures))
     return 1 if failures else 0
 
 

@@ -1,0 +1,54 @@
+"""What the python test scripts share (they find it beside themselves, as
+python puts a script's own directory first on its path):
+
+- check(): a check that records a failure and goes on, so one run reports
+  every failure; `failures` lists them;
+- LineReader: a process's output lines, read in a thread so that a full
+  pipe never holds the process up, and a way to wait for a line.
+"""
+import threading
+import time
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what, flush=True)
+    return cond
+
+
+class LineReader:
+    """Reads proc.stdout (text) in a thread; lines keep their newline with keep_ends."""
+
+    def __init__(self, proc, keep_ends=False):
+        self.proc = proc
+        self.keep_ends = keep_ends
+        self.lines = []  # None last, once the output ends
+        self.cond = threading.Condition()
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            with self.cond:
+                self.lines.append(line if self.keep_ends else line.rstrip("\n"))
+                self.cond.notify_all()
+        with self.cond:
+            self.lines.append(None)
+            self.cond.notify_all()
+
+    def wait_until(self, f, timeout):
+        """Waits until f(the lines so far) is true, the output ends or timeout
+        seconds pass; returns what f gave last."""
+        deadline = time.monotonic() + timeout
+        with self.cond:
+            while True:
+                got = f([l for l in self.lines if l is not None])
+                if got:
+                    return got
+                left = deadline - time.monotonic()
+                if left <= 0 or (self.lines and self.lines[-1] is None):
+                    return got
+                self.cond.wait(left)
