@@ -4,8 +4,10 @@ python puts a script's own directory first on its path):
 - check(): a check that records a failure and goes on, so one run reports
   every failure; `failures` lists them;
 - LineReader: a process's output lines, read in a thread so that a full
-  pipe never holds the process up, and a way to wait for a line.
+  pipe never holds the process up, and a way to wait for a line;
+- free_port(): a loopback TCP port free at the moment.
 """
+import socket
 import threading
 import time
 
@@ -52,3 +54,11 @@ class LineReader:
                 if left <= 0 or (self.lines and self.lines[-1] is None):
                     return got
                 self.cond.wait(left)
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port

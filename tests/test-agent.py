@@ -16,13 +16,12 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 
-from swtest import LineReader, check, failures
+from swtest import LineReader, check, failures, free_port
 
 STALLWATCH = os.environ.get("STALLWATCH", "")
 AGENT = os.environ.get("STALLWATCH_AGENT", "")
@@ -304,14 +303,6 @@ def scenario_idle():
     check("done" in app, "the app did not finish")
     check(not stalls, "stalls reported while idle or stopped: %s"
           % [(s["duration_ms"], s["kind"]) for s in stalls])
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def attach(port, extra=()):

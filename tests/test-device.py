@@ -29,7 +29,7 @@ import traceback
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "fake-device"))
 import fakedevice  # noqa: E402
-from swtest import LineReader  # noqa: E402
+from swtest import LineReader, free_port  # noqa: E402
 
 EXE, SRC, BUILD = sys.argv[1], sys.argv[2], sys.argv[3]
 GROUP = None
@@ -239,15 +239,6 @@ def agent_lib():
 def agent_env(bundle=BUNDLE, wait_ms=5000):
     return {"LD_PRELOAD": agent_lib(), "STALLWATCH_BUNDLE_ID": bundle,
             "STALLWATCH_WAIT_MS": str(wait_ms)}
-
-
-def free_port():
-    import socket
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def start_app(device, steps, bundle=BUNDLE, device_port=27300, wait_ms=5000):
