@@ -442,24 +442,7 @@ struct swn *swd_pop_any_conformance(struct swd *d)
 
 static struct swn *pop_conformance_list(struct swd *d)
 {
-	struct swn *list = node(d, K_CONF_LIST);
-	if (!list)
-		return NULL;
-	if (pop_kind(d, K_EMPTY_LIST))
-		return list;
-	bool first = false;
-	do {
-		first = pop_kind(d, K_FIRST_MARK) != NULL;
-		struct swn *c = swd_pop_any_conformance(d);
-		if (!c || !add(d, list, c))
-			return NULL;
-	} while (!first);
-	for (unsigned i = 0, j = list->nkids - 1; i < j; i++, j--) {
-		struct swn *x = list->kids[i];
-		list->kids[i] = list->kids[j];
-		list->kids[j] = x;
-	}
-	return list;
+	return swd_pop_list(d, K_CONF_LIST, true, swd_pop_any_conformance);
 }
 
 static struct swn *dep_conf_index(struct swd *d, struct swn *n)

@@ -55,11 +55,7 @@ static struct swn *keypath(struct swd *d, const char *text, bool hash)
 		if (!decl)
 			return NULL;
 	}
-	for (unsigned i = 0, j = types->nkids - 1; types->nkids && i < j; i++, j--) {
-		struct swn *x = types->kids[i];
-		types->kids[i] = types->kids[j];
-		types->kids[j] = x;
-	}
+	swd_reverse_kids(types);
 	struct swn *k = node(d, hash ? K_KEYPATH_EQ : K_KEYPATH);
 	if (!k)
 		return NULL;

@@ -192,6 +192,17 @@ struct swn *swd_w_op(struct swd *d);
 struct swn *swd_wrap_type(struct swd *d, enum swk k);
 struct swn *swd_y_op(struct swd *d);
 
+/*
+ * For the lists the mangling closes with a '_' after their first item:
+ * pops items by pop_item (NULL: fail) back to that mark, last first, into a
+ * new node of kind k, kept in the order the name gives them.  With
+ * empty_ok, an empty-list marker ('y') on top stands for the empty list.
+ */
+struct swn *swd_pop_list(struct swd *d, enum swk k, bool empty_ok,
+			 struct swn *(*pop_item)(struct swd *d));
+/* Reverses the order of n's kids, for lists popped last first. */
+void swd_reverse_kids(struct swn *n);
+
 bool swd_is_entity(const struct swn *n);
 bool swd_is_requirement(const struct swn *n);
 bool swd_pop_labels(struct swd *d, const struct swn *type, struct swn **ret);

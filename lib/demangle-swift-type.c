@@ -128,80 +128,35 @@ bool swd_pop_labels(struct swd *d, const struct swn *type, struct swn **ret)
 	return true;
 }
 
+static struct swn *pop_tuple_elem(struct swd *d)
+{
+	struct swn *el = node(d, K_TUPLE_ELEM);
+	if (!el)
+		return NULL;
+	if (pop_kind(d, K_VARIADIC_MARK))
+		el->flags |= SWF_VARIADIC;
+	struct swn *label = pop_kind(d, K_IDENT);
+	struct swn *t = pop_type(d);
+	if (!t)
+		return NULL;
+	if (label && !add(d, el, label))
+		return NULL;
+	return add(d, el, t) ? el : NULL;
+}
+
 struct swn *swd_pop_tuple(struct swd *d)
 {
-	struct swn *tup = node(d, K_TUPLE);
-	if (!tup)
-		return NULL;
-	if (pop_kind(d, K_EMPTY_LIST))
-		return tup;
-	bool first = false;
-	do {
-		first = pop_kind(d, K_FIRST_MARK) != NULL;
-		struct swn *el = node(d, K_TUPLE_ELEM);
-		if (!el)
-			return NULL;
-		if (pop_kind(d, K_VARIADIC_MARK))
-			el->flags |= SWF_VARIADIC;
-		struct swn *label = pop_kind(d, K_IDENT);
-		struct swn *t = pop_type(d);
-		if (!t)
-			return NULL;
-		if (label && !add(d, el, label))
-			return NULL;
-		if (!add(d, el, t) || !add(d, tup, el))
-			return NULL;
-	} while (!first);
-	for (unsigned i = 0, j = tup->nkids - 1; i < j; i++, j--) {
-		struct swn *x = tup->kids[i];
-		tup->kids[i] = tup->kids[j];
-		tup->kids[j] = x;
-	}
-	return tup;
+	return swd_pop_list(d, K_TUPLE, true, pop_tuple_elem);
 }
 
 struct swn *swd_pop_type_list(struct swd *d)
 {
-	struct swn *list = node(d, K_TYPE_LIST);
-	if (!list)
-		return NULL;
-	if (pop_kind(d, K_EMPTY_LIST))
-		return list;
-	bool first = false;
-	do {
-		first = pop_kind(d, K_FIRST_MARK) != NULL;
-		struct swn *t = pop_type(d);
-		if (!t || !add(d, list, t))
-			return NULL;
-	} while (!first);
-	for (unsigned i = 0, j = list->nkids - 1; i < j; i++, j--) {
-		struct swn *x = list->kids[i];
-		list->kids[i] = list->kids[j];
-		list->kids[j] = x;
-	}
-	return list;
+	return swd_pop_list(d, K_TYPE_LIST, true, pop_type);
 }
 
 struct swn *swd_pop_proto_list(struct swd *d)
 {
-	struct swn *list = node(d, K_PROTO_LIST);
-	if (!list)
-		return NULL;
-	if (pop_kind(d, K_EMPTY_LIST))
-		return list;
-	bool first = false;
-	do {
-		first = pop_kind(d, K_FIRST_MARK) != NULL;
-		struct swn *p = swd_pop_protocol(d);
-		if (!p || !add(d, list, p))
-			return NULL;
-	} while (!first);
-	for (unsigned i = 0, j = list->nkids - 1; i < j; i++, j--) {
-		struct swn *x = list->kids[i];
-		list->kids[i] = list->kids[j];
-		list->kids[j] = x;
-	}
-	return list;
+	return swd_pop_list(d, K_PROTO_LIST, true, swd_pop_protocol);
 }
 
 bool swd_is_conformance(const struct swn *n)
@@ -230,13 +185,8 @@ static struct swn *pop_retroactive(struct swd *d)
 		if (!add(d, list, pop(d)))
 			return NULL;
 	}
-	if (list) {
-		for (unsigned i = 0, j = list->nkids - 1; i < j; i++, j--) {
-			struct swn *x = list->kids[i];
-			list->kids[i] = list->kids[j];
-			list->kids[j] = x;
-		}
-	}
+	if (list)
+		swd_reverse_kids(list);
 	return list;
 }
 
@@ -917,6 +867,11 @@ static struct swn *sil_box(struct swd *d, bool generic)
 	return with3(d, K_SIL_BOX_GENERIC, layout, sig, args);
 }
 
+static struct swn *pop_requirement(struct swd *d)
+{
+	return swd_is_requirement(top(d)) ? pop(d) : NULL;
+}
+
 struct swn *swd_special_type(struct swd *d)
 {
 	int c = next(d);
@@ -998,21 +953,9 @@ struct swn *swd_special_type(struct swd *d)
 		return pl ? with(d, K_PROTO_LIST_ANYOBJ, pl, NULL) : NULL;
 	}
 	case 'P': {
-		struct swn *reqs = node(d, K_TYPE_LIST);
+		struct swn *reqs = swd_pop_list(d, K_TYPE_LIST, false, pop_requirement);
 		if (!reqs)
 			return NULL;
-		bool first = false;
-		do {
-			first = pop_kind(d, K_FIRST_MARK) != NULL;
-			struct swn *r = top(d);
-			if (!swd_is_requirement(r) || !add(d, reqs, pop(d)))
-				return NULL;
-		} while (!first);
-		for (unsigned i = 0, j = reqs->nkids - 1; i < j; i++, j--) {
-			struct swn *x = reqs->kids[i];
-			reqs->kids[i] = reqs->kids[j];
-			reqs->kids[j] = x;
-		}
 		struct swn *base = pop_type(d);
 		if (!base)
 			return NULL;

@@ -598,25 +598,37 @@ struct swn *swd_pop_assoc_name(struct swd *d)
 	return ref;
 }
 
-struct swn *swd_pop_assoc_path(struct swd *d)
+void swd_reverse_kids(struct swn *n)
 {
-	struct swn *list = node(d, K_TYPE_LIST);
+	for (unsigned i = 0, j = n->nkids; i + 1 < j; i++, j--) {
+		struct swn *x = n->kids[i];
+		n->kids[i] = n->kids[j - 1];
+		n->kids[j - 1] = x;
+	}
+}
+
+struct swn *swd_pop_list(struct swd *d, enum swk k, bool empty_ok,
+			 struct swn *(*pop_item)(struct swd *d))
+{
+	struct swn *list = node(d, k);
 	if (!list)
 		return NULL;
+	if (empty_ok && pop_kind(d, K_EMPTY_LIST))
+		return list;
 	bool first = false;
 	do {
 		first = pop_kind(d, K_FIRST_MARK) != NULL;
-		struct swn *a = swd_pop_assoc_name(d);
-		if (!a || !add(d, list, a))
+		struct swn *item = pop_item(d);
+		if (!item || !add(d, list, item))
 			return NULL;
 	} while (!first);
-	/* reverse */
-	for (unsigned i = 0, j = list->nkids - 1; list->nkids && i < j; i++, j--) {
-		struct swn *x = list->kids[i];
-		list->kids[i] = list->kids[j];
-		list->kids[j] = x;
-	}
+	swd_reverse_kids(list);
 	return list;
+}
+
+struct swn *swd_pop_assoc_path(struct swd *d)
+{
+	return swd_pop_list(d, K_TYPE_LIST, false, swd_pop_assoc_name);
 }
 
 struct swn *swd_dep_member_chain(struct swd *d, struct swn *base, struct swn *path)
