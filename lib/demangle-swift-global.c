@@ -570,7 +570,7 @@ struct swn *swd_m_op(struct swd *d)
 	}
 }
 
-const char *swd_value_witness(int a, int b)
+const char *swd_value_witness(int a, int b, bool legacy)
 {
 	static const struct {
 		char code[3];
@@ -601,7 +601,8 @@ const char *swd_value_witness(int a, int b)
 	    {"et", "getEnumTagSinglePayload"},
 	    {"st", "storeEnumTagSinglePayload"},
 	};
-	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)
+	size_t n = sizeof(tab) / sizeof(tab[0]) - (legacy ? 2 : 0);
+	for (size_t i = 0; i < n; i++)
 		if (tab[i].code[0] == a && tab[i].code[1] == b)
 			return tab[i].name;
 	return NULL;

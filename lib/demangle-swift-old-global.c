@@ -344,39 +344,9 @@ static struct swn *witness(struct swd *d)
 
 static struct swn *value_witness(struct swd *d)
 {
-	static const struct {
-		char code[3];
-		const char *name;
-	} tab[] = {
-	    {"al", "allocateBuffer"},
-	    {"ca", "assignWithCopy"},
-	    {"ta", "assignWithTake"},
-	    {"de", "deallocateBuffer"},
-	    {"xx", "destroy"},
-	    {"XX", "destroyBuffer"},
-	    {"Xx", "destroyArray"},
-	    {"CP", "initializeBufferWithCopyOfBuffer"},
-	    {"Cp", "initializeBufferWithCopy"},
-	    {"cp", "initializeWithCopy"},
-	    {"TK", "initializeBufferWithTakeOfBuffer"},
-	    {"Tk", "initializeBufferWithTake"},
-	    {"tk", "initializeWithTake"},
-	    {"pr", "projectBuffer"},
-	    {"xs", "storeExtraInhabitant"},
-	    {"xg", "getExtraInhabitantIndex"},
-	    {"Cc", "initializeArrayWithCopy"},
-	    {"Tt", "initializeArrayWithTakeFrontToBack"},
-	    {"tT", "initializeArrayWithTakeBackToFront"},
-	    {"ug", "getEnumTag"},
-	    {"up", "destructiveProjectEnumData"},
-	    {"ui", "destructiveInjectEnumTag"},
-	};
 	int a = next(d), b = next(d);
-	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
-		if (tab[i].code[0] == a && tab[i].code[1] == b)
-			return settext(with(d, K_VALUE_WITNESS, swo_type(d), NULL), tab[i].name);
-	}
-	return NULL;
+	const char *name = swd_value_witness(a, b, true);
+	return name ? settext(with(d, K_VALUE_WITNESS, swo_type(d), NULL), name) : NULL;
 }
 
 static struct swn *global_inner(struct swd *d)

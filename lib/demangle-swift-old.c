@@ -71,7 +71,7 @@ struct swn *swo_identifier(struct swd *d, enum swk want)
 static struct swn *decl_name(struct swd *d)
 {
 	if (nextif(d, 'L')) {
-		int64_t i = index_(d);
+		int64_t i = demangle_index(d);
 		struct swn *id = swo_identifier(d, K_IDENT);
 		struct swn *l = with(d, K_LOCAL_NAME, id, NULL);
 		if (i < 0 || !l)
@@ -172,7 +172,7 @@ static struct swn *substitution(struct swd *d)
 		return text_node(d, K_MODULE, "Swift");
 	}
 	if (c == '_' || isdig(c)) {
-		int64_t i = index_(d);
+		int64_t i = demangle_index(d);
 		if (i < 0 || (uint64_t)i >= d->nsubst)
 			return NULL;
 		return d->subst[i];
@@ -313,13 +313,13 @@ static struct swn *gpi(struct swd *d)
 	if (nextif(d, 'x'))
 		return param_type(d, 0, 0);
 	if (nextif(d, 'd')) {
-		int64_t depth = index_(d);
-		int64_t idx = index_(d);
+		int64_t depth = demangle_index(d);
+		int64_t idx = demangle_index(d);
 		if (depth < 0 || idx < 0)
 			return NULL;
 		return param_type(d, (uint64_t)depth + 1, (uint64_t)idx);
 	}
-	int64_t i = index_(d);
+	int64_t i = demangle_index(d);
 	if (i < 0)
 		return NULL;
 	return param_type(d, 0, (uint64_t)i + 1);
@@ -939,7 +939,7 @@ static struct swn *entity_inner(struct swd *d)
 	switch (c) {
 	case 'A': {
 		next(d);
-		int64_t i = index_(d);
+		int64_t i = demangle_index(d);
 		e = with(d, K_DEFAULT_ARG, ctx, NULL);
 		if (i < 0 || !e)
 			return NULL;
@@ -1011,7 +1011,7 @@ static struct swn *entity_inner(struct swd *d)
 	case 'U':
 	case 'u': {
 		next(d);
-		int64_t i = index_(d);
+		int64_t i = demangle_index(d);
 		struct swn *t = i >= 0 ? swo_type(d) : NULL;
 		e = with(d, c == 'U' ? K_EXPL_CLOSURE : K_IMPL_CLOSURE, ctx, t);
 		if (!t || !e)

@@ -1039,7 +1039,7 @@ static bool operator(struct swd *d)
 	case 'w': {
 		int a = next(d);
 		int b = next(d);
-		const char *name = swd_value_witness(a, b);
+		const char *name = swd_value_witness(a, b, false);
 		struct swn *t = pop_type(d);
 		n = (name && t) ? with(d, K_VALUE_WITNESS, t, NULL) : NULL;
 		if (n)

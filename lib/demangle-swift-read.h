@@ -1,0 +1,92 @@
+/*
+ * Private to the two parsers of the Swift demangler (the current mangling,
+ * demangle-swift-parse.h, and the legacy one, demangle-swift-old.h): the
+ * helpers that read the name and make nodes, the same in both grammars.
+ */
+#ifndef SW_DEMANGLE_SWIFT_READ_H
+#define SW_DEMANGLE_SWIFT_READ_H
+
+#include <string.h>
+
+#include "demangle-swift.h"
+
+static inline int peek(struct swd *d)
+{
+	return d->pos < d->len ? (unsigned char)d->s[d->pos] : 0;
+}
+
+static inline int next(struct swd *d)
+{
+	return d->pos < d->len ? (unsigned char)d->s[d->pos++] : 0;
+}
+
+static inline bool nextif(struct swd *d, char c)
+{
+	if (d->pos < d->len && d->s[d->pos] == c) {
+		d->pos++;
+		return true;
+	}
+	return false;
+}
+
+static inline bool isdig(int c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/* NATURAL: -1 if there is none or it is absurdly large. */
+static inline int64_t natural(struct swd *d)
+{
+	if (!isdig(peek(d)))
+		return -1;
+	int64_t v = 0;
+	while (isdig(peek(d))) {
+		v = v * 10 + (next(d) - '0');
+		if (v > ((int64_t)1 << 40))
+			return -1;
+	}
+	return v;
+}
+
+/* INDEX ::= '_' | NATURAL '_' (N+1) */
+static inline int64_t demangle_index(struct swd *d)
+{
+	if (nextif(d, '_'))
+		return 0;
+	int64_t v = natural(d);
+	if (v < 0 || !nextif(d, '_'))
+		return -1;
+	return v + 1;
+}
+
+static inline struct swn *node(struct swd *d, enum swk k)
+{
+	return swd_node(d, k);
+}
+
+static inline struct swn *with(struct swd *d, enum swk k, struct swn *a, struct swn *b)
+{
+	/* the first operand is never optional */
+	return a ? swd_with(d, k, a, b) : NULL;
+}
+
+static inline struct swn *text_node(struct swd *d, enum swk k, const char *t)
+{
+	return swd_text(d, k, t, strlen(t));
+}
+
+static inline bool add_subst(struct swd *d, struct swn *n)
+{
+	if (!n || d->nsubst >= SWD_MAX_SUBST)
+		return false;
+	d->subst[d->nsubst++] = n;
+	return true;
+}
+
+/*
+ * The value witness function a two-letter code names, or NULL; the legacy
+ * mangling has all of them but the last two (single-payload enum tags).
+ */
+const char *swd_value_witness(int a, int b, bool legacy);
+
+#endif
