@@ -898,12 +898,12 @@ static void print_inner(struct pr *p, const struct swn *n)
 		return;
 	switch (n->kind) {
 	case K_GLOBAL:
+	case K_TYPE_LIST:
 		print_kids(p, n);
 		break;
 	case K_IDENT:
-		text(p, n);
-		break;
 	case K_MODULE:
+	case K_BUILTIN:
 		text(p, n);
 		break;
 	case K_LOCAL_NAME:
@@ -940,9 +940,6 @@ static void print_inner(struct pr *p, const struct swn *n)
 		print_post(p, post, " in ");
 		break;
 	}
-	case K_BUILTIN:
-		text(p, n);
-		break;
 	case K_INTEGER:
 		if (n->flags & SWF_NEGATIVE)
 			puts_(p, "-");
@@ -951,16 +948,9 @@ static void print_inner(struct pr *p, const struct swn *n)
 	case K_BOUND_GENERIC:
 		print_bound(p, n);
 		break;
-	case K_TYPE_LIST:
-		print_kids(p, n);
-		break;
 	case K_TUPLE:
 		puts_(p, "(");
-		for (unsigned i = 0; i < n->nkids; i++) {
-			if (i)
-				puts_(p, ", ");
-			swd_pr_print(p, n->kids[i]);
-		}
+		swd_pr_join(p, n, ", ");
 		puts_(p, ")");
 		break;
 	case K_TUPLE_ELEM:
