@@ -152,8 +152,6 @@ static struct swn *funcsig_arg(struct swd *d)
 				bit = 8;
 				break;
 			case 's':
-				bit = 16;
-				break;
 			case 'k':
 				bit = 16;
 				break;
@@ -247,25 +245,24 @@ static struct swn *thunk(struct swd *d)
 
 static struct swn *metadata(struct swd *d)
 {
+	static const struct {
+		char code;
+		const char *text;
+	} of_type[] = {
+	    {'P', "generic type metadata pattern for"},
+	    {'f', "full type metadata for"},
+	    {'a', "type metadata accessor for"},
+	    {'L', "lazy cache variable for type metadata for"},
+	    {'m', "metaclass for"},
+	    {'n', "nominal type descriptor for"},
+	};
+	for (size_t i = 0; i < sizeof(of_type) / sizeof(of_type[0]); i++) {
+		if (peek(d) == of_type[i].code) {
+			next(d);
+			return special(d, of_type[i].text, swo_type(d));
+		}
+	}
 	switch (peek(d)) {
-	case 'P':
-		next(d);
-		return special(d, "generic type metadata pattern for", swo_type(d));
-	case 'f':
-		next(d);
-		return special(d, "full type metadata for", swo_type(d));
-	case 'a':
-		next(d);
-		return special(d, "type metadata accessor for", swo_type(d));
-	case 'L':
-		next(d);
-		return special(d, "lazy cache variable for type metadata for", swo_type(d));
-	case 'm':
-		next(d);
-		return special(d, "metaclass for", swo_type(d));
-	case 'n':
-		next(d);
-		return special(d, "nominal type descriptor for", swo_type(d));
 	case 'p':
 		next(d);
 		return special(d, "protocol descriptor for", swo_protocol_name(d));
