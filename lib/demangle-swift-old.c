@@ -654,30 +654,11 @@ static struct swn *impl_fn(struct swd *d)
 static struct swn *builtin(struct swd *d)
 {
 	char buf[64];
-	const char *name = NULL;
 	int c = next(d);
+	const char *name = swd_builtin_name(c, true);
+	if (name)
+		return text_node(d, K_BUILTIN, name);
 	switch (c) {
-	case 'b':
-		name = "Builtin.BridgeObject";
-		break;
-	case 'B':
-		name = "Builtin.UnsafeValueBuffer";
-		break;
-	case 'O':
-		name = "Builtin.UnknownObject";
-		break;
-	case 'o':
-		name = "Builtin.NativeObject";
-		break;
-	case 'p':
-		name = "Builtin.RawPointer";
-		break;
-	case 't':
-		name = "Builtin.SILToken";
-		break;
-	case 'w':
-		name = "Builtin.Word";
-		break;
 	case 'f':
 	case 'i': {
 		int64_t n = natural(d);
@@ -700,14 +681,7 @@ static struct swn *builtin(struct swd *d)
 	default:
 		return NULL;
 	}
-	if (name)
-		return text_node(d, K_BUILTIN, name);
-	size_t l = strlen(buf);
-	char *t = swd_alloc(d, l);
-	if (!t)
-		return NULL;
-	memcpy(t, buf, l);
-	return swd_text(d, K_BUILTIN, t, l);
+	return swd_text_copy(d, K_BUILTIN, buf);
 }
 
 static struct swn *protocol_list(struct swd *d)

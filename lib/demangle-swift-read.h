@@ -84,6 +84,14 @@ static inline bool add_subst(struct swd *d, struct swn *n)
 }
 
 /*
+ * The builtin type a letter stands for on its own ('w': "Builtin.Word"), or
+ * NULL; the legacy mangling has fewer of them.
+ */
+const char *swd_builtin_name(int c, bool legacy);
+/* A node of kind k with a copy (in the arena) of the NUL-terminated s. */
+struct swn *swd_text_copy(struct swd *d, enum swk k, const char *s);
+
+/*
  * The value witness function a two-letter code names, or NULL; the legacy
  * mangling has all of them but the last two (single-payload enum tags).
  */

@@ -301,57 +301,54 @@ struct swn *swd_bound_generic(struct swd *d)
 	return b;
 }
 
+const char *swd_builtin_name(int c, bool legacy)
+{
+	/* the legacy mangling has the first seven */
+	static const struct {
+		char code;
+		const char *name;
+	} tab[] = {
+	    {'b', "Builtin.BridgeObject"},
+	    {'B', "Builtin.UnsafeValueBuffer"},
+	    {'O', "Builtin.UnknownObject"},
+	    {'o', "Builtin.NativeObject"},
+	    {'p', "Builtin.RawPointer"},
+	    {'t', "Builtin.SILToken"},
+	    {'w', "Builtin.Word"},
+	    {'c', "Builtin.RawUnsafeContinuation"},
+	    {'D', "Builtin.DefaultActorStorage"},
+	    {'d', "Builtin.NonDefaultDistributedActorStorage"},
+	    {'e', "Builtin.Executor"},
+	    {'I', "Builtin.IntLiteral"},
+	    {'j', "Builtin.Job"},
+	    {'P', "Builtin.PackIndex"},
+	    {'A', "Builtin.ImplicitActor"},
+	};
+	size_t n = legacy ? 7 : sizeof(tab) / sizeof(tab[0]);
+	for (size_t i = 0; i < n; i++)
+		if (tab[i].code == c)
+			return tab[i].name;
+	return NULL;
+}
+
+struct swn *swd_text_copy(struct swd *d, enum swk k, const char *s)
+{
+	size_t l = strlen(s);
+	char *t = swd_alloc(d, l);
+	if (!t)
+		return NULL;
+	memcpy(t, s, l);
+	return swd_text(d, k, t, l);
+}
+
 struct swn *swd_builtin(struct swd *d)
 {
 	int c = next(d);
-	const char *name = NULL;
 	char buf[64];
+	const char *name = swd_builtin_name(c, false);
+	if (name)
+		return text_node(d, K_BUILTIN, name);
 	switch (c) {
-	case 'b':
-		name = "Builtin.BridgeObject";
-		break;
-	case 'B':
-		name = "Builtin.UnsafeValueBuffer";
-		break;
-	case 'c':
-		name = "Builtin.RawUnsafeContinuation";
-		break;
-	case 'D':
-		name = "Builtin.DefaultActorStorage";
-		break;
-	case 'd':
-		name = "Builtin.NonDefaultDistributedActorStorage";
-		break;
-	case 'e':
-		name = "Builtin.Executor";
-		break;
-	case 'I':
-		name = "Builtin.IntLiteral";
-		break;
-	case 'j':
-		name = "Builtin.Job";
-		break;
-	case 'P':
-		name = "Builtin.PackIndex";
-		break;
-	case 'O':
-		name = "Builtin.UnknownObject";
-		break;
-	case 'o':
-		name = "Builtin.NativeObject";
-		break;
-	case 'p':
-		name = "Builtin.RawPointer";
-		break;
-	case 't':
-		name = "Builtin.SILToken";
-		break;
-	case 'w':
-		name = "Builtin.Word";
-		break;
-	case 'A':
-		name = "Builtin.ImplicitActor";
-		break;
 	case 'f':
 	case 'i': {
 		int64_t size = demangle_index(d) - 1;
@@ -381,14 +378,7 @@ struct swn *swd_builtin(struct swd *d)
 	default:
 		return NULL;
 	}
-	if (name)
-		return text_node(d, K_BUILTIN, name);
-	size_t l = strlen(buf);
-	char *t = swd_alloc(d, l);
-	if (!t)
-		return NULL;
-	memcpy(t, buf, l);
-	return swd_text(d, K_BUILTIN, t, l);
+	return swd_text_copy(d, K_BUILTIN, buf);
 }
 
 /* ------------------------------------------------------------------ */
