@@ -139,10 +139,7 @@ static struct swn *accessor(struct swd *d, struct swn *storage)
 	default:
 		return NULL;
 	}
-	struct swn *a = with(d, K_ACCESSOR, storage, NULL);
-	if (a)
-		a->text = name, a->tlen = (uint16_t)strlen(name);
-	return a;
+	return settext(with(d, K_ACCESSOR, storage, NULL), name);
 }
 
 struct swn *swd_variable(struct swd *d)
@@ -239,8 +236,7 @@ static struct swn *macro_expansion(struct swd *d)
 	struct swn *m = node(d, K_MACRO_EXPANSION);
 	if (!m || !add(d, m, ctx) || !add(d, m, macro))
 		return NULL;
-	m->text = kind;
-	m->tlen = (uint16_t)strlen(kind);
+	settext(m, kind);
 	m->index = (uint64_t)idx;
 	if (attached_name) {
 		m->flags |= SWF_MUTABLE;
@@ -521,22 +517,12 @@ struct swn *swd_h_op(struct swd *d)
 
 struct swn *swd_special(struct swd *d, const char *text, struct swn *kid)
 {
-	if (!kid)
-		return NULL;
-	struct swn *n = with(d, K_SPECIAL, kid, NULL);
-	if (n)
-		n->text = text, n->tlen = (uint16_t)strlen(text);
-	return n;
+	return settext(with(d, K_SPECIAL, kid, NULL), text);
 }
 
 struct swn *swd_prefix(struct swd *d, const char *text, struct swn *kid)
 {
-	if (!kid)
-		return NULL;
-	struct swn *n = with(d, K_PREFIX, kid, NULL);
-	if (n)
-		n->text = text, n->tlen = (uint16_t)strlen(text);
-	return n;
+	return settext(with(d, K_PREFIX, kid, NULL), text);
 }
 
 /* everything on the stack, as the operand of a global attribute */
@@ -572,10 +558,7 @@ static bool spec_info(struct swd *d, struct swn *spec)
 
 static struct swn *spec_node(struct swd *d, const char *text)
 {
-	struct swn *s = node(d, K_SPEC);
-	if (s)
-		s->text = text, s->tlen = (uint16_t)strlen(text);
-	return s;
+	return settext(node(d, K_SPEC), text);
 }
 
 struct swn *swd_generic_spec(struct swd *d, const char *text)
@@ -687,8 +670,7 @@ static struct swn *spec_arg(struct swd *d, bool ret)
 				return NULL;
 			}
 			a->index = SA_CONST_STRING;
-			a->text = enc;
-			a->tlen = (uint16_t)strlen(enc);
+			settext(a, enc);
 			return a;
 		}
 		default:
@@ -885,8 +867,7 @@ struct swn *swd_autodiff(struct swd *d, bool vtable, bool witness)
 		if (!kind)
 			return NULL;
 	}
-	a->text = kind;
-	a->tlen = (uint16_t)strlen(kind);
+	settext(a, kind);
 	if (!index_subset(d, a, &a->index) || !nextif(d, 'p'))
 		return NULL;
 	if (!index_subset(d, a, &a->index2) || !nextif(d, 'r'))
@@ -908,8 +889,7 @@ struct swn *swd_autodiff_subset(struct swd *d)
 	const char *kind = swd_autodiff_kind(next(d));
 	if (!a || !kind)
 		return NULL;
-	a->text = kind;
-	a->tlen = (uint16_t)strlen(kind);
+	settext(a, kind);
 	uint64_t to;
 	if (!index_subset(d, a, &a->index) || !nextif(d, 'p'))
 		return NULL;

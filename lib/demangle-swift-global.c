@@ -21,8 +21,7 @@ static struct swn *reabstraction(struct swd *d, const char *text, bool self)
 	struct swn *r = with3(d, K_REABSTRACT, from, to, sig);
 	if (!r)
 		return NULL;
-	r->text = text;
-	r->tlen = (uint16_t)strlen(text);
+	settext(r, text);
 	if (self) {
 		struct swn *st = pop_type(d);
 		if (!st || !add(d, r, st))
@@ -59,8 +58,7 @@ static struct swn *keypath(struct swd *d, const char *text, bool hash)
 	struct swn *k = node(d, hash ? K_KEYPATH_EQ : K_KEYPATH);
 	if (!k)
 		return NULL;
-	k->text = text;
-	k->tlen = (uint16_t)strlen(text);
+	settext(k, text);
 	if (serialized)
 		k->flags |= SWF_READONLY;
 	if (!add(d, k, decl ? decl : types) || !add(d, k, types))
@@ -97,8 +95,7 @@ struct swn *swd_t_op(struct swd *d)
 		struct swn *n = node(d, K_SPECIAL);
 		if (!n || (g && !add(d, n, g)))
 			return NULL;
-		n->text = c == 'A' ? "partial apply forwarder" : "partial apply ObjC forwarder";
-		n->tlen = (uint16_t)strlen(n->text);
+		settext(n, c == 'A' ? "partial apply forwarder" : "partial apply ObjC forwarder");
 		n->flags |= SWF_MUTABLE; /* " for " only with an operand */
 		return n;
 	}
@@ -222,11 +219,8 @@ struct swn *swd_t_op(struct swd *d)
 		if (!req || !path || !proto)
 			return NULL;
 		struct swn *n = with3(d, K_ASSOC_CONF_DESC, proto, path, req);
-		if (n) {
-			n->text = c == 'n' ? "associated conformance descriptor for "
-					   : "default associated conformance accessor for ";
-			n->tlen = (uint16_t)strlen(n->text);
-		}
+		settext(n, c == 'n' ? "associated conformance descriptor for "
+				    : "default associated conformance accessor for ");
 		return n;
 	}
 	case 'b': {
@@ -270,10 +264,7 @@ struct swn *swd_t_op(struct swd *d)
 			const char *kind = swd_autodiff_kind(next(d));
 			if (!to || !from || !kind)
 				return NULL;
-			struct swn *n = with(d, K_AUTODIFF_REORDER, from, to);
-			if (n)
-				n->text = kind, n->tlen = (uint16_t)strlen(kind);
-			return n;
+			return settext(with(d, K_AUTODIFF_REORDER, from, to), kind);
 		}
 		if (nextif(d, 'S'))
 			return swd_autodiff_subset(d);
@@ -320,10 +311,7 @@ static struct swn *lazy_wt(struct swd *d, const char *text)
 {
 	struct swn *conf = swd_pop_conformance(d);
 	struct swn *t = pop_type(d);
-	struct swn *n = (conf && t) ? with(d, K_LAZY_WT, t, conf) : NULL;
-	if (n)
-		n->text = text, n->tlen = (uint16_t)strlen(text);
-	return n;
+	return settext((conf && t) ? with(d, K_LAZY_WT, t, conf) : NULL, text);
 }
 
 static struct swn *outlined(struct swd *d)
@@ -464,11 +452,8 @@ struct swn *swd_w_op(struct swd *d)
 		if (!ctx || names->nkids == 0)
 			return NULL;
 		struct swn *n = with(d, K_ONE_TIME_INIT, ctx, names);
-		if (n) {
-			n->text = c == 'Z' ? "one-time initialization function for "
-					   : "one-time initialization token for ";
-			n->tlen = (uint16_t)strlen(n->text);
-		}
+		settext(n, c == 'Z' ? "one-time initialization function for "
+				    : "one-time initialization token for ");
 		return n;
 	}
 	default:

@@ -8,16 +8,6 @@
 /* ------------------------------------------------------------------ */
 /* globals */
 
-static struct swn *special(struct swd *d, const char *text, struct swn *kid)
-{
-	return settext(with(d, K_SPECIAL, kid, NULL), text);
-}
-
-static struct swn *prefix(struct swd *d, const char *text, struct swn *kid)
-{
-	return settext(with(d, K_PREFIX, kid, NULL), text);
-}
-
 static struct swn *conformance(struct swd *d)
 {
 	struct swn *sig = NULL;
@@ -211,13 +201,13 @@ static struct swn *thunk(struct swd *d)
 	int c = next(d);
 	switch (c) {
 	case 'o':
-		return prefix(d, "@objc ", swo_global(d));
+		return swd_prefix(d, "@objc ", swo_global(d));
 	case 'O':
-		return prefix(d, "@nonobjc ", swo_global(d));
+		return swd_prefix(d, "@nonobjc ", swo_global(d));
 	case 'D':
-		return prefix(d, "dynamic ", swo_global(d));
+		return swd_prefix(d, "dynamic ", swo_global(d));
 	case 'd':
-		return special(d, "direct method reference for", swo_global(d));
+		return swd_special(d, "direct method reference for", swo_global(d));
 	case 'R':
 		return reabstraction(d, "reabstraction thunk helper");
 	case 'r':
@@ -259,28 +249,29 @@ static struct swn *metadata(struct swd *d)
 	for (size_t i = 0; i < sizeof(of_type) / sizeof(of_type[0]); i++) {
 		if (peek(d) == of_type[i].code) {
 			next(d);
-			return special(d, of_type[i].text, swo_type(d));
+			return swd_special(d, of_type[i].text, swo_type(d));
 		}
 	}
 	switch (peek(d)) {
 	case 'p':
 		next(d);
-		return special(d, "protocol descriptor for", swo_protocol_name(d));
+		return swd_special(d, "protocol descriptor for", swo_protocol_name(d));
 	case 'R':
 		next(d);
 		switch (next(d)) {
 		case 'f':
-			return prefix(d, "reflection metadata field descriptor ", swo_type(d));
+			return swd_prefix(d, "reflection metadata field descriptor ", swo_type(d));
 		case 'b':
-			return prefix(d, "reflection metadata builtin descriptor ", swo_type(d));
+			return swd_prefix(d, "reflection metadata builtin descriptor ",
+					  swo_type(d));
 		case 'a':
-			return prefix(d, "reflection metadata associated type descriptor ",
-				      conformance(d));
+			return swd_prefix(d, "reflection metadata associated type descriptor ",
+					  conformance(d));
 		default:
 			return NULL;
 		}
 	default:
-		return special(d, "type metadata for", swo_type(d));
+		return swd_special(d, "type metadata for", swo_type(d));
 	}
 }
 
@@ -289,7 +280,7 @@ static struct swn *witness(struct swd *d)
 	int c = next(d);
 	switch (c) {
 	case 'V':
-		return special(d, "value witness table for", swo_type(d));
+		return swd_special(d, "value witness table for", swo_type(d));
 	case 'v': {
 		const char *t;
 		switch (next(d)) {
@@ -305,14 +296,15 @@ static struct swn *witness(struct swd *d)
 		return settext(with(d, K_FIELD_OFFSET, swo_entity(d), NULL), t);
 	}
 	case 'P':
-		return special(d, "protocol witness table for", conformance(d));
+		return swd_special(d, "protocol witness table for", conformance(d));
 	case 'a':
-		return special(d, "protocol witness table accessor for", conformance(d));
+		return swd_special(d, "protocol witness table accessor for", conformance(d));
 	case 'G':
-		return special(d, "generic protocol witness table for", conformance(d));
+		return swd_special(d, "generic protocol witness table for", conformance(d));
 	case 'I':
-		return special(d, "instantiation function for generic protocol witness table for",
-			       conformance(d));
+		return swd_special(d,
+				   "instantiation function for generic protocol witness table for",
+				   conformance(d));
 	case 'l':
 	case 'L': {
 		struct swn *t = swo_type(d);

@@ -696,21 +696,8 @@ static struct swn *protocol_list(struct swd *d)
 
 static struct swn *metatype_repr(struct swd *d, enum swk k)
 {
-	const char *r;
-	switch (next(d)) {
-	case 't':
-		r = "@thin";
-		break;
-	case 'T':
-		r = "@thick";
-		break;
-	case 'o':
-		r = "@objc_metatype";
-		break;
-	default:
-		return NULL;
-	}
-	return settext(with(d, k, swo_type(d), NULL), r);
+	const char *r = swd_metatype_repr(next(d));
+	return r ? settext(with(d, k, swo_type(d), NULL), r) : NULL;
 }
 
 static bool is_nominal(const struct swn *n)

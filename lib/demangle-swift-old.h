@@ -31,15 +31,6 @@ static inline bool add(struct swd *d, struct swn *p, struct swn *k)
 	return p && k && swd_add(d, p, k) == 0;
 }
 
-static inline struct swn *settext(struct swn *n, const char *t)
-{
-	if (n) {
-		n->text = t;
-		n->tlen = (uint16_t)strlen(t);
-	}
-	return n;
-}
-
 struct swn *swo_context(struct swd *d);
 struct swn *swo_entity(struct swd *d);
 struct swn *swo_global(struct swd *d);

@@ -108,8 +108,6 @@ struct swn *swd_pop_proto_list(struct swd *d);
 struct swn *swd_pop_protocol(struct swd *d);
 struct swn *swd_pop_tuple(struct swd *d);
 struct swn *swd_pop_type_list(struct swd *d);
-struct swn *swd_prefix(struct swd *d, const char *text, struct swn *kid);
-struct swn *swd_special(struct swd *d, const char *text, struct swn *kid);
 struct swn *swd_special_type(struct swd *d);
 struct swn *swd_subscript(struct swd *d);
 struct swn *swd_t_op(struct swd *d);

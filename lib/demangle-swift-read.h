@@ -75,6 +75,16 @@ static inline struct swn *text_node(struct swd *d, enum swk k, const char *t)
 	return swd_text(d, k, t, strlen(t));
 }
 
+/* Sets n's text to the NUL-terminated t (not copied); passes NULL through. */
+static inline struct swn *settext(struct swn *n, const char *t)
+{
+	if (n) {
+		n->text = t;
+		n->tlen = (uint16_t)strlen(t);
+	}
+	return n;
+}
+
 static inline bool add_subst(struct swd *d, struct swn *n)
 {
 	if (!n || d->nsubst >= SWD_MAX_SUBST)
@@ -83,6 +93,10 @@ static inline bool add_subst(struct swd *d, struct swn *n)
 	return true;
 }
 
+/* A K_SPECIAL ("text kid") or K_PREFIX ("textkid") node; NULL if kid is. */
+struct swn *swd_special(struct swd *d, const char *text, struct swn *kid);
+struct swn *swd_prefix(struct swd *d, const char *text, struct swn *kid);
+
 /*
  * The builtin type a letter stands for on its own ('w': "Builtin.Word"), or
  * NULL; the legacy mangling has fewer of them.
@@ -90,6 +104,9 @@ static inline bool add_subst(struct swd *d, struct swn *n)
 const char *swd_builtin_name(int c, bool legacy);
 /* A node of kind k with a copy (in the arena) of the NUL-terminated s. */
 struct swn *swd_text_copy(struct swd *d, enum swk k, const char *s);
+
+/* The representation a metatype letter ('t', 'T', 'o') gives, or NULL. */
+const char *swd_metatype_repr(int c);
 
 /*
  * The value witness function a two-letter code names, or NULL; the legacy

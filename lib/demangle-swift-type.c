@@ -18,10 +18,8 @@ struct swn *swd_marker(struct swd *d, int code, const char *text, struct swn *ki
 	if (!n)
 		return NULL;
 	n->index = (uint64_t)code;
-	if (text) {
-		n->text = text;
-		n->tlen = (uint16_t)strlen(text);
-	}
+	if (text)
+		settext(n, text);
 	if (kid && !add(d, n, kid))
 		return NULL;
 	return n;
@@ -782,8 +780,7 @@ struct swn *swd_archetype(struct swd *d)
 			int dir = next(d);
 			if (dir != 'i' && dir != 'd')
 				return NULL;
-			list->text = dir == 'i' ? "@indirect " : "@direct ";
-			list->tlen = (uint16_t)strlen(list->text);
+			settext(list, dir == 'i' ? "@indirect " : "@direct ");
 		}
 		return list;
 	}
@@ -801,26 +798,24 @@ struct swn *swd_wrap_type(struct swd *d, enum swk k)
 	return t ? with(d, k, t, NULL) : NULL;
 }
 
-static struct swn *metatype_repr(struct swd *d, enum swk k)
+const char *swd_metatype_repr(int c)
 {
-	const char *r;
-	switch (next(d)) {
+	switch (c) {
 	case 't':
-		r = "@thin";
-		break;
+		return "@thin";
 	case 'T':
-		r = "@thick";
-		break;
+		return "@thick";
 	case 'o':
-		r = "@objc_metatype";
-		break;
+		return "@objc_metatype";
 	default:
 		return NULL;
 	}
-	struct swn *t = swd_wrap_type(d, k);
-	if (t)
-		t->text = r, t->tlen = (uint16_t)strlen(r);
-	return t;
+}
+
+static struct swn *metatype_repr(struct swd *d, enum swk k)
+{
+	const char *r = swd_metatype_repr(next(d));
+	return r ? settext(swd_wrap_type(d, k), r) : NULL;
 }
 
 static struct swn *sil_box(struct swd *d, bool generic)

@@ -846,8 +846,7 @@ static struct swn *requirement(struct swd *d, int c)
 		default:
 			return NULL;
 		}
-		r->text = name;
-		r->tlen = (uint16_t)strlen(name);
+		settext(r, name);
 		if (nsizes >= 1) {
 			int64_t sz = demangle_index(d);
 			if (sz < 0)
@@ -1042,8 +1041,7 @@ static bool operator(struct swd *d)
 		const char *name = swd_value_witness(a, b, false);
 		struct swn *t = pop_type(d);
 		n = (name && t) ? with(d, K_VALUE_WITNESS, t, NULL) : NULL;
-		if (n)
-			n->text = name, n->tlen = (uint16_t)strlen(name);
+		settext(n, name);
 		break;
 	}
 	case 'x':
