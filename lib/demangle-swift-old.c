@@ -17,21 +17,8 @@ struct swn *swo_identifier(struct swd *d, enum swk want)
 {
 	bool puny = nextif(d, 'X');
 	enum swk k = want;
-	if (nextif(d, 'o')) {
-		switch (next(d)) {
-		case 'p':
-			k = K_PREFIX_OP;
-			break;
-		case 'P':
-			k = K_POSTFIX_OP;
-			break;
-		case 'i':
-			k = K_INFIX_OP;
-			break;
-		default:
-			return NULL;
-		}
-	}
+	if (nextif(d, 'o') && (k = swd_fixity(next(d))) == K_COUNT)
+		return NULL;
 	int64_t n = natural(d);
 	if (n <= 0 || (uint64_t)n > d->len - d->pos)
 		return NULL;

@@ -105,6 +105,8 @@ const char *swd_builtin_name(int c, bool legacy);
 /* A node of kind k with a copy (in the arena) of the NUL-terminated s. */
 struct swn *swd_text_copy(struct swd *d, enum swk k, const char *s);
 
+/* The operator kind a fixity letter ('p', 'P', 'i') gives, or K_COUNT. */
+enum swk swd_fixity(int c);
 /* The representation a metatype letter ('t', 'T', 'o') gives, or NULL. */
 const char *swd_metatype_repr(int c);
 

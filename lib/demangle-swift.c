@@ -360,26 +360,29 @@ static struct swn *identifier(struct swd *d)
 	return id;
 }
 
+enum swk swd_fixity(int c)
+{
+	switch (c) {
+	case 'p':
+		return K_PREFIX_OP;
+	case 'P':
+		return K_POSTFIX_OP;
+	case 'i':
+		return K_INFIX_OP;
+	default:
+		return K_COUNT;
+	}
+}
+
 /* identifier 'o' fixity: operator characters are spelled as letters */
 static struct swn *operator_ident(struct swd *d)
 {
 	struct swn *id = pop_kind(d, K_IDENT);
 	if (!id)
 		return NULL;
-	enum swk k;
-	switch (next(d)) {
-	case 'p':
-		k = K_PREFIX_OP;
-		break;
-	case 'P':
-		k = K_POSTFIX_OP;
-		break;
-	case 'i':
-		k = K_INFIX_OP;
-		break;
-	default:
+	enum swk k = swd_fixity(next(d));
+	if (k == K_COUNT)
 		return NULL;
-	}
 	char *t = swd_alloc(d, id->tlen ? id->tlen : 1);
 	if (!t)
 		return NULL;
