@@ -679,60 +679,33 @@ static struct swn *spec_arg(struct swd *d, bool ret)
 	}
 	default: {
 		/* option set: e/d/g/o/x/i/s with modifiers */
-		unsigned opts = 0;
+		/*
+		 * generic, dead, owned to guaranteed, guaranteed to owned,
+		 * exploded, box to value, box to stack; D, G, X and O set the
+		 * bits of d, g, x and o
+		 */
+		static const unsigned char bits[] = {1, 2, 4, 8, 16, 32, 64, 2, 4, 16, 8};
 		d->pos--;
-		for (;;) {
-			int o = peek(d);
-			unsigned bit;
-			switch (o) {
-			case 'e':
-				bit = 1;
-				break; /* generic */
-			case 'd':
-				bit = 2;
-				break; /* dead */
-			case 'g':
-				bit = 4;
-				break; /* owned to guaranteed */
-			case 'o':
-				bit = 8;
-				break; /* guaranteed to owned */
-			case 'x':
-				bit = 16;
-				break; /* exploded */
-			case 'i':
-				bit = 32;
-				break; /* box to value */
-			case 's':
-				bit = 64;
-				break; /* box to stack */
-			case 'D':
-				bit = 2;
-				break;
-			case 'G':
-				bit = 4;
-				break;
-			case 'X':
-				bit = 16;
-				break;
-			case 'O':
-				bit = 8;
-				break;
-			default:
-				bit = 0;
-				break;
-			}
-			if (!bit || (opts & bit))
-				break;
-			opts |= bit;
-			next(d);
-		}
+		unsigned opts = swd_option_set(d, "edgoxisDGXO", bits);
 		if (!opts)
 			return NULL;
 		a->index = SA_OPTIONS;
 		a->index2 = opts;
 		return a;
 	}
+	}
+}
+
+unsigned swd_option_set(struct swd *d, const char *letters, const unsigned char *bits)
+{
+	unsigned opts = 0;
+	for (;;) {
+		int c = peek(d);
+		const char *l = c ? strchr(letters, c) : NULL;
+		if (!l || (opts & bits[l - letters]))
+			return opts;
+		opts |= bits[l - letters];
+		next(d);
 	}
 }
 

@@ -128,35 +128,9 @@ static struct swn *funcsig_arg(struct swd *d)
 		a->text = d->s + start;
 		a->tlen = (uint16_t)(d->pos - start);
 	} else {
-		unsigned opts = 0;
-		for (;;) {
-			unsigned bit;
-			switch (peek(d)) {
-			case 'd':
-				bit = 2;
-				break;
-			case 'g':
-				bit = 4;
-				break;
-			case 'o':
-				bit = 8;
-				break;
-			case 's':
-			case 'k':
-				bit = 16;
-				break;
-			case 'i':
-				bit = 32;
-				break;
-			default:
-				bit = 0;
-				break;
-			}
-			if (!bit || (opts & bit))
-				break;
-			opts |= bit;
-			next(d);
-		}
+		/* the legacy letters for the bits of the current mangling's */
+		static const unsigned char bits[] = {2, 4, 8, 16, 16, 32};
+		unsigned opts = swd_option_set(d, "dgoski", bits);
 		if (!opts)
 			return NULL;
 		a->index = 8;

@@ -105,6 +105,11 @@ const char *swd_builtin_name(int c, bool legacy);
 /* A node of kind k with a copy (in the arena) of the NUL-terminated s. */
 struct swn *swd_text_copy(struct swd *d, enum swk k, const char *s);
 
+/*
+ * Reads option letters (letters[i] sets bits[i]) while each sets a bit not
+ * yet set; returns the bits.
+ */
+unsigned swd_option_set(struct swd *d, const char *letters, const unsigned char *bits);
 /* The operator kind a fixity letter ('p', 'P', 'i') gives, or K_COUNT. */
 enum swk swd_fixity(int c);
 /* The representation a metatype letter ('t', 'T', 'o') gives, or NULL. */
