@@ -461,95 +461,75 @@ struct swn *swd_w_op(struct swd *d)
 	}
 }
 
+static struct swn *pop_opaque_decl(struct swd *d)
+{
+	return pop_kind(d, K_OPAQUE_DECL);
+}
+
+/* metadata, descriptors and records: 'M' letter */
 struct swn *swd_m_op(struct swd *d)
 {
+	static const struct {
+		char code;
+		bool prefix; /* swd_prefix(), else swd_special() */
+		const char *text;
+		struct swn *(*pop)(struct swd *d);
+	} rows[] = {
+	    {'a', false, "type metadata accessor for", pop_type},
+	    {'L', false, "lazy cache variable for type metadata for", pop_type},
+	    {'f', false, "full type metadata for", pop_type},
+	    {'P', false, "generic type metadata pattern for", pop_type},
+	    {'r', false, "type metadata completion function for", pop_type},
+	    {'i', false, "type metadata instantiation function for", pop_type},
+	    {'I', false, "type metadata instantiation cache for", pop_type},
+	    {'l', false, "type metadata singleton initialization cache for", pop_type},
+	    {'m', false, "metaclass for", pop_type},
+	    {'n', false, "nominal type descriptor for", pop_type},
+	    {'Q', false, "opaque type descriptor for", pop_opaque_decl},
+	    {'u', false, "class method lookup function for", pop_type},
+	    {'U', false, "ObjC metadata update function for", pop_type},
+	    {'s', false, "ObjC resilient class stub for", pop_type},
+	    {'t', false, "full ObjC resilient class stub for", pop_type},
+	    {'p', false, "protocol descriptor for", swd_pop_protocol},
+	    {'o', false, "class metadata base offset for", pop_type},
+	    {'F', true, "reflection metadata field descriptor ", pop_type},
+	    {'B', true, "reflection metadata builtin descriptor ", pop_type},
+	    {'A', true, "reflection metadata associated type descriptor ", swd_pop_conformance},
+	    {'C', true, "reflection metadata superclass descriptor ", pop_type},
+	    {'K', false, "metadata instantiation cache for", swd_pop_global},
+	    {'J', false, "noncanonical specialized generic type metadata instantiation cache for",
+	     swd_pop_global},
+	    {'N', false, "noncanonical specialized generic type metadata for", swd_pop_global},
+	    {'z', false, "canonical prespecialized generic type caching token for", swd_pop_global},
+	    {'q', false, "uniquing prefix for", swd_pop_global},
+	    {'S', false, "protocol self-conformance descriptor for", swd_pop_protocol},
+	    {'c', false, "protocol conformance descriptor for", swd_pop_conformance},
+	    {'D', false, "demangling cache variable for type metadata for", pop_type},
+	};
 	int c = next(d);
-	switch (c) {
-	case 'a':
-		return swd_special(d, "type metadata accessor for", pop_type(d));
-	case 'L':
-		return swd_special(d, "lazy cache variable for type metadata for", pop_type(d));
-	case 'f':
-		return swd_special(d, "full type metadata for", pop_type(d));
-	case 'P':
-		return swd_special(d, "generic type metadata pattern for", pop_type(d));
-	case 'r':
-		return swd_special(d, "type metadata completion function for", pop_type(d));
-	case 'i':
-		return swd_special(d, "type metadata instantiation function for", pop_type(d));
-	case 'I':
-		return swd_special(d, "type metadata instantiation cache for", pop_type(d));
-	case 'l':
-		return swd_special(d, "type metadata singleton initialization cache for",
-				   pop_type(d));
-	case 'm':
-		return swd_special(d, "metaclass for", pop_type(d));
-	case 'n':
-		return swd_special(d, "nominal type descriptor for", pop_type(d));
-	case 'Q':
-		return swd_special(d, "opaque type descriptor for", pop_kind(d, K_OPAQUE_DECL));
-	case 'u':
-		return swd_special(d, "class method lookup function for", pop_type(d));
-	case 'U':
-		return swd_special(d, "ObjC metadata update function for", pop_type(d));
-	case 's':
-		return swd_special(d, "ObjC resilient class stub for", pop_type(d));
-	case 't':
-		return swd_special(d, "full ObjC resilient class stub for", pop_type(d));
-	case 'p':
-		return swd_special(d, "protocol descriptor for", swd_pop_protocol(d));
-	case 'o':
-		return swd_special(d, "class metadata base offset for", pop_type(d));
-	case 'F':
-		return swd_prefix(d, "reflection metadata field descriptor ", pop_type(d));
-	case 'B':
-		return swd_prefix(d, "reflection metadata builtin descriptor ", pop_type(d));
-	case 'A':
-		return swd_prefix(d, "reflection metadata associated type descriptor ",
-				  swd_pop_conformance(d));
-	case 'C':
-		return swd_prefix(d, "reflection metadata superclass descriptor ", pop_type(d));
-	case 'K':
-		return swd_special(d, "metadata instantiation cache for", swd_pop_global(d));
-	case 'J':
-		return swd_special(
-		    d, "noncanonical specialized generic type metadata instantiation cache for",
-		    swd_pop_global(d));
-	case 'N':
-		return swd_special(d, "noncanonical specialized generic type metadata for",
-				   swd_pop_global(d));
-	case 'z':
-		return swd_special(d, "canonical prespecialized generic type caching token for",
-				   swd_pop_global(d));
-	case 'q':
-		return swd_special(d, "uniquing prefix for", swd_pop_global(d));
-	case 'S':
-		return swd_special(d, "protocol self-conformance descriptor for",
-				   swd_pop_protocol(d));
-	case 'c':
-		return swd_special(d, "protocol conformance descriptor for",
-				   swd_pop_conformance(d));
-	case 'D':
-		return swd_special(d, "demangling cache variable for type metadata for",
-				   pop_type(d));
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		if (rows[i].code != c)
+			continue;
+		struct swn *kid = rows[i].pop(d);
+		return rows[i].prefix ? swd_prefix(d, rows[i].text, kid)
+				      : swd_special(d, rows[i].text, kid);
+	}
+	if (c != 'X')
+		return NULL;
+	switch (next(d)) {
+	case 'M':
+		return swd_prefix(d, "module descriptor ", swd_pop_module(d));
+	case 'E':
+		return swd_prefix(d, "extension descriptor ", swd_pop_context(d));
 	case 'X':
-		switch (next(d)) {
-		case 'M':
-			return swd_prefix(d, "module descriptor ", swd_pop_module(d));
-		case 'E':
-			return swd_prefix(d, "extension descriptor ", swd_pop_context(d));
-		case 'X':
-			return swd_prefix(d, "anonymous descriptor ", swd_pop_context(d));
-		case 'Y': {
-			struct swn *id = pop_kind(d, K_IDENT);
-			struct swn *ctx = swd_pop_context(d);
-			if (!id || !ctx)
-				return NULL;
-			return with(d, K_ANON_CONTEXT, ctx, id);
-		}
-		default:
+		return swd_prefix(d, "anonymous descriptor ", swd_pop_context(d));
+	case 'Y': {
+		struct swn *id = pop_kind(d, K_IDENT);
+		struct swn *ctx = swd_pop_context(d);
+		if (!id || !ctx)
 			return NULL;
-		}
+		return with(d, K_ANON_CONTEXT, ctx, id);
+	}
 	default:
 		return NULL;
 	}
