@@ -83,9 +83,62 @@ static struct swn *async_partial(struct swd *d, bool await)
 	return n;
 }
 
+/*
+ * The operators that pop one operand and name it by fixed text: a special
+ * node ("text operand") or, with prefix set, a prefix node ("textoperand").
+ */
+struct op_row {
+	char code;
+	bool prefix;
+	const char *text;
+	struct swn *(*pop)(struct swd *d);
+};
+
+#define OP_ROWS(rows) (rows), sizeof(rows) / sizeof((rows)[0])
+
+/* Whether letter c has a row in rows; if so, *ret is its node (NULL: invalid). */
+static bool op_row(struct swd *d, int c, const struct op_row *rows, size_t nrows, struct swn **ret)
+{
+	for (size_t i = 0; i < nrows; i++) {
+		if (rows[i].code != c)
+			continue;
+		struct swn *kid = rows[i].pop(d);
+		*ret = rows[i].prefix ? swd_prefix(d, rows[i].text, kid)
+				      : swd_special(d, rows[i].text, kid);
+		return true;
+	}
+	return false;
+}
+
+static struct swn *pop_opaque_decl(struct swd *d)
+{
+	return pop_kind(d, K_OPAQUE_DECL);
+}
+
 struct swn *swd_t_op(struct swd *d)
 {
+	static const struct op_row rows[] = {
+	    {'O', true, "@nonobjc ", swd_pop_global},
+	    {'o', true, "@objc ", swd_pop_global},
+	    {'D', true, "dynamic ", swd_pop_global},
+	    {'d', false, "direct method reference for", swd_pop_global},
+	    {'E', true, "distributed thunk ", swd_pop_global},
+	    {'F', false, "distributed accessor for", swd_pop_global},
+	    {'I', false, "dynamically replaceable thunk for", swd_pop_global},
+	    {'u', false, "async function pointer to", swd_pop_global},
+	    {'X', false, "dynamically replaceable variable for", swd_pop_global},
+	    {'j', false, "dispatch thunk of", swd_pop_global},
+	    {'q', false, "method descriptor for", swd_pop_global},
+	    {'m', true, "merged ", swd_pop_global},
+	    {'S', false, "protocol self-conformance witness for", swd_pop_global},
+	    {'C', false, "coroutine continuation prototype for", pop_type},
+	    {'c', false, "curry thunk of", swd_pop_global},
+	    {'L', false, "protocol requirements base descriptor for", swd_pop_protocol},
+	};
 	int c = next(d);
+	struct swn *op;
+	if (op_row(d, c, OP_ROWS(rows), &op))
+		return op;
 	switch (c) {
 	case 'A':
 	case 'a': {
@@ -99,36 +152,6 @@ struct swn *swd_t_op(struct swd *d)
 		n->flags |= SWF_MUTABLE; /* " for " only with an operand */
 		return n;
 	}
-	case 'O':
-		return swd_prefix(d, "@nonobjc ", swd_pop_global(d));
-	case 'o':
-		return swd_prefix(d, "@objc ", swd_pop_global(d));
-	case 'D':
-		return swd_prefix(d, "dynamic ", swd_pop_global(d));
-	case 'd':
-		return swd_special(d, "direct method reference for", swd_pop_global(d));
-	case 'E':
-		return swd_prefix(d, "distributed thunk ", swd_pop_global(d));
-	case 'F':
-		return swd_special(d, "distributed accessor for", swd_pop_global(d));
-	case 'I':
-		return swd_special(d, "dynamically replaceable thunk for", swd_pop_global(d));
-	case 'u':
-		return swd_special(d, "async function pointer to", swd_pop_global(d));
-	case 'X':
-		return swd_special(d, "dynamically replaceable variable for", swd_pop_global(d));
-	case 'j':
-		return swd_special(d, "dispatch thunk of", swd_pop_global(d));
-	case 'q':
-		return swd_special(d, "method descriptor for", swd_pop_global(d));
-	case 'm':
-		return swd_prefix(d, "merged ", swd_pop_global(d));
-	case 'S':
-		return swd_special(d, "protocol self-conformance witness for", swd_pop_global(d));
-	case 'C':
-		return swd_special(d, "coroutine continuation prototype for", pop_type(d));
-	case 'c':
-		return swd_special(d, "curry thunk of", swd_pop_global(d));
 	case 'w':
 		switch (next(d)) {
 		case 'b':
@@ -193,9 +216,6 @@ struct swn *swd_t_op(struct swd *d)
 		return keypath(d, "key path equality operator for", true);
 	case 'h':
 		return keypath(d, "key path hash function for", true);
-	case 'L':
-		return swd_special(d, "protocol requirements base descriptor for",
-				   swd_pop_protocol(d));
 	case 'l': {
 		struct swn *a = swd_pop_assoc_name(d);
 		return a ? with(d, K_ASSOC_TYPE_DESC, a, NULL) : NULL;
@@ -369,10 +389,23 @@ static struct swn *outlined(struct swd *d)
 
 struct swn *swd_w_op(struct swd *d)
 {
+	static const struct op_row rows[] = {
+	    {'V', false, "value witness table for", pop_type},
+	    {'P', false, "protocol witness table for", swd_pop_conformance},
+	    {'p', false, "protocol witness table pattern for", swd_pop_conformance},
+	    {'a', false, "protocol witness table accessor for", swd_pop_conformance},
+	    {'G', false, "generic protocol witness table for", swd_pop_conformance},
+	    {'I', false, "instantiation function for generic protocol witness table for",
+	     swd_pop_conformance},
+	    {'r', false, "resilient protocol witness table for", swd_pop_conformance},
+	    {'S', false, "protocol self-conformance witness table for", swd_pop_protocol},
+	    {'C', false, "resilient enum tag index for", pop},
+	};
 	int c = next(d);
+	struct swn *op;
+	if (op_row(d, c, OP_ROWS(rows), &op))
+		return op;
 	switch (c) {
-	case 'V':
-		return swd_special(d, "value witness table for", pop_type(d));
 	case 'v': {
 		int k = next(d);
 		if (k != 'd' && k != 'i')
@@ -380,30 +413,10 @@ struct swn *swd_w_op(struct swd *d)
 		struct swn *e = pop(d);
 		if (!swd_is_entity(e))
 			return NULL;
-		struct swn *n = with(d, K_FIELD_OFFSET, e, NULL);
-		if (n) {
-			n->text =
-			    k == 'd' ? "direct field offset for " : "indirect field offset for ";
-			n->tlen = (uint16_t)strlen(n->text);
-		}
-		return n;
+		return settext(with(d, K_FIELD_OFFSET, e, NULL),
+			       k == 'd' ? "direct field offset for "
+					: "indirect field offset for ");
 	}
-	case 'P':
-		return swd_special(d, "protocol witness table for", swd_pop_conformance(d));
-	case 'p':
-		return swd_special(d, "protocol witness table pattern for", swd_pop_conformance(d));
-	case 'a':
-		return swd_special(d, "protocol witness table accessor for",
-				   swd_pop_conformance(d));
-	case 'G':
-		return swd_special(d, "generic protocol witness table for", swd_pop_conformance(d));
-	case 'I':
-		return swd_special(d,
-				   "instantiation function for generic protocol witness table for",
-				   swd_pop_conformance(d));
-	case 'r':
-		return swd_special(d, "resilient protocol witness table for",
-				   swd_pop_conformance(d));
 	case 'L':
 		return lazy_wt(d, "lazy protocol witness table cache variable for type ");
 	case 'l':
@@ -429,11 +442,6 @@ struct swn *swd_w_op(struct swd *d)
 			n->flags |= SWF_MUTABLE;
 		return n;
 	}
-	case 'S':
-		return swd_special(d, "protocol self-conformance witness table for",
-				   swd_pop_protocol(d));
-	case 'C':
-		return swd_special(d, "resilient enum tag index for", pop(d));
 	case 'O':
 		return outlined(d);
 	case 'J':
@@ -461,20 +469,10 @@ struct swn *swd_w_op(struct swd *d)
 	}
 }
 
-static struct swn *pop_opaque_decl(struct swd *d)
-{
-	return pop_kind(d, K_OPAQUE_DECL);
-}
-
 /* metadata, descriptors and records: 'M' letter */
 struct swn *swd_m_op(struct swd *d)
 {
-	static const struct {
-		char code;
-		bool prefix; /* swd_prefix(), else swd_special() */
-		const char *text;
-		struct swn *(*pop)(struct swd *d);
-	} rows[] = {
+	static const struct op_row rows[] = {
 	    {'a', false, "type metadata accessor for", pop_type},
 	    {'L', false, "lazy cache variable for type metadata for", pop_type},
 	    {'f', false, "full type metadata for", pop_type},
@@ -507,13 +505,9 @@ struct swn *swd_m_op(struct swd *d)
 	    {'D', false, "demangling cache variable for type metadata for", pop_type},
 	};
 	int c = next(d);
-	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		if (rows[i].code != c)
-			continue;
-		struct swn *kid = rows[i].pop(d);
-		return rows[i].prefix ? swd_prefix(d, rows[i].text, kid)
-				      : swd_special(d, rows[i].text, kid);
-	}
+	struct swn *op;
+	if (op_row(d, c, OP_ROWS(rows), &op))
+		return op;
 	if (c != 'X')
 		return NULL;
 	switch (next(d)) {
@@ -575,21 +569,13 @@ const char *swd_value_witness(int a, int b, bool legacy)
 
 struct swn *swd_h_global(struct swd *d, int c)
 {
-	switch (c) {
-	case 'r':
-		return swd_special(d, "protocol descriptor runtime record for",
-				   swd_pop_protocol(d));
-	case 'n':
-		return swd_special(d, "nominal type descriptor runtime record for", pop_type(d));
-	case 'o':
-		return swd_special(d, "opaque type descriptor runtime record for",
-				   pop_kind(d, K_OPAQUE_DECL));
-	case 'c':
-		return swd_special(d, "protocol conformance descriptor runtime record for",
-				   swd_pop_conformance(d));
-	case 'F':
-		return swd_special(d, "accessible function runtime record for", swd_pop_global(d));
-	default:
-		return NULL;
-	}
+	static const struct op_row rows[] = {
+	    {'r', false, "protocol descriptor runtime record for", swd_pop_protocol},
+	    {'n', false, "nominal type descriptor runtime record for", pop_type},
+	    {'o', false, "opaque type descriptor runtime record for", pop_opaque_decl},
+	    {'c', false, "protocol conformance descriptor runtime record for", swd_pop_conformance},
+	    {'F', false, "accessible function runtime record for", swd_pop_global},
+	};
+	struct swn *op;
+	return op_row(d, c, OP_ROWS(rows), &op) ? op : NULL;
 }
