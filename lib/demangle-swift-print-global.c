@@ -191,11 +191,11 @@ static void print_conf_list(struct pr *p, const struct swn *l)
 /* ------------------------------------------------------------------ */
 
 static const struct pr_around arounds[K_COUNT] = {
-    [K_BASE_CONF_DESC] = {"base conformance descriptor for ", ": "},
-    [K_DEP_CONF_ROOT] = {"dependent protocol conformance root ", " : "},
-    [K_DEP_CONF_INHERITED] = {"dependent protocol conformance inherited ", " : "},
-    [K_DEP_CONF_ASSOC] = {"dependent protocol conformance associated ", " : "},
-    [K_DEP_CONF_OPAQUE] = {"dependent protocol conformance opaque "},
+    [K_BASE_CONF_DESC] = {"base conformance descriptor for ", ": ", NULL},
+    [K_DEP_CONF_ROOT] = {"dependent protocol conformance root ", " : ", NULL},
+    [K_DEP_CONF_INHERITED] = {"dependent protocol conformance inherited ", " : ", NULL},
+    [K_DEP_CONF_ASSOC] = {"dependent protocol conformance associated ", " : ", NULL},
+    [K_DEP_CONF_OPAQUE] = {"dependent protocol conformance opaque ", NULL, NULL},
 };
 
 bool swd_print_global(struct pr *p, const struct swn *n)
