@@ -152,21 +152,16 @@ struct swn *swd_t_op(struct swd *d)
 		n->flags |= SWF_MUTABLE; /* " for " only with an operand */
 		return n;
 	}
-	case 'w':
-		switch (next(d)) {
-		case 'b':
-			return swd_special(d, "back deployment thunk for", swd_pop_global(d));
-		case 'B':
-			return swd_special(d, "back deployment fallback for", swd_pop_global(d));
-		case 'c':
-			return swd_special(d, "coro function pointer to", swd_pop_global(d));
-		case 'd':
-			return swd_prefix(d, "default override of ", swd_pop_global(d));
-		case 'S':
-			return swd_special(d, "#_hasSymbol query for", swd_pop_global(d));
-		default:
-			return NULL;
-		}
+	case 'w': {
+		static const struct op_row w_rows[] = {
+		    {'b', false, "back deployment thunk for", swd_pop_global},
+		    {'B', false, "back deployment fallback for", swd_pop_global},
+		    {'c', false, "coro function pointer to", swd_pop_global},
+		    {'d', true, "default override of ", swd_pop_global},
+		    {'S', false, "#_hasSymbol query for", swd_pop_global},
+		};
+		return op_row(d, next(d), OP_ROWS(w_rows), &op) ? op : NULL;
+	}
 	case 'Q':
 		return async_partial(d, true);
 	case 'Y':
@@ -508,25 +503,23 @@ struct swn *swd_m_op(struct swd *d)
 	struct swn *op;
 	if (op_row(d, c, OP_ROWS(rows), &op))
 		return op;
+	static const struct op_row x_rows[] = {
+	    {'M', true, "module descriptor ", swd_pop_module},
+	    {'E', true, "extension descriptor ", swd_pop_context},
+	    {'X', true, "anonymous descriptor ", swd_pop_context},
+	};
 	if (c != 'X')
 		return NULL;
-	switch (next(d)) {
-	case 'M':
-		return swd_prefix(d, "module descriptor ", swd_pop_module(d));
-	case 'E':
-		return swd_prefix(d, "extension descriptor ", swd_pop_context(d));
-	case 'X':
-		return swd_prefix(d, "anonymous descriptor ", swd_pop_context(d));
-	case 'Y': {
-		struct swn *id = pop_kind(d, K_IDENT);
-		struct swn *ctx = swd_pop_context(d);
-		if (!id || !ctx)
-			return NULL;
-		return with(d, K_ANON_CONTEXT, ctx, id);
-	}
-	default:
+	c = next(d);
+	if (op_row(d, c, OP_ROWS(x_rows), &op))
+		return op;
+	if (c != 'Y')
 		return NULL;
-	}
+	struct swn *id = pop_kind(d, K_IDENT);
+	struct swn *ctx = swd_pop_context(d);
+	if (!id || !ctx)
+		return NULL;
+	return with(d, K_ANON_CONTEXT, ctx, id);
 }
 
 const char *swd_value_witness(int a, int b, bool legacy)
