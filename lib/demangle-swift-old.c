@@ -10,9 +10,6 @@
 /* ------------------------------------------------------------------ */
 /* identifiers */
 
-static bool punycode_old(struct swd *d, const char *in, size_t n, char *out, size_t *olen,
-			 size_t cap);
-
 struct swn *swo_identifier(struct swd *d, enum swk want)
 {
 	bool puny = nextif(d, 'X');
@@ -29,7 +26,8 @@ struct swn *swo_identifier(struct swd *d, enum swk want)
 	char buf[1024];
 	size_t len = 0;
 	if (puny) {
-		if (!punycode_old(d, s, (size_t)n, buf, &len, sizeof(buf)))
+		/* the same Punycode variant as the current mangling's */
+		if (!swd_punycode(s, (size_t)n, buf, &len, sizeof(buf)))
 			return NULL;
 	} else {
 		if ((size_t)n > sizeof(buf))
@@ -48,11 +46,7 @@ struct swn *swo_identifier(struct swd *d, enum swk want)
 			}
 		}
 	}
-	char *t = swd_alloc(d, len ? len : 1);
-	if (!t)
-		return NULL;
-	memcpy(t, buf, len);
-	return swd_text(d, k, t, len);
+	return swd_text_copy(d, k, buf, len);
 }
 
 static struct swn *decl_name(struct swd *d)
@@ -668,7 +662,7 @@ static struct swn *builtin(struct swd *d)
 	default:
 		return NULL;
 	}
-	return swd_text_copy(d, K_BUILTIN, buf);
+	return swd_text_copy(d, K_BUILTIN, buf, strlen(buf));
 }
 
 static struct swn *protocol_list(struct swd *d)
@@ -996,12 +990,4 @@ struct swn *swo_entity(struct swd *d)
 	struct swn *e = entity_inner(d);
 	d->depth--;
 	return e;
-}
-
-/* the legacy mangling's Punycode is the same variant as the current one */
-static bool punycode_old(struct swd *d, const char *in, size_t n, char *out, size_t *olen,
-			 size_t cap)
-{
-	(void)d;
-	return swd_punycode(in, n, out, olen, cap);
 }

@@ -102,8 +102,6 @@ struct swn *swd_prefix(struct swd *d, const char *text, struct swn *kid);
  * NULL; the legacy mangling has fewer of them.
  */
 const char *swd_builtin_name(int c, bool legacy);
-/* A node of kind k with a copy (in the arena) of the NUL-terminated s. */
-struct swn *swd_text_copy(struct swd *d, enum swk k, const char *s);
 
 /*
  * Reads option letters (letters[i] sets bits[i]) while each sets a bit not

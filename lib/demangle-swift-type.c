@@ -329,16 +329,6 @@ const char *swd_builtin_name(int c, bool legacy)
 	return NULL;
 }
 
-struct swn *swd_text_copy(struct swd *d, enum swk k, const char *s)
-{
-	size_t l = strlen(s);
-	char *t = swd_alloc(d, l);
-	if (!t)
-		return NULL;
-	memcpy(t, s, l);
-	return swd_text(d, k, t, l);
-}
-
 struct swn *swd_builtin(struct swd *d)
 {
 	int c = next(d);
@@ -376,7 +366,7 @@ struct swn *swd_builtin(struct swd *d)
 	default:
 		return NULL;
 	}
-	return swd_text_copy(d, K_BUILTIN, buf);
+	return swd_text_copy(d, K_BUILTIN, buf, strlen(buf));
 }
 
 /* ------------------------------------------------------------------ */

@@ -349,11 +349,7 @@ static struct swn *identifier(struct swd *d)
 	} else {
 		if (blen == 0)
 			return NULL;
-		char *t = swd_alloc(d, blen);
-		if (!t)
-			return NULL;
-		memcpy(t, buf, blen);
-		id = swd_text(d, K_IDENT, t, blen);
+		id = swd_text_copy(d, K_IDENT, buf, blen);
 	}
 	if (!add_subst(d, id))
 		return NULL;
