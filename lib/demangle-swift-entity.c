@@ -139,10 +139,7 @@ static struct swn *accessor(struct swd *d, struct swn *storage)
 	default:
 		return NULL;
 	}
-	struct swn *a = with(d, K_ACCESSOR, storage, NULL);
-	if (a)
-		a->text = name, a->tlen = (uint16_t)strlen(name);
-	return a;
+	return settext(with(d, K_ACCESSOR, storage, NULL), name);
 }
 
 struct swn *swd_variable(struct swd *d)
@@ -239,8 +236,7 @@ static struct swn *macro_expansion(struct swd *d)
 	struct swn *m = node(d, K_MACRO_EXPANSION);
 	if (!m || !add(d, m, ctx) || !add(d, m, macro))
 		return NULL;
-	m->text = kind;
-	m->tlen = (uint16_t)strlen(kind);
+	settext(m, kind);
 	m->index = (uint64_t)idx;
 	if (attached_name) {
 		m->flags |= SWF_MUTABLE;
@@ -442,24 +438,7 @@ struct swn *swd_pop_any_conformance(struct swd *d)
 
 static struct swn *pop_conformance_list(struct swd *d)
 {
-	struct swn *list = node(d, K_CONF_LIST);
-	if (!list)
-		return NULL;
-	if (pop_kind(d, K_EMPTY_LIST))
-		return list;
-	bool first = false;
-	do {
-		first = pop_kind(d, K_FIRST_MARK) != NULL;
-		struct swn *c = swd_pop_any_conformance(d);
-		if (!c || !add(d, list, c))
-			return NULL;
-	} while (!first);
-	for (unsigned i = 0, j = list->nkids - 1; i < j; i++, j--) {
-		struct swn *x = list->kids[i];
-		list->kids[i] = list->kids[j];
-		list->kids[j] = x;
-	}
-	return list;
+	return swd_pop_list(d, K_CONF_LIST, true, swd_pop_any_conformance);
 }
 
 static struct swn *dep_conf_index(struct swd *d, struct swn *n)
@@ -538,22 +517,12 @@ struct swn *swd_h_op(struct swd *d)
 
 struct swn *swd_special(struct swd *d, const char *text, struct swn *kid)
 {
-	if (!kid)
-		return NULL;
-	struct swn *n = with(d, K_SPECIAL, kid, NULL);
-	if (n)
-		n->text = text, n->tlen = (uint16_t)strlen(text);
-	return n;
+	return settext(with(d, K_SPECIAL, kid, NULL), text);
 }
 
 struct swn *swd_prefix(struct swd *d, const char *text, struct swn *kid)
 {
-	if (!kid)
-		return NULL;
-	struct swn *n = with(d, K_PREFIX, kid, NULL);
-	if (n)
-		n->text = text, n->tlen = (uint16_t)strlen(text);
-	return n;
+	return settext(with(d, K_PREFIX, kid, NULL), text);
 }
 
 /* everything on the stack, as the operand of a global attribute */
@@ -589,10 +558,7 @@ static bool spec_info(struct swd *d, struct swn *spec)
 
 static struct swn *spec_node(struct swd *d, const char *text)
 {
-	struct swn *s = node(d, K_SPEC);
-	if (s)
-		s->text = text, s->tlen = (uint16_t)strlen(text);
-	return s;
+	return settext(node(d, K_SPEC), text);
 }
 
 struct swn *swd_generic_spec(struct swd *d, const char *text)
@@ -704,8 +670,7 @@ static struct swn *spec_arg(struct swd *d, bool ret)
 				return NULL;
 			}
 			a->index = SA_CONST_STRING;
-			a->text = enc;
-			a->tlen = (uint16_t)strlen(enc);
+			settext(a, enc);
 			return a;
 		}
 		default:
@@ -714,60 +679,33 @@ static struct swn *spec_arg(struct swd *d, bool ret)
 	}
 	default: {
 		/* option set: e/d/g/o/x/i/s with modifiers */
-		unsigned opts = 0;
+		/*
+		 * generic, dead, owned to guaranteed, guaranteed to owned,
+		 * exploded, box to value, box to stack; D, G, X and O set the
+		 * bits of d, g, x and o
+		 */
+		static const unsigned char bits[] = {1, 2, 4, 8, 16, 32, 64, 2, 4, 16, 8};
 		d->pos--;
-		for (;;) {
-			int o = peek(d);
-			unsigned bit;
-			switch (o) {
-			case 'e':
-				bit = 1;
-				break; /* generic */
-			case 'd':
-				bit = 2;
-				break; /* dead */
-			case 'g':
-				bit = 4;
-				break; /* owned to guaranteed */
-			case 'o':
-				bit = 8;
-				break; /* guaranteed to owned */
-			case 'x':
-				bit = 16;
-				break; /* exploded */
-			case 'i':
-				bit = 32;
-				break; /* box to value */
-			case 's':
-				bit = 64;
-				break; /* box to stack */
-			case 'D':
-				bit = 2;
-				break;
-			case 'G':
-				bit = 4;
-				break;
-			case 'X':
-				bit = 16;
-				break;
-			case 'O':
-				bit = 8;
-				break;
-			default:
-				bit = 0;
-				break;
-			}
-			if (!bit || (opts & bit))
-				break;
-			opts |= bit;
-			next(d);
-		}
+		unsigned opts = swd_option_set(d, "edgoxisDGXO", bits);
 		if (!opts)
 			return NULL;
 		a->index = SA_OPTIONS;
 		a->index2 = opts;
 		return a;
 	}
+	}
+}
+
+unsigned swd_option_set(struct swd *d, const char *letters, const unsigned char *bits)
+{
+	unsigned opts = 0;
+	for (;;) {
+		int c = peek(d);
+		const char *l = c ? strchr(letters, c) : NULL;
+		if (!l || (opts & bits[l - letters]))
+			return opts;
+		opts |= bits[l - letters];
+		next(d);
 	}
 }
 
@@ -902,8 +840,7 @@ struct swn *swd_autodiff(struct swd *d, bool vtable, bool witness)
 		if (!kind)
 			return NULL;
 	}
-	a->text = kind;
-	a->tlen = (uint16_t)strlen(kind);
+	settext(a, kind);
 	if (!index_subset(d, a, &a->index) || !nextif(d, 'p'))
 		return NULL;
 	if (!index_subset(d, a, &a->index2) || !nextif(d, 'r'))
@@ -925,8 +862,7 @@ struct swn *swd_autodiff_subset(struct swd *d)
 	const char *kind = swd_autodiff_kind(next(d));
 	if (!a || !kind)
 		return NULL;
-	a->text = kind;
-	a->tlen = (uint16_t)strlen(kind);
+	settext(a, kind);
 	uint64_t to;
 	if (!index_subset(d, a, &a->index) || !nextif(d, 'p'))
 		return NULL;

@@ -21,8 +21,7 @@ static struct swn *reabstraction(struct swd *d, const char *text, bool self)
 	struct swn *r = with3(d, K_REABSTRACT, from, to, sig);
 	if (!r)
 		return NULL;
-	r->text = text;
-	r->tlen = (uint16_t)strlen(text);
+	settext(r, text);
 	if (self) {
 		struct swn *st = pop_type(d);
 		if (!st || !add(d, r, st))
@@ -55,16 +54,11 @@ static struct swn *keypath(struct swd *d, const char *text, bool hash)
 		if (!decl)
 			return NULL;
 	}
-	for (unsigned i = 0, j = types->nkids - 1; types->nkids && i < j; i++, j--) {
-		struct swn *x = types->kids[i];
-		types->kids[i] = types->kids[j];
-		types->kids[j] = x;
-	}
+	swd_reverse_kids(types);
 	struct swn *k = node(d, hash ? K_KEYPATH_EQ : K_KEYPATH);
 	if (!k)
 		return NULL;
-	k->text = text;
-	k->tlen = (uint16_t)strlen(text);
+	settext(k, text);
 	if (serialized)
 		k->flags |= SWF_READONLY;
 	if (!add(d, k, decl ? decl : types) || !add(d, k, types))
@@ -89,9 +83,62 @@ static struct swn *async_partial(struct swd *d, bool await)
 	return n;
 }
 
+/*
+ * The operators that pop one operand and name it by fixed text: a special
+ * node ("text operand") or, with prefix set, a prefix node ("textoperand").
+ */
+struct op_row {
+	char code;
+	bool prefix;
+	const char *text;
+	struct swn *(*pop)(struct swd *d);
+};
+
+#define OP_ROWS(rows) (rows), sizeof(rows) / sizeof((rows)[0])
+
+/* Whether letter c has a row in rows; if so, *ret is its node (NULL: invalid). */
+static bool op_row(struct swd *d, int c, const struct op_row *rows, size_t nrows, struct swn **ret)
+{
+	for (size_t i = 0; i < nrows; i++) {
+		if (rows[i].code != c)
+			continue;
+		struct swn *kid = rows[i].pop(d);
+		*ret = rows[i].prefix ? swd_prefix(d, rows[i].text, kid)
+				      : swd_special(d, rows[i].text, kid);
+		return true;
+	}
+	return false;
+}
+
+static struct swn *pop_opaque_decl(struct swd *d)
+{
+	return pop_kind(d, K_OPAQUE_DECL);
+}
+
 struct swn *swd_t_op(struct swd *d)
 {
+	static const struct op_row rows[] = {
+	    {'O', true, "@nonobjc ", swd_pop_global},
+	    {'o', true, "@objc ", swd_pop_global},
+	    {'D', true, "dynamic ", swd_pop_global},
+	    {'d', false, "direct method reference for", swd_pop_global},
+	    {'E', true, "distributed thunk ", swd_pop_global},
+	    {'F', false, "distributed accessor for", swd_pop_global},
+	    {'I', false, "dynamically replaceable thunk for", swd_pop_global},
+	    {'u', false, "async function pointer to", swd_pop_global},
+	    {'X', false, "dynamically replaceable variable for", swd_pop_global},
+	    {'j', false, "dispatch thunk of", swd_pop_global},
+	    {'q', false, "method descriptor for", swd_pop_global},
+	    {'m', true, "merged ", swd_pop_global},
+	    {'S', false, "protocol self-conformance witness for", swd_pop_global},
+	    {'C', false, "coroutine continuation prototype for", pop_type},
+	    {'c', false, "curry thunk of", swd_pop_global},
+	    {'L', false, "protocol requirements base descriptor for", swd_pop_protocol},
+	};
 	int c = next(d);
+	struct swn *op;
+	if (op_row(d, c, OP_ROWS(rows), &op))
+		return op;
 	switch (c) {
 	case 'A':
 	case 'a': {
@@ -101,56 +148,20 @@ struct swn *swd_t_op(struct swd *d)
 		struct swn *n = node(d, K_SPECIAL);
 		if (!n || (g && !add(d, n, g)))
 			return NULL;
-		n->text = c == 'A' ? "partial apply forwarder" : "partial apply ObjC forwarder";
-		n->tlen = (uint16_t)strlen(n->text);
+		settext(n, c == 'A' ? "partial apply forwarder" : "partial apply ObjC forwarder");
 		n->flags |= SWF_MUTABLE; /* " for " only with an operand */
 		return n;
 	}
-	case 'O':
-		return swd_prefix(d, "@nonobjc ", swd_pop_global(d));
-	case 'o':
-		return swd_prefix(d, "@objc ", swd_pop_global(d));
-	case 'D':
-		return swd_prefix(d, "dynamic ", swd_pop_global(d));
-	case 'd':
-		return swd_special(d, "direct method reference for", swd_pop_global(d));
-	case 'E':
-		return swd_prefix(d, "distributed thunk ", swd_pop_global(d));
-	case 'F':
-		return swd_special(d, "distributed accessor for", swd_pop_global(d));
-	case 'I':
-		return swd_special(d, "dynamically replaceable thunk for", swd_pop_global(d));
-	case 'u':
-		return swd_special(d, "async function pointer to", swd_pop_global(d));
-	case 'X':
-		return swd_special(d, "dynamically replaceable variable for", swd_pop_global(d));
-	case 'j':
-		return swd_special(d, "dispatch thunk of", swd_pop_global(d));
-	case 'q':
-		return swd_special(d, "method descriptor for", swd_pop_global(d));
-	case 'm':
-		return swd_prefix(d, "merged ", swd_pop_global(d));
-	case 'S':
-		return swd_special(d, "protocol self-conformance witness for", swd_pop_global(d));
-	case 'C':
-		return swd_special(d, "coroutine continuation prototype for", pop_type(d));
-	case 'c':
-		return swd_special(d, "curry thunk of", swd_pop_global(d));
-	case 'w':
-		switch (next(d)) {
-		case 'b':
-			return swd_special(d, "back deployment thunk for", swd_pop_global(d));
-		case 'B':
-			return swd_special(d, "back deployment fallback for", swd_pop_global(d));
-		case 'c':
-			return swd_special(d, "coro function pointer to", swd_pop_global(d));
-		case 'd':
-			return swd_prefix(d, "default override of ", swd_pop_global(d));
-		case 'S':
-			return swd_special(d, "#_hasSymbol query for", swd_pop_global(d));
-		default:
-			return NULL;
-		}
+	case 'w': {
+		static const struct op_row w_rows[] = {
+		    {'b', false, "back deployment thunk for", swd_pop_global},
+		    {'B', false, "back deployment fallback for", swd_pop_global},
+		    {'c', false, "coro function pointer to", swd_pop_global},
+		    {'d', true, "default override of ", swd_pop_global},
+		    {'S', false, "#_hasSymbol query for", swd_pop_global},
+		};
+		return op_row(d, next(d), OP_ROWS(w_rows), &op) ? op : NULL;
+	}
 	case 'Q':
 		return async_partial(d, true);
 	case 'Y':
@@ -200,9 +211,6 @@ struct swn *swd_t_op(struct swd *d)
 		return keypath(d, "key path equality operator for", true);
 	case 'h':
 		return keypath(d, "key path hash function for", true);
-	case 'L':
-		return swd_special(d, "protocol requirements base descriptor for",
-				   swd_pop_protocol(d));
 	case 'l': {
 		struct swn *a = swd_pop_assoc_name(d);
 		return a ? with(d, K_ASSOC_TYPE_DESC, a, NULL) : NULL;
@@ -226,11 +234,8 @@ struct swn *swd_t_op(struct swd *d)
 		if (!req || !path || !proto)
 			return NULL;
 		struct swn *n = with3(d, K_ASSOC_CONF_DESC, proto, path, req);
-		if (n) {
-			n->text = c == 'n' ? "associated conformance descriptor for "
-					   : "default associated conformance accessor for ";
-			n->tlen = (uint16_t)strlen(n->text);
-		}
+		settext(n, c == 'n' ? "associated conformance descriptor for "
+				    : "default associated conformance accessor for ");
 		return n;
 	}
 	case 'b': {
@@ -274,10 +279,7 @@ struct swn *swd_t_op(struct swd *d)
 			const char *kind = swd_autodiff_kind(next(d));
 			if (!to || !from || !kind)
 				return NULL;
-			struct swn *n = with(d, K_AUTODIFF_REORDER, from, to);
-			if (n)
-				n->text = kind, n->tlen = (uint16_t)strlen(kind);
-			return n;
+			return settext(with(d, K_AUTODIFF_REORDER, from, to), kind);
 		}
 		if (nextif(d, 'S'))
 			return swd_autodiff_subset(d);
@@ -324,10 +326,7 @@ static struct swn *lazy_wt(struct swd *d, const char *text)
 {
 	struct swn *conf = swd_pop_conformance(d);
 	struct swn *t = pop_type(d);
-	struct swn *n = (conf && t) ? with(d, K_LAZY_WT, t, conf) : NULL;
-	if (n)
-		n->text = text, n->tlen = (uint16_t)strlen(text);
-	return n;
+	return settext((conf && t) ? with(d, K_LAZY_WT, t, conf) : NULL, text);
 }
 
 static struct swn *outlined(struct swd *d)
@@ -385,10 +384,23 @@ static struct swn *outlined(struct swd *d)
 
 struct swn *swd_w_op(struct swd *d)
 {
+	static const struct op_row rows[] = {
+	    {'V', false, "value witness table for", pop_type},
+	    {'P', false, "protocol witness table for", swd_pop_conformance},
+	    {'p', false, "protocol witness table pattern for", swd_pop_conformance},
+	    {'a', false, "protocol witness table accessor for", swd_pop_conformance},
+	    {'G', false, "generic protocol witness table for", swd_pop_conformance},
+	    {'I', false, "instantiation function for generic protocol witness table for",
+	     swd_pop_conformance},
+	    {'r', false, "resilient protocol witness table for", swd_pop_conformance},
+	    {'S', false, "protocol self-conformance witness table for", swd_pop_protocol},
+	    {'C', false, "resilient enum tag index for", pop},
+	};
 	int c = next(d);
+	struct swn *op;
+	if (op_row(d, c, OP_ROWS(rows), &op))
+		return op;
 	switch (c) {
-	case 'V':
-		return swd_special(d, "value witness table for", pop_type(d));
 	case 'v': {
 		int k = next(d);
 		if (k != 'd' && k != 'i')
@@ -396,30 +408,10 @@ struct swn *swd_w_op(struct swd *d)
 		struct swn *e = pop(d);
 		if (!swd_is_entity(e))
 			return NULL;
-		struct swn *n = with(d, K_FIELD_OFFSET, e, NULL);
-		if (n) {
-			n->text =
-			    k == 'd' ? "direct field offset for " : "indirect field offset for ";
-			n->tlen = (uint16_t)strlen(n->text);
-		}
-		return n;
+		return settext(with(d, K_FIELD_OFFSET, e, NULL),
+			       k == 'd' ? "direct field offset for "
+					: "indirect field offset for ");
 	}
-	case 'P':
-		return swd_special(d, "protocol witness table for", swd_pop_conformance(d));
-	case 'p':
-		return swd_special(d, "protocol witness table pattern for", swd_pop_conformance(d));
-	case 'a':
-		return swd_special(d, "protocol witness table accessor for",
-				   swd_pop_conformance(d));
-	case 'G':
-		return swd_special(d, "generic protocol witness table for", swd_pop_conformance(d));
-	case 'I':
-		return swd_special(d,
-				   "instantiation function for generic protocol witness table for",
-				   swd_pop_conformance(d));
-	case 'r':
-		return swd_special(d, "resilient protocol witness table for",
-				   swd_pop_conformance(d));
 	case 'L':
 		return lazy_wt(d, "lazy protocol witness table cache variable for type ");
 	case 'l':
@@ -445,11 +437,6 @@ struct swn *swd_w_op(struct swd *d)
 			n->flags |= SWF_MUTABLE;
 		return n;
 	}
-	case 'S':
-		return swd_special(d, "protocol self-conformance witness table for",
-				   swd_pop_protocol(d));
-	case 'C':
-		return swd_special(d, "resilient enum tag index for", pop(d));
 	case 'O':
 		return outlined(d);
 	case 'J':
@@ -468,11 +455,8 @@ struct swn *swd_w_op(struct swd *d)
 		if (!ctx || names->nkids == 0)
 			return NULL;
 		struct swn *n = with(d, K_ONE_TIME_INIT, ctx, names);
-		if (n) {
-			n->text = c == 'Z' ? "one-time initialization function for "
-					   : "one-time initialization token for ";
-			n->tlen = (uint16_t)strlen(n->text);
-		}
+		settext(n, c == 'Z' ? "one-time initialization function for "
+				    : "one-time initialization token for ");
 		return n;
 	}
 	default:
@@ -480,101 +464,65 @@ struct swn *swd_w_op(struct swd *d)
 	}
 }
 
+/* metadata, descriptors and records: 'M' letter */
 struct swn *swd_m_op(struct swd *d)
 {
+	static const struct op_row rows[] = {
+	    {'a', false, "type metadata accessor for", pop_type},
+	    {'L', false, "lazy cache variable for type metadata for", pop_type},
+	    {'f', false, "full type metadata for", pop_type},
+	    {'P', false, "generic type metadata pattern for", pop_type},
+	    {'r', false, "type metadata completion function for", pop_type},
+	    {'i', false, "type metadata instantiation function for", pop_type},
+	    {'I', false, "type metadata instantiation cache for", pop_type},
+	    {'l', false, "type metadata singleton initialization cache for", pop_type},
+	    {'m', false, "metaclass for", pop_type},
+	    {'n', false, "nominal type descriptor for", pop_type},
+	    {'Q', false, "opaque type descriptor for", pop_opaque_decl},
+	    {'u', false, "class method lookup function for", pop_type},
+	    {'U', false, "ObjC metadata update function for", pop_type},
+	    {'s', false, "ObjC resilient class stub for", pop_type},
+	    {'t', false, "full ObjC resilient class stub for", pop_type},
+	    {'p', false, "protocol descriptor for", swd_pop_protocol},
+	    {'o', false, "class metadata base offset for", pop_type},
+	    {'F', true, "reflection metadata field descriptor ", pop_type},
+	    {'B', true, "reflection metadata builtin descriptor ", pop_type},
+	    {'A', true, "reflection metadata associated type descriptor ", swd_pop_conformance},
+	    {'C', true, "reflection metadata superclass descriptor ", pop_type},
+	    {'K', false, "metadata instantiation cache for", swd_pop_global},
+	    {'J', false, "noncanonical specialized generic type metadata instantiation cache for",
+	     swd_pop_global},
+	    {'N', false, "noncanonical specialized generic type metadata for", swd_pop_global},
+	    {'z', false, "canonical prespecialized generic type caching token for", swd_pop_global},
+	    {'q', false, "uniquing prefix for", swd_pop_global},
+	    {'S', false, "protocol self-conformance descriptor for", swd_pop_protocol},
+	    {'c', false, "protocol conformance descriptor for", swd_pop_conformance},
+	    {'D', false, "demangling cache variable for type metadata for", pop_type},
+	};
 	int c = next(d);
-	switch (c) {
-	case 'a':
-		return swd_special(d, "type metadata accessor for", pop_type(d));
-	case 'L':
-		return swd_special(d, "lazy cache variable for type metadata for", pop_type(d));
-	case 'f':
-		return swd_special(d, "full type metadata for", pop_type(d));
-	case 'P':
-		return swd_special(d, "generic type metadata pattern for", pop_type(d));
-	case 'r':
-		return swd_special(d, "type metadata completion function for", pop_type(d));
-	case 'i':
-		return swd_special(d, "type metadata instantiation function for", pop_type(d));
-	case 'I':
-		return swd_special(d, "type metadata instantiation cache for", pop_type(d));
-	case 'l':
-		return swd_special(d, "type metadata singleton initialization cache for",
-				   pop_type(d));
-	case 'm':
-		return swd_special(d, "metaclass for", pop_type(d));
-	case 'n':
-		return swd_special(d, "nominal type descriptor for", pop_type(d));
-	case 'Q':
-		return swd_special(d, "opaque type descriptor for", pop_kind(d, K_OPAQUE_DECL));
-	case 'u':
-		return swd_special(d, "class method lookup function for", pop_type(d));
-	case 'U':
-		return swd_special(d, "ObjC metadata update function for", pop_type(d));
-	case 's':
-		return swd_special(d, "ObjC resilient class stub for", pop_type(d));
-	case 't':
-		return swd_special(d, "full ObjC resilient class stub for", pop_type(d));
-	case 'p':
-		return swd_special(d, "protocol descriptor for", swd_pop_protocol(d));
-	case 'o':
-		return swd_special(d, "class metadata base offset for", pop_type(d));
-	case 'F':
-		return swd_prefix(d, "reflection metadata field descriptor ", pop_type(d));
-	case 'B':
-		return swd_prefix(d, "reflection metadata builtin descriptor ", pop_type(d));
-	case 'A':
-		return swd_prefix(d, "reflection metadata associated type descriptor ",
-				  swd_pop_conformance(d));
-	case 'C':
-		return swd_prefix(d, "reflection metadata superclass descriptor ", pop_type(d));
-	case 'K':
-		return swd_special(d, "metadata instantiation cache for", swd_pop_global(d));
-	case 'J':
-		return swd_special(
-		    d, "noncanonical specialized generic type metadata instantiation cache for",
-		    swd_pop_global(d));
-	case 'N':
-		return swd_special(d, "noncanonical specialized generic type metadata for",
-				   swd_pop_global(d));
-	case 'z':
-		return swd_special(d, "canonical prespecialized generic type caching token for",
-				   swd_pop_global(d));
-	case 'q':
-		return swd_special(d, "uniquing prefix for", swd_pop_global(d));
-	case 'S':
-		return swd_special(d, "protocol self-conformance descriptor for",
-				   swd_pop_protocol(d));
-	case 'c':
-		return swd_special(d, "protocol conformance descriptor for",
-				   swd_pop_conformance(d));
-	case 'D':
-		return swd_special(d, "demangling cache variable for type metadata for",
-				   pop_type(d));
-	case 'X':
-		switch (next(d)) {
-		case 'M':
-			return swd_prefix(d, "module descriptor ", swd_pop_module(d));
-		case 'E':
-			return swd_prefix(d, "extension descriptor ", swd_pop_context(d));
-		case 'X':
-			return swd_prefix(d, "anonymous descriptor ", swd_pop_context(d));
-		case 'Y': {
-			struct swn *id = pop_kind(d, K_IDENT);
-			struct swn *ctx = swd_pop_context(d);
-			if (!id || !ctx)
-				return NULL;
-			return with(d, K_ANON_CONTEXT, ctx, id);
-		}
-		default:
-			return NULL;
-		}
-	default:
+	struct swn *op;
+	if (op_row(d, c, OP_ROWS(rows), &op))
+		return op;
+	static const struct op_row x_rows[] = {
+	    {'M', true, "module descriptor ", swd_pop_module},
+	    {'E', true, "extension descriptor ", swd_pop_context},
+	    {'X', true, "anonymous descriptor ", swd_pop_context},
+	};
+	if (c != 'X')
 		return NULL;
-	}
+	c = next(d);
+	if (op_row(d, c, OP_ROWS(x_rows), &op))
+		return op;
+	if (c != 'Y')
+		return NULL;
+	struct swn *id = pop_kind(d, K_IDENT);
+	struct swn *ctx = swd_pop_context(d);
+	if (!id || !ctx)
+		return NULL;
+	return with(d, K_ANON_CONTEXT, ctx, id);
 }
 
-const char *swd_value_witness(int a, int b)
+const char *swd_value_witness(int a, int b, bool legacy)
 {
 	static const struct {
 		char code[3];
@@ -605,7 +553,8 @@ const char *swd_value_witness(int a, int b)
 	    {"et", "getEnumTagSinglePayload"},
 	    {"st", "storeEnumTagSinglePayload"},
 	};
-	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)
+	size_t n = sizeof(tab) / sizeof(tab[0]) - (legacy ? 2 : 0);
+	for (size_t i = 0; i < n; i++)
 		if (tab[i].code[0] == a && tab[i].code[1] == b)
 			return tab[i].name;
 	return NULL;
@@ -613,21 +562,13 @@ const char *swd_value_witness(int a, int b)
 
 struct swn *swd_h_global(struct swd *d, int c)
 {
-	switch (c) {
-	case 'r':
-		return swd_special(d, "protocol descriptor runtime record for",
-				   swd_pop_protocol(d));
-	case 'n':
-		return swd_special(d, "nominal type descriptor runtime record for", pop_type(d));
-	case 'o':
-		return swd_special(d, "opaque type descriptor runtime record for",
-				   pop_kind(d, K_OPAQUE_DECL));
-	case 'c':
-		return swd_special(d, "protocol conformance descriptor runtime record for",
-				   swd_pop_conformance(d));
-	case 'F':
-		return swd_special(d, "accessible function runtime record for", swd_pop_global(d));
-	default:
-		return NULL;
-	}
+	static const struct op_row rows[] = {
+	    {'r', false, "protocol descriptor runtime record for", swd_pop_protocol},
+	    {'n', false, "nominal type descriptor runtime record for", pop_type},
+	    {'o', false, "opaque type descriptor runtime record for", pop_opaque_decl},
+	    {'c', false, "protocol conformance descriptor runtime record for", swd_pop_conformance},
+	    {'F', false, "accessible function runtime record for", swd_pop_global},
+	};
+	struct swn *op;
+	return op_row(d, c, OP_ROWS(rows), &op) ? op : NULL;
 }

@@ -98,6 +98,15 @@ struct swn *swd_text(struct swd *d, enum swk kind, const char *text, size_t len)
 	return n;
 }
 
+struct swn *swd_text_copy(struct swd *d, enum swk kind, const char *text, size_t len)
+{
+	char *t = swd_alloc(d, len ? len : 1);
+	if (!t)
+		return NULL;
+	memcpy(t, text, len);
+	return swd_text(d, kind, t, len);
+}
+
 struct swn *swd_index(struct swd *d, enum swk kind, uint64_t index)
 {
 	struct swn *n = swd_node(d, kind);

@@ -8,16 +8,6 @@
 /* ------------------------------------------------------------------ */
 /* globals */
 
-static struct swn *special(struct swd *d, const char *text, struct swn *kid)
-{
-	return settext(with(d, K_SPECIAL, kid, NULL), text);
-}
-
-static struct swn *prefix(struct swd *d, const char *text, struct swn *kid)
-{
-	return settext(with(d, K_PREFIX, kid, NULL), text);
-}
-
 static struct swn *conformance(struct swd *d)
 {
 	struct swn *sig = NULL;
@@ -138,37 +128,9 @@ static struct swn *funcsig_arg(struct swd *d)
 		a->text = d->s + start;
 		a->tlen = (uint16_t)(d->pos - start);
 	} else {
-		unsigned opts = 0;
-		for (;;) {
-			unsigned bit;
-			switch (peek(d)) {
-			case 'd':
-				bit = 2;
-				break;
-			case 'g':
-				bit = 4;
-				break;
-			case 'o':
-				bit = 8;
-				break;
-			case 's':
-				bit = 16;
-				break;
-			case 'k':
-				bit = 16;
-				break;
-			case 'i':
-				bit = 32;
-				break;
-			default:
-				bit = 0;
-				break;
-			}
-			if (!bit || (opts & bit))
-				break;
-			opts |= bit;
-			next(d);
-		}
+		/* the legacy letters for the bits of the current mangling's */
+		static const unsigned char bits[] = {2, 4, 8, 16, 16, 32};
+		unsigned opts = swd_option_set(d, "dgoski", bits);
 		if (!opts)
 			return NULL;
 		a->index = 8;
@@ -213,13 +175,13 @@ static struct swn *thunk(struct swd *d)
 	int c = next(d);
 	switch (c) {
 	case 'o':
-		return prefix(d, "@objc ", swo_global(d));
+		return swd_prefix(d, "@objc ", swo_global(d));
 	case 'O':
-		return prefix(d, "@nonobjc ", swo_global(d));
+		return swd_prefix(d, "@nonobjc ", swo_global(d));
 	case 'D':
-		return prefix(d, "dynamic ", swo_global(d));
+		return swd_prefix(d, "dynamic ", swo_global(d));
 	case 'd':
-		return special(d, "direct method reference for", swo_global(d));
+		return swd_special(d, "direct method reference for", swo_global(d));
 	case 'R':
 		return reabstraction(d, "reabstraction thunk helper");
 	case 'r':
@@ -247,43 +209,43 @@ static struct swn *thunk(struct swd *d)
 
 static struct swn *metadata(struct swd *d)
 {
+	static const struct {
+		char code;
+		const char *text;
+	} of_type[] = {
+	    {'P', "generic type metadata pattern for"},
+	    {'f', "full type metadata for"},
+	    {'a', "type metadata accessor for"},
+	    {'L', "lazy cache variable for type metadata for"},
+	    {'m', "metaclass for"},
+	    {'n', "nominal type descriptor for"},
+	};
+	for (size_t i = 0; i < sizeof(of_type) / sizeof(of_type[0]); i++) {
+		if (peek(d) == of_type[i].code) {
+			next(d);
+			return swd_special(d, of_type[i].text, swo_type(d));
+		}
+	}
 	switch (peek(d)) {
-	case 'P':
-		next(d);
-		return special(d, "generic type metadata pattern for", swo_type(d));
-	case 'f':
-		next(d);
-		return special(d, "full type metadata for", swo_type(d));
-	case 'a':
-		next(d);
-		return special(d, "type metadata accessor for", swo_type(d));
-	case 'L':
-		next(d);
-		return special(d, "lazy cache variable for type metadata for", swo_type(d));
-	case 'm':
-		next(d);
-		return special(d, "metaclass for", swo_type(d));
-	case 'n':
-		next(d);
-		return special(d, "nominal type descriptor for", swo_type(d));
 	case 'p':
 		next(d);
-		return special(d, "protocol descriptor for", swo_protocol_name(d));
+		return swd_special(d, "protocol descriptor for", swo_protocol_name(d));
 	case 'R':
 		next(d);
 		switch (next(d)) {
 		case 'f':
-			return prefix(d, "reflection metadata field descriptor ", swo_type(d));
+			return swd_prefix(d, "reflection metadata field descriptor ", swo_type(d));
 		case 'b':
-			return prefix(d, "reflection metadata builtin descriptor ", swo_type(d));
+			return swd_prefix(d, "reflection metadata builtin descriptor ",
+					  swo_type(d));
 		case 'a':
-			return prefix(d, "reflection metadata associated type descriptor ",
-				      conformance(d));
+			return swd_prefix(d, "reflection metadata associated type descriptor ",
+					  conformance(d));
 		default:
 			return NULL;
 		}
 	default:
-		return special(d, "type metadata for", swo_type(d));
+		return swd_special(d, "type metadata for", swo_type(d));
 	}
 }
 
@@ -292,7 +254,7 @@ static struct swn *witness(struct swd *d)
 	int c = next(d);
 	switch (c) {
 	case 'V':
-		return special(d, "value witness table for", swo_type(d));
+		return swd_special(d, "value witness table for", swo_type(d));
 	case 'v': {
 		const char *t;
 		switch (next(d)) {
@@ -308,14 +270,15 @@ static struct swn *witness(struct swd *d)
 		return settext(with(d, K_FIELD_OFFSET, swo_entity(d), NULL), t);
 	}
 	case 'P':
-		return special(d, "protocol witness table for", conformance(d));
+		return swd_special(d, "protocol witness table for", conformance(d));
 	case 'a':
-		return special(d, "protocol witness table accessor for", conformance(d));
+		return swd_special(d, "protocol witness table accessor for", conformance(d));
 	case 'G':
-		return special(d, "generic protocol witness table for", conformance(d));
+		return swd_special(d, "generic protocol witness table for", conformance(d));
 	case 'I':
-		return special(d, "instantiation function for generic protocol witness table for",
-			       conformance(d));
+		return swd_special(d,
+				   "instantiation function for generic protocol witness table for",
+				   conformance(d));
 	case 'l':
 	case 'L': {
 		struct swn *t = swo_type(d);
@@ -344,39 +307,9 @@ static struct swn *witness(struct swd *d)
 
 static struct swn *value_witness(struct swd *d)
 {
-	static const struct {
-		char code[3];
-		const char *name;
-	} tab[] = {
-	    {"al", "allocateBuffer"},
-	    {"ca", "assignWithCopy"},
-	    {"ta", "assignWithTake"},
-	    {"de", "deallocateBuffer"},
-	    {"xx", "destroy"},
-	    {"XX", "destroyBuffer"},
-	    {"Xx", "destroyArray"},
-	    {"CP", "initializeBufferWithCopyOfBuffer"},
-	    {"Cp", "initializeBufferWithCopy"},
-	    {"cp", "initializeWithCopy"},
-	    {"TK", "initializeBufferWithTakeOfBuffer"},
-	    {"Tk", "initializeBufferWithTake"},
-	    {"tk", "initializeWithTake"},
-	    {"pr", "projectBuffer"},
-	    {"xs", "storeExtraInhabitant"},
-	    {"xg", "getExtraInhabitantIndex"},
-	    {"Cc", "initializeArrayWithCopy"},
-	    {"Tt", "initializeArrayWithTakeFrontToBack"},
-	    {"tT", "initializeArrayWithTakeBackToFront"},
-	    {"ug", "getEnumTag"},
-	    {"up", "destructiveProjectEnumData"},
-	    {"ui", "destructiveInjectEnumTag"},
-	};
 	int a = next(d), b = next(d);
-	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
-		if (tab[i].code[0] == a && tab[i].code[1] == b)
-			return settext(with(d, K_VALUE_WITNESS, swo_type(d), NULL), tab[i].name);
-	}
-	return NULL;
+	const char *name = swd_value_witness(a, b, true);
+	return name ? settext(with(d, K_VALUE_WITNESS, swo_type(d), NULL), name) : NULL;
 }
 
 static struct swn *global_inner(struct swd *d)

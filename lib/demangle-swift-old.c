@@ -10,28 +10,12 @@
 /* ------------------------------------------------------------------ */
 /* identifiers */
 
-static bool punycode_old(struct swd *d, const char *in, size_t n, char *out, size_t *olen,
-			 size_t cap);
-
 struct swn *swo_identifier(struct swd *d, enum swk want)
 {
 	bool puny = nextif(d, 'X');
 	enum swk k = want;
-	if (nextif(d, 'o')) {
-		switch (next(d)) {
-		case 'p':
-			k = K_PREFIX_OP;
-			break;
-		case 'P':
-			k = K_POSTFIX_OP;
-			break;
-		case 'i':
-			k = K_INFIX_OP;
-			break;
-		default:
-			return NULL;
-		}
-	}
+	if (nextif(d, 'o') && (k = swd_fixity(next(d))) == K_COUNT)
+		return NULL;
 	int64_t n = natural(d);
 	if (n <= 0 || (uint64_t)n > d->len - d->pos)
 		return NULL;
@@ -42,7 +26,8 @@ struct swn *swo_identifier(struct swd *d, enum swk want)
 	char buf[1024];
 	size_t len = 0;
 	if (puny) {
-		if (!punycode_old(d, s, (size_t)n, buf, &len, sizeof(buf)))
+		/* the same Punycode variant as the current mangling's */
+		if (!swd_punycode(s, (size_t)n, buf, &len, sizeof(buf)))
 			return NULL;
 	} else {
 		if ((size_t)n > sizeof(buf))
@@ -61,17 +46,13 @@ struct swn *swo_identifier(struct swd *d, enum swk want)
 			}
 		}
 	}
-	char *t = swd_alloc(d, len ? len : 1);
-	if (!t)
-		return NULL;
-	memcpy(t, buf, len);
-	return swd_text(d, k, t, len);
+	return swd_text_copy(d, k, buf, len);
 }
 
 static struct swn *decl_name(struct swd *d)
 {
 	if (nextif(d, 'L')) {
-		int64_t i = index_(d);
+		int64_t i = demangle_index(d);
 		struct swn *id = swo_identifier(d, K_IDENT);
 		struct swn *l = with(d, K_LOCAL_NAME, id, NULL);
 		if (i < 0 || !l)
@@ -172,7 +153,7 @@ static struct swn *substitution(struct swd *d)
 		return text_node(d, K_MODULE, "Swift");
 	}
 	if (c == '_' || isdig(c)) {
-		int64_t i = index_(d);
+		int64_t i = demangle_index(d);
 		if (i < 0 || (uint64_t)i >= d->nsubst)
 			return NULL;
 		return d->subst[i];
@@ -313,13 +294,13 @@ static struct swn *gpi(struct swd *d)
 	if (nextif(d, 'x'))
 		return param_type(d, 0, 0);
 	if (nextif(d, 'd')) {
-		int64_t depth = index_(d);
-		int64_t idx = index_(d);
+		int64_t depth = demangle_index(d);
+		int64_t idx = demangle_index(d);
 		if (depth < 0 || idx < 0)
 			return NULL;
 		return param_type(d, (uint64_t)depth + 1, (uint64_t)idx);
 	}
-	int64_t i = index_(d);
+	int64_t i = demangle_index(d);
 	if (i < 0)
 		return NULL;
 	return param_type(d, 0, (uint64_t)i + 1);
@@ -654,30 +635,11 @@ static struct swn *impl_fn(struct swd *d)
 static struct swn *builtin(struct swd *d)
 {
 	char buf[64];
-	const char *name = NULL;
 	int c = next(d);
+	const char *name = swd_builtin_name(c, true);
+	if (name)
+		return text_node(d, K_BUILTIN, name);
 	switch (c) {
-	case 'b':
-		name = "Builtin.BridgeObject";
-		break;
-	case 'B':
-		name = "Builtin.UnsafeValueBuffer";
-		break;
-	case 'O':
-		name = "Builtin.UnknownObject";
-		break;
-	case 'o':
-		name = "Builtin.NativeObject";
-		break;
-	case 'p':
-		name = "Builtin.RawPointer";
-		break;
-	case 't':
-		name = "Builtin.SILToken";
-		break;
-	case 'w':
-		name = "Builtin.Word";
-		break;
 	case 'f':
 	case 'i': {
 		int64_t n = natural(d);
@@ -700,14 +662,7 @@ static struct swn *builtin(struct swd *d)
 	default:
 		return NULL;
 	}
-	if (name)
-		return text_node(d, K_BUILTIN, name);
-	size_t l = strlen(buf);
-	char *t = swd_alloc(d, l);
-	if (!t)
-		return NULL;
-	memcpy(t, buf, l);
-	return swd_text(d, K_BUILTIN, t, l);
+	return swd_text_copy(d, K_BUILTIN, buf, strlen(buf));
 }
 
 static struct swn *protocol_list(struct swd *d)
@@ -722,21 +677,8 @@ static struct swn *protocol_list(struct swd *d)
 
 static struct swn *metatype_repr(struct swd *d, enum swk k)
 {
-	const char *r;
-	switch (next(d)) {
-	case 't':
-		r = "@thin";
-		break;
-	case 'T':
-		r = "@thick";
-		break;
-	case 'o':
-		r = "@objc_metatype";
-		break;
-	default:
-		return NULL;
-	}
-	return settext(with(d, k, swo_type(d), NULL), r);
+	const char *r = swd_metatype_repr(next(d));
+	return r ? settext(with(d, k, swo_type(d), NULL), r) : NULL;
 }
 
 static bool is_nominal(const struct swn *n)
@@ -939,7 +881,7 @@ static struct swn *entity_inner(struct swd *d)
 	switch (c) {
 	case 'A': {
 		next(d);
-		int64_t i = index_(d);
+		int64_t i = demangle_index(d);
 		e = with(d, K_DEFAULT_ARG, ctx, NULL);
 		if (i < 0 || !e)
 			return NULL;
@@ -1011,7 +953,7 @@ static struct swn *entity_inner(struct swd *d)
 	case 'U':
 	case 'u': {
 		next(d);
-		int64_t i = index_(d);
+		int64_t i = demangle_index(d);
 		struct swn *t = i >= 0 ? swo_type(d) : NULL;
 		e = with(d, c == 'U' ? K_EXPL_CLOSURE : K_IMPL_CLOSURE, ctx, t);
 		if (!t || !e)
@@ -1048,12 +990,4 @@ struct swn *swo_entity(struct swd *d)
 	struct swn *e = entity_inner(d);
 	d->depth--;
 	return e;
-}
-
-/* the legacy mangling's Punycode is the same variant as the current one */
-static bool punycode_old(struct swd *d, const char *in, size_t n, char *out, size_t *olen,
-			 size_t cap)
-{
-	(void)d;
-	return swd_punycode(in, n, out, olen, cap);
 }

@@ -10,31 +10,7 @@
 
 #include <string.h>
 
-#include "demangle-swift.h"
-
-static inline int peek(struct swd *d)
-{
-	return d->pos < d->len ? (unsigned char)d->s[d->pos] : 0;
-}
-
-static inline int next(struct swd *d)
-{
-	return d->pos < d->len ? (unsigned char)d->s[d->pos++] : 0;
-}
-
-static inline bool nextif(struct swd *d, char c)
-{
-	if (d->pos < d->len && d->s[d->pos] == c) {
-		d->pos++;
-		return true;
-	}
-	return false;
-}
-
-static inline bool isdig(int c)
-{
-	return c >= '0' && c <= '9';
-}
+#include "demangle-swift-read.h"
 
 static inline bool islow(int c)
 {
@@ -44,31 +20,6 @@ static inline bool islow(int c)
 static inline bool isup(int c)
 {
 	return c >= 'A' && c <= 'Z';
-}
-
-/* NATURAL: -1 if there is none or it is absurdly large. */
-static inline int64_t natural(struct swd *d)
-{
-	if (!isdig(peek(d)))
-		return -1;
-	int64_t v = 0;
-	while (isdig(peek(d))) {
-		v = v * 10 + (next(d) - '0');
-		if (v > ((int64_t)1 << 40))
-			return -1;
-	}
-	return v;
-}
-
-/* INDEX ::= '_' | NATURAL '_' (N+1) */
-static inline int64_t demangle_index(struct swd *d)
-{
-	if (nextif(d, '_'))
-		return 0;
-	int64_t v = natural(d);
-	if (v < 0 || !nextif(d, '_'))
-		return -1;
-	return v + 1;
 }
 
 static inline bool push(struct swd *d, struct swn *n)
@@ -105,25 +56,6 @@ static inline struct swn *pop_type(struct swd *d)
 	return NULL;
 }
 
-static inline bool add_subst(struct swd *d, struct swn *n)
-{
-	if (!n || d->nsubst >= SWD_MAX_SUBST)
-		return false;
-	d->subst[d->nsubst++] = n;
-	return true;
-}
-
-static inline struct swn *node(struct swd *d, enum swk k)
-{
-	return swd_node(d, k);
-}
-
-static inline struct swn *with(struct swd *d, enum swk k, struct swn *a, struct swn *b)
-{
-	/* the first operand is never optional */
-	return a ? swd_with(d, k, a, b) : NULL;
-}
-
 static inline struct swn *with3(struct swd *d, enum swk k, struct swn *a, struct swn *b,
 				struct swn *c)
 {
@@ -136,11 +68,6 @@ static inline struct swn *with3(struct swd *d, enum swk k, struct swn *a, struct
 static inline bool add(struct swd *d, struct swn *p, struct swn *k)
 {
 	return swd_add(d, p, k) == 0;
-}
-
-static inline struct swn *text_node(struct swd *d, enum swk k, const char *t)
-{
-	return swd_text(d, k, t, strlen(t));
 }
 
 /* markers of function type attributes on the stack (K_ATTR_TYPE index) */
@@ -181,16 +108,24 @@ struct swn *swd_pop_proto_list(struct swd *d);
 struct swn *swd_pop_protocol(struct swd *d);
 struct swn *swd_pop_tuple(struct swd *d);
 struct swn *swd_pop_type_list(struct swd *d);
-struct swn *swd_prefix(struct swd *d, const char *text, struct swn *kid);
-struct swn *swd_special(struct swd *d, const char *text, struct swn *kid);
 struct swn *swd_special_type(struct swd *d);
 struct swn *swd_subscript(struct swd *d);
 struct swn *swd_t_op(struct swd *d);
-const char *swd_value_witness(int a, int b);
 struct swn *swd_variable(struct swd *d);
 struct swn *swd_w_op(struct swd *d);
 struct swn *swd_wrap_type(struct swd *d, enum swk k);
 struct swn *swd_y_op(struct swd *d);
+
+/*
+ * For the lists the mangling closes with a '_' after their first item:
+ * pops items by pop_item (NULL: fail) back to that mark, last first, into a
+ * new node of kind k, kept in the order the name gives them.  With
+ * empty_ok, an empty-list marker ('y') on top stands for the empty list.
+ */
+struct swn *swd_pop_list(struct swd *d, enum swk k, bool empty_ok,
+			 struct swn *(*pop_item)(struct swd *d));
+/* Reverses the order of n's kids, for lists popped last first. */
+void swd_reverse_kids(struct swn *n);
 
 bool swd_is_entity(const struct swn *n);
 bool swd_is_requirement(const struct swn *n);

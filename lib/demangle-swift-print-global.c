@@ -190,8 +190,18 @@ static void print_conf_list(struct pr *p, const struct swn *l)
 
 /* ------------------------------------------------------------------ */
 
+static const struct pr_around arounds[K_COUNT] = {
+    [K_BASE_CONF_DESC] = {"base conformance descriptor for ", ": ", NULL},
+    [K_DEP_CONF_ROOT] = {"dependent protocol conformance root ", " : ", NULL},
+    [K_DEP_CONF_INHERITED] = {"dependent protocol conformance inherited ", " : ", NULL},
+    [K_DEP_CONF_ASSOC] = {"dependent protocol conformance associated ", " : ", NULL},
+    [K_DEP_CONF_OPAQUE] = {"dependent protocol conformance opaque ", NULL, NULL},
+};
+
 bool swd_print_global(struct pr *p, const struct swn *n)
 {
+	if (swd_pr_around(p, n, arounds))
+		return true;
 	switch (n->kind) {
 	case K_OUTLINED_VAR:
 		puts_(p, (n->flags & SWF_READONLY) ? "outlined read-only object #"
@@ -382,12 +392,6 @@ bool swd_print_global(struct pr *p, const struct swn *n)
 		puts_(p, ": ");
 		swd_pr_print(p, n->kids[2]);
 		break;
-	case K_BASE_CONF_DESC:
-		puts_(p, "base conformance descriptor for ");
-		swd_pr_print(p, n->kids[0]);
-		puts_(p, ": ");
-		swd_pr_print(p, n->kids[1]);
-		break;
 	case K_ASSOC_TYPE_DESC:
 		puts_(p, (n->flags & SWF_MUTABLE) ? "default associated type witness accessor for "
 						  : "associated type descriptor for ");
@@ -431,28 +435,6 @@ bool swd_print_global(struct pr *p, const struct swn *n)
 	case K_PACK_CONF:
 		puts_(p, "pack protocol conformance ");
 		print_conf_list(p, n->kids[0]);
-		break;
-	case K_DEP_CONF_ROOT:
-		puts_(p, "dependent protocol conformance root ");
-		swd_pr_print(p, n->kids[0]);
-		puts_(p, " : ");
-		swd_pr_print(p, n->kids[1]);
-		break;
-	case K_DEP_CONF_INHERITED:
-		puts_(p, "dependent protocol conformance inherited ");
-		swd_pr_print(p, n->kids[0]);
-		puts_(p, " : ");
-		swd_pr_print(p, n->kids[1]);
-		break;
-	case K_DEP_CONF_ASSOC:
-		puts_(p, "dependent protocol conformance associated ");
-		swd_pr_print(p, n->kids[0]);
-		puts_(p, " : ");
-		swd_pr_print(p, n->kids[1]);
-		break;
-	case K_DEP_CONF_OPAQUE:
-		puts_(p, "dependent protocol conformance opaque ");
-		swd_pr_print(p, n->kids[0]);
 		break;
 	default:
 		return false;

@@ -839,16 +839,71 @@ static void print_kids(struct pr *p, const struct swn *n)
 		swd_pr_print(p, n->kids[i]);
 }
 
+bool swd_pr_around(struct pr *p, const struct swn *n, const struct pr_around *table)
+{
+	const struct pr_around *a = &table[n->kind];
+	if (!a->pre)
+		return false;
+	puts_(p, a->pre);
+	swd_pr_print(p, n->kids[0]);
+	if (a->mid) {
+		puts_(p, a->mid);
+		swd_pr_print(p, n->kids[1]);
+	}
+	if (a->post)
+		puts_(p, a->post);
+	return true;
+}
+
+/* The word an entity of these kinds prints in place of a name (or none). */
+static const char *const entity_words[K_COUNT] = {
+    [K_SUBSCRIPT] = "subscript",
+    [K_CONSTRUCTOR] = "init",
+    [K_DESTRUCTOR] = "deinit",
+    [K_DEALLOCATOR] = "__deallocating_deinit",
+    [K_ISO_DEALLOCATOR] = "__isolated_deallocating_deinit",
+    [K_IVAR_INIT] = "__ivar_initializer",
+    [K_IVAR_DESTROYER] = "__ivar_destroyer",
+};
+
+static const struct pr_around arounds[K_COUNT] = {
+    [K_BUILTIN_FIXED_ARRAY] = {"Builtin.FixedArray<", ", ", ">"},
+    [K_INOUT] = {"inout ", NULL, NULL},
+    [K_SHARED] = {"__shared ", NULL, NULL},
+    [K_OWNED] = {"__owned ", NULL, NULL},
+    [K_NODERIV] = {"@noDerivative ", NULL, NULL},
+    [K_ISOLATED] = {"isolated ", NULL, NULL},
+    [K_CONST] = {"_const ", NULL, NULL},
+    [K_SENDING] = {"sending ", NULL, NULL},
+    [K_UNOWNED] = {"unowned ", NULL, NULL},
+    [K_UNMANAGED] = {"unowned(unsafe) ", NULL, NULL},
+    [K_WEAK] = {"weak ", NULL, NULL},
+    [K_OPAQUE_DECL] = {"<<opaque return type of ", NULL, ">>"},
+    [K_PACK_EXPANSION] = {"repeat ", NULL, NULL},
+    [K_PACK_ELEMENT] = {"each ", NULL, NULL},
+    [K_SUGAR_ARRAY] = {"[", NULL, "]"},
+    [K_SUGAR_DICT] = {"[", " : ", "]"},
+    [K_SUGAR_INLINE_ARRAY] = {"[", " of ", "]"},
+    [K_INITIALIZER] = {"variable initialization expression of ", NULL, NULL},
+    [K_PW_BACKING_INIT] = {"property wrapper backing initializer of ", NULL, NULL},
+    [K_PW_INIT_PROJECTED] = {"property wrapper init from projected value of ", NULL, NULL},
+    [K_FIELD_INIT_ACCESSOR] = {"property wrapped field init accessor of ", NULL, NULL},
+    [K_RUNTIME_ATTR_GEN] = {"runtime attribute generator of ", NULL, NULL},
+    [K_STATIC] = {"static ", NULL, NULL},
+};
+
 static void print_inner(struct pr *p, const struct swn *n)
 {
+	if (swd_pr_around(p, n, arounds))
+		return;
 	switch (n->kind) {
 	case K_GLOBAL:
+	case K_TYPE_LIST:
 		print_kids(p, n);
 		break;
 	case K_IDENT:
-		text(p, n);
-		break;
 	case K_MODULE:
+	case K_BUILTIN:
 		text(p, n);
 		break;
 	case K_LOCAL_NAME:
@@ -885,16 +940,6 @@ static void print_inner(struct pr *p, const struct swn *n)
 		print_post(p, post, " in ");
 		break;
 	}
-	case K_BUILTIN:
-		text(p, n);
-		break;
-	case K_BUILTIN_FIXED_ARRAY:
-		puts_(p, "Builtin.FixedArray<");
-		swd_pr_print(p, n->kids[0]);
-		puts_(p, ", ");
-		swd_pr_print(p, n->kids[1]);
-		puts_(p, ">");
-		break;
 	case K_INTEGER:
 		if (n->flags & SWF_NEGATIVE)
 			puts_(p, "-");
@@ -903,16 +948,9 @@ static void print_inner(struct pr *p, const struct swn *n)
 	case K_BOUND_GENERIC:
 		print_bound(p, n);
 		break;
-	case K_TYPE_LIST:
-		print_kids(p, n);
-		break;
 	case K_TUPLE:
 		puts_(p, "(");
-		for (unsigned i = 0; i < n->nkids; i++) {
-			if (i)
-				puts_(p, ", ");
-			swd_pr_print(p, n->kids[i]);
-		}
+		swd_pr_join(p, n, ", ");
 		puts_(p, ")");
 		break;
 	case K_TUPLE_ELEM:
@@ -1005,46 +1043,6 @@ static void print_inner(struct pr *p, const struct swn *n)
 	case K_REQ_SHAPE:
 		print_requirement(p, n);
 		break;
-	case K_INOUT:
-		puts_(p, "inout ");
-		swd_pr_print(p, n->kids[0]);
-		break;
-	case K_SHARED:
-		puts_(p, "__shared ");
-		swd_pr_print(p, n->kids[0]);
-		break;
-	case K_OWNED:
-		puts_(p, "__owned ");
-		swd_pr_print(p, n->kids[0]);
-		break;
-	case K_NODERIV:
-		puts_(p, "@noDerivative ");
-		swd_pr_print(p, n->kids[0]);
-		break;
-	case K_ISOLATED:
-		puts_(p, "isolated ");
-		swd_pr_print(p, n->kids[0]);
-		break;
-	case K_CONST:
-		puts_(p, "_const ");
-		swd_pr_print(p, n->kids[0]);
-		break;
-	case K_SENDING:
-		puts_(p, "sending ");
-		swd_pr_print(p, n->kids[0]);
-		break;
-	case K_UNOWNED:
-		puts_(p, "unowned ");
-		swd_pr_print(p, n->kids[0]);
-		break;
-	case K_UNMANAGED:
-		puts_(p, "unowned(unsafe) ");
-		swd_pr_print(p, n->kids[0]);
-		break;
-	case K_WEAK:
-		puts_(p, "weak ");
-		swd_pr_print(p, n->kids[0]);
-		break;
 	case K_DYNAMIC_SELF:
 		puts_(p, "Self");
 		break;
@@ -1053,11 +1051,6 @@ static void print_inner(struct pr *p, const struct swn *n)
 		break;
 	case K_OPAQUE_RETURN:
 		puts_(p, "some");
-		break;
-	case K_OPAQUE_DECL:
-		puts_(p, "<<opaque return type of ");
-		swd_pr_print(p, n->kids[0]);
-		puts_(p, ">>");
 		break;
 	case K_OPAQUE_TYPE:
 		swd_pr_print(p, n->kids[0]);
@@ -1070,14 +1063,6 @@ static void print_inner(struct pr *p, const struct swn *n)
 		puts_(p, "Pack{");
 		swd_pr_join(p, n, ", ");
 		puts_(p, "}");
-		break;
-	case K_PACK_EXPANSION:
-		puts_(p, "repeat ");
-		swd_pr_print(p, n->kids[0]);
-		break;
-	case K_PACK_ELEMENT:
-		puts_(p, "each ");
-		swd_pr_print(p, n->kids[0]);
 		break;
 	case K_SIL_BOX:
 		print_sil_box(p, n);
@@ -1094,55 +1079,22 @@ static void print_inner(struct pr *p, const struct swn *n)
 		print_parens(p, n->kids[0]);
 		puts_(p, "?");
 		break;
-	case K_SUGAR_ARRAY:
-		puts_(p, "[");
-		swd_pr_print(p, n->kids[0]);
-		puts_(p, "]");
-		break;
-	case K_SUGAR_DICT:
-		puts_(p, "[");
-		swd_pr_print(p, n->kids[0]);
-		puts_(p, " : ");
-		swd_pr_print(p, n->kids[1]);
-		puts_(p, "]");
-		break;
-	case K_SUGAR_INLINE_ARRAY:
-		puts_(p, "[");
-		swd_pr_print(p, n->kids[0]);
-		puts_(p, " of ");
-		swd_pr_print(p, n->kids[1]);
-		puts_(p, "]");
-		break;
 	case K_FUNCTION:
 	case K_VARIABLE:
 	case K_GENERIC_PARAM_DECL:
 	case K_ENUM_ELEMENT:
 	case K_MACRO:
-		print_entity(p, n, NULL);
-		break;
 	case K_SUBSCRIPT:
-		print_entity(p, n, "subscript");
-		break;
 	case K_CONSTRUCTOR:
-		print_entity(p, n, "init");
+	case K_DESTRUCTOR:
+	case K_DEALLOCATOR:
+	case K_ISO_DEALLOCATOR:
+	case K_IVAR_INIT:
+	case K_IVAR_DESTROYER:
+		print_entity(p, n, entity_words[n->kind]);
 		break;
 	case K_ALLOCATOR:
 		print_entity(p, n, n->kids[0]->kind == K_CLASS ? "__allocating_init" : "init");
-		break;
-	case K_DESTRUCTOR:
-		print_entity(p, n, "deinit");
-		break;
-	case K_DEALLOCATOR:
-		print_entity(p, n, "__deallocating_deinit");
-		break;
-	case K_ISO_DEALLOCATOR:
-		print_entity(p, n, "__isolated_deallocating_deinit");
-		break;
-	case K_IVAR_INIT:
-		print_entity(p, n, "__ivar_initializer");
-		break;
-	case K_IVAR_DESTROYER:
-		print_entity(p, n, "__ivar_destroyer");
 		break;
 	case K_EXPL_CLOSURE:
 	case K_IMPL_CLOSURE:
@@ -1152,26 +1104,6 @@ static void print_inner(struct pr *p, const struct swn *n)
 		puts_(p, "default argument ");
 		putn(p, n->index);
 		puts_(p, " of ");
-		swd_pr_print(p, n->kids[0]);
-		break;
-	case K_INITIALIZER:
-		puts_(p, "variable initialization expression of ");
-		swd_pr_print(p, n->kids[0]);
-		break;
-	case K_PW_BACKING_INIT:
-		puts_(p, "property wrapper backing initializer of ");
-		swd_pr_print(p, n->kids[0]);
-		break;
-	case K_PW_INIT_PROJECTED:
-		puts_(p, "property wrapper init from projected value of ");
-		swd_pr_print(p, n->kids[0]);
-		break;
-	case K_FIELD_INIT_ACCESSOR:
-		puts_(p, "property wrapped field init accessor of ");
-		swd_pr_print(p, n->kids[0]);
-		break;
-	case K_RUNTIME_ATTR_GEN:
-		puts_(p, "runtime attribute generator of ");
 		swd_pr_print(p, n->kids[0]);
 		break;
 	case K_MACRO_EXPANSION:
@@ -1189,10 +1121,6 @@ static void print_inner(struct pr *p, const struct swn *n)
 		break;
 	case K_ACCESSOR:
 		print_accessor(p, n);
-		break;
-	case K_STATIC:
-		puts_(p, "static ");
-		swd_pr_print(p, n->kids[0]);
 		break;
 	case K_TYPE_MANGLING:
 		swd_pr_print(p, n->kids[0]);

@@ -56,7 +56,18 @@ static inline void text(struct pr *p, const struct swn *n)
 	put(p, n->text, n->tlen);
 }
 
+/*
+ * A node printed as fixed text around its first kid or two: pre, kids[0],
+ * then mid and kids[1] if mid is set, then post if set.  Tables of these,
+ * indexed by kind, stand for the switch arms that would only do that.
+ */
+struct pr_around {
+	const char *pre, *mid, *post;
+};
+
 void swd_pr_print(struct pr *p, const struct swn *n);
+/* Prints n by its row of table (K_COUNT rows); false if its row is empty. */
+bool swd_pr_around(struct pr *p, const struct swn *n, const struct pr_around *table);
 void swd_pr_sig(struct pr *p, const struct swn *sig);
 void swd_pr_join(struct pr *p, const struct swn *list, const char *sep);
 void swd_pr_subset(struct pr *p, uint64_t bits);

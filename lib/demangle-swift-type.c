@@ -18,10 +18,8 @@ struct swn *swd_marker(struct swd *d, int code, const char *text, struct swn *ki
 	if (!n)
 		return NULL;
 	n->index = (uint64_t)code;
-	if (text) {
-		n->text = text;
-		n->tlen = (uint16_t)strlen(text);
-	}
+	if (text)
+		settext(n, text);
 	if (kid && !add(d, n, kid))
 		return NULL;
 	return n;
@@ -128,80 +126,35 @@ bool swd_pop_labels(struct swd *d, const struct swn *type, struct swn **ret)
 	return true;
 }
 
+static struct swn *pop_tuple_elem(struct swd *d)
+{
+	struct swn *el = node(d, K_TUPLE_ELEM);
+	if (!el)
+		return NULL;
+	if (pop_kind(d, K_VARIADIC_MARK))
+		el->flags |= SWF_VARIADIC;
+	struct swn *label = pop_kind(d, K_IDENT);
+	struct swn *t = pop_type(d);
+	if (!t)
+		return NULL;
+	if (label && !add(d, el, label))
+		return NULL;
+	return add(d, el, t) ? el : NULL;
+}
+
 struct swn *swd_pop_tuple(struct swd *d)
 {
-	struct swn *tup = node(d, K_TUPLE);
-	if (!tup)
-		return NULL;
-	if (pop_kind(d, K_EMPTY_LIST))
-		return tup;
-	bool first = false;
-	do {
-		first = pop_kind(d, K_FIRST_MARK) != NULL;
-		struct swn *el = node(d, K_TUPLE_ELEM);
-		if (!el)
-			return NULL;
-		if (pop_kind(d, K_VARIADIC_MARK))
-			el->flags |= SWF_VARIADIC;
-		struct swn *label = pop_kind(d, K_IDENT);
-		struct swn *t = pop_type(d);
-		if (!t)
-			return NULL;
-		if (label && !add(d, el, label))
-			return NULL;
-		if (!add(d, el, t) || !add(d, tup, el))
-			return NULL;
-	} while (!first);
-	for (unsigned i = 0, j = tup->nkids - 1; i < j; i++, j--) {
-		struct swn *x = tup->kids[i];
-		tup->kids[i] = tup->kids[j];
-		tup->kids[j] = x;
-	}
-	return tup;
+	return swd_pop_list(d, K_TUPLE, true, pop_tuple_elem);
 }
 
 struct swn *swd_pop_type_list(struct swd *d)
 {
-	struct swn *list = node(d, K_TYPE_LIST);
-	if (!list)
-		return NULL;
-	if (pop_kind(d, K_EMPTY_LIST))
-		return list;
-	bool first = false;
-	do {
-		first = pop_kind(d, K_FIRST_MARK) != NULL;
-		struct swn *t = pop_type(d);
-		if (!t || !add(d, list, t))
-			return NULL;
-	} while (!first);
-	for (unsigned i = 0, j = list->nkids - 1; i < j; i++, j--) {
-		struct swn *x = list->kids[i];
-		list->kids[i] = list->kids[j];
-		list->kids[j] = x;
-	}
-	return list;
+	return swd_pop_list(d, K_TYPE_LIST, true, pop_type);
 }
 
 struct swn *swd_pop_proto_list(struct swd *d)
 {
-	struct swn *list = node(d, K_PROTO_LIST);
-	if (!list)
-		return NULL;
-	if (pop_kind(d, K_EMPTY_LIST))
-		return list;
-	bool first = false;
-	do {
-		first = pop_kind(d, K_FIRST_MARK) != NULL;
-		struct swn *p = swd_pop_protocol(d);
-		if (!p || !add(d, list, p))
-			return NULL;
-	} while (!first);
-	for (unsigned i = 0, j = list->nkids - 1; i < j; i++, j--) {
-		struct swn *x = list->kids[i];
-		list->kids[i] = list->kids[j];
-		list->kids[j] = x;
-	}
-	return list;
+	return swd_pop_list(d, K_PROTO_LIST, true, swd_pop_protocol);
 }
 
 bool swd_is_conformance(const struct swn *n)
@@ -230,13 +183,8 @@ static struct swn *pop_retroactive(struct swd *d)
 		if (!add(d, list, pop(d)))
 			return NULL;
 	}
-	if (list) {
-		for (unsigned i = 0, j = list->nkids - 1; i < j; i++, j--) {
-			struct swn *x = list->kids[i];
-			list->kids[i] = list->kids[j];
-			list->kids[j] = x;
-		}
-	}
+	if (list)
+		swd_reverse_kids(list);
 	return list;
 }
 
@@ -351,57 +299,44 @@ struct swn *swd_bound_generic(struct swd *d)
 	return b;
 }
 
+const char *swd_builtin_name(int c, bool legacy)
+{
+	/* the legacy mangling has the first seven */
+	static const struct {
+		char code;
+		const char *name;
+	} tab[] = {
+	    {'b', "Builtin.BridgeObject"},
+	    {'B', "Builtin.UnsafeValueBuffer"},
+	    {'O', "Builtin.UnknownObject"},
+	    {'o', "Builtin.NativeObject"},
+	    {'p', "Builtin.RawPointer"},
+	    {'t', "Builtin.SILToken"},
+	    {'w', "Builtin.Word"},
+	    {'c', "Builtin.RawUnsafeContinuation"},
+	    {'D', "Builtin.DefaultActorStorage"},
+	    {'d', "Builtin.NonDefaultDistributedActorStorage"},
+	    {'e', "Builtin.Executor"},
+	    {'I', "Builtin.IntLiteral"},
+	    {'j', "Builtin.Job"},
+	    {'P', "Builtin.PackIndex"},
+	    {'A', "Builtin.ImplicitActor"},
+	};
+	size_t n = legacy ? 7 : sizeof(tab) / sizeof(tab[0]);
+	for (size_t i = 0; i < n; i++)
+		if (tab[i].code == c)
+			return tab[i].name;
+	return NULL;
+}
+
 struct swn *swd_builtin(struct swd *d)
 {
 	int c = next(d);
-	const char *name = NULL;
 	char buf[64];
+	const char *name = swd_builtin_name(c, false);
+	if (name)
+		return text_node(d, K_BUILTIN, name);
 	switch (c) {
-	case 'b':
-		name = "Builtin.BridgeObject";
-		break;
-	case 'B':
-		name = "Builtin.UnsafeValueBuffer";
-		break;
-	case 'c':
-		name = "Builtin.RawUnsafeContinuation";
-		break;
-	case 'D':
-		name = "Builtin.DefaultActorStorage";
-		break;
-	case 'd':
-		name = "Builtin.NonDefaultDistributedActorStorage";
-		break;
-	case 'e':
-		name = "Builtin.Executor";
-		break;
-	case 'I':
-		name = "Builtin.IntLiteral";
-		break;
-	case 'j':
-		name = "Builtin.Job";
-		break;
-	case 'P':
-		name = "Builtin.PackIndex";
-		break;
-	case 'O':
-		name = "Builtin.UnknownObject";
-		break;
-	case 'o':
-		name = "Builtin.NativeObject";
-		break;
-	case 'p':
-		name = "Builtin.RawPointer";
-		break;
-	case 't':
-		name = "Builtin.SILToken";
-		break;
-	case 'w':
-		name = "Builtin.Word";
-		break;
-	case 'A':
-		name = "Builtin.ImplicitActor";
-		break;
 	case 'f':
 	case 'i': {
 		int64_t size = demangle_index(d) - 1;
@@ -431,14 +366,7 @@ struct swn *swd_builtin(struct swd *d)
 	default:
 		return NULL;
 	}
-	if (name)
-		return text_node(d, K_BUILTIN, name);
-	size_t l = strlen(buf);
-	char *t = swd_alloc(d, l);
-	if (!t)
-		return NULL;
-	memcpy(t, buf, l);
-	return swd_text(d, K_BUILTIN, t, l);
+	return swd_text_copy(d, K_BUILTIN, buf, strlen(buf));
 }
 
 /* ------------------------------------------------------------------ */
@@ -842,8 +770,7 @@ struct swn *swd_archetype(struct swd *d)
 			int dir = next(d);
 			if (dir != 'i' && dir != 'd')
 				return NULL;
-			list->text = dir == 'i' ? "@indirect " : "@direct ";
-			list->tlen = (uint16_t)strlen(list->text);
+			settext(list, dir == 'i' ? "@indirect " : "@direct ");
 		}
 		return list;
 	}
@@ -861,26 +788,24 @@ struct swn *swd_wrap_type(struct swd *d, enum swk k)
 	return t ? with(d, k, t, NULL) : NULL;
 }
 
-static struct swn *metatype_repr(struct swd *d, enum swk k)
+const char *swd_metatype_repr(int c)
 {
-	const char *r;
-	switch (next(d)) {
+	switch (c) {
 	case 't':
-		r = "@thin";
-		break;
+		return "@thin";
 	case 'T':
-		r = "@thick";
-		break;
+		return "@thick";
 	case 'o':
-		r = "@objc_metatype";
-		break;
+		return "@objc_metatype";
 	default:
 		return NULL;
 	}
-	struct swn *t = swd_wrap_type(d, k);
-	if (t)
-		t->text = r, t->tlen = (uint16_t)strlen(r);
-	return t;
+}
+
+static struct swn *metatype_repr(struct swd *d, enum swk k)
+{
+	const char *r = swd_metatype_repr(next(d));
+	return r ? settext(swd_wrap_type(d, k), r) : NULL;
 }
 
 static struct swn *sil_box(struct swd *d, bool generic)
@@ -915,6 +840,11 @@ static struct swn *sil_box(struct swd *d, bool generic)
 	if (!generic)
 		return layout;
 	return with3(d, K_SIL_BOX_GENERIC, layout, sig, args);
+}
+
+static struct swn *pop_requirement(struct swd *d)
+{
+	return swd_is_requirement(top(d)) ? pop(d) : NULL;
 }
 
 struct swn *swd_special_type(struct swd *d)
@@ -998,21 +928,9 @@ struct swn *swd_special_type(struct swd *d)
 		return pl ? with(d, K_PROTO_LIST_ANYOBJ, pl, NULL) : NULL;
 	}
 	case 'P': {
-		struct swn *reqs = node(d, K_TYPE_LIST);
+		struct swn *reqs = swd_pop_list(d, K_TYPE_LIST, false, pop_requirement);
 		if (!reqs)
 			return NULL;
-		bool first = false;
-		do {
-			first = pop_kind(d, K_FIRST_MARK) != NULL;
-			struct swn *r = top(d);
-			if (!swd_is_requirement(r) || !add(d, reqs, pop(d)))
-				return NULL;
-		} while (!first);
-		for (unsigned i = 0, j = reqs->nkids - 1; i < j; i++, j--) {
-			struct swn *x = reqs->kids[i];
-			reqs->kids[i] = reqs->kids[j];
-			reqs->kids[j] = x;
-		}
 		struct swn *base = pop_type(d);
 		if (!base)
 			return NULL;

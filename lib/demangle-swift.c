@@ -349,15 +349,25 @@ static struct swn *identifier(struct swd *d)
 	} else {
 		if (blen == 0)
 			return NULL;
-		char *t = swd_alloc(d, blen);
-		if (!t)
-			return NULL;
-		memcpy(t, buf, blen);
-		id = swd_text(d, K_IDENT, t, blen);
+		id = swd_text_copy(d, K_IDENT, buf, blen);
 	}
 	if (!add_subst(d, id))
 		return NULL;
 	return id;
+}
+
+enum swk swd_fixity(int c)
+{
+	switch (c) {
+	case 'p':
+		return K_PREFIX_OP;
+	case 'P':
+		return K_POSTFIX_OP;
+	case 'i':
+		return K_INFIX_OP;
+	default:
+		return K_COUNT;
+	}
 }
 
 /* identifier 'o' fixity: operator characters are spelled as letters */
@@ -366,20 +376,9 @@ static struct swn *operator_ident(struct swd *d)
 	struct swn *id = pop_kind(d, K_IDENT);
 	if (!id)
 		return NULL;
-	enum swk k;
-	switch (next(d)) {
-	case 'p':
-		k = K_PREFIX_OP;
-		break;
-	case 'P':
-		k = K_POSTFIX_OP;
-		break;
-	case 'i':
-		k = K_INFIX_OP;
-		break;
-	default:
+	enum swk k = swd_fixity(next(d));
+	if (k == K_COUNT)
 		return NULL;
-	}
 	char *t = swd_alloc(d, id->tlen ? id->tlen : 1);
 	if (!t)
 		return NULL;
@@ -598,25 +597,37 @@ struct swn *swd_pop_assoc_name(struct swd *d)
 	return ref;
 }
 
-struct swn *swd_pop_assoc_path(struct swd *d)
+void swd_reverse_kids(struct swn *n)
 {
-	struct swn *list = node(d, K_TYPE_LIST);
+	for (unsigned i = 0, j = n->nkids; i + 1 < j; i++, j--) {
+		struct swn *x = n->kids[i];
+		n->kids[i] = n->kids[j - 1];
+		n->kids[j - 1] = x;
+	}
+}
+
+struct swn *swd_pop_list(struct swd *d, enum swk k, bool empty_ok,
+			 struct swn *(*pop_item)(struct swd *d))
+{
+	struct swn *list = node(d, k);
 	if (!list)
 		return NULL;
+	if (empty_ok && pop_kind(d, K_EMPTY_LIST))
+		return list;
 	bool first = false;
 	do {
 		first = pop_kind(d, K_FIRST_MARK) != NULL;
-		struct swn *a = swd_pop_assoc_name(d);
-		if (!a || !add(d, list, a))
+		struct swn *item = pop_item(d);
+		if (!item || !add(d, list, item))
 			return NULL;
 	} while (!first);
-	/* reverse */
-	for (unsigned i = 0, j = list->nkids - 1; list->nkids && i < j; i++, j--) {
-		struct swn *x = list->kids[i];
-		list->kids[i] = list->kids[j];
-		list->kids[j] = x;
-	}
+	swd_reverse_kids(list);
 	return list;
+}
+
+struct swn *swd_pop_assoc_path(struct swd *d)
+{
+	return swd_pop_list(d, K_TYPE_LIST, false, swd_pop_assoc_name);
 }
 
 struct swn *swd_dep_member_chain(struct swd *d, struct swn *base, struct swn *path)
@@ -834,8 +845,7 @@ static struct swn *requirement(struct swd *d, int c)
 		default:
 			return NULL;
 		}
-		r->text = name;
-		r->tlen = (uint16_t)strlen(name);
+		settext(r, name);
 		if (nsizes >= 1) {
 			int64_t sz = demangle_index(d);
 			if (sz < 0)
@@ -1027,11 +1037,10 @@ static bool operator(struct swd *d)
 	case 'w': {
 		int a = next(d);
 		int b = next(d);
-		const char *name = swd_value_witness(a, b);
+		const char *name = swd_value_witness(a, b, false);
 		struct swn *t = pop_type(d);
 		n = (name && t) ? with(d, K_VALUE_WITNESS, t, NULL) : NULL;
-		if (n)
-			n->text = name, n->tlen = (uint16_t)strlen(name);
+		settext(n, name);
 		break;
 	}
 	case 'x':

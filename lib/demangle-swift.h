@@ -245,6 +245,8 @@ void swd_finish(struct swd *d);
 void *swd_alloc(struct swd *d, size_t size);
 struct swn *swd_node(struct swd *d, enum swk kind);
 struct swn *swd_text(struct swd *d, enum swk kind, const char *text, size_t len);
+/* The same with a copy of text in the arena, for text built in a buffer. */
+struct swn *swd_text_copy(struct swd *d, enum swk kind, const char *text, size_t len);
 struct swn *swd_index(struct swd *d, enum swk kind, uint64_t index);
 int swd_add(struct swd *d, struct swn *parent, struct swn *kid);
 struct swn *swd_with(struct swd *d, enum swk kind, struct swn *a, struct swn *b);

@@ -37,3 +37,5 @@ chmod -x "$m"/* "$e"/*
 cd "$b/symsearch-fixtures"
 cp beside/beside "$OLDPWD/$e/stripped"
 cp beside/beside.debug "$OLDPWD/$e/debug"
+# Committed seeds must not name this machine's directories.
+python3 "$here/scrub-paths.py" "$(cd "$1/.." && pwd)" "$m"/* "$e"/*

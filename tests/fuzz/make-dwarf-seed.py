@@ -2,6 +2,9 @@
 """Packs the DWARF sections of an ELF file as fuzz-dwarf.c reads them.
 
 usage: make-dwarf-seed.py ELF OUTPUT
+
+Then scrub-paths.py SOURCE-ROOT OUTPUT, so the seed names no directory of
+the machine it was made on.
 """
 import os
 import struct
