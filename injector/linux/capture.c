@@ -106,21 +106,35 @@ static void regs_from_ucontext(struct swa_regs *regs, const ucontext_t *uc)
 #endif
 }
 
-static void copy_stack(struct swa_capture *cap, uint64_t sp)
+/*
+ * Bounds a stack copy: from sp up to the end of the mapping holding it, at
+ * most the buffer's size.  False when no mapping in the snapshot holds sp.
+ * Pure arithmetic on prepared tables: safe in the signal handler.
+ */
+static bool stack_extent(struct swa_capture *cap, uint64_t sp, size_t *ret_len)
 {
 	struct region r;
 	cap->stack_lo = sp;
 	cap->copy_len = 0;
-	if (!find_region(sp, &r)) {
-		cap->stack_hi = 0;
-		cap->flags |= SWA_CAPTURE_PARTIAL;
-		return;
-	}
+	if (!find_region(sp, &r))
+		return false;
 	cap->stack_hi = r.hi;
 	size_t len = (size_t)(r.hi - sp);
 	if (len > cap->copy_cap) {
 		len = cap->copy_cap;
 		cap->flags |= SWA_CAPTURE_PARTIAL;
+	}
+	*ret_len = len;
+	return true;
+}
+
+static void copy_stack(struct swa_capture *cap, uint64_t sp)
+{
+	size_t len;
+	if (!stack_extent(cap, sp, &len)) {
+		cap->stack_hi = 0;
+		cap->flags |= SWA_CAPTURE_PARTIAL;
+		return;
 	}
 	memcpy(cap->copy, (const void *)(uintptr_t)sp, len);
 	cap->copy_len = len;
@@ -251,20 +265,12 @@ static int read_u64s(const char *path, uint64_t *vals, size_t max, bool *running
 
 static int copy_remote(struct swa_capture *cap, uint64_t sp)
 {
-	struct region r;
-	cap->stack_lo = sp;
-	cap->copy_len = 0;
-	if (!find_region(sp, &r)) {
+	size_t len;
+	if (!stack_extent(cap, sp, &len)) {
 		/* a stack newer than our snapshot of the mappings: look again */
 		swa_plat_prepare_capture();
-		if (!find_region(sp, &r))
+		if (!stack_extent(cap, sp, &len))
 			return -EFAULT;
-	}
-	cap->stack_hi = r.hi;
-	size_t len = (size_t)(r.hi - sp);
-	if (len > cap->copy_cap) {
-		len = cap->copy_cap;
-		cap->flags |= SWA_CAPTURE_PARTIAL;
 	}
 	if (swa_plat_read(sp, cap->copy, len) < 0)
 		return -EFAULT;
