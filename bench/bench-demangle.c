@@ -17,7 +17,7 @@
 #include <time.h>
 
 #include "config.h"
-#include "demangle.h"
+#include "demangle/demangle.h"
 #include "bench.h"
 
 #if SW_HAVE_IBERTY

@@ -21,7 +21,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "render.h"
+#include "render/render.h"
 #include "bench.h"
 
 #define NSTACKS    3000

@@ -19,9 +19,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "error.h"
-#include "recording.h"
-#include "wire.h"
+#include "util/error.h"
+#include "wire/recording.h"
+#include "wire/wire.h"
 #include "bench.h"
 
 struct func {

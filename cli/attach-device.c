@@ -14,9 +14,9 @@
 #include <sys/stat.h>
 
 #include "attach-device.h"
-#include "device-agent.h"
-#include "device-format.h"
-#include "device.h"
+#include "device/device-agent.h"
+#include "device/device-format.h"
+#include "device/device.h"
 
 /* Waiting "until Ctrl-C": a day. */
 #define WAIT_FOREVER_MS (24u * 3600u * 1000u)

@@ -15,8 +15,8 @@
 
 #include "attach-device.h"
 #include "cli.h"
-#include "session.h"
-#include "transport.h"
+#include "session/session.h"
+#include "session/transport.h"
 #include "watch.h"
 
 /* Read by every device's thread with --all-devices: an atomic, lock-free. */

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "demangle.h"
+#include "demangle/demangle.h"
 
 /* Input is read and filtered in pieces of this size, whatever the line length. */
 #define CHUNK (64 * 1024)

@@ -7,8 +7,8 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "device-format.h"
-#include "device.h"
+#include "device/device-format.h"
+#include "device/device.h"
 
 static int devices_run(const struct sw_cmd *cmd, int argc, char **argv)
 {

@@ -17,11 +17,11 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "metrickit.h"
+#include "report/metrickit.h"
 #include "output.h"
-#include "recording.h"
-#include "render-stall.h"
-#include "report.h"
+#include "wire/recording.h"
+#include "render/render-stall.h"
+#include "report/report.h"
 
 #define SOURCE_MAX 128
 

@@ -17,8 +17,8 @@
 
 #include "cli.h"
 #include "host/launch.h"
-#include "session.h"
-#include "transport.h"
+#include "session/session.h"
+#include "session/transport.h"
 #include "watch.h"
 
 #define HELLO_TIMEOUT_MS 5000

@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "symbolicate.h"
-#include "symsearch.h"
+#include "symbols/symbolicate.h"
+#include "symbols/symsearch.h"
 
 struct run {
 	struct sw_symbolicator *sym;

@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "junit.h"
+#include "render/junit.h"
 #include "output.h"
-#include "report.h"
-#include "symsearch.h"
+#include "report/report.h"
+#include "symbols/symsearch.h"
 
 struct sw_output {
 	const struct sw_output_options *o;

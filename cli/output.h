@@ -15,8 +15,8 @@
 #include <stdint.h>
 
 #include "cli.h"
-#include "render.h"
-#include "stalls.h"
+#include "render/render.h"
+#include "wire/stalls.h"
 
 #define SW_OUTPUT_MAX_SYMBOL_PATHS 64
 

@@ -10,10 +10,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "recording.h"
-#include "render-stall.h"
-#include "report.h"
-#include "stalls.h"
+#include "wire/recording.h"
+#include "render/render-stall.h"
+#include "report/report.h"
+#include "wire/stalls.h"
 #include "watch.h"
 
 void sw_watch_options_init(struct sw_watch_options *o)

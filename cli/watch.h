@@ -11,7 +11,7 @@
 
 #include "cli.h"
 #include "output.h"
-#include "session.h"
+#include "session/session.h"
 
 struct sw_watch_options {
 	unsigned long threshold_ms, interval_ms; /* 0: not given */

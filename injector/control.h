@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "wire.h"
+#include "wire/wire.h"
 
 #define SWA_CONTROL_MAX_BODY 8192
 

@@ -16,7 +16,7 @@
 
 #include "agent.h"
 #include "unwind.h"
-#include "wire.h"
+#include "wire/wire.h"
 
 #define MAX_IMAGES 1024
 

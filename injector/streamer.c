@@ -23,7 +23,7 @@
 #include "agent.h"
 #include "config.h"
 #include "control.h"
-#include "wire.h"
+#include "wire/wire.h"
 
 #define OUT_CAP        (512 * 1024)
 #define HANDSHAKE_NS   5000000000ull

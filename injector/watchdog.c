@@ -25,7 +25,7 @@
 
 #include "agent.h"
 #include "unwind.h"
-#include "wire.h"
+#include "wire/wire.h"
 
 #define COPY_CAP        (256 * 1024)
 #define CAPTURE_TIMEOUT 50000000ull /* ns */

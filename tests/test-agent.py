@@ -509,7 +509,7 @@ def scenario_aarch64():
     agent_srcs = [os.path.join(inj, f) for f in sorted(os.listdir(inj)) if f.endswith(".c")]
     agent_srcs += [os.path.join(inj, "linux", f) for f in sorted(os.listdir(os.path.join(inj, "linux")))
                    if f.endswith(".c")]
-    agent_srcs.append(os.path.join(src, "lib", "wire-encode.c"))
+    agent_srcs.append(os.path.join(src, "lib", "wire", "wire-encode.c"))
     flags = ["-O2", "-g", "-mbranch-protection=pac-ret", "-D_GNU_SOURCE", "-std=gnu11"]
     agent = os.path.join(d, "libstallwatch-agent.so")
     r = subprocess.run([gcc, "-shared", "-fPIC", "-fvisibility=hidden", "-o", agent] + flags

@@ -3,7 +3,7 @@
 
 Usage: test-docs.py STALLWATCH SOURCE_ROOT
 
-- EXIT STATUS in stallwatch(1) lists exactly the statuses of lib/status.h,
+- EXIT STATUS in stallwatch(1) lists exactly the statuses of cli/status.h,
   with the same meanings.
 - The commands that `stallwatch --help` lists are the ones under COMMANDS in
   stallwatch(1), and each but `help` has a page stallwatch-VERB(1) that is
@@ -63,7 +63,7 @@ def main():
     secs = sections(main_page)
 
     # exit statuses
-    status_h = open(os.path.join(root, "lib", "status.h")).read().replace("\\\n", " ")
+    status_h = open(os.path.join(root, "cli", "status.h")).read().replace("\\\n", " ")
     want = {}
     for value, text in re.findall(r'X\(SW_EXIT_\w+,\s*(\d+),\s*((?:"[^"]*"\s*)+)\)', status_h):
         want[value] = "".join(re.findall(r'"([^"]*)"', text))
@@ -71,7 +71,7 @@ def main():
     for name, text in tp_entries(secs.get("EXIT STATUS", [])):
         got[name.replace(".B ", "").strip()] = text.strip()
     if not want:
-        fail("no statuses found in lib/status.h")
+        fail("no statuses found in cli/status.h")
     for value, text in want.items():
         if got.get(value) != text:
             fail(f"exit status {value}: status.h says {text!r}, stallwatch(1) says {got.get(value)!r}")

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "../platform.h"
-#include "wire.h"
+#include "wire/wire.h"
 
 static char exe_path[4096];
 static char interp[4096]; /* the main program's PT_INTERP: the dynamic loader */

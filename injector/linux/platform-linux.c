@@ -27,7 +27,7 @@
 
 #include "../platform.h"
 #include "linux.h"
-#include "wire.h"
+#include "wire/wire.h"
 
 static pthread_t main_pthread;
 static int read_pipe[2] = {-1, -1};

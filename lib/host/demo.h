@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#include "error.h"
+#include "util/error.h"
 
 #define SW_DEMO_NAME "stallwatch-demo"
 

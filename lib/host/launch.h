@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "error.h"
+#include "util/error.h"
 
 struct sw_launch_options {
 	const char *agent;     /* the agent library's path */

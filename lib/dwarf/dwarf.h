@@ -1,0 +1,50 @@
+/*
+ * The DWARF reader: from the sections of one object (ELF or Mach-O/dSYM,
+ * struct sw_dwarf_sections) to the function, file, line and column of an
+ * address, with the chain of inlined calls.  DWARF 2 to 5, 32- and 64-bit.
+ *
+ * Nothing is read when the reader is made but the unit headers; a unit's
+ * DIE tree and line table are read the first time an address inside it is
+ * asked and kept, so memory grows with what is asked.  Answers follow
+ * llvm-symbolizer's rules (which DIE owns an address, which line row, how
+ * paths are joined) so that the two can be compared.
+ *
+ * Ownership: the reader borrows the sections (they must outlive it); every
+ * string it returns belongs to it and lives until sw_dwarf_free().
+ */
+#ifndef SW_DWARF_H
+#define SW_DWARF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/error.h"
+#include "objfile/object.h"
+
+struct sw_dwarf;
+
+struct sw_dwarf_frame {
+	const char *function; /* linkage name when there is one, else the name; NULL: unknown */
+	const char *file;     /* the path, joined with the directories; NULL: unknown */
+	uint32_t line;        /* 0: unknown */
+	uint32_t column;      /* 0: unknown */
+};
+
+enum sw_dwarf_flags {
+	SW_DWARF_NO_INLINES = 1 << 0, /* one frame: the line row and the innermost function */
+};
+
+int sw_dwarf_new(const struct sw_dwarf_sections *sections, struct sw_dwarf **ret,
+		 struct sw_error *err);
+void sw_dwarf_free(struct sw_dwarf *d);
+
+/*
+ * Fills frames[0..] with the frames of addr, innermost inlined call first,
+ * the function that contains them last, and returns their number: 0 when no
+ * unit covers addr, at most max (deeper chains lose their outer frames).
+ * Returns -errno with err set when the DWARF of that unit is malformed.
+ */
+int sw_dwarf_lookup(struct sw_dwarf *d, uint64_t addr, unsigned flags,
+		    struct sw_dwarf_frame *frames, size_t max, struct sw_error *err);
+
+#endif

@@ -1,0 +1,57 @@
+/*
+ * What the ELF reader's files share: the decoded headers and the reader's
+ * private state hung on sw_object.priv.
+ */
+#ifndef SW_ELF_PRIVATE_H
+#define SW_ELF_PRIVATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/error.h"
+#include "object.h"
+
+struct elf_shdr {
+	uint32_t name, type, link, info;
+	uint64_t flags, addr, offset, size, entsize;
+};
+
+struct elf_file {
+	const uint8_t *data;
+	size_t size;
+	bool is64, be;
+	struct elf_shdr *sh;
+	size_t nsh;
+	const char *shstr; /* section name table, checked NUL-terminated at its end */
+	size_t shstr_size;
+};
+
+/* The reader's own allocations, freed by the object's release hook. */
+struct elf_priv {
+	void *decompressed[16]; /* one per compressed debug section */
+	size_t ndecompressed;
+	struct sw_symbol *symbols;
+	uint64_t *starts;
+};
+
+/* Decompressed DWARF sections larger than this are refused. */
+#define SW_ELF_MAX_DECOMPRESSED ((uint64_t)1 << 30)
+
+uint16_t sw_elf_u16(const struct elf_file *f, const uint8_t *p);
+uint32_t sw_elf_u32(const struct elf_file *f, const uint8_t *p);
+uint64_t sw_elf_u64(const struct elf_file *f, const uint8_t *p);
+
+/* Points *ret at the section's bytes; -EINVAL when it lies outside the file. */
+int sw_elf_section_data(const struct elf_file *f, const struct elf_shdr *s, const uint8_t **ret,
+			struct sw_error *err);
+
+/* Inflates a SHF_COMPRESSED or .zdebug section; the copy goes to priv. */
+int sw_elf_decompress(const struct elf_file *f, const struct elf_shdr *s, bool zdebug,
+		      struct elf_priv *priv, struct sw_section *ret, struct sw_error *err);
+
+/* The function starts .eh_frame's FDEs give, sorted and unique. */
+int sw_elf_eh_frame_starts(const struct elf_file *f, const struct elf_shdr *s, uint64_t **ret,
+			   size_t *ret_n, struct sw_error *err);
+
+#endif

@@ -1,0 +1,233 @@
+/*
+ * --format speedscope: speedscope's own JSON file format
+ * (https://www.speedscope.app/file-format-schema.json), one "sampled"
+ * profile per stall (per stall and thread with --thread all), frames
+ * shared between them.  Each distinct call path of the stall's tree is one
+ * sample, root first, weighing its self time in nanoseconds (unit "none"
+ * for trees of sample counts), so the weights add up to the tree's total.
+ *
+ * Samples stay in time order, so speedscope's "Time Order" view shows the
+ * stall as it unfolded; frames are shared per function (as tree nodes
+ * are), so one function at several lines is one frame.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/json-write.h"
+#include "render.h"
+
+#define NONE UINT32_MAX
+
+struct ss {
+	struct sw_profile *p;
+	const struct sw_render_options *o;
+	/* function -> the first frame id seen for it, + 1 */
+	struct func_slot {
+		uint64_t func;
+		uint32_t frame;
+	} * funcs;
+	size_t nfuncs, funcs_cap;
+	uint32_t *stack;
+	struct sw_buf samples, weights;
+	uint32_t *frame_index; /* profile frame id -> shared index + 1 */
+	size_t nframes_alloc;
+	uint32_t next;
+	struct sw_buf frames; /* the shared frames' JSON */
+	struct sw_buf profiles;
+	bool any_profile;
+};
+
+static int shared_frame(struct ss *c, uint32_t id, uint32_t *ret)
+{
+	if (id >= c->nframes_alloc) {
+		size_t cap = c->nframes_alloc ? c->nframes_alloc : 256;
+		while (cap <= id)
+			cap *= 2;
+		uint32_t *n = realloc(c->frame_index, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		memset(n + c->nframes_alloc, 0, (cap - c->nframes_alloc) * sizeof(*n));
+		c->frame_index = n;
+		c->nframes_alloc = cap;
+	}
+	if (c->frame_index[id]) {
+		*ret = c->frame_index[id] - 1;
+		return 0;
+	}
+	const struct sw_tree_frame *f = sw_profile_get_frame(c->p, id);
+	const struct sw_tree_image *img = sw_profile_get_image(c->p, f->image);
+	char scratch[32];
+	int r = sw_buf_puts(&c->frames, c->next ? ",{\"name\":" : "{\"name\":");
+	if (r >= 0)
+		r = sw_json_string(&c->frames, sw_tree_frame_name(c->p, f, c->o->tree.full_names,
+								  scratch, sizeof(scratch)));
+	/* speedscope shows the file; without one the image says where the code is */
+	if (r >= 0 && (f->file || img))
+		r = sw_buf_puts(&c->frames, ",\"file\":");
+	if (r >= 0 && (f->file || img))
+		r = sw_json_string(&c->frames, f->file ? f->file : img->name);
+	if (r >= 0 && f->file && f->line)
+		r = sw_buf_printf(&c->frames, ",\"line\":%u", f->line);
+	if (r >= 0)
+		r = sw_buf_putc(&c->frames, '}');
+	if (r < 0)
+		return r;
+	c->frame_index[id] = ++c->next;
+	*ret = c->next - 1;
+	return 0;
+}
+
+/* The frame id that stands for frame's function (the first one met). */
+static int canonical(struct ss *c, uint32_t frame, uint32_t *ret)
+{
+	uint64_t func = sw_profile_frame_func(c->p, frame);
+	if (c->nfuncs * 2 >= c->funcs_cap) {
+		size_t cap = c->funcs_cap ? c->funcs_cap * 2 : 1024;
+		struct func_slot *t = calloc(cap, sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		for (size_t i = 0; i < c->funcs_cap; i++) {
+			if (!c->funcs[i].frame)
+				continue;
+			size_t j = (c->funcs[i].func * 0x9e3779b97f4a7c15ull >> 20) & (cap - 1);
+			while (t[j].frame)
+				j = (j + 1) & (cap - 1);
+			t[j] = c->funcs[i];
+		}
+		free(c->funcs);
+		c->funcs = t;
+		c->funcs_cap = cap;
+	}
+	size_t j = (func * 0x9e3779b97f4a7c15ull >> 20) & (c->funcs_cap - 1);
+	for (; c->funcs[j].frame; j = (j + 1) & (c->funcs_cap - 1))
+		if (c->funcs[j].func == func) {
+			*ret = c->funcs[j].frame - 1;
+			return 0;
+		}
+	c->funcs[j] = (struct func_slot){func, frame + 1};
+	c->nfuncs++;
+	*ret = frame;
+	return 0;
+}
+
+/* One sampled profile: the stall's samples on thread, in time order. */
+static int profile_json(struct ss *c, struct sw_tree_stall *s, long thread,
+			struct sw_tree_rewriter *rw, bool counts, const char *name)
+{
+	sw_buf_reset(&c->samples);
+	sw_buf_reset(&c->weights);
+	uint64_t total = 0;
+	bool any = false;
+	int r = 0;
+	for (size_t i = 0; i < s->nsamples && r >= 0; i++) {
+		const struct sw_tree_sample *smp = &s->samples[i];
+		if (!sw_tree_sample_selected(s, smp, &c->o->tree, thread))
+			continue;
+		size_t depth = sw_profile_stack(c->p, smp->stack, c->stack, SW_TREE_MAX_DEPTH);
+		long n = depth <= SW_TREE_MAX_DEPTH ? sw_tree_rewrite(rw, c->stack, depth) : -1;
+		if (n <= 0)
+			continue;
+		r = sw_buf_puts(&c->samples, any ? ",[" : "[");
+		for (long k = 0; k < n && r >= 0; k++) {
+			uint32_t id, idx;
+			r = canonical(c, c->stack[k], &id);
+			if (r >= 0)
+				r = shared_frame(c, id, &idx);
+			if (r >= 0)
+				r = sw_buf_printf(&c->samples, k ? ",%u" : "%u", idx);
+		}
+		if (r >= 0)
+			r = sw_buf_putc(&c->samples, ']');
+		if (r >= 0)
+			r = sw_buf_printf(&c->weights, any ? ",%llu" : "%llu",
+					  (unsigned long long)smp->weight);
+		total += smp->weight;
+		any = true;
+	}
+	struct sw_buf *b = &c->profiles;
+	if (r >= 0)
+		r = sw_buf_puts(b, c->any_profile ? ",{\"type\":\"sampled\",\"name\":"
+						  : "{\"type\":\"sampled\",\"name\":");
+	c->any_profile = true;
+	if (r >= 0)
+		r = sw_json_string(b, name);
+	if (r >= 0)
+		r = sw_buf_printf(
+		    b, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%llu,\"samples\":[",
+		    counts ? "none" : "nanoseconds", (unsigned long long)total);
+	if (r >= 0)
+		r = sw_buf_append(b, c->samples.data, c->samples.len);
+	if (r >= 0)
+		r = sw_buf_puts(b, "],\"weights\":[");
+	if (r >= 0)
+		r = sw_buf_append(b, c->weights.data, c->weights.len);
+	return r < 0 ? r : sw_buf_puts(b, "]}");
+}
+
+static int stall_profiles(struct ss *c, struct sw_tree_stall *s)
+{
+	struct sw_tree *trees[64];
+	long threads[64];
+	int n = sw_render_stall_trees(c->p, s, &c->o->tree, trees, threads, 64);
+	if (n < 0)
+		return n;
+	char label[96], w[32], name[512];
+	sw_tree_stall_label(s, true, label, sizeof(label));
+	int r = 0;
+	struct sw_tree_rewriter *rw;
+	r = sw_tree_rewriter_new(c->p, &c->o->tree, &rw);
+	for (int k = 0; k < n && r >= 0; k++) {
+		sw_render_weight(trees[k]->all, trees[k]->counts_only, w, sizeof(w));
+		const struct sw_tree_thread *th = threads[k] >= 0 ? &s->threads[threads[k]] : NULL;
+		if (th && !th->main)
+			snprintf(name, sizeof(name), "%s %s %s thread %s", label, w, s->info.kind,
+				 th->name[0] ? th->name : "?");
+		else
+			snprintf(name, sizeof(name), "%s %s %s main thread", label, w,
+				 s->info.kind);
+		r = profile_json(c, s, threads[k], rw, trees[k]->counts_only, name);
+	}
+	sw_tree_rewriter_free(rw);
+	for (int k = 0; k < n; k++)
+		sw_tree_free(trees[k]);
+	return r;
+}
+
+int sw_render_speedscope(struct sw_profile *p, const struct sw_render_options *o,
+			 struct sw_buf *out)
+{
+	struct ss c = {.p = p, .o = o};
+	sw_buf_init(&c.frames, 0);
+	sw_buf_init(&c.profiles, 0);
+	sw_buf_init(&c.samples, 0);
+	sw_buf_init(&c.weights, 0);
+	c.stack = malloc(SW_TREE_MAX_DEPTH * sizeof(*c.stack));
+	int r = c.stack ? 0 : -ENOMEM;
+	for (size_t i = 0; i < sw_profile_nstalls(p) && r >= 0; i++)
+		r = stall_profiles(&c, sw_profile_stall(p, i));
+	if (r >= 0)
+		r = sw_buf_puts(
+		    out, "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\","
+			 "\"shared\":{\"frames\":[");
+	if (r >= 0)
+		r = sw_buf_append(out, c.frames.data, c.frames.len);
+	if (r >= 0)
+		r = sw_buf_puts(out, "]},\"profiles\":[");
+	if (r >= 0)
+		r = sw_buf_append(out, c.profiles.data, c.profiles.len);
+	if (r >= 0)
+		r = sw_buf_printf(out,
+				  "],\"name\":\"stallwatch\",\"activeProfileIndex\":0,"
+				  "\"exporter\":\"stallwatch %s\"}\n",
+				  o->tool_version);
+	sw_buf_finish(&c.frames);
+	sw_buf_finish(&c.profiles);
+	free(c.frame_index);
+	free(c.stack);
+	free(c.funcs);
+	sw_buf_finish(&c.samples);
+	sw_buf_finish(&c.weights);
+	return r;
+}

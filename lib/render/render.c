@@ -1,0 +1,353 @@
+/*
+ * What every renderer shares: the format table, stall labels, weights for
+ * people, the run summary and the dispatch from a renderer object to the
+ * format's functions (see render.h).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "util/json-write.h"
+#include "render.h"
+
+static const char *const format_names[] = {
+    [SW_FORMAT_TREE] = "tree",     [SW_FORMAT_SAMPLE] = "sample",
+    [SW_FORMAT_NDJSON] = "ndjson", [SW_FORMAT_JSON] = "json",
+    [SW_FORMAT_FOLDED] = "folded", [SW_FORMAT_SPEEDSCOPE] = "speedscope",
+    [SW_FORMAT_PPROF] = "pprof",
+};
+
+#define NFORMATS (sizeof(format_names) / sizeof(format_names[0]))
+
+int sw_format_parse(const char *name, enum sw_format *ret)
+{
+	for (size_t i = 0; i < NFORMATS; i++)
+		if (strcmp(name, format_names[i]) == 0) {
+			*ret = (enum sw_format)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+const char *sw_format_name(enum sw_format f)
+{
+	return (size_t)f < NFORMATS ? format_names[f] : "?";
+}
+
+const char *sw_format_list(void)
+{
+	return "tree, sample, ndjson, json, folded, speedscope, pprof";
+}
+
+void sw_render_options_init(struct sw_render_options *o)
+{
+	*o = (struct sw_render_options){.tool_version = SW_VERSION};
+	sw_tree_options_init(&o->tree);
+}
+
+void sw_tree_stall_label(const struct sw_tree_stall *s, bool qualify, char *buf, size_t size)
+{
+	if (qualify && s->info.source && s->info.source[0]) {
+		/* a source comes from a file name or a recording: keep it one clean word */
+		snprintf(buf, size, "%s#%llu", s->info.source, (unsigned long long)s->info.id);
+		size_t n = strlen(s->info.source);
+		for (size_t i = 0; i < n && buf[i]; i++)
+			if ((unsigned char)buf[i] <= ' ' || buf[i] == 0x7f)
+				buf[i] = '_';
+	} else {
+		snprintf(buf, size, "#%llu", (unsigned long long)s->info.id);
+	}
+}
+
+void sw_render_weight(uint64_t w, bool counts, char *buf, size_t size)
+{
+	if (counts) {
+		snprintf(buf, size, "%llu sample%s", (unsigned long long)w, w == 1 ? "" : "s");
+		return;
+	}
+	uint64_t tenths = (w + 50000) / 100000; /* 0.1 ms */
+	if (tenths >= 100000)
+		snprintf(buf, size, "%.2f s", (double)w / 1e9);
+	else
+		snprintf(buf, size, "%llu.%llu ms", (unsigned long long)(tenths / 10),
+			 (unsigned long long)(tenths % 10));
+}
+
+const char *sw_render_file_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash && slash[1] ? slash + 1 : path;
+}
+
+const char *sw_render_clean(const char *s, char *buf, size_t size)
+{
+	size_t i = 0;
+	while (s[i] && (unsigned char)s[i] >= 0x20 && s[i] != 0x7f)
+		i++;
+	if (!s[i] || size == 0)
+		return s;
+	for (i = 0; s[i] && i + 1 < size; i++)
+		buf[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? ' ' : s[i];
+	buf[i] = 0;
+	return buf;
+}
+
+int sw_render_stall_trees(struct sw_profile *p, struct sw_tree_stall *s,
+			  const struct sw_tree_options *o, struct sw_tree **trees, long *threads,
+			  size_t max)
+{
+	size_t n = 0;
+	int r = 0;
+	if (o->thread != SW_THREAD_ALL) {
+		if (max == 0)
+			return 0;
+		r = sw_tree_options_structural_default(o)
+			? sw_tree_stall_default_tree(p, s, &trees[0])
+			: sw_tree_build(p, &s, 1, o, -1, &trees[0]);
+		if (r < 0)
+			return r;
+		threads[0] = -1;
+		return 1;
+	}
+	/* the stalled thread first, then the others in the order they appeared */
+	for (int pass = 0; pass < 2 && r >= 0; pass++) {
+		for (uint32_t i = 0; i < s->nthreads && n < max; i++) {
+			if (s->threads[i].main != (pass == 0))
+				continue;
+			struct sw_tree *t;
+			r = sw_tree_build(p, &s, 1, o, (long)i, &t);
+			if (r < 0)
+				break;
+			if (t->all == 0 && !s->threads[i].main) {
+				sw_tree_free(t);
+				continue;
+			}
+			trees[n] = t;
+			threads[n++] = (long)i;
+		}
+	}
+	if (r < 0) {
+		while (n > 0)
+			sw_tree_free(trees[--n]);
+		return r;
+	}
+	return (int)n;
+}
+
+static int compare_u64_pairs(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+	if (x[0] != y[0])
+		return x[0] < y[0] ? -1 : 1;
+	return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+static void add_top(struct sw_summary *sum, const struct sw_summary_sig *g)
+{
+	size_t i = sum->ntop;
+	if (i == SW_SUMMARY_TOP) {
+		if (g->total_ns <= sum->top[i - 1].total_ns)
+			return;
+		i--;
+	} else {
+		sum->ntop++;
+	}
+	while (i > 0 && sum->top[i - 1].total_ns < g->total_ns) {
+		sum->top[i] = sum->top[i - 1];
+		i--;
+	}
+	sum->top[i] = *g;
+}
+
+static uint64_t stall_weight(const struct sw_tree_stall *s)
+{
+	return s->info.counts_only || !s->info.duration_ns ? s->sampled : s->info.duration_ns;
+}
+
+int sw_summary_compute(struct sw_profile *p, struct sw_summary *ret)
+{
+	struct sw_summary sum = {0};
+	size_t n = sw_profile_nstalls(p);
+	uint64_t *pairs = malloc((n ? n : 1) * 2 * sizeof(*pairs));
+	if (!pairs)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		struct sw_tree_stall *s = sw_profile_stall(p, i);
+		uint64_t w = stall_weight(s);
+		sum.total_ns += w;
+		sum.counts_only |= s->info.counts_only;
+		if (!sum.worst || w > stall_weight(sum.worst))
+			sum.worst = s;
+		pairs[2 * i] = sw_tree_stall_signature(p, s);
+		pairs[2 * i + 1] = i;
+	}
+	sum.stalls = n;
+	qsort(pairs, n, 2 * sizeof(*pairs), compare_u64_pairs);
+	for (size_t i = 0; i < n;) {
+		struct sw_summary_sig g = {.signature = pairs[2 * i]};
+		size_t j = i;
+		for (; j < n && pairs[2 * j] == g.signature; j++) {
+			const struct sw_tree_stall *s = sw_profile_stall(p, pairs[2 * j + 1]);
+			g.stalls++;
+			g.total_ns += stall_weight(s);
+			if (!g.example || stall_weight(s) > stall_weight(g.example))
+				g.example = s;
+		}
+		sum.nsignatures++;
+		add_top(&sum, &g);
+		i = j;
+	}
+	free(pairs);
+	*ret = sum;
+	return 0;
+}
+
+/* The deepest frame of the heaviest path outside system images: the likely culprit. */
+static const struct sw_tree_frame *culprit(struct sw_profile *p, const struct sw_tree_stall *s)
+{
+	struct sw_tree_stall *ms = (struct sw_tree_stall *)s;
+	struct sw_tree *t;
+	if (sw_tree_stall_default_tree(p, ms, &t) < 0)
+		return NULL;
+	const struct sw_tree_frame *best = NULL, *leaf = NULL;
+	for (uint32_t i = t->first_root; i != UINT32_MAX; i = t->nodes[i].first_child) {
+		const struct sw_tree_frame *f = sw_profile_get_frame(p, t->nodes[i].frame);
+		const struct sw_tree_image *img = sw_profile_get_image(p, f->image);
+		leaf = f;
+		if (!img || !img->system)
+			best = f;
+	}
+	sw_tree_free(t);
+	return best ? best : leaf;
+}
+
+int sw_summary_text(const struct sw_profile *cp, const struct sw_summary *sum,
+		    const struct sw_render_options *o, struct sw_buf *out)
+{
+	struct sw_profile *p = (struct sw_profile *)cp;
+	char w[32], label[96], scratch[32];
+	sw_render_weight(sum->total_ns, sum->counts_only, w, sizeof(w));
+	int r = sw_buf_printf(out, "stallwatch: %zu stall%s, %s stalled in total", sum->stalls,
+			      sum->stalls == 1 ? "" : "s", w);
+	if (r >= 0 && sum->worst) {
+		sw_tree_stall_label(sum->worst, o->qualify, label, sizeof(label));
+		sw_render_weight(stall_weight(sum->worst), sum->worst->info.counts_only, w,
+				 sizeof(w));
+		r = sw_buf_printf(out, "; worst %s (%s)", label, w);
+	}
+	if (r >= 0)
+		r = sw_buf_puts(out, "\n");
+	if (r >= 0 && sum->ntop)
+		r = sw_buf_printf(out, "stallwatch: top signatures (%zu distinct):\n",
+				  sum->nsignatures);
+	for (size_t i = 0; i < sum->ntop && r >= 0; i++) {
+		const struct sw_summary_sig *g = &sum->top[i];
+		const struct sw_tree_frame *f = culprit(p, g->example);
+		const struct sw_tree_image *img = f ? sw_profile_get_image(p, f->image) : NULL;
+		sw_render_weight(g->total_ns, sum->counts_only, w, sizeof(w));
+		sw_tree_stall_label(g->example, o->qualify, label, sizeof(label));
+		r = sw_buf_printf(
+		    out, "  sig %016llx  %zu stall%s  %s  e.g. %s  %s%s%s%s\n",
+		    (unsigned long long)g->signature, g->stalls, g->stalls == 1 ? "" : "s", w,
+		    label,
+		    f ? sw_tree_frame_name(p, f, o->tree.full_names, scratch, sizeof(scratch))
+		      : "(no samples)",
+		    img ? " (" : "", img ? img->name : "", img ? ")" : "");
+	}
+	return r;
+}
+
+struct sw_renderer {
+	enum sw_format format;
+	struct sw_render_options o;
+};
+
+int sw_renderer_new(enum sw_format f, const struct sw_render_options *o, struct sw_renderer **ret)
+{
+	if ((size_t)f >= NFORMATS)
+		return -EINVAL;
+#if !SW_HAVE_ZLIB
+	if (f == SW_FORMAT_PPROF)
+		return -ENOTSUP;
+#endif
+	struct sw_renderer *r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->format = f;
+	r->o = *o;
+	*ret = r;
+	return 0;
+}
+
+void sw_renderer_free(struct sw_renderer *r)
+{
+	free(r);
+}
+
+enum sw_format sw_renderer_format(const struct sw_renderer *r)
+{
+	return r->format;
+}
+
+int sw_renderer_stall(struct sw_renderer *r, struct sw_profile *p, struct sw_tree_stall *s,
+		      struct sw_buf *out)
+{
+	switch (r->format) {
+	case SW_FORMAT_TREE:
+		return sw_render_tree_stall(p, s, &r->o, out);
+	case SW_FORMAT_SAMPLE:
+		return sw_render_sample_stall(p, s, &r->o, out);
+	case SW_FORMAT_NDJSON: {
+		int e = sw_render_json_stall(p, s, &r->o, true, out);
+		return e < 0 ? e : sw_buf_putc(out, '\n');
+	}
+	case SW_FORMAT_FOLDED:
+		return sw_render_folded_stall(p, s, &r->o, out);
+	default:
+		return 0;
+	}
+}
+
+int sw_renderer_warning(struct sw_renderer *r, const char *text, struct sw_buf *out)
+{
+	if (r->format != SW_FORMAT_NDJSON)
+		return 0;
+	int first = 1;
+	int e = sw_buf_putc(out, '{');
+	if (e >= 0)
+		e = sw_json_key(out, &first, "schema");
+	if (e >= 0)
+		e = sw_buf_printf(out, "%d", SW_RENDER_SCHEMA);
+	if (e >= 0)
+		e = sw_json_key(out, &first, "type");
+	if (e >= 0)
+		e = sw_json_string(out, "warning");
+	if (e >= 0)
+		e = sw_json_key(out, &first, "message");
+	if (e >= 0)
+		e = sw_json_string(out, text);
+	return e < 0 ? e : sw_buf_puts(out, "}\n");
+}
+
+int sw_renderer_end(struct sw_renderer *r, struct sw_profile *p, struct sw_buf *out)
+{
+	switch (r->format) {
+	case SW_FORMAT_NDJSON: {
+		struct sw_summary sum;
+		int e = sw_summary_compute(p, &sum);
+		if (e >= 0)
+			e = sw_render_json_summary(p, &sum, &r->o, true, out);
+		return e < 0 ? e : sw_buf_putc(out, '\n');
+	}
+	case SW_FORMAT_JSON:
+		return sw_render_json_document(p, &r->o, out);
+	case SW_FORMAT_SPEEDSCOPE:
+		return sw_render_speedscope(p, &r->o, out);
+	case SW_FORMAT_PPROF:
+		return sw_render_pprof(p, &r->o, out);
+	default:
+		return 0;
+	}
+}

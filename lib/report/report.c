@@ -1,0 +1,396 @@
+/*
+ * The adapter from collector stalls to profile stalls (see report.h):
+ * images are mapped to profile images once, addresses are symbolicated once
+ * into runs of profile frame ids (the function and the calls inlined into
+ * it, outermost first), and samples become stacks of those ids.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/buf.h"
+#include "demangle/demangle.h"
+#include "render/render-stall.h"
+#include "report.h"
+#include "symbols/symbolicate.h"
+#include "symbols/symsearch.h"
+
+#define MAX_MISSING_TEXT 8192
+
+struct image_map {
+	uint32_t profile_index; /* the profile's image, which holds path, id and address */
+	bool failed;            /* the symbolicator could not read it */
+};
+
+struct addr_slot {
+	uint64_t hash;
+	uint64_t addr;
+	uint32_t key; /* the image map entry + 1, 0 for no image */
+	uint32_t start, n;
+	bool used, ret;
+};
+
+struct sw_report {
+	struct sw_profile *p;
+	struct sw_symsearch *search;
+	struct sw_symbolicator *sym;
+	struct image_map *images;
+	size_t nimages, images_cap;
+	struct addr_slot *slots;
+	size_t nslots, slots_cap;
+	uint32_t *ids;
+	size_t nids, ids_cap;
+	uint32_t *stack;
+	struct sw_buf missing, name, full;
+};
+
+int sw_report_new(struct sw_profile *p, struct sw_symsearch *search, struct sw_report **ret)
+{
+	struct sw_report *r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->p = p;
+	r->search = search;
+	sw_buf_init(&r->missing, MAX_MISSING_TEXT);
+	sw_buf_init(&r->name, 1 << 16);
+	sw_buf_init(&r->full, 1 << 16);
+	r->stack = malloc(SW_TREE_MAX_DEPTH * sizeof(*r->stack));
+	int e = r->stack ? sw_symbolicator_new(SW_SYMBOLICATE_NO_DEMANGLE, &r->sym) : -ENOMEM;
+	if (e < 0) {
+		sw_report_free(r);
+		return e;
+	}
+	if (search)
+		sw_symbolicator_set_symsearch(r->sym, search);
+	*ret = r;
+	return 0;
+}
+
+void sw_report_free(struct sw_report *r)
+{
+	if (!r)
+		return;
+	sw_symbolicator_free(r->sym);
+	free(r->images);
+	free(r->slots);
+	free(r->ids);
+	free(r->stack);
+	sw_buf_finish(&r->missing);
+	sw_buf_finish(&r->name);
+	sw_buf_finish(&r->full);
+	free(r);
+}
+
+const char *sw_report_missing(const struct sw_report *r)
+{
+	/* the buffer keeps room for its terminator: sw_buf_str() never grows it */
+	return r->missing.len ? sw_buf_str((struct sw_buf *)&r->missing) : NULL;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash && slash[1] ? slash + 1 : path;
+}
+
+/* The map entry (index + 1) of an image, added when new; 0 on failure. */
+static uint32_t map_image(struct sw_report *r, const struct sw_report_image *im)
+{
+	struct sw_tree_image ti = {
+	    .name = im->path ? base_name(im->path) : im->name,
+	    .path = im->path,
+	    .id_len = im->id_len <= sizeof(ti.id) ? im->id_len : 0,
+	    .load_address = im->load_address,
+	    .text_size = im->text_size,
+	    .system = im->system,
+	};
+	if (im->id)
+		memcpy(ti.id, im->id, ti.id_len);
+	uint32_t idx;
+	if (sw_profile_image(r->p, &ti, &idx) < 0)
+		return 0;
+	for (size_t i = 0; i < r->nimages; i++)
+		if (r->images[i].profile_index == idx)
+			return (uint32_t)i + 1;
+	if (r->nimages == r->images_cap) {
+		size_t cap = r->images_cap ? r->images_cap * 2 : 64;
+		struct image_map *n = realloc(r->images, cap * sizeof(*n));
+		if (!n)
+			return 0;
+		r->images = n;
+		r->images_cap = cap;
+	}
+	r->images[r->nimages++] = (struct image_map){idx, false};
+	return (uint32_t)r->nimages;
+}
+
+/* Demangled names: simplified into r->name, full into r->full; NULL when not mangled. */
+static void demangled(struct sw_report *r, const char *linkage, const char **ret_name,
+		      const char **ret_full)
+{
+	*ret_name = *ret_full = NULL;
+	if (!linkage)
+		return;
+	sw_buf_reset(&r->name);
+	sw_buf_reset(&r->full);
+	if (sw_demangle(linkage, SW_DEMANGLE_SIMPLIFIED, &r->name) == 1)
+		*ret_name = sw_buf_str(&r->name);
+	if (sw_demangle(linkage, 0, &r->full) == 1)
+		*ret_full = sw_buf_str(&r->full);
+}
+
+static void note_missing(struct sw_report *r, struct image_map *m, const struct sw_report_image *im,
+			 const struct sw_error *err)
+{
+	if (m->failed)
+		return;
+	m->failed = true;
+	/* the kernel's vDSO has no file to read: not worth a warning */
+	if (im->path &&
+	    (!strncmp(im->path, "linux-vdso", 10) || !strncmp(im->path, "linux-gate", 10)))
+		return;
+	char id[65] = "", line[1024];
+	if (im->id_len)
+		sw_symsearch_id_str(im->id, im->id_len, im->macho, id);
+	const char *what = im->path ? im->path : im->name ? im->name : "?";
+	snprintf(line, sizeof(line), "  %s%s%s: %s\n", what, id[0] ? " " : "", id,
+		 sw_error_str(err));
+	/* one line per image, however many load addresses a payload gave it */
+	if (!r->missing.len || !strstr(sw_buf_str(&r->missing), line))
+		sw_buf_puts(&r->missing, line);
+}
+
+/* Symbolicates addr into profile frame ids appended to r->ids; returns how many. */
+static int symbolicate(struct sw_report *r, const struct sw_report_image *im, uint32_t key,
+		       uint64_t addr, bool ret)
+{
+	struct image_map *m = key ? &r->images[key - 1] : NULL;
+	struct sw_frame frames[SW_SYMBOLICATE_MAX_FRAMES];
+	int n = 0;
+	if (m && !m->failed) {
+		struct sw_image_ref ref = {
+		    .path = im->path,
+		    .id = im->id_len ? im->id : NULL,
+		    .id_len = im->id_len,
+		    .arch = im->arch && im->arch[0] ? im->arch : NULL,
+		    .load_addr = im->load_address,
+		};
+		struct sw_error err = {0};
+		n = sw_symbolicate(r->sym, &ref, addr, ret, frames, SW_SYMBOLICATE_MAX_FRAMES,
+				   &err);
+		if (n < 0)
+			note_missing(r, m, im, &err);
+	}
+	if (n <= 0) {
+		frames[0] = (struct sw_frame){0};
+		n = 1;
+	}
+	if (r->nids + (size_t)n > r->ids_cap) {
+		size_t cap = r->ids_cap ? r->ids_cap * 2 : 1024;
+		while (cap < r->nids + (size_t)n)
+			cap *= 2;
+		uint32_t *ids = realloc(r->ids, cap * sizeof(*ids));
+		if (!ids)
+			return -ENOMEM;
+		r->ids = ids;
+		r->ids_cap = cap;
+	}
+	/* the symbolicator gives the innermost inlined call first: reverse */
+	for (int k = n - 1; k >= 0; k--) {
+		const struct sw_frame *f = &frames[k];
+		struct sw_tree_frame tf = {
+		    .image = m ? m->profile_index : 0,
+		    .linkage = f->function,
+		    .file = f->file,
+		    .line = f->line,
+		    .address = addr,
+		    .offset = f->offset,
+		    .has_offset = (f->flags & SW_FRAME_SYMBOL) && k == n - 1,
+		    .inlined = k < n - 1,
+		};
+		demangled(r, f->function, &tf.name, &tf.full_name);
+		int e = sw_profile_frame(r->p, &tf, &r->ids[r->nids]);
+		if (e < 0)
+			return e;
+		r->nids++;
+	}
+	return n;
+}
+
+static uint64_t slot_hash(uint32_t key, uint64_t addr, bool ret)
+{
+	uint64_t h = key * 0x9e3779b97f4a7c15ull ^ addr ^ ((uint64_t)ret << 63);
+	h ^= h >> 31;
+	h *= 0xbf58476d1ce4e5b9ull;
+	return h ^ (h >> 29);
+}
+
+static int grow_slots(struct sw_report *r)
+{
+	size_t cap = r->slots_cap ? r->slots_cap * 2 : 4096;
+	struct addr_slot *t = calloc(cap, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->slots_cap; i++) {
+		if (!r->slots[i].used)
+			continue;
+		size_t j = r->slots[i].hash & (cap - 1);
+		while (t[j].used)
+			j = (j + 1) & (cap - 1);
+		t[j] = r->slots[i];
+	}
+	free(r->slots);
+	r->slots = t;
+	r->slots_cap = cap;
+	return 0;
+}
+
+int sw_report_frames(struct sw_report *r, const struct sw_report_image *im, uint64_t addr, bool ret,
+		     const uint32_t **ret_ids, size_t *ret_n)
+{
+	uint32_t key = im ? map_image(r, im) : 0;
+	if (im && !key)
+		return -ENOMEM;
+	if (r->nslots * 2 >= r->slots_cap && grow_slots(r) < 0)
+		return -ENOMEM;
+	uint64_t h = slot_hash(key, addr, ret);
+	size_t j = h & (r->slots_cap - 1);
+	for (; r->slots[j].used; j = (j + 1) & (r->slots_cap - 1)) {
+		const struct addr_slot *s = &r->slots[j];
+		if (s->hash == h && s->addr == addr && s->key == key && s->ret == ret) {
+			*ret_ids = r->ids + s->start;
+			*ret_n = s->n;
+			return 0;
+		}
+	}
+	uint32_t start = (uint32_t)r->nids;
+	int n = symbolicate(r, im, key, addr, ret);
+	if (n < 0)
+		return n;
+	r->slots[j] = (struct addr_slot){h, addr, key, start, (uint32_t)n, true, ret};
+	r->nslots++;
+	*ret_ids = r->ids + start;
+	*ret_n = (size_t)n;
+	return 0;
+}
+
+static int add_sample(struct sw_report *r, const struct sw_stalls *c, struct sw_tree_stall *ts,
+		      const struct sw_stall_sample *smp, uint64_t weight)
+{
+	uint32_t thread;
+	int e = sw_tree_stall_thread(r->p, ts, smp->thread_id, smp->thread_name, &thread);
+	if (e < 0)
+		return e;
+	size_t depth = 0;
+	/* frames are leaf first; every frame but the leaf is a return address */
+	for (uint32_t k = smp->depth; k-- > 0;) {
+		const struct sw_stall_image *im = sw_stalls_image_at(c, smp->frames[k]);
+		struct sw_report_image ri;
+		if (im)
+			ri = (struct sw_report_image){
+			    .path = im->path,
+			    .id = im->id,
+			    .id_len = im->id_len,
+			    .macho = im->id_kind == SW_ID_UUID,
+			    .arch = im->arch,
+			    .load_address = im->load_address,
+			    .text_size = im->text_size,
+			};
+		const uint32_t *ids;
+		size_t n;
+		e = sw_report_frames(r, im ? &ri : NULL, smp->frames[k], k > 0, &ids, &n);
+		if (e < 0)
+			return e;
+		if (depth + n > SW_TREE_MAX_DEPTH)
+			break;
+		memcpy(r->stack + depth, ids, n * sizeof(*r->stack));
+		depth += n;
+	}
+	return sw_tree_stall_add_sample(r->p, ts, thread, r->stack, depth, weight);
+}
+
+const char *sw_report_json_fields(struct sw_buf *obj, const char *type)
+{
+	char prefix[64];
+	snprintf(prefix, sizeof(prefix), "{\"schema\":%d,\"type\":\"%s\",", SW_NDJSON_SCHEMA, type);
+	const char *text = sw_buf_str(obj);
+	size_t n = strlen(prefix);
+	if (obj->len < n + 2 || strncmp(text, prefix, n) != 0)
+		return NULL;
+	size_t end = obj->len;
+	while (end > n && (text[end - 1] == '\n' || text[end - 1] == '}'))
+		if (text[--end] == '}')
+			break;
+	obj->data[end] = 0;
+	return text + n;
+}
+
+int sw_report_add_stall(struct sw_report *r, const struct sw_stalls *c, const struct sw_stall *st,
+			const char *source, struct sw_tree_stall **ret_stall)
+{
+	const struct sw_stalls_info *in = sw_stalls_info(c);
+	uint64_t interval =
+	    in->config.interval_us ? (uint64_t)in->config.interval_us * 1000 : 10000000;
+	uint64_t blocked = 0, main = 0, last_time = st->start_time;
+	for (size_t i = 0; i < st->nsamples; i++) {
+		if (st->sample[i].thread_id != st->thread_id)
+			continue;
+		main++;
+		blocked += !!(st->sample[i].flags & SW_SAMPLE_BLOCKED);
+		last_time = st->sample[i].time;
+	}
+	uint64_t duration =
+	    st->ended ? st->duration_ns : sw_stalls_ns(c, last_time - st->start_time);
+	bool runnable = main && blocked * 2 < main;
+	struct sw_tree_stall_info info = {
+	    .id = st->id,
+	    .source = source,
+	    /* busy: the thread had the CPU half the time, or was mostly runnable */
+	    .kind = st->cpu_ns * 2 >= duration || runnable ? "busy" : "blocked",
+	    .mode = st->context[0] ? st->context : NULL,
+	    .thread_id = st->thread_id,
+	    .start_wall_ns = in->wall_ns ? in->wall_ns + sw_stalls_ns(c, st->start_time) : 0,
+	    .duration_ns = duration,
+	    .cpu_ns = st->cpu_ns,
+	    .samples = st->ended ? st->samples : main,
+	    .dropped = st->dropped,
+	};
+	/* the collector's own NDJSON fields (raw stacks, images, times) come first */
+	struct sw_buf raw;
+	sw_buf_init(&raw, 0);
+	int e = sw_render_ndjson_stall(&raw, c, st);
+	if (e >= 0)
+		info.extra_json = sw_report_json_fields(&raw, "stall");
+	struct sw_tree_stall *ts;
+	if (e >= 0)
+		e = sw_profile_add_stall(r->p, &info, &ts);
+	sw_buf_finish(&raw);
+	if (e < 0)
+		return e;
+	uint32_t idx;
+	e = sw_tree_stall_thread(r->p, ts, st->thread_id, NULL, &idx);
+	/* each sample weighs the time since the previous one of its thread */
+	struct last {
+		uint64_t tid, time;
+	} lasts[64];
+	size_t nlasts = 0;
+	for (size_t i = 0; i < st->nsamples && e >= 0; i++) {
+		const struct sw_stall_sample *smp = &st->sample[i];
+		size_t k = 0;
+		while (k < nlasts && lasts[k].tid != smp->thread_id)
+			k++;
+		uint64_t w = interval;
+		if (k < nlasts && smp->time > lasts[k].time)
+			w = sw_stalls_ns(c, smp->time - lasts[k].time);
+		if (k == nlasts && nlasts < 64)
+			lasts[nlasts++].tid = smp->thread_id;
+		if (k < nlasts)
+			lasts[k].time = smp->time;
+		e = add_sample(r, c, ts, smp, w);
+	}
+	if (e < 0)
+		return e;
+	*ret_stall = ts;
+	return 0;
+}

@@ -1,0 +1,285 @@
+/*
+ * Call trees in the style of Instruments' Time Profiler, built from
+ * symbolicated samples.
+ *
+ * A profile (struct sw_profile) holds everything a run produced, in a form
+ * that knows nothing of the wire, the symbolicator or MetricKit: interned
+ * images and frames, the distinct stacks (a trie of frames, root to leaf),
+ * and the stalls with their threads and weighted samples.  Adapters fill it
+ * (report.c from recordings and live streams, metrickit.c from MetricKit
+ * JSON); renderers read it.
+ *
+ * A tree (struct sw_tree) is built from the samples of one or more stalls
+ * under the display options (--invert, --hide-system, --focus, ...): one
+ * node per call path, merged by function, with total and self weight in
+ * nanoseconds.  Weights add up: a node's total is its self plus its
+ * children's totals, and the roots' totals sum to the samples' weights.
+ *
+ * A stall's signature hashes its heaviest path (Instruments' Heaviest Stack
+ * Trace, taken from the stall's own thread with no display option applied)
+ * by image file name and linkage name only, so ASLR, rebuilds, line changes
+ * and demangler changes leave it alone.  System frames below the deepest
+ * frame outside system images are left out (libc or libm internals would
+ * otherwise split one hang into several signatures).  The hash is 64-bit FNV-1a over
+ * "image\0linkage\0" for each frame from the root, with "?" standing for an
+ * unknown image or function name.
+ *
+ * Ownership: the profile owns every string and array it hands out; they
+ * live until sw_profile_free().  A tree refers to its profile's frames and
+ * must be freed before the profile.
+ */
+#ifndef SW_TREE_H
+#define SW_TREE_H
+
+#include <regex.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/buf.h"
+#include "util/error.h"
+
+/* Ceilings on what outside input can grow. */
+#define SW_TREE_MAX_DEPTH   8192u      /* frames per sample, inline frames included */
+#define SW_TREE_MAX_FRAMES  (1u << 24) /* distinct frames in a profile */
+#define SW_TREE_MAX_STACKS  (1u << 26) /* distinct stack prefixes in a profile */
+#define SW_TREE_MAX_STALLS  (1u << 20)
+#define SW_TREE_MAX_IMAGES  65536u
+#define SW_TREE_MAX_THREADS 4096u
+#define SW_TREE_MAX_SAMPLES ((size_t)1 << 28) /* per stall */
+
+struct sw_tree_image {
+	const char *name; /* file name ("libc.so.6"); never NULL */
+	const char *path; /* as the agent or payload gave it, or NULL */
+	uint8_t id[32];   /* UUID or GNU build-id */
+	uint32_t id_len;
+	uint64_t load_address; /* run-time address of the text segment */
+	uint64_t text_size;    /* 0 when unknown */
+	bool system;           /* set by the profile from path: see sw_tree_path_is_system() */
+};
+
+struct sw_tree_frame {
+	uint32_t image;        /* index of the image + 1, 0 when unknown */
+	const char *linkage;   /* linkage (mangled) name; NULL when unknown */
+	const char *name;      /* display name (Swift simplified); NULL: linkage or address */
+	const char *full_name; /* display name in full; NULL: name */
+	const char *file;      /* source file, or NULL */
+	uint32_t line;         /* 0 when unknown */
+	uint64_t address;      /* run-time address of the sample (the call, not the return) */
+	uint64_t offset;       /* from the function's symbol; meaningful with has_offset */
+	bool has_offset;
+	bool inlined; /* an inlined call: the frame before it (its caller) contains it */
+};
+
+struct sw_tree_thread {
+	uint64_t id;
+	const char *name; /* "" when unknown */
+	bool main;        /* the stalled thread */
+};
+
+/* What is known of a stall besides its samples; strings are copied. */
+struct sw_tree_stall_info {
+	uint64_t id;
+	const char *source; /* the device or recording qualifying the id when several mix */
+	const char *kind;   /* "busy", "blocked", "hang", ... */
+	const char *mode;   /* the loop context (run-loop mode, hook name), or NULL */
+	uint64_t thread_id;
+	uint64_t start_wall_ns; /* Unix time, 0 when unknown */
+	uint64_t duration_ns;
+	uint64_t cpu_ns;
+	uint64_t samples; /* as the agent counted them */
+	uint64_t dropped;
+	bool counts_only; /* weights are sample counts, not ns (MetricKit without a duration) */
+	/*
+	 * The source's own NDJSON fields ("pid":1,"process":"x",...; no braces),
+	 * printed first in the stall object instead of the common fields they
+	 * cover (id, thread, context, duration_ms, sampled_ms, cpu_ms, samples,
+	 * dropped, kind), or NULL.
+	 */
+	const char *extra_json;
+	const char *metadata_json; /* a JSON value printed as "metadata" (MetricKit's), or NULL */
+};
+
+struct sw_tree_sample {
+	uint32_t stack;  /* leaf of the stack in the profile's trie, 0: empty stack */
+	uint32_t thread; /* index into the stall's threads */
+	uint64_t weight; /* ns, or a count for counts_only stalls */
+};
+
+struct sw_tree_stall {
+	struct sw_tree_stall_info info;
+	struct sw_tree_thread *threads;
+	uint32_t nthreads;
+	struct sw_tree_sample *samples;
+	size_t nsamples, samples_cap;
+	uint64_t sampled;      /* sum of the weights of the stalled thread's samples */
+	uint64_t main_samples; /* how many samples of the stalled thread */
+	uint64_t signature;
+	bool has_signature;
+};
+
+struct sw_profile;
+
+int sw_profile_new(struct sw_profile **ret);
+void sw_profile_free(struct sw_profile *p);
+
+/* Interns an image; *ret_index is the image's index + 1 (what frames store). */
+int sw_profile_image(struct sw_profile *p, const struct sw_tree_image *img, uint32_t *ret_index);
+/* Interns a frame (every field counts); *ret_id identifies it in samples. */
+int sw_profile_frame(struct sw_profile *p, const struct sw_tree_frame *f, uint32_t *ret_id);
+
+const struct sw_tree_image *sw_profile_get_image(const struct sw_profile *p, uint32_t index);
+const struct sw_tree_frame *sw_profile_get_frame(const struct sw_profile *p, uint32_t id);
+size_t sw_profile_nimages(const struct sw_profile *p);
+size_t sw_profile_nframes(const struct sw_profile *p);
+
+/* Adds a stall (info is copied); the pointer lives as long as the profile. */
+int sw_profile_add_stall(struct sw_profile *p, const struct sw_tree_stall_info *info,
+			 struct sw_tree_stall **ret);
+size_t sw_profile_nstalls(const struct sw_profile *p);
+
+/* The source's own fields for the NDJSON summary (as extra_json above), or NULL. */
+int sw_profile_set_summary_extra(struct sw_profile *p, const char *json);
+const char *sw_profile_summary_extra(const struct sw_profile *p);
+struct sw_tree_stall *sw_profile_stall(const struct sw_profile *p, size_t i);
+
+/* Finds or adds a thread of the stall; a non-empty name replaces an empty one. */
+int sw_tree_stall_thread(struct sw_profile *p, struct sw_tree_stall *s, uint64_t tid,
+			 const char *name, uint32_t *ret_index);
+
+/*
+ * Adds one sample: frames are frame ids from the root (outermost caller) to
+ * the leaf.  Depth 0 is allowed (an empty stack still weighs).
+ */
+int sw_tree_stall_add_sample(struct sw_profile *p, struct sw_tree_stall *s, uint32_t thread,
+			     const uint32_t *frames, size_t depth, uint64_t weight);
+
+/*
+ * The frames of a stack from the profile's trie, root first, into
+ * frames[0..max).  Returns the depth; when it exceeds max nothing is written.
+ */
+size_t sw_profile_stack(const struct sw_profile *p, uint32_t stack, uint32_t *frames, size_t max);
+
+/* True for images of the operating system: see tree.c for the list. */
+bool sw_tree_path_is_system(const char *path);
+
+/* ---- trees ---- */
+
+enum sw_thread_select {
+	SW_THREAD_MAIN, /* the stalled thread (default) */
+	SW_THREAD_ALL,  /* every thread, one tree each */
+	SW_THREAD_NAME, /* threads called thread_name */
+};
+
+struct sw_tree_options {
+	bool invert;            /* bottom-up: leaf functions as roots, callers below */
+	double min_percent;     /* display: hide nodes under this share of the total */
+	uint32_t max_depth;     /* 0: no limit; deeper frames are charged to depth max_depth */
+	bool hide_system;       /* frames of system images are charged to their callers */
+	bool flatten_recursion; /* a function calling itself directly shows once */
+	bool full_names;        /* full Swift names instead of simplified ones */
+	const regex_t *focus;   /* keep only samples with a frame matching it */
+	const regex_t *exclude; /* drop samples with a frame matching it */
+	enum sw_thread_select thread;
+	const char *thread_name; /* SW_THREAD_NAME */
+};
+
+void sw_tree_options_init(struct sw_tree_options *o);
+
+struct sw_tree_node {
+	uint32_t frame;       /* representative frame: the one with most weight in the node */
+	uint32_t parent;      /* node index, UINT32_MAX for roots */
+	uint32_t first_child; /* UINT32_MAX: none; children are sorted heaviest first */
+	uint32_t next_sibling;
+	uint32_t depth; /* 0 for roots */
+	uint64_t total, self;
+	uint64_t samples;      /* how many samples pass through the node */
+	uint64_t self_samples; /* how many end in it */
+};
+
+struct sw_tree {
+	const struct sw_profile *profile;
+	struct sw_tree_node *nodes;
+	uint32_t nnodes;
+	uint32_t first_root; /* UINT32_MAX when empty; roots are sorted heaviest first */
+	uint64_t total;      /* sum of the weights of the samples kept */
+	uint64_t all;        /* sum of the weights of the samples selected, before focus/exclude */
+	uint64_t nsamples;   /* samples kept */
+	bool counts_only;
+	/* private */
+	unsigned refs;
+};
+
+/*
+ * Builds the tree of the samples of stalls[0..n) on the threads opts
+ * selects (for SW_THREAD_ALL, pass thread_filter >= 0 to take only that
+ * thread index of a single stall; -1 takes every thread together).
+ */
+int sw_tree_build(const struct sw_profile *p, struct sw_tree_stall *const *stalls, size_t n,
+		  const struct sw_tree_options *opts, long thread_filter, struct sw_tree **ret);
+/* Drops a reference to t (trees from sw_tree_stall_default_tree() are shared). */
+void sw_tree_free(struct sw_tree *t);
+
+/*
+ * The stall's tree with no structural option (main thread, nothing
+ * rewritten or filtered), shared by the signature, the heaviest path and
+ * default renderings: the profile keeps the last one built, as renderers
+ * work a stall at a time.  Free with sw_tree_free().
+ */
+int sw_tree_stall_default_tree(const struct sw_profile *p, struct sw_tree_stall *s,
+			       struct sw_tree **ret);
+
+/* Whether o builds the same tree as no options (--min-percent is display only). */
+bool sw_tree_options_structural_default(const struct sw_tree_options *o);
+
+/* Whether a node passes --min-percent (roots and children alike). */
+bool sw_tree_node_visible(const struct sw_tree *t, const struct sw_tree_node *n,
+			  const struct sw_tree_options *opts);
+
+/*
+ * A preorder walk without recursion: the node after i, into i's children
+ * only when descend is true; UINT32_MAX at the end.
+ */
+uint32_t sw_tree_preorder_next(const struct sw_tree *t, uint32_t i, bool descend);
+
+/*
+ * The heaviest path from a root, following the heaviest child each step
+ * (ties broken by image and linkage name): node indices root first into
+ * path[0..max); returns the length.
+ */
+size_t sw_tree_heaviest(const struct sw_tree *t, uint32_t *path, size_t max);
+
+/*
+ * Computes (once) and returns the stall's signature: the heaviest path of
+ * its main thread with no display option applied.
+ */
+uint64_t sw_tree_stall_signature(const struct sw_profile *p, struct sw_tree_stall *s);
+
+/*
+ * Rewriting single stacks as trees do (focus, exclude, hide-system,
+ * flatten-recursion, invert, max-depth), for renderers that keep samples
+ * apart (speedscope's time order).  sw_tree_rewrite() works in place on
+ * frames[0..depth) and returns the new depth, or -1 when options drop the
+ * sample.  The rewriter borrows p and o.
+ */
+struct sw_tree_rewriter;
+int sw_tree_rewriter_new(const struct sw_profile *p, const struct sw_tree_options *o,
+			 struct sw_tree_rewriter **ret);
+void sw_tree_rewriter_free(struct sw_tree_rewriter *rw);
+long sw_tree_rewrite(struct sw_tree_rewriter *rw, uint32_t *frames, size_t depth);
+
+/* Whether the options (and thread_filter, as in sw_tree_build()) take a sample. */
+bool sw_tree_sample_selected(const struct sw_tree_stall *s, const struct sw_tree_sample *smp,
+			     const struct sw_tree_options *o, long thread_filter);
+
+/* What tree nodes merge frames by: a hash of image and function. */
+uint64_t sw_profile_frame_func(const struct sw_profile *p, uint32_t id);
+
+/*
+ * The name a frame is shown under: never NULL; "???" for an unknown
+ * function in a known image, "0x..." for an address in no known image.
+ */
+const char *sw_tree_frame_name(const struct sw_profile *p, const struct sw_tree_frame *f, bool full,
+			       char *scratch, size_t scratch_size);
+
+#endif

@@ -1,0 +1,295 @@
+/*
+ * Reading and writing .swtrace recordings (see recording.h).
+ *
+ * The reader pulls the file through a window of at most
+ * SW_WIRE_MAX_MESSAGE plus one read's worth of bytes, so a recording of any
+ * size is replayed in bounded memory, and a cut at any byte yields every
+ * whole message before it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util/buf.h"
+#include "recording.h"
+
+#define READ_CHUNK 65536
+
+struct sw_recording {
+	int fd;
+	bool own_fd;
+	bool eof;
+	uint8_t head[SW_RECORDING_HEADER_SIZE]; /* bytes the caller read before us */
+	size_t head_len, head_pos;
+	struct sw_buf window; /* unread bytes start at window.data + pos */
+	size_t pos;
+	uint64_t window_offset; /* file offset of window.data[0] */
+	uint64_t msg_offset;
+	struct sw_wire_decoder *dec;
+	char warning[160];
+};
+
+struct sw_recording_writer {
+	FILE *file;
+	int error; /* first write error, -errno */
+};
+
+static int read_full(int fd, void *buf, size_t len, size_t *ret_n)
+{
+	size_t n = 0;
+	while (n < len) {
+		ssize_t r = read(fd, (char *)buf + n, len - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	*ret_n = n;
+	return 0;
+}
+
+/* read_full() on the recording: the caller's sniffed bytes first, then the descriptor. */
+static int rec_read(struct sw_recording *rec, void *buf, size_t len, size_t *ret_n)
+{
+	size_t n = rec->head_len - rec->head_pos;
+	if (n > len)
+		n = len;
+	memcpy(buf, rec->head + rec->head_pos, n);
+	rec->head_pos += n;
+	size_t more = 0;
+	int r = n < len ? read_full(rec->fd, (char *)buf + n, len - n, &more) : 0;
+	if (r < 0)
+		return r;
+	*ret_n = n + more;
+	return 0;
+}
+
+static int read_header(struct sw_recording *rec, struct sw_error *err)
+{
+	uint8_t h[SW_RECORDING_HEADER_SIZE];
+	size_t n;
+	int r = rec_read(rec, h, sizeof(h), &n);
+	if (r < 0)
+		return sw_error_set(err, r, "%s", strerror(-r));
+	if (n < 8 || memcmp(h, SW_RECORDING_MAGIC, 8) != 0)
+		return sw_error_set(err, -EBADMSG,
+				    "not a stallwatch recording (bad magic at offset 0)");
+	if (n < sizeof(h))
+		return sw_error_set(err, -EBADMSG, "truncated header at offset %zu", n);
+	unsigned version = h[8] | h[9] << 8;
+	unsigned size = h[10] | h[11] << 8;
+	if (version != SW_RECORDING_VERSION)
+		return sw_error_set(err, -EPROTONOSUPPORT,
+				    "recording format version %u is not supported (this "
+				    "stallwatch reads version %d)",
+				    version, SW_RECORDING_VERSION);
+	if (size < SW_RECORDING_HEADER_SIZE)
+		return sw_error_set(err, -EBADMSG, "header size %u too small at offset 10", size);
+	/* a later header may be longer: skip what this reader does not know */
+	for (size_t skip = size - sizeof(h); skip > 0;) {
+		uint8_t tmp[256];
+		size_t want = skip < sizeof(tmp) ? skip : sizeof(tmp);
+		r = rec_read(rec, tmp, want, &n);
+		if (r < 0)
+			return sw_error_set(err, r, "%s", strerror(-r));
+		if (n < want)
+			return sw_error_set(err, -EBADMSG, "truncated header");
+		skip -= want;
+	}
+	rec->window_offset = size;
+	return 0;
+}
+
+static int open_fd(int fd, bool own_fd, const void *head, size_t head_len,
+		   struct sw_recording **ret, struct sw_error *err)
+{
+	struct sw_recording *rec =
+	    head_len <= SW_RECORDING_HEADER_SIZE ? calloc(1, sizeof(*rec)) : NULL;
+	if (!rec) {
+		if (own_fd)
+			close(fd);
+		return head_len > SW_RECORDING_HEADER_SIZE
+			   ? sw_error_set(err, -EINVAL, "too many sniffed bytes")
+			   : sw_error_set(err, -ENOMEM, "out of memory");
+	}
+	rec->fd = fd;
+	rec->own_fd = own_fd;
+	if (head_len)
+		memcpy(rec->head, head, head_len);
+	rec->head_len = head_len;
+	sw_buf_init(&rec->window, SW_WIRE_MAX_MESSAGE + READ_CHUNK);
+	int r = sw_wire_decoder_new(&rec->dec);
+	if (r < 0)
+		sw_error_set(err, r, "out of memory");
+	else
+		r = read_header(rec, err);
+	if (r < 0) {
+		sw_recording_free(rec);
+		return r;
+	}
+	*ret = rec;
+	return 0;
+}
+
+int sw_recording_open_fd(int fd, struct sw_recording **ret, struct sw_error *err)
+{
+	return open_fd(fd, true, NULL, 0, ret, err);
+}
+
+int sw_recording_open_sniffed(int fd, const void *head, size_t head_len, struct sw_recording **ret,
+			      struct sw_error *err)
+{
+	return open_fd(fd, true, head, head_len, ret, err);
+}
+
+int sw_recording_open(const char *path, struct sw_recording **ret, struct sw_error *err)
+{
+	if (strcmp(path, "-") == 0)
+		return open_fd(STDIN_FILENO, false, NULL, 0, ret, err);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return sw_error_set(err, -errno, "%s", strerror(errno));
+	return open_fd(fd, true, NULL, 0, ret, err);
+}
+
+void sw_recording_free(struct sw_recording *rec)
+{
+	if (!rec)
+		return;
+	if (rec->own_fd)
+		close(rec->fd);
+	sw_buf_finish(&rec->window);
+	sw_wire_decoder_free(rec->dec);
+	free(rec);
+}
+
+/* Moves unread bytes to the front and reads one more chunk. */
+static int refill(struct sw_recording *rec)
+{
+	struct sw_buf *w = &rec->window;
+	if (rec->pos) {
+		memmove(w->data, w->data + rec->pos, w->len - rec->pos);
+		w->len -= rec->pos;
+		rec->window_offset += rec->pos;
+		rec->pos = 0;
+	}
+	int r = sw_buf_reserve(w, READ_CHUNK);
+	if (r < 0)
+		return r;
+	size_t n;
+	r = rec_read(rec, w->data + w->len, READ_CHUNK, &n);
+	if (r < 0)
+		return r;
+	w->len += n;
+	if (n < READ_CHUNK)
+		rec->eof = true;
+	return 0;
+}
+
+int sw_recording_next(struct sw_recording *rec, struct sw_wire_msg *msg, struct sw_error *err)
+{
+	for (;;) {
+		struct sw_buf *w = &rec->window;
+		uint64_t offset = rec->window_offset + rec->pos;
+		int n = 0;
+		if (w->len > rec->pos)
+			n = sw_wire_decode(rec->dec, w->data + rec->pos, w->len - rec->pos, offset,
+					   msg, err);
+		if (n < 0)
+			return n;
+		if (n > 0) {
+			rec->msg_offset = offset;
+			rec->pos += (size_t)n;
+			return 1;
+		}
+		if (rec->eof) {
+			if (w->len > rec->pos)
+				snprintf(rec->warning, sizeof(rec->warning),
+					 "recording ends inside a %s message at offset %llu "
+					 "(%zu bytes after the last whole message)",
+					 sw_wire_type_name(w->data[rec->pos]),
+					 (unsigned long long)offset, w->len - rec->pos);
+			return 0;
+		}
+		int r = refill(rec);
+		if (r < 0)
+			return sw_error_set(err, r, "read error at offset %llu: %s",
+					    (unsigned long long)offset, strerror(-r));
+	}
+}
+
+uint64_t sw_recording_offset(const struct sw_recording *rec)
+{
+	return rec->msg_offset;
+}
+
+const char *sw_recording_warning(const struct sw_recording *rec)
+{
+	return rec->warning[0] ? rec->warning : NULL;
+}
+
+int sw_recording_writer_open(const char *path, struct sw_recording_writer **ret,
+			     struct sw_error *err)
+{
+	struct sw_recording_writer *w = calloc(1, sizeof(*w));
+	if (!w)
+		return sw_error_set(err, -ENOMEM, "out of memory");
+	w->file = fopen(path, "wbe");
+	if (!w->file) {
+		int r = sw_error_set(err, -errno, "%s", strerror(errno));
+		free(w);
+		return r;
+	}
+	uint8_t h[SW_RECORDING_HEADER_SIZE] = {0};
+	memcpy(h, SW_RECORDING_MAGIC, 8);
+	h[8] = SW_RECORDING_VERSION;
+	h[10] = SW_RECORDING_HEADER_SIZE;
+	sw_recording_writer_write(w, h, sizeof(h));
+	if (w->error) {
+		int r = sw_error_set(err, w->error, "%s", strerror(-w->error));
+		fclose(w->file);
+		free(w);
+		return r;
+	}
+	*ret = w;
+	return 0;
+}
+
+int sw_recording_writer_write(struct sw_recording_writer *w, const void *data, size_t len)
+{
+	if (!w->error && fwrite(data, 1, len, w->file) != len)
+		w->error = -(errno ? errno : EIO);
+	return w->error;
+}
+
+int sw_recording_writer_info(struct sw_recording_writer *w, const char *key, const char *value)
+{
+	uint8_t buf[2 * SW_WIRE_MAX_STRING + 32];
+	struct sw_wire_msg msg = {.type = SW_MSG_RECORD_INFO,
+				  .record_info = {.key = key, .value = value}};
+	int n = sw_wire_encode(NULL, buf, sizeof(buf), &msg);
+	if (n < 0)
+		return n;
+	return sw_recording_writer_write(w, buf, (size_t)n);
+}
+
+int sw_recording_writer_close(struct sw_recording_writer *w, struct sw_error *err)
+{
+	if (!w)
+		return 0;
+	int r = w->error;
+	if (fflush(w->file) != 0 && !r)
+		r = -errno;
+	if (fclose(w->file) != 0 && !r)
+		r = -errno;
+	free(w);
+	if (r < 0)
+		return sw_error_set(err, r, "%s", strerror(-r));
+	return 0;
+}

@@ -1,0 +1,439 @@
+/*
+ * The wire format's decoder, for the host.
+ *
+ * Input is hostile: every length, count and index is checked against the
+ * body it sits in and against the format's ceilings, and every error names
+ * the stream offset where it was found.  The decoder keeps, per stream, the
+ * previous stack and the name of the threads sampled most recently (at least
+ * SW_WIRE_DECODER_KEEP of them, far more than an encoder refers back to).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/buf.h"
+#include "util/error.h"
+#include "wire-private.h"
+
+#define SW_WIRE_DECODER_THREADS 256
+#define SW_WIRE_DECODER_KEEP    128
+
+struct thread_state {
+	uint64_t last_use;
+	uint32_t depth;
+	uint32_t cap;
+	uint64_t *frames;
+	char name[SW_WIRE_THREAD_NAME_MAX];
+};
+
+struct sw_wire_decoder {
+	uint64_t clock;
+	size_t nthreads;
+	size_t last; /* the slot found last, tried first */
+	uint64_t tids[SW_WIRE_DECODER_THREADS];
+	struct thread_state threads[SW_WIRE_DECODER_THREADS];
+	struct sw_buf strings;
+	uint64_t scratch[SW_WIRE_MAX_FRAMES];
+};
+
+struct reader {
+	const uint8_t *p, *start, *end;
+	uint64_t offset;  /* stream offset of start */
+	const char *what; /* the message being read, for errors */
+	struct sw_wire_decoder *dec;
+	struct sw_error *err;
+	bool failed;
+};
+
+static bool fail(struct reader *r, const char *problem)
+{
+	if (!r->failed)
+		sw_error_set(r->err, -EBADMSG, "%s in %s message at offset %llu", problem, r->what,
+			     (unsigned long long)(r->offset + (uint64_t)(r->p - r->start)));
+	r->failed = true;
+	return false;
+}
+
+static bool get_uleb(struct reader *r, uint64_t *ret)
+{
+	uint64_t v = 0;
+	for (unsigned shift = 0; shift < 64; shift += 7) {
+		if (r->p >= r->end)
+			return fail(r, "truncated number");
+		uint8_t b = *r->p++;
+		if (shift == 63 && b > 1)
+			return fail(r, "number out of range");
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*ret = v;
+			return true;
+		}
+	}
+	return fail(r, "number out of range");
+}
+
+static bool get_u32(struct reader *r, uint32_t *ret)
+{
+	uint64_t v;
+	if (!get_uleb(r, &v))
+		return false;
+	if (v > UINT32_MAX)
+		return fail(r, "number out of range");
+	*ret = (uint32_t)v;
+	return true;
+}
+
+/* Copies a string into the decoder's string space, NUL-terminated. */
+static bool get_str_max(struct reader *r, const char **ret, size_t max)
+{
+	uint64_t len;
+	if (!get_uleb(r, &len))
+		return false;
+	if (len > max)
+		return fail(r, "string too long");
+	if (len > (uint64_t)(r->end - r->p))
+		return fail(r, "truncated string");
+	struct sw_buf *s = &r->dec->strings;
+	/* space was reserved for the whole body, so this never moves */
+	char *copy = (char *)s->data + s->len;
+	memcpy(copy, r->p, len);
+	copy[len] = '\0';
+	s->len += len + 1;
+	r->p += len;
+	*ret = copy;
+	return true;
+}
+
+static bool get_str(struct reader *r, const char **ret)
+{
+	return get_str_max(r, ret, SW_WIRE_MAX_STRING);
+}
+
+static bool get_magic(struct reader *r, const char *magic)
+{
+	if (r->end - r->p < 4 || memcmp(r->p, magic, 4) != 0)
+		return fail(r, "bad magic");
+	r->p += 4;
+	return true;
+}
+
+static bool get_config(struct reader *r, struct sw_wire_config *c)
+{
+	return get_u32(r, &c->present) && get_u32(r, &c->threshold_ms) &&
+	       get_u32(r, &c->interval_us) && get_u32(r, &c->flags) && get_u32(r, &c->max_depth);
+}
+
+static bool get_hello(struct reader *r, struct sw_wire_hello *h)
+{
+	return get_magic(r, SW_WIRE_AGENT_MAGIC) && get_u32(r, &h->protocol) &&
+	       get_u32(r, &h->platform) && get_str(r, &h->agent_version) && get_str(r, &h->arch) &&
+	       get_str(r, &h->os_version) && get_str(r, &h->device_model) &&
+	       get_str(r, &h->process_name) && get_str(r, &h->bundle_id) && get_uleb(r, &h->pid) &&
+	       get_uleb(r, &h->clock_numer) && get_uleb(r, &h->clock_denom) &&
+	       get_uleb(r, &h->clock_base) && get_uleb(r, &h->wall_ns) && get_config(r, &h->config);
+}
+
+static bool get_image(struct reader *r, struct sw_wire_image *im)
+{
+	if (!get_u32(r, &im->index) || !get_uleb(r, &im->load_address) ||
+	    !get_uleb(r, &im->text_vmaddr) || !get_uleb(r, &im->text_size) ||
+	    !get_u32(r, &im->id_kind) || !get_u32(r, &im->id_len))
+		return false;
+	if (im->id_len > SW_WIRE_MAX_ID)
+		return fail(r, "image id too long");
+	if (im->id_len > (size_t)(r->end - r->p))
+		return fail(r, "truncated image id");
+	memcpy(im->id, r->p, im->id_len);
+	r->p += im->id_len;
+	return get_str(r, &im->path) && get_str(r, &im->arch);
+}
+
+/* Finds the state of a thread, making room for it when asked. */
+static struct thread_state *thread_state(struct sw_wire_decoder *dec, uint64_t tid, bool create);
+
+/* Keeps the SW_WIRE_DECODER_KEEP most recently sampled threads. */
+static void evict_threads(struct sw_wire_decoder *dec)
+{
+	size_t order[SW_WIRE_DECODER_THREADS];
+	for (size_t i = 0; i < dec->nthreads; i++) {
+		size_t j = i;
+		while (j > 0 && dec->threads[order[j - 1]].last_use < dec->threads[i].last_use) {
+			order[j] = order[j - 1];
+			j--;
+		}
+		order[j] = i;
+	}
+	for (size_t i = SW_WIRE_DECODER_KEEP; i < dec->nthreads; i++)
+		free(dec->threads[order[i]].frames);
+
+	struct thread_state moved[SW_WIRE_DECODER_KEEP];
+	uint64_t tids[SW_WIRE_DECODER_KEEP];
+	for (size_t i = 0; i < SW_WIRE_DECODER_KEEP; i++) {
+		moved[i] = dec->threads[order[i]];
+		tids[i] = dec->tids[order[i]];
+	}
+	memcpy(dec->threads, moved, sizeof(moved));
+	memcpy(dec->tids, tids, sizeof(tids));
+	dec->nthreads = SW_WIRE_DECODER_KEEP;
+	dec->last = 0;
+}
+
+static struct thread_state *thread_state(struct sw_wire_decoder *dec, uint64_t tid, bool create)
+{
+	if (dec->last < dec->nthreads && dec->tids[dec->last] == tid)
+		return &dec->threads[dec->last];
+	for (size_t i = 0; i < dec->nthreads; i++) {
+		if (dec->tids[i] == tid) {
+			dec->last = i;
+			return &dec->threads[i];
+		}
+	}
+	if (!create)
+		return NULL;
+	if (dec->nthreads == SW_WIRE_DECODER_THREADS)
+		evict_threads(dec);
+	size_t i = dec->nthreads++;
+	dec->tids[i] = tid;
+	dec->threads[i] = (struct thread_state){0};
+	dec->last = i;
+	return &dec->threads[i];
+}
+
+static bool get_frames(struct reader *r, struct thread_state *prev, uint32_t depth, bool ref)
+{
+	uint64_t *out = r->dec->scratch;
+	uint64_t shared = 0;
+	if (ref) {
+		if (!get_uleb(r, &shared))
+			return false;
+		if (shared > depth || shared > prev->depth)
+			return fail(r, "shared frame count out of range");
+	}
+	uint64_t last = 0;
+	for (uint32_t i = 0; i < depth - shared; i++) {
+		uint64_t z;
+		if (!get_uleb(r, &z))
+			return false;
+		uint32_t from_root = depth - 1 - i;
+		uint64_t base = last;
+		if (ref && from_root < prev->depth)
+			base = prev->frames[prev->depth - 1 - from_root];
+		out[i] = base + (uint64_t)sw_wire_unzigzag(z);
+		last = out[i];
+	}
+	for (uint32_t k = 0; k < shared; k++)
+		out[depth - 1 - k] = prev->frames[prev->depth - 1 - k];
+	return true;
+}
+
+static bool store_frames(struct reader *r, struct thread_state *t, uint32_t depth)
+{
+	if (depth > t->cap) {
+		uint32_t cap = t->cap ? t->cap : 64;
+		while (cap < depth)
+			cap *= 2;
+		uint64_t *frames = realloc(t->frames, cap * sizeof(*frames));
+		if (!frames) {
+			sw_error_set(r->err, -ENOMEM, "out of memory");
+			r->failed = true;
+			return false;
+		}
+		t->frames = frames;
+		t->cap = cap;
+	}
+	if (depth)
+		memcpy(t->frames, r->dec->scratch, depth * sizeof(*t->frames));
+	t->depth = depth;
+	t->last_use = ++r->dec->clock;
+	return true;
+}
+
+static bool get_sample(struct reader *r, struct sw_wire_sample *s)
+{
+	uint32_t flags;
+	if (!get_uleb(r, &s->stall_id) || !get_uleb(r, &s->time) || !get_uleb(r, &s->thread_id) ||
+	    !get_u32(r, &flags))
+		return false;
+	const char *name = NULL;
+	if ((flags & SW_SAMPLE_WIRE_NAME) && !get_str_max(r, &name, SW_WIRE_THREAD_NAME_MAX - 1))
+		return false;
+	if (!get_u32(r, &s->depth))
+		return false;
+	if (s->depth > SW_WIRE_MAX_FRAMES)
+		return fail(r, "too many frames");
+
+	struct thread_state *t = thread_state(r->dec, s->thread_id, true);
+	bool ref = flags & SW_SAMPLE_WIRE_REF;
+	if (ref && !t->last_use)
+		return fail(r, "reference to an unknown previous stack");
+	if (!get_frames(r, t, s->depth, ref) || !store_frames(r, t, s->depth))
+		return false;
+	if (name)
+		memcpy(t->name, name, strlen(name) + 1);
+	s->flags = flags & SW_SAMPLE_PUBLIC_MASK;
+	s->thread_name = t->name;
+	s->frames = t->frames;
+	return true;
+}
+
+static bool get_body(struct reader *r, struct sw_wire_msg *m)
+{
+	switch (m->type) {
+	case SW_MSG_HELLO:
+		return get_hello(r, &m->hello);
+	case SW_MSG_IMAGE_ADDED:
+		return get_image(r, &m->image);
+	case SW_MSG_IMAGE_REMOVED:
+		return get_u32(r, &m->image_removed.index);
+	case SW_MSG_STALL_BEGIN:
+		return get_uleb(r, &m->stall_begin.stall_id) &&
+		       get_uleb(r, &m->stall_begin.thread_id) &&
+		       get_uleb(r, &m->stall_begin.start_time) &&
+		       get_uleb(r, &m->stall_begin.detect_time) &&
+		       get_str(r, &m->stall_begin.context);
+	case SW_MSG_STALL_END:
+		return get_uleb(r, &m->stall_end.stall_id) && get_uleb(r, &m->stall_end.end_time) &&
+		       get_uleb(r, &m->stall_end.duration_ns) &&
+		       get_uleb(r, &m->stall_end.cpu_ns) && get_uleb(r, &m->stall_end.samples) &&
+		       get_uleb(r, &m->stall_end.dropped);
+	case SW_MSG_SAMPLE:
+		return get_sample(r, &m->sample);
+	case SW_MSG_STATS:
+		return get_uleb(r, &m->stats.samples) && get_uleb(r, &m->stats.dropped) &&
+		       get_uleb(r, &m->stats.stalls) && get_uleb(r, &m->stats.agent_cpu_ns);
+	case SW_MSG_SYMBOL_HINT:
+		return get_u32(r, &m->symbol_hint.image_index) &&
+		       get_uleb(r, &m->symbol_hint.offset) && get_uleb(r, &m->symbol_hint.size) &&
+		       get_str(r, &m->symbol_hint.name);
+	case SW_MSG_GOODBYE:
+		return get_u32(r, &m->goodbye.reason) && get_str(r, &m->goodbye.text);
+	case SW_MSG_CONFIG_REPLY: {
+		uint64_t accepted;
+		if (!get_uleb(r, &accepted) || !get_str(r, &m->config_reply.reason) ||
+		    !get_config(r, &m->config_reply.config))
+			return false;
+		m->config_reply.accepted = accepted != 0;
+		return true;
+	}
+	case SW_MSG_CLIENT_HELLO:
+		return get_magic(r, SW_WIRE_CLIENT_MAGIC) &&
+		       get_u32(r, &m->client_hello.protocol) &&
+		       get_str(r, &m->client_hello.token) &&
+		       get_str(r, &m->client_hello.client_version);
+	case SW_MSG_CONFIG:
+		return get_config(r, &m->config);
+	case SW_MSG_RECORD_INFO:
+		return get_str(r, &m->record_info.key) && get_str(r, &m->record_info.value);
+	default:
+		return true; /* unknown: skipped by its length */
+	}
+}
+
+int sw_wire_decoder_new(struct sw_wire_decoder **ret)
+{
+	struct sw_wire_decoder *dec = calloc(1, sizeof(*dec));
+	if (!dec)
+		return -ENOMEM;
+	sw_buf_init(&dec->strings, SW_WIRE_MAX_BODY * 2);
+	*ret = dec;
+	return 0;
+}
+
+void sw_wire_decoder_reset(struct sw_wire_decoder *dec)
+{
+	for (size_t i = 0; i < dec->nthreads; i++)
+		free(dec->threads[i].frames);
+	dec->nthreads = 0;
+	dec->last = 0;
+	dec->clock = 0;
+}
+
+void sw_wire_decoder_free(struct sw_wire_decoder *dec)
+{
+	if (!dec)
+		return;
+	sw_wire_decoder_reset(dec);
+	sw_buf_finish(&dec->strings);
+	free(dec);
+}
+
+int sw_wire_decode(struct sw_wire_decoder *dec, const uint8_t *buf, size_t len,
+		   uint64_t stream_offset, struct sw_wire_msg *msg, struct sw_error *err)
+{
+	/* the length is ULEB128 in at most SW_WIRE_LEN_BYTES bytes */
+	uint64_t body_len = 0;
+	size_t header = 1;
+	for (;;) {
+		if (header >= len)
+			return 0;
+		uint8_t b = buf[header];
+		body_len |= (uint64_t)(b & 0x7f) << (7 * (header - 1));
+		header++;
+		if (!(b & 0x80))
+			break;
+		if (header > SW_WIRE_LEN_BYTES)
+			return sw_error_set(err, -EBADMSG, "bad message length at offset %llu",
+					    (unsigned long long)stream_offset + 1);
+	}
+	if (body_len > SW_WIRE_MAX_BODY)
+		return sw_error_set(err, -EBADMSG,
+				    "message length %llu over the limit of %u at offset %llu",
+				    (unsigned long long)body_len, SW_WIRE_MAX_BODY,
+				    (unsigned long long)stream_offset + 1);
+	if (len - header < body_len)
+		return 0;
+
+	memset(msg, 0, sizeof(*msg));
+	msg->type = buf[0];
+	if (msg->type == SW_MSG_HELLO)
+		sw_wire_decoder_reset(dec);
+	sw_buf_reset(&dec->strings);
+	int rr = sw_buf_reserve(&dec->strings, body_len + 64);
+	if (rr < 0)
+		return rr;
+	struct reader r = {.p = buf + header,
+			   .start = buf,
+			   .end = buf + header + body_len,
+			   .offset = stream_offset,
+			   .what = sw_wire_type_name(buf[0]),
+			   .dec = dec,
+			   .err = err};
+	if (!get_body(&r, msg))
+		return r.err && r.err->code ? r.err->code : -EBADMSG;
+	/* a body may hold fields newer than this reader: they are skipped */
+	return (int)(header + body_len);
+}
+
+const char *sw_wire_type_name(uint32_t type)
+{
+	switch (type) {
+	case SW_MSG_HELLO:
+		return "hello";
+	case SW_MSG_IMAGE_ADDED:
+		return "image-added";
+	case SW_MSG_IMAGE_REMOVED:
+		return "image-removed";
+	case SW_MSG_STALL_BEGIN:
+		return "stall-begin";
+	case SW_MSG_STALL_END:
+		return "stall-end";
+	case SW_MSG_SAMPLE:
+		return "sample";
+	case SW_MSG_STATS:
+		return "stats";
+	case SW_MSG_SYMBOL_HINT:
+		return "symbol-hint";
+	case SW_MSG_GOODBYE:
+		return "goodbye";
+	case SW_MSG_CONFIG_REPLY:
+		return "config-reply";
+	case SW_MSG_CLIENT_HELLO:
+		return "client-hello";
+	case SW_MSG_CONFIG:
+		return "config";
+	case SW_MSG_RECORD_INFO:
+		return "record-info";
+	default:
+		return "unknown";
+	}
+}
