@@ -489,6 +489,25 @@ static int attach_all(const struct common *c)
 	return status;
 }
 
+const struct sw_opt sw_attach_device_opts[] = {
+    {"udid", 'u', "UDID", "the device (default: the only one attached over USB)", NULL},
+    {"wait", SW_OPT_WAIT, "SECONDS",
+     "keep trying this long while the app starts (default: once;\n"
+     "30 with --launch; until Ctrl-C with --all-devices)",
+     NULL},
+    {"all-devices", SW_OPT_ALL_DEVICES, NULL,
+     "attach on every device at once, and on devices attached later;\n"
+     "lines carry the UDID, -o takes a directory (DIR/)",
+     NULL},
+    {"launch", SW_OPT_LAUNCH, NULL,
+     "start the app first (debugserver up to iOS 16; printed\n"
+     "devicectl and pymobiledevice3 commands from iOS 17)",
+     NULL},
+    {"dylib", SW_OPT_DYLIB, "PATH", "with --launch: DYLD_INSERT_LIBRARIES=<app bundle>/PATH", NULL},
+    {"debug", 'd', NULL, "print libimobiledevice's and libusbmuxd's debug output", NULL},
+    SW_OPT_END,
+};
+
 int sw_attach_device_option(const struct sw_cmd *cmd, int c, const char *arg,
 			    struct sw_attach_device_options *o)
 {
@@ -500,19 +519,19 @@ int sw_attach_device_option(const struct sw_cmd *cmd, int c, const char *arg,
 	case 'd':
 		sw_device_set_debug(true);
 		return 0;
-	case 1101:
+	case SW_OPT_WAIT:
 		if (sw_cli_parse_uint(cmd, "--wait", arg, 86400, &v))
 			return SW_EXIT_USAGE;
 		o->wait_ms = v * 1000;
 		o->wait_given = true;
 		return 0;
-	case 1102:
+	case SW_OPT_ALL_DEVICES:
 		o->all_devices = true;
 		return 0;
-	case 1103:
+	case SW_OPT_LAUNCH:
 		o->launch = true;
 		return 0;
-	case 1104:
+	case SW_OPT_DYLIB:
 		if (arg[0] == '/' || strstr(arg, ".."))
 			return sw_cli_usage(cmd,
 					    "--dylib takes a path inside the app bundle, such as "

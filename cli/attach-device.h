@@ -21,25 +21,8 @@ struct sw_attach_device_options {
 	const char *dylib; /* --dylib, relative to the app bundle */
 };
 
-#define SW_ATTACH_DEVICE_LONGOPTS                                                                  \
-	{"udid", required_argument, NULL, 'u'}, {"debug", no_argument, NULL, 'd'},                 \
-	    {"wait", required_argument, NULL, 1101}, {"all-devices", no_argument, NULL, 1102},     \
-	    {"launch", no_argument, NULL, 1103},                                                   \
-	{                                                                                          \
-		"dylib", required_argument, NULL, 1104                                             \
-	}
-
-#define SW_ATTACH_DEVICE_HELP                                                                      \
-	"  BUNDLE-ID           attach to this app on a tethered iOS device, through usbmuxd\n"     \
-	"  -u, --udid UDID     the device (default: the only one attached over USB)\n"             \
-	"  --wait SECONDS      keep trying this long while the app starts (default: once;\n"       \
-	"                      30 with --launch; until Ctrl-C with --all-devices)\n"               \
-	"  --all-devices       attach on every device at once, and on devices attached later;\n"   \
-	"                      lines carry the UDID, -o takes a directory (DIR/)\n"                \
-	"  --launch            start the app first (debugserver up to iOS 16; printed\n"           \
-	"                      devicectl and pymobiledevice3 commands from iOS 17)\n"              \
-	"  --dylib PATH        with --launch: DYLD_INSERT_LIBRARIES=<app bundle>/PATH\n"           \
-	"  -d, --debug         print libimobiledevice's and libusbmuxd's debug output\n"
+/* -u, --wait, --all-devices, --launch, --dylib, -d (options.h) */
+extern const struct sw_opt sw_attach_device_opts[];
 
 /* Handles one of the device options: 0, 1 when c is not one, or a usage status. */
 int sw_attach_device_option(const struct sw_cmd *cmd, int c, const char *arg,

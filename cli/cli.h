@@ -11,14 +11,17 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "options.h"
 #include "status.h"
 
 struct sw_cmd {
 	const char *name;
 	const char *usage;   /* the argument synopsis after the verb */
 	const char *summary; /* one line for `stallwatch --help` */
-	const char *help;    /* the option list printed by --help */
-	int min_args;        /* operands after options; -1 for no limit */
+	/* the option tables (options.h), NULL-terminated; --help is implied */
+	const struct sw_opt *const *options;
+	const char *help; /* printed by --help after the options: operands, environment */
+	int min_args;     /* operands after options; -1 for no limit */
 	int max_args;
 	/* argv[0] is the verb; returns an exit status */
 	int (*run)(const struct sw_cmd *cmd, int argc, char **argv);

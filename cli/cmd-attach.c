@@ -6,7 +6,6 @@
  * tethered iOS device instead (attach-device.c).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -36,21 +35,15 @@ static bool stop_on_signal(void *ctx)
 
 static int attach_run(const struct sw_cmd *cmd, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-	    SW_WATCH_LONGOPTS,
-	    {"connect", required_argument, NULL, 'c'},
-	    SW_ATTACH_DEVICE_LONGOPTS,
-	    {NULL, 0, NULL, 0},
-	};
 	struct sw_watch_options o;
 	sw_watch_options_init(&o);
 	struct sw_attach_device_options dev = {0};
 	bool device_option = false;
 	const char *connect_to = NULL;
-	int c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "o:c:S:u:d", longopts, NULL)) != -1) {
+	struct sw_getopt g;
+	sw_getopt_init(&g, cmd, false);
+	int c, r;
+	while ((r = sw_getopt_next(&g, cmd, argc, argv, &c)) == 1) {
 		if (c == 'c') {
 			connect_to = optarg;
 			continue;
@@ -62,11 +55,12 @@ static int attach_run(const struct sw_cmd *cmd, int argc, char **argv)
 		}
 		if (dr != 1)
 			return dr;
-		int r = sw_watch_option(cmd, c, optarg, argv[optind - 1], &o);
+		r = sw_watch_option(cmd, c, optarg, &o);
 		if (r)
 			return r;
 	}
-	int r = sw_cli_check_args(cmd, argc - optind);
+	if (!r)
+		r = sw_cli_check_args(cmd, argc - optind);
 	if (r)
 		return r;
 	if (connect_to && (optind < argc || device_option))
@@ -124,14 +118,22 @@ static int attach_run(const struct sw_cmd *cmd, int argc, char **argv)
 	return sw_cli_finish_stdout(status);
 }
 
+static const struct sw_opt attach_opts[] = {
+    {"connect", 'c', "ADDR", "the agent's address: HOST:PORT or unix:PATH", NULL},
+    SW_OPT_END,
+};
+
+static const struct sw_opt *const attach_tables[] = {
+    attach_opts, sw_attach_device_opts, sw_watch_opts, sw_output_opts, NULL,
+};
+
 const struct sw_cmd sw_cmd_attach = {
     .name = "attach",
     .usage = "BUNDLE-ID [-u UDID] [--wait SECONDS] [--all-devices] [--launch] [options]\n"
 	     "       stallwatch attach --connect HOST:PORT|unix:PATH [options]",
     .summary = "stream the stalls of an app whose agent is already running",
-    .help =
-	"  -c, --connect ADDR  the agent's address: HOST:PORT or unix:PATH\n" SW_ATTACH_DEVICE_HELP
-	    SW_WATCH_HELP,
+    .options = attach_tables,
+    .help = "BUNDLE-ID: attach to this app on a tethered iOS device, through usbmuxd.\n",
     .min_args = 0,
     .max_args = 1,
     .run = attach_run,

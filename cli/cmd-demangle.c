@@ -82,23 +82,14 @@ static int demangle_stdin(unsigned flags)
 static int demangle_run(const struct sw_cmd *cmd, int argc, char **argv)
 {
 	unsigned flags = 0;
-	int i = 1;
-	for (; i < argc; i++) {
-		const char *a = argv[i];
-		if (strcmp(a, "--") == 0) {
-			i++;
-			break;
-		}
-		if (strcmp(a, "--simplified") == 0 || strcmp(a, "-s") == 0)
-			flags |= SW_DEMANGLE_SIMPLIFIED;
-		else if (strcmp(a, "--no-cxx") == 0)
-			flags |= SW_DEMANGLE_NO_CXX;
-		else if (a[0] == '-' && a[1])
-			return sw_cli_usage(cmd, "unknown option '%s'", a);
-		else
-			break;
-	}
-	int r = sw_cli_check_args(cmd, argc - i);
+	struct sw_getopt g;
+	sw_getopt_init(&g, cmd, true);
+	int c, r;
+	while ((r = sw_getopt_next(&g, cmd, argc, argv, &c)) == 1)
+		flags |= c == 's' ? SW_DEMANGLE_SIMPLIFIED : SW_DEMANGLE_NO_CXX;
+	int i = optind;
+	if (!r)
+		r = sw_cli_check_args(cmd, argc - i);
 	if (r)
 		return r;
 	if (i < argc)
@@ -106,12 +97,20 @@ static int demangle_run(const struct sw_cmd *cmd, int argc, char **argv)
 	return demangle_stdin(flags);
 }
 
+static const struct sw_opt demangle_opts[] = {
+    {"simplified", 's', NULL, "Swift names in the short style of swift-demangle --simplified",
+     NULL},
+    {"no-cxx", SW_OPT_NO_CXX, NULL, "leave C++ (Itanium) names alone", NULL},
+    SW_OPT_END,
+};
+
+static const struct sw_opt *const demangle_tables[] = {demangle_opts, NULL};
+
 const struct sw_cmd sw_cmd_demangle = {
     .name = "demangle",
     .usage = "[--simplified] [--no-cxx] [NAME ...]",
     .summary = "demangle Swift and C++ symbol names, or filter them in text on standard input",
-    .help = "  -s, --simplified  Swift names in the short style of swift-demangle --simplified\n"
-	    "      --no-cxx      leave C++ (Itanium) names alone\n",
+    .options = demangle_tables,
     .min_args = 0,
     .max_args = -1,
     .run = demangle_run,

@@ -5,7 +5,6 @@
  * It is `stallwatch run [options] -- stallwatch-demo`, with the output
  * options checked here so that mistakes name this verb.
  */
-#include <getopt.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,11 +49,13 @@ static int demo_run(const struct sw_cmd *cmd, int argc, char **argv)
 	return status;
 }
 
+static const struct sw_opt *const demo_tables[] = {sw_output_opts, NULL};
+
 const struct sw_cmd sw_cmd_demo = {
     .name = "demo",
     .usage = "[options]",
     .summary = "run a small demo app that stalls and print its call trees",
-    .help = SW_OUTPUT_HELP,
+    .options = demo_tables,
     .min_args = 0,
     .max_args = 0,
     .run = demo_run,

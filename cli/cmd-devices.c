@@ -2,7 +2,6 @@
  * stallwatch devices: the iOS devices usbmuxd sees, with what lockdownd says
  * about each (name, product type, iOS version) and how each is connected.
  */
-#include <getopt.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -12,28 +11,18 @@
 
 static int devices_run(const struct sw_cmd *cmd, int argc, char **argv)
 {
-	static const struct option options[] = {
-	    {"json", no_argument, NULL, 'j'},
-	    {"debug", no_argument, NULL, 'd'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
 	bool json = false;
-	int c;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+hd", options, NULL)) != -1) {
-		switch (c) {
-		case 'j':
+	struct sw_getopt g;
+	sw_getopt_init(&g, cmd, true);
+	int c, r;
+	while ((r = sw_getopt_next(&g, cmd, argc, argv, &c)) == 1) {
+		if (c == SW_OPT_JSON)
 			json = true;
-			break;
-		case 'd':
+		else if (c == 'd')
 			sw_device_set_debug(true);
-			break;
-		default:
-			return sw_cli_usage(cmd, "unknown option '%s'", argv[optind - 1]);
-		}
 	}
-	int r = sw_cli_check_args(cmd, argc - optind);
+	if (!r)
+		r = sw_cli_check_args(cmd, argc - optind);
 	if (r)
 		return r;
 	unsigned timeout_ms;
@@ -70,17 +59,23 @@ static int devices_run(const struct sw_cmd *cmd, int argc, char **argv)
 	return sw_cli_finish_stdout(status);
 }
 
+static const struct sw_opt devices_opts[] = {
+    {"json", SW_OPT_JSON, NULL,
+     "one JSON object a device (schema, type \"device\", udid, name,\n"
+     "product_type, ios_version, connection, error)",
+     NULL},
+    {"debug", 'd', NULL, "print libimobiledevice's and libusbmuxd's debug output", NULL},
+    SW_OPT_END,
+};
+
+static const struct sw_opt *const devices_tables[] = {devices_opts, NULL};
+
 const struct sw_cmd sw_cmd_devices = {
     .name = "devices",
     .usage = "[--json]",
     .summary = "list the tethered iOS devices usbmuxd sees",
-    .help = "options:\n"
-	    "  --json       one JSON object a device (schema, type \"device\", udid, name,\n"
-	    "               product_type, ios_version, connection, error)\n"
-	    "  -d, --debug  print libimobiledevice's and libusbmuxd's debug output\n"
-	    "  -h, --help   show this help\n"
-	    "\n"
-	    "environment:\n"
+    .options = devices_tables,
+    .help = "environment:\n"
 	    "  STALLWATCH_DEVICE_TIMEOUT   seconds each device operation may take (10)\n"
 	    "  USBMUXD_SOCKET_ADDRESS      usbmuxd's socket, as UNIX:PATH or HOST:PORT\n",
     .min_args = 0,

@@ -9,7 +9,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -244,12 +243,15 @@ static int report_run(const struct sw_cmd *cmd, int argc, char **argv)
 	return status;
 }
 
+static const struct sw_opt *const report_tables[] = {sw_output_opts, NULL};
+
 const struct sw_cmd sw_cmd_report = {
     .name = "report",
     .usage = "[options] FILE...",
     .summary = "print recordings and MetricKit hang diagnostics as call trees",
     .help = "FILE is a recording (.swtrace, from run -o or attach -o) or MetricKit JSON\n"
-	    "(a call stack tree or a diagnostic payload); - reads standard input.\n" SW_OUTPUT_HELP,
+	    "(a call stack tree or a diagnostic payload); - reads standard input.\n",
+    .options = report_tables,
     .min_args = 1,
     .max_args = -1,
     .run = report_run,

@@ -5,7 +5,6 @@
  * when it is not found, 4 when it never loads the agent).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -137,26 +136,23 @@ static int no_hello(struct child *ch, struct sw_launch *l, const char *prog, int
 
 static int run_run(const struct sw_cmd *cmd, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-	    SW_WATCH_LONGOPTS,
-	    {"exe", required_argument, NULL, 1100},
-	    {NULL, 0, NULL, 0},
-	};
 	struct sw_watch_options o;
 	sw_watch_options_init(&o);
 	const char *exe = NULL;
-	int c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+o:S:", longopts, NULL)) != -1) {
-		if (c == 1100) {
+	struct sw_getopt g;
+	sw_getopt_init(&g, cmd, true);
+	int c, r;
+	while ((r = sw_getopt_next(&g, cmd, argc, argv, &c)) == 1) {
+		if (c == SW_OPT_EXE) {
 			exe = optarg;
 			continue;
 		}
-		int r = sw_watch_option(cmd, c, optarg, argv[optind - 1], &o);
+		r = sw_watch_option(cmd, c, optarg, &o);
 		if (r)
 			return r;
 	}
+	if (r)
+		return r;
 	if (optind >= argc)
 		return sw_cli_usage(cmd, "missing program; usage: stallwatch run %s", cmd->usage);
 
@@ -177,7 +173,7 @@ static int run_run(const struct sw_cmd *cmd, int argc, char **argv)
 	};
 	struct sw_launch l;
 	char **prog_argv = argv + optind;
-	int r = sw_host_launch(&lo, prog_argv, &l, &err);
+	r = sw_host_launch(&lo, prog_argv, &l, &err);
 	if (r < 0) {
 		sw_cli_error("cannot run '%s': %s", prog_argv[0], sw_error_str(&err));
 		return r == -ENOENT ? SW_EXIT_RUN_NOT_FOUND : SW_EXIT_RUN_CANNOT_EXEC;
@@ -233,12 +229,18 @@ static int run_run(const struct sw_cmd *cmd, int argc, char **argv)
 	return finish(&ch, &l, status);
 }
 
+static const struct sw_opt run_opts[] = {
+    {"exe", SW_OPT_EXE, "NAME", "activate in the process running NAME (for wrapper scripts)", NULL},
+    SW_OPT_END,
+};
+
+static const struct sw_opt *const run_tables[] = {run_opts, sw_watch_opts, sw_output_opts, NULL};
+
 const struct sw_cmd sw_cmd_run = {
     .name = "run",
     .usage = "[options] [--] PROGRAM [ARGS...]",
     .summary = "run a program with the agent and report its main loop's stalls",
-    .help = SW_WATCH_HELP "  --exe NAME          activate in the process running NAME (for wrapper "
-			  "scripts)\n",
+    .options = run_tables,
     .min_args = 1,
     .max_args = -1,
     .run = run_run,

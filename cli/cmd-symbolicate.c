@@ -4,7 +4,6 @@
  * can be diffed, or as NDJSON.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -186,50 +185,38 @@ static int from_stdin(struct run *run)
 
 static int symbolicate_run(const struct sw_cmd *cmd, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-	    {"exe", required_argument, NULL, 'e'},
-	    {"arch", required_argument, NULL, 'a'},
-	    {"dsym", required_argument, NULL, 'd'},
-	    {"no-inlines", no_argument, NULL, 'I'},
-	    {"no-demangle", no_argument, NULL, 'D'},
-	    {"json", no_argument, NULL, 'j'},
-	    {NULL, 0, NULL, 0},
-	};
 	struct run run = {0};
 	unsigned flags = SW_SYMBOLICATE_DSYM_BESIDE_ONLY;
-	int c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "e:", longopts, NULL)) != -1) {
+	struct sw_getopt g;
+	sw_getopt_init(&g, cmd, false);
+	int c, r;
+	while ((r = sw_getopt_next(&g, cmd, argc, argv, &c)) == 1) {
 		switch (c) {
 		case 'e':
 			run.ref.path = optarg;
 			break;
-		case 'a':
+		case SW_OPT_ARCH:
 			run.ref.arch = optarg;
 			break;
-		case 'd':
+		case SW_OPT_DSYM:
 			run.ref.debug_path = optarg;
 			break;
-		case 'I':
+		case SW_OPT_NO_INLINES:
 			flags |= SW_SYMBOLICATE_NO_INLINES;
 			break;
-		case 'D':
+		case SW_OPT_NO_DEMANGLE:
 			flags |= SW_SYMBOLICATE_NO_DEMANGLE;
 			break;
-		case 'j':
+		case SW_OPT_JSON:
 			run.json = true;
 			break;
-		default:
-			if (optopt)
-				return sw_cli_usage(cmd, "option '-%c' is unknown or needs a value",
-						    optopt);
-			return sw_cli_usage(cmd, "unknown option '%s'", argv[optind - 1]);
 		}
 	}
+	if (r)
+		return r;
 	if (!run.ref.path)
 		return sw_cli_usage(cmd, "missing -e FILE");
-	int r = sw_cli_check_args(cmd, argc - optind);
+	r = sw_cli_check_args(cmd, argc - optind);
 	if (r)
 		return r;
 	if (sw_symbolicator_new(flags, &run.sym) < 0) {
@@ -266,20 +253,28 @@ static int symbolicate_run(const struct sw_cmd *cmd, int argc, char **argv)
 	return sw_cli_finish_stdout(status);
 }
 
+static const struct sw_opt symbolicate_opts[] = {
+    {"exe", 'e', "FILE", "the binary (ELF, Mach-O or universal) the addresses belong to", NULL},
+    {"arch", SW_OPT_ARCH, "ARCH", "the slice of a universal binary (arm64, arm64e, x86_64, ...)",
+     NULL},
+    {"dsym", SW_OPT_DSYM, "PATH",
+     "the debug information: a dSYM bundle, its DWARF file, or a\nseparate ELF debug file", NULL},
+    {"no-inlines", SW_OPT_NO_INLINES, NULL, "one frame per address: no inlined calls", NULL},
+    {"no-demangle", SW_OPT_NO_DEMANGLE, NULL, "print names as the file has them", NULL},
+    {"json", SW_OPT_JSON, NULL, "one JSON object per address (\"schema\":1, \"type\":\"address\")",
+     NULL},
+    SW_OPT_END,
+};
+
+static const struct sw_opt *const symbolicate_tables[] = {symbolicate_opts, NULL};
+
 const struct sw_cmd sw_cmd_symbolicate = {
     .name = "symbolicate",
     .usage = "-e FILE [--arch ARCH] [--dsym PATH] [--no-inlines] [--no-demangle] [--json] "
 	     "[ADDR ...]",
     .summary = "print the function, file, line and inlined calls of file addresses",
-    .help = "  -e, --exe FILE    the binary (ELF, Mach-O or universal) the addresses belong to\n"
-	    "      --arch ARCH   the slice of a universal binary (arm64, arm64e, x86_64, ...)\n"
-	    "      --dsym PATH   the debug information: a dSYM bundle, its DWARF file, or a\n"
-	    "                    separate ELF debug file\n"
-	    "      --no-inlines  one frame per address: no inlined calls\n"
-	    "      --no-demangle print names as the file has them\n"
-	    "      --json        one JSON object per address (\"schema\":1, \"type\":\"address\")\n"
-	    "\n"
-	    "ADDR: file (unslid) addresses in hexadecimal, with or without 0x, taken as\n"
+    .options = symbolicate_tables,
+    .help = "ADDR: file (unslid) addresses in hexadecimal, with or without 0x, taken as\n"
 	    "given; read from standard input, one per line, when none is given.\n",
     .min_args = 0,
     .max_args = -1,

@@ -27,6 +27,39 @@ struct sw_output {
 	bool write_error;
 };
 
+const struct sw_opt sw_output_opts[] = {
+    SW_OPT_HEADING("output:"),
+    {"format", SW_OPT_FORMAT, "FORMAT",
+     "tree (default), sample, ndjson, json, folded,\nspeedscope or pprof; see stallwatch-output(7)",
+     "tree sample ndjson json folded speedscope pprof"},
+    {"color", SW_OPT_COLOR, "WHEN", "auto (default), always or never", "auto always never"},
+    {"invert", SW_OPT_INVERT, NULL, "bottom-up trees: leaf functions first, callers below", NULL},
+    {"min-percent", SW_OPT_MIN_PERCENT, "P", "hide tree nodes under P% of the stall (default 0.5)",
+     NULL},
+    {"max-depth", SW_OPT_MAX_DEPTH, "N", "cut trees at depth N, charging deeper frames to it",
+     NULL},
+    {"hide-system", SW_OPT_HIDE_SYSTEM, NULL, "charge frames of system libraries to their callers",
+     NULL},
+    {"flatten-recursion", SW_OPT_FLATTEN_RECURSION, NULL,
+     "show a function calling itself directly once", NULL},
+    {"focus", SW_OPT_FOCUS, "REGEX", "keep only samples with a function matching REGEX", NULL},
+    {"exclude", SW_OPT_EXCLUDE, "REGEX", "drop samples with a function matching REGEX", NULL},
+    {"thread", SW_OPT_THREAD, "WHICH", "main (default), all, or a thread name", NULL},
+    {"full-names", SW_OPT_FULL_NAMES, NULL, "full Swift names instead of simplified ones", NULL},
+    {"symbols", 'S', "PATH", "look for binaries and debug files in PATH too", NULL},
+    {"require-symbols", SW_OPT_REQUIRE_SYMBOLS, NULL,
+     "exit 6 when an image's symbols cannot be found", NULL},
+    SW_OPT_HEADING("CI:"),
+    {"duration", SW_OPT_DURATION, "SECONDS",
+     "watch this long (report: stalls that began within it)", NULL},
+    {"max-stalls", SW_OPT_MAX_STALLS, "N", "stop after N stalls", NULL},
+    {"fail-on-stall", SW_OPT_FAIL_ON_STALL, NULL, "exit 1 when there was any stall", NULL},
+    {"fail-if-longer-than", SW_OPT_FAIL_IF_LONGER_THAN, "MS",
+     "exit 1 when a stall lasted longer than MS", NULL},
+    {"junit", SW_OPT_JUNIT, "FILE", "write a JUnit XML report, one test case per signature", NULL},
+    SW_OPT_END,
+};
+
 void sw_output_options_init(struct sw_output_options *o)
 {
 	*o = (struct sw_output_options){.format = SW_FORMAT_TREE, .color = SW_COLOR_AUTO};
@@ -77,66 +110,66 @@ int sw_output_option(const struct sw_cmd *cmd, int c, const char *arg, struct sw
 	struct sw_tree_options *t = &o->render.tree;
 	unsigned long v;
 	switch (c) {
-	case 1200:
+	case SW_OPT_FORMAT:
 		if (sw_format_parse(arg, &o->format) < 0)
 			return sw_cli_usage(cmd, "unknown format '%s' (%s)", arg, sw_format_list());
 		return 0;
-	case 1201:
+	case SW_OPT_COLOR:
 		if (sw_cli_parse_color(arg, &o->color) < 0)
 			return sw_cli_usage(
 			    cmd, "invalid value '%s' for --color (auto, always, never)", arg);
 		return 0;
-	case 1202:
+	case SW_OPT_INVERT:
 		t->invert = true;
 		return 0;
-	case 1203:
+	case SW_OPT_MIN_PERCENT:
 		return parse_double(cmd, "--min-percent", arg, 100, &t->min_percent);
-	case 1204:
+	case SW_OPT_MAX_DEPTH:
 		if (sw_cli_parse_uint(cmd, "--max-depth", arg, SW_TREE_MAX_DEPTH, &v))
 			return SW_EXIT_USAGE;
 		t->max_depth = (uint32_t)v;
 		return 0;
-	case 1205:
+	case SW_OPT_HIDE_SYSTEM:
 		t->hide_system = true;
 		return 0;
-	case 1206:
+	case SW_OPT_FLATTEN_RECURSION:
 		t->flatten_recursion = true;
 		return 0;
-	case 1207:
+	case SW_OPT_FOCUS:
 		return parse_regex(cmd, "--focus", arg, &o->focus, &o->have_focus);
-	case 1208:
+	case SW_OPT_EXCLUDE:
 		return parse_regex(cmd, "--exclude", arg, &o->exclude, &o->have_exclude);
-	case 1209:
+	case SW_OPT_THREAD:
 		t->thread = !strcmp(arg, "main")  ? SW_THREAD_MAIN
 			    : !strcmp(arg, "all") ? SW_THREAD_ALL
 						  : SW_THREAD_NAME;
 		t->thread_name = arg;
 		return 0;
-	case 1210:
+	case SW_OPT_FULL_NAMES:
 		t->full_names = true;
 		return 0;
-	case 1211:
+	case SW_OPT_DURATION:
 		if (parse_double(cmd, "--duration", arg, 365 * 86400.0, &o->duration_s))
 			return SW_EXIT_USAGE;
 		if (o->duration_s <= 0)
 			return sw_cli_usage(cmd, "--duration must be more than 0");
 		return 0;
-	case 1212:
+	case SW_OPT_MAX_STALLS:
 		if (sw_cli_parse_uint(cmd, "--max-stalls", arg, 1000000000, &o->max_stalls))
 			return SW_EXIT_USAGE;
 		if (o->max_stalls == 0)
 			return sw_cli_usage(cmd, "--max-stalls must be at least 1");
 		return 0;
-	case 1213:
+	case SW_OPT_FAIL_ON_STALL:
 		o->fail_on_stall = true;
 		return 0;
-	case 1214:
+	case SW_OPT_FAIL_IF_LONGER_THAN:
 		if (sw_cli_parse_uint(cmd, "--fail-if-longer-than", arg, 86400000,
 				      &o->fail_longer_ms))
 			return SW_EXIT_USAGE;
 		o->have_fail_longer = true;
 		return 0;
-	case 1215:
+	case SW_OPT_JUNIT:
 		o->junit = arg;
 		return 0;
 	case 'S':
@@ -145,7 +178,7 @@ int sw_output_option(const struct sw_cmd *cmd, int c, const char *arg, struct sw
 					    SW_OUTPUT_MAX_SYMBOL_PATHS);
 		o->symbols[o->nsymbols++] = arg;
 		return 0;
-	case 1216:
+	case SW_OPT_REQUIRE_SYMBOLS:
 		o->require_symbols = true;
 		return 0;
 	}
@@ -154,22 +187,15 @@ int sw_output_option(const struct sw_cmd *cmd, int c, const char *arg, struct sw
 
 int sw_output_parse(const struct sw_cmd *cmd, int argc, char **argv, struct sw_output_options *o)
 {
-	static const struct option longopts[] = {
-	    SW_OUTPUT_LONGOPTS,
-	    {NULL, 0, NULL, 0},
-	};
-	int c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "S:", longopts, NULL)) != -1) {
-		if (c == '?' || c == ':')
-			return sw_cli_usage(cmd, "unknown option or missing value: '%s'",
-					    argv[optind - 1]);
-		int r = sw_output_option(cmd, c, optarg, o);
+	struct sw_getopt g;
+	sw_getopt_init(&g, cmd, false);
+	int c, r;
+	while ((r = sw_getopt_next(&g, cmd, argc, argv, &c)) == 1) {
+		r = sw_output_option(cmd, c, optarg, o);
 		if (r)
 			return r == 1 ? sw_cli_usage(cmd, "unknown option") : r;
 	}
-	return 0;
+	return r;
 }
 
 int sw_output_new(const struct sw_output_options *o, bool qualify, struct sw_output **ret)

@@ -9,7 +9,6 @@
 #ifndef SW_CLI_OUTPUT_H
 #define SW_CLI_OUTPUT_H
 
-#include <getopt.h>
 #include <regex.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -37,46 +36,8 @@ struct sw_output_options {
 	bool require_symbols;
 };
 
-/* getopt_long entries (values 1200-1229, 'S'); "S:" goes in the short options. */
-#define SW_OUTPUT_LONGOPTS                                                                         \
-	{"format", required_argument, NULL, 1200}, {"color", required_argument, NULL, 1201},       \
-	    {"invert", no_argument, NULL, 1202}, {"min-percent", required_argument, NULL, 1203},   \
-	    {"max-depth", required_argument, NULL, 1204},                                          \
-	    {"hide-system", no_argument, NULL, 1205},                                              \
-	    {"flatten-recursion", no_argument, NULL, 1206},                                        \
-	    {"focus", required_argument, NULL, 1207}, {"exclude", required_argument, NULL, 1208},  \
-	    {"thread", required_argument, NULL, 1209}, {"full-names", no_argument, NULL, 1210},    \
-	    {"duration", required_argument, NULL, 1211},                                           \
-	    {"max-stalls", required_argument, NULL, 1212},                                         \
-	    {"fail-on-stall", no_argument, NULL, 1213},                                            \
-	    {"fail-if-longer-than", required_argument, NULL, 1214},                                \
-	    {"junit", required_argument, NULL, 1215}, {"symbols", required_argument, NULL, 'S'},   \
-	{                                                                                          \
-		"require-symbols", no_argument, NULL, 1216                                         \
-	}
-
-#define SW_OUTPUT_HELP                                                                             \
-	"output:\n"                                                                                \
-	"  --format FORMAT         tree (default), sample, ndjson, json, folded,\n"                \
-	"                          speedscope or pprof; see stallwatch-output(7)\n"                \
-	"  --color WHEN            auto (default), always or never\n"                              \
-	"  --invert                bottom-up trees: leaf functions first, callers below\n"         \
-	"  --min-percent P         hide tree nodes under P% of the stall (default 0.5)\n"          \
-	"  --max-depth N           cut trees at depth N, charging deeper frames to it\n"           \
-	"  --hide-system           charge frames of system libraries to their callers\n"           \
-	"  --flatten-recursion     show a function calling itself directly once\n"                 \
-	"  --focus REGEX           keep only samples with a function matching REGEX\n"             \
-	"  --exclude REGEX         drop samples with a function matching REGEX\n"                  \
-	"  --thread WHICH          main (default), all, or a thread name\n"                        \
-	"  --full-names            full Swift names instead of simplified ones\n"                  \
-	"  -S, --symbols PATH      look for binaries and debug files in PATH too\n"                \
-	"  --require-symbols       exit 6 when an image's symbols cannot be found\n"               \
-	"CI:\n"                                                                                    \
-	"  --duration SECONDS      watch this long (report: stalls that began within it)\n"        \
-	"  --max-stalls N          stop after N stalls\n"                                          \
-	"  --fail-on-stall         exit 1 when there was any stall\n"                              \
-	"  --fail-if-longer-than MS  exit 1 when a stall lasted longer than MS\n"                  \
-	"  --junit FILE            write a JUnit XML report, one test case per signature\n"
+/* --format, tree shaping, -S, and the CI options: a table of options.h */
+extern const struct sw_opt sw_output_opts[];
 
 void sw_output_options_init(struct sw_output_options *o);
 void sw_output_options_finish(struct sw_output_options *o);

@@ -103,6 +103,8 @@ static void print_version(void)
 void sw_cli_print_help(const struct sw_cmd *cmd, FILE *out)
 {
 	fprintf(out, "usage: %s %s %s\n\n%s\n", progname, cmd->name, cmd->usage, cmd->summary);
+	fputc('\n', out);
+	sw_opt_print_help(cmd, out);
 	if (cmd->help && cmd->help[0])
 		fprintf(out, "\n%s", cmd->help);
 	fprintf(out, "\nSee stallwatch-%s(1).\n", cmd->name);

@@ -4,7 +4,6 @@
  * renderer, one stall at a time, flushed as it completes.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -22,37 +21,44 @@ void sw_watch_options_init(struct sw_watch_options *o)
 	sw_output_options_init(&o->out);
 }
 
-int sw_watch_option(const struct sw_cmd *cmd, int c, const char *arg, const char *last,
-		    struct sw_watch_options *o)
+const struct sw_opt sw_watch_opts[] = {
+    {"threshold", SW_OPT_THRESHOLD, "MS", "report iterations busy this long (default 250)", NULL},
+    {"interval", SW_OPT_INTERVAL, "MS", "sampling interval (default 10, at least 1)", NULL},
+    {"all-threads", SW_OPT_ALL_THREADS, NULL, "sample every thread of the process during a stall",
+     NULL},
+    {"output", 'o', "FILE", "also record the stream to FILE (.swtrace)", NULL},
+    {"token", SW_OPT_TOKEN, "TOKEN", "the token the agent expects", NULL},
+    SW_OPT_END,
+};
+
+int sw_watch_option(const struct sw_cmd *cmd, int c, const char *arg, struct sw_watch_options *o)
 {
 	unsigned long v;
-	if (c == '?' || c == ':')
-		return sw_cli_usage(cmd, "unknown option or missing value: '%s'", last);
 	int r = sw_output_option(cmd, c, arg, &o->out);
 	if (r != 1)
 		return r;
 	switch (c) {
-	case 1001:
+	case SW_OPT_THRESHOLD:
 		if (sw_cli_parse_uint(cmd, "--threshold", arg, 3600000, &v))
 			return SW_EXIT_USAGE;
 		if (v == 0)
 			return sw_cli_usage(cmd, "--threshold must be at least 1");
 		o->threshold_ms = v;
 		return 0;
-	case 1002:
+	case SW_OPT_INTERVAL:
 		if (sw_cli_parse_uint(cmd, "--interval", arg, 10000, &v))
 			return SW_EXIT_USAGE;
 		if (v == 0)
 			return sw_cli_usage(cmd, "--interval must be at least 1");
 		o->interval_ms = v;
 		return 0;
-	case 1003:
+	case SW_OPT_ALL_THREADS:
 		o->all_threads = true;
 		return 0;
 	case 'o':
 		o->output = arg;
 		return 0;
-	case 1005:
+	case SW_OPT_TOKEN:
 		o->token = arg;
 		return 0;
 	}

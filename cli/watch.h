@@ -42,26 +42,14 @@ struct sw_watch_result {
 
 void sw_watch_options_init(struct sw_watch_options *o);
 
-/* The options both verbs take, for getopt_long; *ret_done says it was one. */
-#define SW_WATCH_LONGOPTS                                                                          \
-	{"threshold", required_argument, NULL, 1001}, {"interval", required_argument, NULL, 1002}, \
-	    {"all-threads", no_argument, NULL, 1003}, {"output", required_argument, NULL, 'o'},    \
-	    {"token", required_argument, NULL, 1005}, SW_OUTPUT_LONGOPTS
-
-#define SW_WATCH_HELP                                                                              \
-	"  --threshold MS      report iterations busy this long (default 250)\n"                   \
-	"  --interval MS       sampling interval (default 10, at least 1)\n"                       \
-	"  --all-threads       sample every thread of the process during a stall\n"                \
-	"  -o, --output FILE   also record the stream to FILE (.swtrace)\n"                        \
-	"  --token TOKEN       the token the agent expects\n" SW_OUTPUT_HELP
+/* The options run and attach take besides sw_output_opts (options.h). */
+extern const struct sw_opt sw_watch_opts[];
 
 /*
- * Handles getopt_long's answer c once the verb's own options are ruled out:
- * one of the shared options (0), or a misuse reported (its exit status).
- * last is the argument getopt_long looked at, argv[optind - 1].
+ * Handles option key c once the verb's own options are ruled out: one of
+ * the shared options (0), or a misuse reported (its exit status).
  */
-int sw_watch_option(const struct sw_cmd *cmd, int c, const char *arg, const char *last,
-		    struct sw_watch_options *o);
+int sw_watch_option(const struct sw_cmd *cmd, int c, const char *arg, struct sw_watch_options *o);
 
 /*
  * Reads the session until the stream ends or stop() says so, printing every
