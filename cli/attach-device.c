@@ -438,8 +438,8 @@ static int attach_all(const struct common *c)
 		return SW_EXIT_USAGE;
 	}
 	if (r < 0) {
-		sw_cli_error("cannot create '%s': %s", c->wo->output, strerror(-r));
-		return SW_EXIT_INPUT;
+		return sw_cli_fail(SW_FAIL_OUTPUT, r, "cannot create '%s': %s", c->wo->output,
+				   strerror(-r));
 	}
 	struct sw_device_info *devices = NULL;
 	size_t count = 0;
@@ -451,8 +451,7 @@ static int attach_all(const struct common *c)
 	}
 	if (sw_output_new(&c->wo->out, true, &f.out) < 0) {
 		free(devices);
-		sw_cli_error("out of memory");
-		return SW_EXIT_RUN_FAILED;
+		return sw_cli_fail(SW_FAIL_OUTPUT, -ENOMEM, "out of memory");
 	}
 	pthread_mutex_init(&f.out_lock, NULL);
 	pthread_mutex_init(&f.lock, NULL);

@@ -31,6 +31,17 @@ void sw_cli_error(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+int sw_cli_fail(enum sw_failure what, int err, const char *fmt, ...)
+{
+	va_list ap;
+	fputs("stallwatch: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return (int)sw_exit_status(what, err);
+}
+
 void sw_cli_warn(const char *fmt, ...)
 {
 	va_list ap;
@@ -58,7 +69,7 @@ int sw_cli_finish_stdout(int status)
 	if (errno == EPIPE)
 		return status;
 	sw_cli_error("cannot write to standard output: %s", strerror(errno));
-	return status ? status : SW_EXIT_INPUT;
+	return status ? status : (int)sw_exit_status(SW_FAIL_OUTPUT, -errno);
 }
 
 int sw_cli_parse_color(const char *arg, enum sw_color_mode *ret_mode)

@@ -36,6 +36,9 @@ int sw_cli_usage(const struct sw_cmd *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* Prints "stallwatch: MESSAGE" to stderr. */
 void sw_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prints "stallwatch: MESSAGE"; returns sw_exit_status(what, err). */
+int sw_cli_fail(enum sw_failure what, int err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 void sw_cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void sw_cli_print_help(const struct sw_cmd *cmd, FILE *out);
 /* Checks operand counts after option parsing; returns 0 or a usage error (2). */

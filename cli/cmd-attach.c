@@ -88,8 +88,7 @@ static int attach_run(const struct sw_cmd *cmd, int argc, char **argv)
 	struct sw_session *s;
 	if (sw_session_new(fd, &s) < 0) {
 		close(fd);
-		sw_cli_error("out of memory");
-		return SW_EXIT_AGENT;
+		return sw_cli_fail(SW_FAIL_AGENT, -ENOMEM, "out of memory");
 	}
 	struct sw_wire_config cfg = {0};
 	if (o.threshold_ms) {

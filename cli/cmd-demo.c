@@ -5,6 +5,7 @@
  * It is `stallwatch run [options] -- stallwatch-demo`, with the output
  * options checked here so that mistakes name this verb.
  */
+#include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,8 +36,7 @@ static int demo_run(const struct sw_cmd *cmd, int argc, char **argv)
 	/* run's argv: "run", our options, "--", the demo */
 	char **args = calloc((size_t)argc + 3, sizeof(*args));
 	if (!args) {
-		sw_cli_error("out of memory");
-		return SW_EXIT_RUN_FAILED;
+		return sw_cli_fail(SW_FAIL_USAGE, -ENOMEM, "out of memory");
 	}
 	int n = 0;
 	args[n++] = "run";

@@ -57,7 +57,7 @@ static int recording(struct sw_output *out, const struct sw_output_options *o, c
 	struct sw_error err = {0};
 	if (sw_stalls_new(&c) < 0) {
 		sw_recording_free(rec);
-		return SW_EXIT_RUN_FAILED;
+		return sw_cli_fail(SW_FAIL_INPUT, -ENOMEM, "out of memory");
 	}
 	int status = SW_EXIT_OK;
 	uint64_t stalls = 0;
@@ -201,8 +201,8 @@ static int one_file(struct sw_output *out, const struct sw_output_options *o, co
 	close(fd);
 	int status;
 	if (r < 0) {
-		sw_cli_error("cannot read '%s': %s", path, sw_error_str(&err));
-		status = SW_EXIT_INPUT;
+		status =
+		    sw_cli_fail(SW_FAIL_INPUT, r, "cannot read '%s': %s", path, sw_error_str(&err));
 	} else {
 		status = metrickit(out, path, &data, source, next_id);
 	}
@@ -224,8 +224,7 @@ static int report_run(const struct sw_cmd *cmd, int argc, char **argv)
 	int nfiles = argc - optind;
 	struct sw_output *out;
 	if (sw_output_new(&o, nfiles > 1, &out) < 0) {
-		sw_cli_error("out of memory");
-		return SW_EXIT_RUN_FAILED;
+		return sw_cli_fail(SW_FAIL_OUTPUT, -ENOMEM, "out of memory");
 	}
 	int status = SW_EXIT_OK;
 	uint64_t next_id = 1;

@@ -223,8 +223,8 @@ static int run_run(const struct sw_cmd *cmd, int argc, char **argv)
 			rc = 0; /* we stopped it: not the program's failure */
 		return rc == 0 && status == SW_EXIT_STALLS ? SW_EXIT_STALLS : rc;
 	}
-	/* a broken stream is our failure, not the program's */
-	if (status != SW_EXIT_OK && status != SW_EXIT_SYMBOLS)
+	/* a broken stream is our failure, not the program's: timeout(1)'s 125 */
+	if (status == SW_EXIT_INPUT)
 		status = SW_EXIT_RUN_FAILED;
 	return finish(&ch, &l, status);
 }

@@ -39,9 +39,8 @@ static int one(struct run *run, const char *text, const char *where)
 	int r = run->json ? sw_symbolicate_print_json(addr, frames, (size_t)n, &run->out)
 			  : sw_symbolicate_print_text(frames, (size_t)n, &run->out);
 	if (r < 0) {
-		sw_cli_error("cannot print address 0x%llx: %s", (unsigned long long)addr,
-			     strerror(-r));
-		return SW_EXIT_INPUT;
+		return sw_cli_fail(SW_FAIL_OUTPUT, r, "cannot print address 0x%llx: %s",
+				   (unsigned long long)addr, strerror(-r));
 	}
 	fwrite(run->out.data, 1, run->out.len, stdout);
 	return SW_EXIT_OK;
@@ -124,9 +123,8 @@ static int answer(struct run *run, struct reader *rd)
 		int pr = run->json ? sw_symbolicate_print_json(rd->addrs[i], f, n, &run->out)
 				   : sw_symbolicate_print_text(f, n, &run->out);
 		if (pr < 0) {
-			sw_cli_error("cannot print address 0x%llx: %s",
-				     (unsigned long long)rd->addrs[i], strerror(-pr));
-			return SW_EXIT_INPUT;
+			return sw_cli_fail(SW_FAIL_OUTPUT, pr, "cannot print address 0x%llx: %s",
+					   (unsigned long long)rd->addrs[i], strerror(-pr));
 		}
 		fwrite(run->out.data, 1, run->out.len, stdout);
 	}
@@ -142,8 +140,7 @@ static int from_stdin(struct run *run)
 {
 	struct reader *rd = calloc(1, sizeof(*rd));
 	if (!rd) {
-		sw_cli_error("out of memory");
-		return SW_EXIT_INPUT;
+		return sw_cli_fail(SW_FAIL_INPUT, -ENOMEM, "out of memory");
 	}
 	int status = SW_EXIT_OK, r = 0;
 	while (status == SW_EXIT_OK) {
@@ -220,8 +217,7 @@ static int symbolicate_run(const struct sw_cmd *cmd, int argc, char **argv)
 	if (r)
 		return r;
 	if (sw_symbolicator_new(flags, &run.sym) < 0) {
-		sw_cli_error("out of memory");
-		return SW_EXIT_INPUT;
+		return sw_cli_fail(SW_FAIL_INPUT, -ENOMEM, "out of memory");
 	}
 	/* without --dsym, debug files are looked for where the symbol search looks */
 	struct sw_symsearch *ss = NULL;

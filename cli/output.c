@@ -352,10 +352,10 @@ int sw_output_finish(struct sw_output *out, int status)
 	int e = sw_renderer_end(out->renderer, out->profile, &out->buf);
 	flush(out);
 	if (e < 0) {
-		sw_cli_error("cannot render the %s output: %s", sw_format_name(out->o->format),
-			     strerror(-e));
+		int s = sw_cli_fail(SW_FAIL_OUTPUT, e, "cannot render the %s output: %s",
+				    sw_format_name(out->o->format), strerror(-e));
 		if (!status)
-			status = SW_EXIT_INPUT;
+			status = s;
 	}
 	const char *missing = sw_report_missing(out->report);
 	if (missing)
@@ -369,8 +369,8 @@ int sw_output_finish(struct sw_output *out, int status)
 			fwrite(out->buf.data, 1, out->buf.len, stderr);
 		sw_buf_reset(&out->buf);
 	}
-	if (out->o->junit && write_junit(out) < 0 && !status)
-		status = SW_EXIT_INPUT;
+	if (out->o->junit && (e = write_junit(out)) < 0 && !status)
+		status = sw_exit_status(SW_FAIL_OUTPUT, e);
 	status = sw_cli_finish_stdout(status);
 	if (status)
 		return status;

@@ -115,16 +115,15 @@ int sw_watch_stream(struct sw_session *s, const struct sw_watch_options *o, bool
 	if (o->shared)
 		out = o->shared;
 	if (sw_stalls_new(&c) < 0 || (!out && sw_output_new(&o->out, false, &out) < 0)) {
-		sw_cli_error("out of memory");
 		sw_stalls_free(c);
-		return SW_EXIT_RUN_FAILED;
+		return sw_cli_fail(SW_FAIL_OUTPUT, -ENOMEM, "out of memory");
 	}
 	if (o->output && sw_recording_writer_open(o->output, &rec, &err) < 0) {
-		sw_cli_error("cannot write '%s': %s", o->output, sw_error_str(&err));
 		sw_stalls_free(c);
 		if (!o->shared)
 			sw_output_free(out);
-		return SW_EXIT_INPUT;
+		return sw_cli_fail(SW_FAIL_OUTPUT, err.code, "cannot write '%s': %s", o->output,
+				   sw_error_str(&err));
 	}
 	record_device(rec, o);
 	struct timespec t0;
@@ -154,8 +153,9 @@ int sw_watch_stream(struct sw_session *s, const struct sw_watch_options *o, bool
 			size_t len;
 			sw_session_raw(s, &raw, &len);
 			if (sw_recording_writer_write(rec, raw, len) < 0) {
-				sw_cli_error("cannot write '%s': %s", o->output, strerror(errno));
-				status = SW_EXIT_INPUT;
+				status =
+				    sw_cli_fail(SW_FAIL_OUTPUT, -errno, "cannot write '%s': %s",
+						o->output, strerror(errno));
 				break;
 			}
 		}
@@ -203,8 +203,8 @@ int sw_watch_stream(struct sw_session *s, const struct sw_watch_options *o, bool
 		stalls == 1 ? "" : "s", in->process_name[0] ? in->process_name : what,
 		(unsigned long long)in->pid);
 	if (rec && sw_recording_writer_close(rec, &err) < 0 && status == SW_EXIT_OK) {
-		sw_cli_error("cannot write '%s': %s", o->output, sw_error_str(&err));
-		status = SW_EXIT_INPUT;
+		status = sw_cli_fail(SW_FAIL_OUTPUT, err.code, "cannot write '%s': %s", o->output,
+				     sw_error_str(&err));
 	}
 	if (o->result) {
 		o->result->stalls = stalls;

@@ -10,6 +10,9 @@ Usage: test-docs.py STALLWATCH SOURCE_ROOT
   installed.
 - The long options of `stallwatch VERB --help` are exactly those under OPTIONS
   in stallwatch-VERB(1).
+- Every page's EXIT STATUS names only statuses of cli/status.h (or run's
+  125-127 and 128 + N), and each command's page names 0, 2 (usage), 7
+  (output) and 8 (out of memory), which every command can return.
 """
 import os
 import re
@@ -105,6 +108,26 @@ def main():
             fail(f"{verb}: only in --help: {sorted(help_opts - man_opts)}, "
                  f"only in {page_name}: {sorted(man_opts - help_opts)}")
 
+    # every page's EXIT STATUS, against the table
+    run_statuses = {int(v) for v in re.findall(r"SW_EXIT_RUN_\w+ = (\d+)", status_h)}
+    known = {int(v) for v in want} | run_statuses | {128}
+    for page_name in sorted(os.listdir(man)):
+        if not re.match(r"stallwatch.*\.\d$", page_name):
+            continue
+        text = roff_text("\n".join(sections(open(os.path.join(man, page_name)).read())
+                                   .get("EXIT STATUS", [])))
+        if not text:
+            continue
+        # statuses, not iOS versions, ports or seconds
+        text = re.sub(r"iOS \d+|\d{4,}(-\d+)?|\d+ s\b", "", text)
+        named = {int(n) for n in re.findall(r"(?<![\w.-])(\d{1,3})(?![\w.%])", text)}
+        for n in sorted(named - known):
+            fail(f"{page_name}: EXIT STATUS names {n}, which cli/status.h does not define")
+        verb = page_name[len("stallwatch-"):-2] if page_name.endswith(".1") else None
+        if verb in verbs:
+            for n in sorted({0, 2, 7, 8} - named):
+                fail(f"{page_name}: EXIT STATUS does not name status {n}")
+
     # usage errors: one line plus a hint, status 2
     r = subprocess.run([exe, "no-such-verb"], capture_output=True, text=True)
     if r.returncode != 2 or "try 'stallwatch --help'" not in r.stderr or r.stdout:
@@ -113,6 +136,14 @@ def main():
         r = subprocess.run([exe, verb, "--no-such-option"], capture_output=True, text=True)
         if r.returncode != 2 or f"try 'stallwatch {verb} --help'" not in r.stderr or r.stdout:
             fail(f"{verb} --no-such-option: status {r.returncode}, stderr {r.stderr!r}")
+
+    # an output that cannot be written is status 7, not "bad input"
+    if os.path.exists("/dev/full"):
+        with open("/dev/full", "w") as full:
+            r = subprocess.run([exe, "demangle", "_Z1fv"], stdout=full, stderr=subprocess.PIPE,
+                               text=True)
+        if r.returncode != 7 or len(r.stderr.splitlines()) != 1:
+            fail(f"demangle > /dev/full: status {r.returncode}, stderr {r.stderr!r}")
 
     print(f"{len(verbs)} commands checked, {len(failures)} problems")
     return 1 if failures else 0
