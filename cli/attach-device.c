@@ -449,9 +449,10 @@ static int attach_all(const struct common *c)
 		sw_cli_error("%s", sw_error_str(&err));
 		return SW_EXIT_DEVICE;
 	}
-	if (sw_output_new(&c->wo->out, true, &f.out) < 0) {
+	r = sw_output_new(&c->wo->out, true, &f.out);
+	if (r) {
 		free(devices);
-		return sw_cli_fail(SW_FAIL_OUTPUT, -ENOMEM, "out of memory");
+		return r;
 	}
 	pthread_mutex_init(&f.out_lock, NULL);
 	pthread_mutex_init(&f.lock, NULL);

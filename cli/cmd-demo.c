@@ -21,6 +21,8 @@ static int demo_run(const struct sw_cmd *cmd, int argc, char **argv)
 	struct sw_output_options o;
 	sw_output_options_init(&o);
 	int r = sw_output_parse(cmd, argc, argv, &o);
+	/* the demo app writes nothing on standard output: results may go there */
+	bool results_given = o.results != NULL;
 	sw_output_options_finish(&o);
 	if (r)
 		return r;
@@ -34,12 +36,15 @@ static int demo_run(const struct sw_cmd *cmd, int argc, char **argv)
 		return SW_EXIT_RUN_FAILED;
 	}
 	/* run's argv: "run", our options, "--", the demo */
-	char **args = calloc((size_t)argc + 3, sizeof(*args));
-	if (!args) {
+	char **args = calloc((size_t)argc + 5, sizeof(*args));
+	if (!args)
 		return sw_cli_fail(SW_FAIL_USAGE, -ENOMEM, "out of memory");
-	}
 	int n = 0;
 	args[n++] = "run";
+	if (!results_given) {
+		args[n++] = "--results";
+		args[n++] = "-";
+	}
 	for (int i = 1; i < optind; i++)
 		args[n++] = argv[i];
 	args[n++] = "--";

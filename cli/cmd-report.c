@@ -223,8 +223,10 @@ static int report_run(const struct sw_cmd *cmd, int argc, char **argv)
 	}
 	int nfiles = argc - optind;
 	struct sw_output *out;
-	if (sw_output_new(&o, nfiles > 1, &out) < 0) {
-		return sw_cli_fail(SW_FAIL_OUTPUT, -ENOMEM, "out of memory");
+	r = sw_output_new(&o, nfiles > 1, &out);
+	if (r) {
+		sw_output_options_finish(&o);
+		return r;
 	}
 	int status = SW_EXIT_OK;
 	uint64_t next_id = 1;

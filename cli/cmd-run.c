@@ -138,6 +138,8 @@ static int run_run(const struct sw_cmd *cmd, int argc, char **argv)
 {
 	struct sw_watch_options o;
 	sw_watch_options_init(&o);
+	/* the program's standard output stays the program's (time(1), valgrind) */
+	o.out.results_to_stderr = true;
 	const char *exe = NULL;
 	struct sw_getopt g;
 	sw_getopt_init(&g, cmd, true);

@@ -22,6 +22,8 @@ struct sw_output {
 	struct sw_report *report;
 	struct sw_renderer *renderer;
 	struct sw_buf buf;
+	FILE *file;    /* where results go */
+	bool own_file; /* opened for --results: closed at the end */
 	unsigned long printed;
 	bool failed;
 	bool write_error;
@@ -49,6 +51,10 @@ const struct sw_opt sw_output_opts[] = {
     {"symbols", 'S', "PATH", "look for binaries and debug files in PATH too", NULL},
     {"require-symbols", SW_OPT_REQUIRE_SYMBOLS, NULL,
      "exit 6 when an image's symbols cannot be found", NULL},
+    {"results", SW_OPT_RESULTS, "FILE",
+     "write the results to FILE (- for standard output) instead of\n"
+     "standard output (run: standard error)",
+     NULL},
     SW_OPT_HEADING("CI:"),
     {"duration", SW_OPT_DURATION, "SECONDS",
      "watch this long (report: stalls that began within it)", NULL},
@@ -181,6 +187,9 @@ int sw_output_option(const struct sw_cmd *cmd, int c, const char *arg, struct sw
 	case SW_OPT_REQUIRE_SYMBOLS:
 		o->require_symbols = true;
 		return 0;
+	case SW_OPT_RESULTS:
+		o->results = arg;
+		return 0;
 	}
 	return 1;
 }
@@ -202,11 +211,24 @@ int sw_output_new(const struct sw_output_options *o, bool qualify, struct sw_out
 {
 	struct sw_output *out = calloc(1, sizeof(*out));
 	if (!out)
-		return -ENOMEM;
+		return sw_cli_fail(SW_FAIL_OUTPUT, -ENOMEM, "out of memory");
 	out->o = o;
+	out->file = o->results_to_stderr ? stderr : stdout;
+	if (o->results && strcmp(o->results, "-") != 0) {
+		out->file = fopen(o->results, "we");
+		if (!out->file) {
+			int e = -errno;
+			free(out);
+			return sw_cli_fail(SW_FAIL_OUTPUT, e, "cannot write '%s': %s", o->results,
+					   strerror(-e));
+		}
+		out->own_file = true;
+	} else if (o->results) {
+		out->file = stdout;
+	}
 	out->render = o->render;
 	out->render.qualify = qualify;
-	out->render.color = sw_cli_use_color(o->color, stdout);
+	out->render.color = sw_cli_use_color(o->color, out->file);
 	out->render.tree.focus = o->have_focus ? &o->focus : NULL;
 	out->render.tree.exclude = o->have_exclude ? &o->exclude : NULL;
 	sw_buf_init(&out->buf, 0);
@@ -224,7 +246,8 @@ int sw_output_new(const struct sw_output_options *o, bool qualify, struct sw_out
 		e = sw_renderer_new(o->format, &out->render, &out->renderer);
 	if (e < 0) {
 		sw_output_free(out);
-		return e;
+		return sw_cli_fail(SW_FAIL_OUTPUT, e, "cannot prepare the output: %s",
+				   strerror(-e));
 	}
 	*ret = out;
 	return 0;
@@ -239,15 +262,18 @@ void sw_output_free(struct sw_output *out)
 	sw_symsearch_free(out->search);
 	sw_profile_free(out->profile);
 	sw_buf_finish(&out->buf);
+	if (out->own_file)
+		fclose(out->file);
 	free(out);
 }
 
 /* Writes and empties the buffer; a closed pipe is not an error worth repeating. */
 static void flush(struct sw_output *out)
 {
-	if (out->buf.len && fwrite(out->buf.data, 1, out->buf.len, stdout) != out->buf.len)
+	if (out->buf.len && fwrite(out->buf.data, 1, out->buf.len, out->file) != out->buf.len)
 		out->write_error = true;
-	fflush(stdout);
+	if (fflush(out->file) != 0)
+		out->write_error = true;
 	sw_buf_reset(&out->buf);
 }
 
@@ -347,6 +373,24 @@ static int write_junit(struct sw_output *out)
 	return e;
 }
 
+/* A results file that could not be written fails the command (a closed pipe does not). */
+static int finish_file(struct sw_output *out, int status)
+{
+	if (out->file == stdout)
+		return status; /* sw_cli_finish_stdout's */
+	bool bad = fflush(out->file) != 0 || ferror(out->file) || out->write_error;
+	if (out->own_file) {
+		bad |= fclose(out->file) != 0;
+		out->own_file = false;
+		out->file = stderr;
+	}
+	if (!bad || errno == EPIPE)
+		return status;
+	int s = sw_cli_fail(SW_FAIL_OUTPUT, -errno, "cannot write '%s': %s",
+			    out->o->results ? out->o->results : "standard error", strerror(errno));
+	return status ? status : s;
+}
+
 int sw_output_finish(struct sw_output *out, int status)
 {
 	int e = sw_renderer_end(out->renderer, out->profile, &out->buf);
@@ -371,6 +415,7 @@ int sw_output_finish(struct sw_output *out, int status)
 	}
 	if (out->o->junit && (e = write_junit(out)) < 0 && !status)
 		status = sw_exit_status(SW_FAIL_OUTPUT, e);
+	status = finish_file(out, status);
 	status = sw_cli_finish_stdout(status);
 	if (status)
 		return status;

@@ -34,6 +34,9 @@ struct sw_output_options {
 	const char *symbols[SW_OUTPUT_MAX_SYMBOL_PATHS];
 	size_t nsymbols;
 	bool require_symbols;
+	const char *results; /* --results FILE; "-": standard output */
+	/* where results go without --results: stdout, or stderr for run */
+	bool results_to_stderr;
 };
 
 /* --format, tree shaping, -S, and the CI options: a table of options.h */
@@ -52,7 +55,10 @@ int sw_output_parse(const struct sw_cmd *cmd, int argc, char **argv, struct sw_o
 
 struct sw_output;
 
-/* qualify: several sources mix, so stall ids carry their source. */
+/*
+ * qualify: several sources mix, so stall ids carry their source.  Opens
+ * the --results file; returns 0 or an exit status, the failure reported.
+ */
 int sw_output_new(const struct sw_output_options *o, bool qualify, struct sw_output **ret);
 void sw_output_free(struct sw_output *out);
 

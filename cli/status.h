@@ -23,7 +23,8 @@
 	  "bad input: unreadable recording, MetricKit file, binary or address list")               \
 	X(SW_EXIT_SYMBOLS, 6, "symbols required (--require-symbols) but not found")                \
 	X(SW_EXIT_OUTPUT, 7,                                                                       \
-	  "the results cannot be written: standard output, a recording (-o) or the --junit file")  \
+	  "the results cannot be written: their file or stream, a recording (-o), the --junit "    \
+	  "file")                                                                                  \
 	X(SW_EXIT_SOFTWARE, 8, "stallwatch itself failed: out of memory")
 
 enum sw_exit_status {

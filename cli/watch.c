@@ -114,9 +114,11 @@ int sw_watch_stream(struct sw_session *s, const struct sw_watch_options *o, bool
 	int status = SW_EXIT_OK;
 	if (o->shared)
 		out = o->shared;
-	if (sw_stalls_new(&c) < 0 || (!out && sw_output_new(&o->out, false, &out) < 0)) {
-		sw_stalls_free(c);
+	if (sw_stalls_new(&c) < 0)
 		return sw_cli_fail(SW_FAIL_OUTPUT, -ENOMEM, "out of memory");
+	if (!out && (status = sw_output_new(&o->out, false, &out)) != 0) {
+		sw_stalls_free(c);
+		return status;
 	}
 	if (o->output && sw_recording_writer_open(o->output, &rec, &err) < 0) {
 		sw_stalls_free(c);

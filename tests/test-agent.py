@@ -63,7 +63,9 @@ class Output(LineReader):
 def stallwatch_run(args, app_args, extra_env=None, timeout=60):
     env = dict(os.environ)
     env.update(extra_env or {})
-    p = subprocess.run([STALLWATCH, "run", "--format", "ndjson"] + args + ["--"] + app_args,
+    # --results -: the NDJSON beside the app's own lines, which parse() splits
+    p = subprocess.run([STALLWATCH, "run", "--format", "ndjson", "--results", "-"] + args
+                       + ["--"] + app_args,
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                        env=env, timeout=timeout)
     return p
@@ -283,7 +285,7 @@ def scenario_idle():
     # 10 s idle (SW_IDLE_SECONDS shortens it by hand), then 20 ms
     # iterations during which the process is stopped for a second.
     idle_s = float(os.environ.get("SW_IDLE_SECONDS", "10"))
-    proc = subprocess.Popen([STALLWATCH, "run", "--format", "ndjson", "--", STALLAPP,
+    proc = subprocess.Popen([STALLWATCH, "run", "--format", "ndjson", "--results", "-", "--", STALLAPP,
                              "idle:%d" % (idle_s * 1000), "burst:60:20"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     out = Output(proc)
@@ -482,14 +484,22 @@ def scenario_install():
                        capture_output=True, text=True)
     if not check(r.returncode == 0, "meson install failed: %s" % r.stderr):
         return
-    exe = [os.path.join(dp, f) for dp, _, fs in os.walk(d) for f in fs if f == "stallwatch"]
+    exe = [os.path.join(dp, f) for dp, _, fs in os.walk(d) for f in fs
+           if f == "stallwatch" and os.path.basename(dp) == "bin"]
+    # the shell completions, where bash, zsh and fish look for them
+    for where in ("share/bash-completion/completions/stallwatch",
+                  "share/zsh/site-functions/_stallwatch",
+                  "share/fish/vendor_completions.d/stallwatch.fish"):
+        check(any(os.path.join(dp, f).endswith(where) for dp, _, fs in os.walk(d) for f in fs),
+              "install lacks " + where)
     agents = [os.path.join(dp, f) for dp, _, fs in os.walk(d) for f in fs
               if f == "libstallwatch-agent.so"]
     check(exe and agents, "install lacks the command or the agent")
     if exe and agents:
         env = dict(os.environ)
         env.pop("STALLWATCH_AGENT", None)
-        r = subprocess.run([exe[0], "run", "--format", "ndjson", "--", STALLAPP, "busy:300"],
+        r = subprocess.run([exe[0], "run", "--format", "ndjson", "--results", "-", "--", STALLAPP,
+                            "busy:300"],
                            capture_output=True, text=True, env=env, timeout=60)
         check(r.returncode == 0, "installed run exited %d: %s" % (r.returncode, r.stderr))
         check('"type":"stall"' in r.stdout, "the installed command found no agent / no stall")

@@ -33,7 +33,7 @@ STALLAPP = os.environ.get("STALLAPP", "")
 def run_as(exe, args, app, script='exec "$0" "$@" >/dev/null'):
     # the app would share our stdout and could write into the middle of a long
     # line: a shell sends its output away and execs it (--exe picks it)
-    p = subprocess.run([STALLWATCH, "run", "--exe", os.path.basename(exe)] + args
+    p = subprocess.run([STALLWATCH, "run", "--results", "-", "--exe", os.path.basename(exe)] + args
                        + ["--", "sh", "-c", script, exe] + app,
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
     return p.returncode, p.stdout, p.stderr.decode()
