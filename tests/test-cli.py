@@ -1,0 +1,218 @@
+#!/usr/bin/env python3
+"""The command as a new user meets it: where results go, what the README
+shows, and the exit statuses and one-line messages of misuses.
+
+    test-cli.py CHECK...
+
+with STALLWATCH, STALLWATCH_AGENT, STALLAPP and SW_SOURCE_ROOT in the
+environment (tests/meson.build).  The checks:
+
+- results: run's results never mix with the program's standard output;
+  --results FILE gets them whole;
+- readme: every command of README.md's "Using it" block that needs no device
+  runs as written (./app, ./app-tests and libfoo.so stand for the test app
+  and its plugin), and its output feeds the consumer the line names when
+  that consumer is installed;
+- statuses: the documented status and one line on stderr for an
+  unparsable --connect address, a --thread naming no thread, a damaged
+  recording with no complete stall, and --max-stalls/--duration stopping
+  the program.
+"""
+import json
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+
+from swtest import check, failures, free_port
+
+STALLWATCH = os.environ.get("STALLWATCH", "")
+AGENT = os.environ.get("STALLWATCH_AGENT", "")
+STALLAPP = os.environ.get("STALLAPP", "")
+PLUGIN = os.environ.get("STALLAPP_PLUGIN", "")
+SOURCE = os.environ.get("SW_SOURCE_ROOT", "")
+
+
+def sw(args, **kw):
+    kw.setdefault("capture_output", True)
+    kw.setdefault("timeout", 120)
+    return subprocess.run([STALLWATCH] + args, **kw)
+
+
+def one_line(stderr, what):
+    """stderr (bytes or text) is one line, or the summary lines run adds after it."""
+    text = stderr.decode() if isinstance(stderr, bytes) else stderr
+    lines = [l for l in text.splitlines() if not re.match(r"stallwatch: \d+ stalls?[ ,]", l)]
+    check(len(lines) == 1, "%s: want one line on stderr, got %r" % (what, text))
+    return lines[0] if lines else ""
+
+
+def check_results():
+    r = sw(["run", "--format", "json", "--", "sh", "-c", "echo hello"])
+    check(r.returncode == 0, "run -- sh: status %d" % r.returncode)
+    check(r.stdout == b"hello\n", "run's stdout is not the program's: %r" % r.stdout[:200])
+    d = tempfile.mkdtemp(prefix="sw-cli-")
+    path = os.path.join(d, "r.json")
+    r = sw(["run", "--format", "json", "--results", path, "--exe", os.path.basename(STALLAPP),
+            "--", "sh", "-c", 'echo hello; exec "$0" busy:300', STALLAPP])
+    check(r.returncode == 0, "run --results: status %d: %s" % (r.returncode, r.stderr))
+    check(r.stdout.startswith(b"hello\n") and b"{" not in r.stdout,
+          "run --results: stdout holds more than the program's: %r" % r.stdout[:200])
+    try:
+        doc = json.load(open(path))
+        check(len(doc["stalls"]) == 1, "run --results: %d stalls in the file" % len(doc["stalls"]))
+    except (OSError, ValueError) as e:
+        check(False, "run --results: the file is not one JSON document: %s" % e)
+    r = sw(["run", "--results", os.path.join(d, "no", "such", "dir"), "--", "true"])
+    check(r.returncode == 7, "run --results into a missing directory: status %d" % r.returncode)
+    shutil.rmtree(d)
+
+
+# ---- README.md ------------------------------------------------------------
+
+def readme_commands():
+    text = open(os.path.join(SOURCE, "README.md")).read()
+    block = text.split("## Using it", 1)[1].split("```sh", 1)[1].split("```", 1)[0]
+    cmds = []
+    for line in block.splitlines():
+        line = re.sub(r"\s+#.*$", "", line).strip()
+        if line and not line.startswith("#"):
+            cmds.append(line)
+    return cmds
+
+
+STAND_IN = r"""
+#undef main
+#include <stdio.h>
+int stallapp_main(int argc, char **argv);
+int main(int argc, char **argv)
+{
+	char *steps[] = {argv[0], %s, NULL};
+	/* a program that writes on its standard output: results must not mix in */
+	puts("%s says hello");
+	fflush(stdout);
+	return stallapp_main(sizeof(steps) / sizeof(steps[0]) - 1, steps);
+}
+"""
+
+
+def make_stand_ins(d):
+    """./app, ./app-tests, libfoo.so and crash.log as the README names them:
+    programs (not scripts, which the agent would watch instead) built from
+    the test app with steps of their own, taking any arguments."""
+    apps = os.path.join(SOURCE, "tests", "apps")
+    for name, steps in (("app", '"busy:300", "idle:100", "busy:300"'), ("app-tests", '"busy:300"')):
+        src = os.path.join(d, name + ".c")
+        with open(src, "w") as f:
+            f.write(STAND_IN % (steps, name))
+        r = subprocess.run([os.environ.get("SW_CC", "cc"), "-g", "-O0", "-fno-omit-frame-pointer",
+                            "-o", os.path.join(d, name), src, "-Dmain=stallapp_main",
+                            os.path.join(apps, "stallapp.c"), os.path.join(apps, "steps.c"),
+                            "-ldl", "-pthread"], capture_output=True, text=True)
+        check(r.returncode == 0, "cannot build the stand-in %s: %s" % (name, r.stderr))
+    if PLUGIN:
+        shutil.copy(PLUGIN, os.path.join(d, "libfoo.so"))
+    with open(os.path.join(d, "crash.log"), "w") as f:
+        f.write("frame 0: _ZN3foo3barEv + 12\n")
+    bindir = os.path.join(d, "bin")
+    os.mkdir(bindir)
+    os.symlink(STALLWATCH, os.path.join(bindir, "stallwatch"))
+    return bindir
+
+
+def consumers_missing(cmd):
+    tools = []
+    if "flamegraph.pl" in cmd:
+        tools.append("flamegraph.pl")
+    if "go tool pprof" in cmd:
+        tools.append("go")
+    return [t for t in tools if not shutil.which(t)]
+
+
+def start_agent_app(d, port, sock):
+    env = dict(os.environ, LD_PRELOAD=AGENT, STALLWATCH_LISTEN="127.0.0.1:%d" % port)
+    app = subprocess.Popen([STALLAPP, "idle:1500", "busy:300", "idle:500"], env=env,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    env["STALLWATCH_LISTEN"] = "unix:" + sock
+    app2 = subprocess.Popen([STALLAPP, "idle:1500", "busy:300", "idle:500"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(0.5)
+    return [app, app2]
+
+
+def check_readme():
+    d = tempfile.mkdtemp(prefix="sw-readme-")
+    bindir = make_stand_ins(d)
+    env = dict(os.environ, PATH=bindir + ":" + os.environ["PATH"], XDG_RUNTIME_DIR=d)
+    ran = 0
+    for cmd in readme_commands():
+        words = cmd.split()
+        verb = words[1] if len(words) > 1 else ""
+        if verb in ("devices",) or (verb == "attach" and "--connect" not in cmd):
+            continue  # the device lines: tests/test-device.py, against the fake device
+        missing = consumers_missing(cmd)
+        if missing:
+            print("note: not run, %s missing: %s" % (", ".join(missing), cmd))
+            continue
+        if "hang-diagnostic.json" in cmd:
+            src = os.path.join(SOURCE, "tests", "data", "metrickit")
+            shutil.copy(os.path.join(src, "payload-hangs.json"),
+                        os.path.join(d, "hang-diagnostic.json"))
+            os.makedirs(os.path.join(d, "App.dSYM"), exist_ok=True)
+        if "farm/" in cmd and verb == "report":
+            os.makedirs(os.path.join(d, "farm"), exist_ok=True)
+            shutil.copy(os.path.join(d, "run.swtrace"), os.path.join(d, "farm", "a.swtrace"))
+            shutil.copy(os.path.join(d, "run.swtrace"), os.path.join(d, "farm", "b.swtrace"))
+        apps = []
+        if verb == "attach":
+            port = free_port()  # the README's 27300 may be taken on a shared machine
+            cmd = cmd.replace("27300", str(port))
+            apps = start_agent_app(d, port, os.path.join(d, "app.sock"))
+        # an interactive shell's commands: bash, for `source <(...)`
+        r = subprocess.run(["bash", "-c", cmd], cwd=d, env=env, capture_output=True, timeout=120)
+        for a in apps:
+            a.wait(timeout=30)
+        ran += 1
+        check(r.returncode == 0, "README: `%s` exited %d: %s" % (cmd, r.returncode,
+                                                                 r.stderr.decode()[-400:]))
+        if verb == "run":
+            check(r.stdout.decode().startswith("app"), "README: `%s`: the program's output is "
+                  "not its own: %r" % (cmd, r.stdout[:200]))
+        if "--results run.ndjson" in cmd:
+            objs = [json.loads(l) for l in open(os.path.join(d, "run.ndjson"))]
+            check(sum(o["type"] == "stall" for o in objs) == 2,
+                  "README: run.ndjson holds %d stalls" % sum(o["type"] == "stall" for o in objs))
+        if "--junit" in cmd:
+            check(os.path.getsize(os.path.join(d, "stalls.xml")) > 0, "README: no stalls.xml")
+        if verb == "attach":
+            check(b"stall" in r.stdout, "README: `%s` printed no stall" % cmd)
+    check(ran >= 10, "README: only %d commands ran" % ran)
+    print("README: %d commands ran" % ran)
+    shutil.rmtree(d)
+
+
+CHECKS = {
+    "results": check_results,
+    "readme": check_readme,
+}
+
+
+def main():
+    if not (STALLWATCH and AGENT and STALLAPP and SOURCE):
+        print("SKIP: STALLWATCH, STALLWATCH_AGENT, STALLAPP and SW_SOURCE_ROOT must be set")
+        return 77
+    for name in sys.argv[1:] or CHECKS:
+        CHECKS[name]()
+    if failures:
+        print("%d failure(s)" % len(failures))
+        return 1
+    print("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
