@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "commit.h"
 #include "config.h"
 
 extern const struct sw_cmd sw_cmd_help;
@@ -95,9 +96,27 @@ static void print_main_help(FILE *out)
 		progname, progname);
 }
 
+#ifndef SW_HAVE_JANSSON
+#define SW_HAVE_JANSSON 0
+#endif
+
+/* What this build can do, as +name or -name (what `meson setup` summarises). */
+static const struct {
+	const char *name;
+	bool built;
+} features[] = {
+    {"device", SW_HAVE_DEVICE},    {"debuginfod", SW_HAVE_DEBUGINFOD},
+    {"pprof-gzip", SW_HAVE_ZLIB},  {"metrickit", SW_HAVE_JANSSON},
+    {"libiberty", SW_HAVE_IBERTY},
+};
+
 static void print_version(void)
 {
-	printf("stallwatch %s (protocol %d)\n", SW_VERSION, SW_PROTOCOL_VERSION);
+	printf("stallwatch %s (commit %s, protocol %d)\nfeatures:", SW_VERSION, SW_COMMIT,
+	       SW_PROTOCOL_VERSION);
+	for (size_t i = 0; i < sizeof(features) / sizeof(features[0]); i++)
+		printf(" %c%s", features[i].built ? '+' : '-', features[i].name);
+	putchar('\n');
 }
 
 void sw_cli_print_help(const struct sw_cmd *cmd, FILE *out)

@@ -195,7 +195,39 @@ def check_readme():
     shutil.rmtree(d)
 
 
+def check_version():
+    r = sw(["--version"], text=True)
+    lines = r.stdout.splitlines()
+    m = re.match(r"stallwatch (\S+) \(commit (\S+), protocol (\d+)\)$", lines[0] if lines else "")
+    if not check(r.returncode == 0 and m and len(lines) == 2, "--version: %r" % r.stdout):
+        return
+    head = subprocess.run(["git", "-C", SOURCE, "rev-parse", "HEAD"], capture_output=True,
+                          text=True)
+    if head.returncode == 0:
+        commit = m.group(2).split("-g")[-1].replace("-dirty", "")
+        check(head.stdout.startswith(commit) or m.group(2).endswith(commit),
+              "--version names commit %s, the tree is at %s" % (m.group(2), head.stdout[:12]))
+    feats = dict((f[1:], f[0] == "+") for f in lines[1].split(":", 1)[1].split())
+    check(sorted(feats) == ["debuginfod", "device", "libiberty", "metrickit", "pprof-gzip"],
+          "--version features: %r" % lines[1])
+    # each claim holds: what is built in works, what is not says so
+    payload = os.path.join(SOURCE, "tests", "data", "metrickit", "payload-hangs.json")
+    r = sw(["report", payload])
+    check((r.returncode == 0) == feats.get("metrickit"),
+          "--version says metrickit %s, report of a payload exits %d" % (feats.get("metrickit"),
+                                                                      r.returncode))
+    r = sw(["report", "--format", "pprof", payload])
+    if r.returncode == 0:
+        check(r.stdout.startswith(b"\x1f\x8b") == feats.get("pprof-gzip"),
+              "--version says pprof-gzip %s, pprof output starts %r" % (feats.get("pprof-gzip"),
+                                                                      r.stdout[:2]))
+    r = sw(["devices"], env=dict(os.environ, USBMUXD_SOCKET_ADDRESS="UNIX:/nonexistent"))
+    check(("without device support" in r.stderr.decode()) != feats.get("device"),
+          "--version says device %s, devices says %r" % (feats.get("device"), r.stderr))
+
+
 CHECKS = {
+    "version": check_version,
     "results": check_results,
     "readme": check_readme,
 }
