@@ -9,7 +9,9 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "attach-device.h"
@@ -31,6 +33,40 @@ static bool stop_on_signal(void *ctx)
 {
 	(void)ctx;
 	return atomic_load(&interrupted) != 0;
+}
+
+/*
+ * A --connect address that cannot name an agent is a misuse (2), caught
+ * before connecting: unix:PATH with a path that fits a socket address, or
+ * HOST:PORT / [V6ADDR]:PORT with a port from 1 to 65535.
+ */
+static int check_address(const struct sw_cmd *cmd, const char *spec)
+{
+	if (strncmp(spec, "unix:", 5) == 0) {
+		size_t len = strlen(spec + 5);
+		if (len == 0 || len >= sizeof(((struct sockaddr_un *)0)->sun_path))
+			return sw_cli_usage(cmd,
+					    "invalid address '%s': the socket path is empty "
+					    "or too long",
+					    spec);
+		return 0;
+	}
+	const char *colon = strrchr(spec, ':');
+	const char *close = strchr(spec, ']');
+	bool bracketed = spec[0] == '[';
+	if (!colon || colon == spec || (bracketed && (!close || close + 1 != colon)) ||
+	    (!bracketed && (close || strchr(spec, ':') != colon)))
+		return sw_cli_usage(cmd,
+				    "invalid address '%s' (HOST:PORT, [V6ADDR]:PORT or "
+				    "unix:PATH)",
+				    spec);
+	char *end;
+	errno = 0;
+	unsigned long port = strtoul(colon + 1, &end, 10);
+	if (!colon[1] || *end || errno || port == 0 || port > 65535 || colon[1] == '-' ||
+	    colon[1] == '+')
+		return sw_cli_usage(cmd, "invalid port in address '%s' (1 to 65535)", spec);
+	return 0;
 }
 
 static int attach_run(const struct sw_cmd *cmd, int argc, char **argv)
@@ -71,6 +107,8 @@ static int attach_run(const struct sw_cmd *cmd, int argc, char **argv)
 		return sw_cli_usage(cmd, "--dylib goes with --launch");
 	if (!connect_to && optind == argc)
 		return sw_cli_usage(cmd, "give a bundle id, or --connect HOST:PORT or unix:PATH");
+	if (connect_to && (r = check_address(cmd, connect_to)) != 0)
+		return r;
 	struct sigaction sa = {.sa_handler = on_signal};
 	sigemptyset(&sa.sa_mask);
 	if (!connect_to) {

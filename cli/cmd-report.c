@@ -97,7 +97,13 @@ static int recording(struct sw_output *out, const struct sw_output_options *o, c
 		if (in_duration(o, c, st))
 			full = sw_output_stall(out, c, st, source) == 1;
 	const char *warning = sw_recording_warning(rec);
-	if (warning)
+	/* a cut after whole stalls is worth their printing; one before any is bad input */
+	if (warning && stalls == 0 && status == SW_EXIT_OK)
+		status =
+		    sw_cli_fail(SW_FAIL_INPUT, 0,
+				"cannot read '%s': it ends early, before any complete stall: %s",
+				path, warning);
+	else if (warning)
 		sw_output_warning(out, "'%s' ends early: %s", path, warning);
 	if (summary && sw_stalls_info(c)->have_hello) {
 		struct sw_buf b;

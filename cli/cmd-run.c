@@ -207,16 +207,27 @@ static int run_run(const struct sw_cmd *cmd, int argc, char **argv)
 		}
 		return no_hello(&ch, &l, prog_argv[0], -ETIMEDOUT);
 	}
+	struct sw_watch_result res = {0};
+	o.result = &res;
 	int status = sw_watch_stream(s, &o, stop_after_exit, &ch, prog_argv[0]);
 	sw_session_free(s);
 	if (status == SW_EXIT_AGENT) {
 		kill(ch.pid, SIGTERM);
 		return finish(&ch, &l, SW_EXIT_AGENT);
 	}
-	/* --duration or --max-stalls ended the watch: the program ends with it */
-	bool stopped = (o.out.duration_s || o.out.max_stalls) && !reap(&ch);
-	if (stopped)
+	/* --duration or --max-stalls ended the watch: the program ends with it, said once */
+	bool stopped = res.limit && !reap(&ch);
+	if (stopped) {
+		char why[64];
+		if (strcmp(res.limit, "--duration") == 0)
+			snprintf(why, sizeof(why), "--duration %g", o.out.duration_s);
+		else
+			snprintf(why, sizeof(why), "--max-stalls %lu", o.out.max_stalls);
+		fprintf(stderr, "stallwatch: stopped '%s' (pid %ld) after %llu stall%s: %s\n",
+			prog_argv[0], (long)ch.pid, (unsigned long long)res.stalls,
+			res.stalls == 1 ? "" : "s", why);
 		kill(ch.pid, SIGTERM);
+	}
 	sw_output_options_finish(&o.out);
 	/* 1 only when the program succeeded and a --fail-* condition holds */
 	if (status == SW_EXIT_STALLS || (stopped && status == SW_EXIT_OK)) {

@@ -27,6 +27,9 @@ struct sw_output {
 	unsigned long printed;
 	bool failed;
 	bool write_error;
+	/* --thread NAME: whether a stall had it, else the names seen, for the message */
+	bool thread_found;
+	char threads_seen[256];
 };
 
 const struct sw_opt sw_output_opts[] = {
@@ -311,11 +314,34 @@ int sw_output_stall(struct sw_output *out, const struct sw_stalls *c, const stru
 	return sw_output_print(out, ts);
 }
 
+/* Notes whether ts has the thread --thread NAME asks for, or which names it has. */
+static void note_threads(struct sw_output *out, const struct sw_tree_stall *ts)
+{
+	const struct sw_tree_options *t = &out->o->render.tree;
+	if (t->thread != SW_THREAD_NAME || out->thread_found)
+		return;
+	for (uint32_t i = 0; i < ts->nthreads; i++) {
+		const char *name = ts->threads[i].name[0] ? ts->threads[i].name : "(unnamed)";
+		if (strcmp(name, t->thread_name) == 0) {
+			out->thread_found = true;
+			return;
+		}
+		char *seen = out->threads_seen;
+		size_t len = strlen(seen), n = strlen(name);
+		char quoted[96];
+		snprintf(quoted, sizeof(quoted), "'%s'", name);
+		if (!strstr(seen, quoted) && len + n + 5 < sizeof(out->threads_seen))
+			snprintf(seen + len, sizeof(out->threads_seen) - len, "%s%s",
+				 len ? ", " : "", quoted);
+	}
+}
+
 int sw_output_print(struct sw_output *out, struct sw_tree_stall *ts)
 {
 	int e;
 	if (sw_output_full(out))
 		return 1;
+	note_threads(out, ts);
 	out->printed++;
 	out->failed |= stall_fails(out->o, ts);
 	e = sw_renderer_stall(out->renderer, out->profile, ts, &out->buf);
@@ -419,6 +445,13 @@ int sw_output_finish(struct sw_output *out, int status)
 	status = sw_cli_finish_stdout(status);
 	if (status)
 		return status;
+	const struct sw_tree_options *t = &out->o->render.tree;
+	if (t->thread == SW_THREAD_NAME && out->printed && !out->thread_found)
+		return sw_cli_fail(
+		    SW_FAIL_USAGE, 0,
+		    "--thread: no stall has a thread named '%s' (threads: %s; "
+		    "threads besides the stalled one are sampled with --all-threads)",
+		    t->thread_name, out->threads_seen);
 	if (out->o->require_symbols && missing)
 		return SW_EXIT_SYMBOLS;
 	return out->failed ? SW_EXIT_STALLS : SW_EXIT_OK;

@@ -132,11 +132,14 @@ int sw_watch_stream(struct sw_session *s, const struct sw_watch_options *o, bool
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	uint64_t stalls = 0;
 	bool full = false;
+	const char *limit = NULL;
 	for (;;) {
 		struct sw_wire_msg m;
 		sw_error_clear(&err);
-		if (o->out.duration_s && elapsed_s(&t0) >= o->out.duration_s)
+		if (o->out.duration_s && elapsed_s(&t0) >= o->out.duration_s) {
+			limit = "--duration";
 			break;
+		}
 		int r = sw_session_next(s, &m, 200, &err);
 		if (r == -EAGAIN || r == -EINTR) {
 			if (stop && stop(ctx))
@@ -186,13 +189,18 @@ int sw_watch_stream(struct sw_session *s, const struct sw_watch_options *o, bool
 				sw_cli_warn("%s: %s", what, in->goodbye_text);
 			}
 		}
+		if (full)
+			limit = "--max-stalls";
 		if (full || (stop && stop(ctx)))
 			break;
 	}
+	/* stalls cut short by the end are printed: they count */
 	const struct sw_stall *st;
 	lock(o);
-	while (!full && (st = sw_stalls_flush(c)))
+	while (!full && (st = sw_stalls_flush(c))) {
+		stalls++;
 		full = sw_output_stall(out, c, st, o->source) == 1;
+	}
 	unlock(o);
 	const struct sw_stalls_info *in = sw_stalls_info(c);
 	/* A shared output's summary covers every stream: its owner finishes it. */
@@ -211,6 +219,7 @@ int sw_watch_stream(struct sw_session *s, const struct sw_watch_options *o, bool
 	if (o->result) {
 		o->result->stalls = stalls;
 		o->result->goodbye = in->have_goodbye;
+		o->result->limit = limit;
 	}
 	if (!o->shared) {
 		status = sw_output_finish(out, status);

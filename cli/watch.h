@@ -38,6 +38,8 @@ struct sw_watch_options {
 struct sw_watch_result {
 	uint64_t stalls;
 	bool goodbye; /* the agent said goodbye: the stream did not just break off */
+	/* what ended the watch before the stream did: "--max-stalls", "--duration" or NULL */
+	const char *limit;
 };
 
 void sw_watch_options_init(struct sw_watch_options *o);

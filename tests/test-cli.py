@@ -44,9 +44,11 @@ def sw(args, **kw):
 
 
 def one_line(stderr, what):
-    """stderr (bytes or text) is one line, or the summary lines run adds after it."""
+    """The one line of stderr (bytes or text) besides the summary's lines and a
+    usage error's "try 'stallwatch VERB --help'" hint."""
     text = stderr.decode() if isinstance(stderr, bytes) else stderr
-    lines = [l for l in text.splitlines() if not re.match(r"stallwatch: \d+ stalls?[ ,]", l)]
+    summary = r"stallwatch: \d+ stalls?[ ,]|stallwatch: top signatures|  sig [0-9a-f]{16} |try '"
+    lines = [l for l in text.splitlines() if not re.match(summary, l)]
     check(len(lines) == 1, "%s: want one line on stderr, got %r" % (what, text))
     return lines[0] if lines else ""
 
@@ -226,7 +228,72 @@ def check_version():
           "--version says device %s, devices says %r" % (feats.get("device"), r.stderr))
 
 
+def message_starts(data):
+    """Where each message of a recording starts (stallwatch-format(5): a
+    16-byte header, then a type byte, a ULEB128 body length and the body)."""
+    pos, starts = int.from_bytes(data[10:12], "little"), []
+    while pos < len(data):
+        starts.append(pos)
+        length, shift, p = 0, 0, pos + 1
+        while p < len(data):
+            length |= (data[p] & 0x7F) << shift
+            shift += 7
+            p += 1
+            if not data[p - 1] & 0x80:
+                break
+        pos = p + length
+    return starts
+
+
+def check_statuses():
+    for addr in ("nonsense", "127.0.0.1:99999", "127.0.0.1:", "unix:", "[::1", "host:abc"):
+        r = sw(["attach", "--connect", addr], text=True, timeout=20)
+        check(r.returncode == 2, "attach --connect %s: status %d, want 2" % (addr, r.returncode))
+        one_line(r.stderr, "attach --connect " + addr)
+    r = sw(["run", "--thread", "no-such-thread", "--results", os.devnull, "--", STALLAPP,
+            "busy:300"], text=True)
+    check(r.returncode == 2, "--thread naming no thread: status %d, want 2" % r.returncode)
+    check("no-such-thread" in one_line(r.stderr, "--thread naming no thread"),
+          "--thread: the line does not name the thread: %r" % r.stderr)
+
+    d = tempfile.mkdtemp(prefix="sw-cli-")
+    rec = os.path.join(d, "one.swtrace")
+    r = sw(["run", "-o", rec, "--results", os.devnull, "--", STALLAPP, "busy:300"])
+    data = open(rec, "rb").read()
+    cut = os.path.join(d, "cut.swtrace")
+    starts = message_starts(data)
+    # inside the messages at a quarter and at half the file: before the stall ends
+    for size in (next(s for s in starts if s >= len(data) // 4) + 2,
+                 next(s for s in starts if s >= len(data) // 2) + 2):
+        open(cut, "wb").write(data[:size])
+        r = sw(["report", cut], text=True)
+        check(r.returncode == 5, "a recording cut at %d of %d bytes, no complete stall: "
+              "status %d, want 5" % (size, len(data), r.returncode))
+        one_line(r.stderr, "a recording cut before its first stall")
+
+    # --max-stalls and --duration stop the program: said in one line; the count is right
+    r = sw(["run", "--max-stalls", "1", "--results", os.devnull, "--", STALLAPP, "busy:300",
+            "idle:200", "busy:300"], text=True)
+    check(r.returncode == 0, "--max-stalls: status %d" % r.returncode)
+    stopped = [l for l in r.stderr.splitlines() if "stopped" in l]
+    check(len(stopped) == 1 and "--max-stalls 1" in stopped[0] and "1 stall" in stopped[0],
+          "--max-stalls: no one line saying why the program stopped: %r" % r.stderr)
+    out = os.path.join(d, "d.ndjson")
+    r = sw(["run", "--format", "ndjson", "--results", out, "--duration", "0.9", "--", STALLAPP,
+            "idle:200", "busy:1500", "idle:3000"], text=True)
+    objs = [json.loads(l) for l in open(out)]
+    stalls = [o for o in objs if o["type"] == "stall"]
+    summary = [o for o in objs if o["type"] == "summary"]
+    check(len(stalls) == 1 and summary and summary[-1]["stalls"] == len(stalls),
+          "--duration: %d stalls printed, the summary counts %s" %
+          (len(stalls), summary and summary[-1]["stalls"]))
+    check(any("--duration 0.9" in l for l in r.stderr.splitlines() if "stopped" in l),
+          "--duration: no line saying why the program stopped: %r" % r.stderr)
+    shutil.rmtree(d)
+
+
 CHECKS = {
+    "statuses": check_statuses,
     "version": check_version,
     "results": check_results,
     "readme": check_readme,
