@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "render/junit.h"
 #include "output.h"
@@ -53,7 +54,7 @@ const struct sw_opt sw_output_opts[] = {
     {"full-names", SW_OPT_FULL_NAMES, NULL, "full Swift names instead of simplified ones", NULL},
     {"symbols", 'S', "PATH", "look for binaries and debug files in PATH too", NULL},
     {"require-symbols", SW_OPT_REQUIRE_SYMBOLS, NULL,
-     "exit 6 when an image's symbols cannot be found", NULL},
+     "exit 6 when a frame in a known image has no name", NULL},
     {"results", SW_OPT_RESULTS, "FILE",
      "write the results to FILE (- for standard output) instead of\n"
      "standard output (run: standard error)",
@@ -238,8 +239,15 @@ int sw_output_new(const struct sw_output_options *o, bool qualify, struct sw_out
 	int e = sw_profile_new(&out->profile);
 	if (e >= 0)
 		e = sw_symsearch_new(&out->search);
-	for (size_t i = 0; i < o->nsymbols && e >= 0; i++)
-		e = sw_symsearch_add_path(out->search, o->symbols[i]);
+	for (size_t i = 0; i < o->nsymbols && e >= 0; i++) {
+		struct stat st;
+		/* a missing path may be a typo or a folder not mounted: the rest still helps */
+		if (stat(o->symbols[i], &st) < 0)
+			sw_cli_warn("-S '%s': %s; searching the other places", o->symbols[i],
+				    strerror(errno));
+		else
+			e = sw_symsearch_add_path(out->search, o->symbols[i]);
+	}
 	if (e >= 0) {
 		sw_symsearch_add_env(out->search);
 		sw_symsearch_add_host(out->search);
@@ -399,6 +407,40 @@ static int write_junit(struct sw_output *out)
 	return e;
 }
 
+/* "sub_1a2b" is the symbolicator's name for a function start with no name. */
+static bool synthetic_name(const char *name)
+{
+	if (strncmp(name, "sub_", 4) != 0 || !name[4])
+		return false;
+	return strspn(name + 4, "0123456789abcdef") == strlen(name + 4);
+}
+
+/*
+ * For --require-symbols: counts the frames of the printed stalls that lie
+ * in a known image yet have no name (none, or a sub_<hex> stand-in), and
+ * names the first.  Frames outside every image (JIT code) do not count, nor
+ * does the vDSO, whose symbols no file on disk holds.
+ */
+static size_t unnamed_frames(struct sw_output *out, char *example, size_t size)
+{
+	size_t n = 0;
+	for (uint32_t id = 0; id < sw_profile_nframes(out->profile); id++) {
+		const struct sw_tree_frame *f = sw_profile_get_frame(out->profile, id);
+		if (!f || !f->image || (f->linkage && !synthetic_name(f->linkage)))
+			continue;
+		const struct sw_tree_image *im = sw_profile_get_image(out->profile, f->image);
+		if (!im || strncmp(im->name, "linux-vdso", 10) == 0 ||
+		    strncmp(im->name, "linux-gate", 10) == 0)
+			continue;
+		if (n++ == 0 && f->linkage)
+			snprintf(example, size, "%s in %s", f->linkage, im->name);
+		else if (n == 1)
+			snprintf(example, size, "0x%llx in %s", (unsigned long long)f->address,
+				 im->name);
+	}
+	return n;
+}
+
 /* A results file that could not be written fails the command (a closed pipe does not). */
 static int finish_file(struct sw_output *out, int status)
 {
@@ -452,7 +494,16 @@ int sw_output_finish(struct sw_output *out, int status)
 		    "--thread: no stall has a thread named '%s' (threads: %s; "
 		    "threads besides the stalled one are sampled with --all-threads)",
 		    t->thread_name, out->threads_seen);
-	if (out->o->require_symbols && missing)
-		return SW_EXIT_SYMBOLS;
+	if (out->o->require_symbols) {
+		char example[256];
+		size_t n = unnamed_frames(out, example, sizeof(example));
+		if (n)
+			return sw_cli_fail(SW_FAIL_SYMBOLS, 0,
+					   "--require-symbols: %zu frame%s in known images %s no "
+					   "name (%s)",
+					   n, n == 1 ? "" : "s", n == 1 ? "has" : "have", example);
+		if (missing)
+			return SW_EXIT_SYMBOLS;
+	}
 	return out->failed ? SW_EXIT_STALLS : SW_EXIT_OK;
 }

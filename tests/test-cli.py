@@ -292,7 +292,42 @@ def check_statuses():
     shutil.rmtree(d)
 
 
+def check_symbols():
+    d = tempfile.mkdtemp(prefix="sw-cli-")
+    stripped = os.path.join(d, "stripped-app")
+    shutil.copy(STALLAPP, stripped)
+    strip = shutil.which("strip") or shutil.which("llvm-strip-19")
+    if not strip:
+        print("note: no strip: --require-symbols on a stripped program not checked")
+    else:
+        subprocess.run([strip, stripped], check=True)
+        rec = os.path.join(d, "s.swtrace")
+        r = sw(["run", "-o", rec, "--require-symbols", "--results", os.devnull, "--", stripped,
+                "busy:300"], text=True)
+        check(r.returncode == 6, "--require-symbols, app stripped (sub_ names): status %d, "
+              "want 6" % r.returncode)
+        check("stripped-app" in one_line(r.stderr, "--require-symbols, app stripped"),
+              "--require-symbols: the line does not name the image: %r" % r.stderr)
+        r = sw(["report", "--require-symbols", rec], text=True)
+        check(r.returncode == 6, "report --require-symbols, app stripped: status %d" %
+              r.returncode)
+        r = sw(["report", rec], text=True)
+        check(r.returncode == 0, "report without --require-symbols: status %d" % r.returncode)
+    r = sw(["run", "--require-symbols", "--results", os.devnull, "--", STALLAPP, "busy:300"],
+           text=True)
+    check(r.returncode == 0, "--require-symbols, symbols present: status %d: %s" %
+          (r.returncode, r.stderr))
+    # -S naming nothing: a warning, and the search goes on
+    r = sw(["run", "-S", os.path.join(d, "no-such-dir"), "--results", os.devnull, "--",
+            STALLAPP, "busy:300"], text=True)
+    check(r.returncode == 0, "-S missing: status %d" % r.returncode)
+    check("warning" in one_line(r.stderr, "-S missing") and "no-such-dir" in r.stderr,
+          "-S missing: no warning: %r" % r.stderr)
+    shutil.rmtree(d)
+
+
 CHECKS = {
+    "symbols": check_symbols,
     "statuses": check_statuses,
     "version": check_version,
     "results": check_results,
