@@ -115,15 +115,24 @@ static int finish(struct child *ch, struct sw_launch *l, int status)
 	return ch->exited ? exit_status(ch->status) : SW_EXIT_RUN_FAILED;
 }
 
-static int no_hello(struct child *ch, struct sw_launch *l, const char *prog, int why)
+static int no_hello(struct child *ch, struct sw_launch *l, const char *prog, const char *exe,
+		    int why)
 {
-	if (why == -ECHILD)
+	if (exe && why == -ECHILD)
+		sw_cli_error("'%s' exited and no process it started ran '%s' (--exe, compared "
+			     "with each process's resolved executable)",
+			     prog, exe);
+	else if (exe)
+		sw_cli_error("no process of '%s' ran '%s' (--exe, compared with each process's "
+			     "resolved executable) within %d s; stopping it",
+			     prog, exe, HELLO_TIMEOUT_MS / 1000);
+	else if (why == -ECHILD)
 		sw_cli_error("'%s' exited without loading the agent (a static or setuid program?); "
 			     "see stallwatch-run(1)",
 			     prog);
 	else
 		sw_cli_error("'%s' did not load the agent within %d s (a static or setuid "
-			     "program, or --exe naming another program?); stopping it",
+			     "program?); stopping it",
 			     prog, HELLO_TIMEOUT_MS / 1000);
 	if (!ch->exited) {
 		kill(ch->pid, SIGTERM);
@@ -132,6 +141,35 @@ static int no_hello(struct child *ch, struct sw_launch *l, const char *prog, int
 		sw_host_launch_cleanup(l);
 	}
 	return SW_EXIT_AGENT;
+}
+
+/*
+ * --exe NAME as the agent compares it with its own resolved executable: a
+ * path is resolved (the agent resolves it again), and a bare NAME that PATH
+ * finds as a symbolic link (python3 -> python3.11) becomes the name of what
+ * it links to, which is what the process's executable is called.
+ */
+static const char *resolve_exe(const char *name, char *buf, size_t size)
+{
+	char path[PATH_MAX], real[PATH_MAX];
+	if (strchr(name, '/'))
+		return realpath(name, real) && snprintf(buf, size, "%s", real) < (int)size ? buf
+											   : name;
+	const char *dirs = getenv("PATH");
+	while (dirs && *dirs) {
+		size_t n = strcspn(dirs, ":");
+		if (snprintf(path, sizeof(path), "%.*s/%s", (int)n, n ? dirs : ".", name) <
+			(int)sizeof(path) &&
+		    access(path, X_OK) == 0) {
+			if (!realpath(path, real))
+				return name;
+			const char *base = strrchr(real, '/');
+			snprintf(buf, size, "%s", base ? base + 1 : real);
+			return buf;
+		}
+		dirs += n + (dirs[n] == ':');
+	}
+	return name;
 }
 
 static int run_run(const struct sw_cmd *cmd, int argc, char **argv)
@@ -164,9 +202,10 @@ static int run_run(const struct sw_cmd *cmd, int argc, char **argv)
 		sw_cli_error("%s", sw_error_str(&err));
 		return SW_EXIT_RUN_FAILED;
 	}
+	char exe_buf[PATH_MAX];
 	struct sw_launch_options lo = {
 	    .agent = agent,
-	    .exe = exe,
+	    .exe = exe ? resolve_exe(exe, exe_buf, sizeof(exe_buf)) : NULL,
 	    .threshold_ms = (uint32_t)o.threshold_ms,
 	    .interval_ms = (uint32_t)o.interval_ms,
 	    .all_threads = o.all_threads,
@@ -195,7 +234,7 @@ static int run_run(const struct sw_cmd *cmd, int argc, char **argv)
 	struct sw_session *s = NULL;
 	r = connect_agent(&ch, l.connect, &s);
 	if (r < 0)
-		return no_hello(&ch, &l, prog_argv[0], r);
+		return no_hello(&ch, &l, prog_argv[0], lo.exe, r);
 	struct sw_session_options so = {.token = o.token, .hello_timeout_ms = HELLO_TIMEOUT_MS};
 	if (sw_session_start(s, &so, &err) < 0) {
 		sw_session_free(s);
@@ -205,7 +244,7 @@ static int run_run(const struct sw_cmd *cmd, int argc, char **argv)
 			kill(ch.pid, SIGTERM);
 			return finish(&ch, &l, SW_EXIT_AGENT);
 		}
-		return no_hello(&ch, &l, prog_argv[0], -ETIMEDOUT);
+		return no_hello(&ch, &l, prog_argv[0], lo.exe, -ETIMEDOUT);
 	}
 	struct sw_watch_result res = {0};
 	o.result = &res;

@@ -326,7 +326,26 @@ def check_symbols():
     shutil.rmtree(d)
 
 
+def check_exe():
+    # --exe NAME where NAME is a symbolic link to the program (python3 -> python3.11)
+    d = tempfile.mkdtemp(prefix="sw-cli-")
+    os.symlink(STALLAPP, os.path.join(d, "app-link"))
+    env = dict(os.environ, PATH=d + ":" + os.environ["PATH"])
+    for exe in ("app-link", os.path.join(d, "app-link")):
+        r = sw(["run", "--exe", exe, "--format", "ndjson", "--results", "-", "--", "sh", "-c",
+                "app-link busy:300"], text=True, env=env)
+        check(r.returncode == 0, "--exe %s (a symbolic link): status %d: %s" %
+              (exe, r.returncode, r.stderr))
+        check(r.stdout.count('"type":"stall"') == 1, "--exe %s: no stall watched" % exe)
+    # an --exe that no process runs is named as the cause, not a static program
+    r = sw(["run", "--exe", "no-such-program", "--", "sh", "-c", "exit 0"], text=True)
+    line = one_line(r.stderr, "--exe naming nothing")
+    check("--exe" in line and "static" not in line, "--exe naming nothing: %r" % line)
+    shutil.rmtree(d)
+
+
 CHECKS = {
+    "exe": check_exe,
     "symbols": check_symbols,
     "statuses": check_statuses,
     "version": check_version,
