@@ -344,7 +344,47 @@ def check_exe():
     shutil.rmtree(d)
 
 
+def check_deps():
+    """The Quick start's first command installs only what building needs, and
+    apt waits for the package lock: .ci/deps against stand-ins for apt-get,
+    dpkg-query (nothing installed) and sudo that record what they are asked."""
+    readme = open(os.path.join(SOURCE, "README.md")).read()
+    quick = readme.split("## Quick start", 1)[1].split("```sh", 1)[1].split("```", 1)[0]
+    first = quick.strip().split("&&")[0].split()
+    check(first[0] == ".ci/deps", "README's Quick start does not start with .ci/deps: %r"
+          % quick)
+    d = tempfile.mkdtemp(prefix="sw-deps-")
+    log = os.path.join(d, "log")
+    for name, body in (("apt-get", 'echo "apt-get $*" >> "%s"' % log),
+                       ("dpkg-query", "exit 1"), ("sudo", 'exec "$@"')):
+        path = os.path.join(d, name)
+        with open(path, "w") as f:
+            f.write("#!/bin/sh\n%s\n" % body)
+        os.chmod(path, 0o755)
+    env = dict(os.environ, PATH=d + ":" + os.environ["PATH"])
+    installs = {}
+    for args in (first[1:], []):
+        open(log, "w").close()
+        r = subprocess.run([os.path.join(SOURCE, ".ci", "deps")] + args, env=env,
+                           capture_output=True, text=True, timeout=60)
+        check(r.returncode == 0, ".ci/deps %s: status %d: %s" % (args, r.returncode, r.stderr))
+        calls = open(log).read().splitlines()
+        check(calls and all("DPkg::Lock::Timeout=" in c for c in calls),
+              ".ci/deps %s: an apt-get call does not wait for the lock: %r" % (args, calls))
+        installs[tuple(args)] = set(w for c in calls if " install " in c
+                                    for w in c.split() if not w.startswith("-")) - {
+                                        "apt-get", "install", "DPkg::Lock::Timeout=600"}
+    quick_set, full = installs[tuple(first[1:])], installs[()]
+    heavy = {"clang-19", "clang-14", "qemu-user", "golang-go", "valgrind", "gcc-aarch64-linux-gnu"}
+    check(quick_set and quick_set < full and not (quick_set & heavy),
+          "the Quick start installs %s" % sorted(quick_set))
+    check({"meson", "ninja-build"} <= quick_set, "the Quick start misses meson or ninja: %s"
+          % sorted(quick_set))
+    shutil.rmtree(d)
+
+
 CHECKS = {
+    "deps": check_deps,
     "exe": check_exe,
     "symbols": check_symbols,
     "statuses": check_statuses,
