@@ -383,7 +383,28 @@ def check_deps():
     shutil.rmtree(d)
 
 
+def check_folded():
+    # folded weighs in microseconds (stallwatch-output(7)), not nanoseconds
+    d = tempfile.mkdtemp(prefix="sw-cli-")
+    rec = os.path.join(d, "f.swtrace")
+    sw(["run", "-o", rec, "--results", os.devnull, "--", STALLAPP, "busy:300", "busy:400"])
+    ndjson = [json.loads(l) for l in sw(["report", "--format", "ndjson", rec]).stdout.splitlines()]
+    want = {"#%d" % o["id"]: sum(n["total"] for n in o["tree"] if n["parent"] is None) / 1000
+            for o in ndjson if o["type"] == "stall"}
+    got, lines = {}, 0
+    for line in sw(["report", "--format", "folded", rec], text=True).stdout.splitlines():
+        stack, weight = line.rsplit(" ", 1)
+        label = stack.split(";")[0]
+        got[label] = got.get(label, 0) + int(weight)
+        lines += 1
+    check(len(want) == 2 and set(got) == set(want) and
+          all(abs(got[k] - want[k]) <= lines for k in want),
+          "folded weights %s, the stalls' sampled microseconds %s" % (got, want))
+    shutil.rmtree(d)
+
+
 CHECKS = {
+    "folded": check_folded,
     "deps": check_deps,
     "exe": check_exe,
     "symbols": check_symbols,

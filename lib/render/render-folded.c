@@ -4,12 +4,15 @@
  *
  *   #3;main;run_loop;compute 30000000
  *
- * one line per distinct call path with self weight, frames from the root
- * separated by ';', then a space and the weight (nanoseconds, or samples for
- * trees without time).  The first frame is the stall's label, so stalls
- * stay apart and each line can be grepped alone; with --thread all the
- * second names the thread.  --min-percent does not apply: the lines add up
- * to the stall's sampled time.
+ * one line per distinct call path, frames from the root separated by ';',
+ * then a space and the path's self weight in microseconds, rounded (a count
+ * for MetricKit trees without a duration).  Nanoseconds made flame graph
+ * tools show "899,841,936 samples" for a second; microseconds keep the
+ * samples' weights (MetricKit spreads a hang's duration over its paths)
+ * and read as such with flamegraph.pl --countname=us.  The first frame is
+ * the stall's label, so stalls stay apart and each line can be grepped
+ * alone; with --thread all the second names the thread.  --min-percent
+ * does not apply: the lines add up to the stall's sampled time.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -43,7 +46,9 @@ static int tree_folded(const struct sw_tree *t, const struct sw_render_options *
 		return -ENOMEM;
 	int r = 0;
 	for (uint32_t i = 0; i < t->nnodes && r >= 0; i++) {
-		if (!t->nodes[i].self)
+		uint64_t count =
+		    t->counts_only ? t->nodes[i].self : (t->nodes[i].self + 500) / 1000;
+		if (!count)
 			continue;
 		size_t n = 0;
 		for (uint32_t k = i; k != NONE && n < SW_TREE_MAX_DEPTH; k = t->nodes[k].parent)
@@ -60,7 +65,7 @@ static int tree_folded(const struct sw_tree *t, const struct sw_render_options *
 								 scratch, sizeof(scratch)));
 		}
 		if (r >= 0)
-			r = sw_buf_printf(out, " %llu\n", (unsigned long long)t->nodes[i].self);
+			r = sw_buf_printf(out, " %llu\n", (unsigned long long)count);
 	}
 	free(path);
 	return r;
