@@ -403,7 +403,43 @@ def check_folded():
     shutil.rmtree(d)
 
 
+TREE_LINE = re.compile(r"^#\d+\s+([\d.]+) ms\s+[\d.]+%\s+([\d.]+) ms  ( *)(\S+)")
+
+
+def check_invert():
+    # --invert as Instruments' Invert Call Tree: leaf functions at the top
+    # with their self time, callers beneath with none
+    d = tempfile.mkdtemp(prefix="sw-cli-")
+    rec = os.path.join(d, "i.swtrace")
+    sw(["run", "-o", rec, "--results", os.devnull, "--", STALLAPP, "busy:300"])
+    ndjson = [json.loads(l) for l in sw(["report", "--format", "ndjson", rec]).stdout.splitlines()]
+    tree = next(o for o in ndjson if o["type"] == "stall")["tree"]
+    leaves = {}  # function -> its self time in the ordinary tree, ms
+    for n in tree:
+        if n["self"]:
+            leaves[n["symbol"]] = leaves.get(n["symbol"], 0) + n["self"] / 1e6
+    text = sw(["report", "--invert", "--color=never", "--min-percent", "0", rec],
+              text=True).stdout
+    roots = {}
+    for line in text.splitlines():
+        m = TREE_LINE.match(line)
+        if not m:
+            continue
+        total, self, depth, name = float(m.group(1)), float(m.group(2)), len(m.group(3)), m.group(4)
+        if depth == 0:
+            roots[name] = roots.get(name, 0) + total
+            check(abs(self - total) < 0.05, "--invert: root %s shows self %.1f of %.1f ms" %
+                  (name, self, total))
+        else:
+            check(self == 0, "--invert: caller %s shows self %.1f ms" % (name, self))
+    check(set(roots) == set(leaves) and
+          all(abs(roots[k] - leaves[k]) < 0.1 * len(tree) for k in leaves),
+          "--invert roots %s, the leaf functions' self times %s" % (roots, leaves))
+    shutil.rmtree(d)
+
+
 CHECKS = {
+    "invert": check_invert,
     "folded": check_folded,
     "deps": check_deps,
     "exe": check_exe,

@@ -9,6 +9,10 @@
  *
  * Columns: total weight, share of the thread's sampled time, self weight,
  * the symbol indented two spaces a level, its image, its file and line.
+ *
+ * --invert is Instruments' Invert Call Tree: a root is a function the
+ * samples ended in, so all its time is its own (self = total), and the
+ * callers beneath it show the path to it, with no self time of theirs.
  */
 #include <stdio.h>
 #include <string.h>
@@ -78,7 +82,8 @@ static int node_line(const struct sw_tree *t, uint32_t i, const struct sw_render
 	const struct sw_tree_image *img = sw_profile_get_image(p, f->image);
 	char total[32], self[32], scratch[32], c1[4096], c2[1024], c3[1024];
 	sw_render_weight(n->total, t->counts_only, total, sizeof(total));
-	sw_render_weight(n->self, t->counts_only, self, sizeof(self));
+	uint64_t own = o->tree.invert ? (n->depth == 0 ? n->total : 0) : n->self;
+	sw_render_weight(own, t->counts_only, self, sizeof(self));
 	double pct = t->all ? 100.0 * (double)n->total / (double)t->all : 0.0;
 	const char *name = sw_render_clean(
 	    sw_tree_frame_name(p, f, o->tree.full_names, scratch, sizeof(scratch)), c1, sizeof(c1));
