@@ -438,7 +438,19 @@ def check_invert():
     shutil.rmtree(d)
 
 
+def check_culprit():
+    # the summary's "e.g." names the app's own function that explains each
+    # stall (tests/apps/steps.c): spin_ms spins (now_ns, inlined into it, is a
+    # helper; clock_gettime is the system's), stall_sleep sleeps in libc
+    r = sw(["run", "--results", os.devnull, "--", STALLAPP, "busy:300", "sleep:300"], text=True)
+    named = re.findall(r"^  sig [0-9a-f]{16} .* e\.g\. #\d+  (\S+) \((\S+)\)$", r.stderr, re.M)
+    check(sorted(named) == sorted([("spin_ms", os.path.basename(STALLAPP)),
+                                   ("stall_sleep", os.path.basename(STALLAPP))]),
+          "summary names %s, want spin_ms and stall_sleep: %s" % (named, r.stderr))
+
+
 CHECKS = {
+    "culprit": check_culprit,
     "invert": check_invert,
     "folded": check_folded,
     "deps": check_deps,

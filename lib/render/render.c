@@ -204,21 +204,47 @@ int sw_summary_compute(struct sw_profile *p, struct sw_summary *ret)
 	return 0;
 }
 
-/* The deepest frame of the heaviest path outside system images: the likely culprit. */
-static const struct sw_tree_frame *culprit(struct sw_profile *p, const struct sw_tree_stall *s)
+/* A function of the app's own code with a name: not a system image, not sub_<hex>. */
+static bool own_named(const struct sw_profile *p, const struct sw_tree_frame *f)
+{
+	const struct sw_tree_image *img = sw_profile_get_image(p, f->image);
+	if (!img || img->system || !f->linkage)
+		return false;
+	const char *hex = f->linkage + 4;
+	return strncmp(f->linkage, "sub_", 4) != 0 || !*hex ||
+	       strspn(hex, "0123456789abcdef") != strlen(hex);
+}
+
+const struct sw_tree_frame *sw_render_culprit(struct sw_profile *p, const struct sw_tree_stall *s)
 {
 	struct sw_tree_stall *ms = (struct sw_tree_stall *)s;
 	struct sw_tree *t;
 	if (sw_tree_stall_default_tree(p, ms, &t) < 0)
 		return NULL;
+	uint64_t *charged = calloc(t->nnodes ? t->nnodes : 1, sizeof(*charged));
 	const struct sw_tree_frame *best = NULL, *leaf = NULL;
-	for (uint32_t i = t->first_root; i != UINT32_MAX; i = t->nodes[i].first_child) {
-		const struct sw_tree_frame *f = sw_profile_get_frame(p, t->nodes[i].frame);
-		const struct sw_tree_image *img = sw_profile_get_image(p, f->image);
-		leaf = f;
-		if (!img || !img->system)
-			best = f;
+	uint64_t best_w = 0;
+	/* each node's self time goes to its nearest own, named, not inlined caller */
+	for (uint32_t i = 0; charged && i < t->nnodes; i++) {
+		uint32_t k = i;
+		while (k != UINT32_MAX) {
+			const struct sw_tree_frame *f = sw_profile_get_frame(p, t->nodes[k].frame);
+			if (!f->inlined && own_named(p, f))
+				break;
+			k = t->nodes[k].parent;
+		}
+		if (k != UINT32_MAX)
+			charged[k] += t->nodes[i].self;
 	}
+	for (uint32_t i = 0; charged && i < t->nnodes; i++)
+		if (charged[i] > best_w) {
+			best_w = charged[i];
+			best = sw_profile_get_frame(p, t->nodes[i].frame);
+		}
+	/* none: the deepest frame of the heaviest path, as a last resort */
+	for (uint32_t i = t->first_root; !best && i != UINT32_MAX; i = t->nodes[i].first_child)
+		leaf = sw_profile_get_frame(p, t->nodes[i].frame);
+	free(charged);
 	sw_tree_free(t);
 	return best ? best : leaf;
 }
@@ -244,7 +270,7 @@ int sw_summary_text(const struct sw_profile *cp, const struct sw_summary *sum,
 				  sum->nsignatures);
 	for (size_t i = 0; i < sum->ntop && r >= 0; i++) {
 		const struct sw_summary_sig *g = &sum->top[i];
-		const struct sw_tree_frame *f = culprit(p, g->example);
+		const struct sw_tree_frame *f = sw_render_culprit(p, g->example);
 		const struct sw_tree_image *img = f ? sw_profile_get_image(p, f->image) : NULL;
 		sw_render_weight(g->total_ns, sum->counts_only, w, sizeof(w));
 		sw_tree_stall_label(g->example, o->qualify, label, sizeof(label));

@@ -70,6 +70,15 @@ struct sw_summary {
 
 /* Computes the summary of every stall in the profile. */
 int sw_summary_compute(struct sw_profile *p, struct sw_summary *ret);
+/*
+ * The frame that best explains a stall, for the summary's "e.g." and the
+ * JUnit test case names: the function of the app's own code (not a system
+ * image, named, not inlined) that the most time is charged to, each
+ * sample's time going to the nearest such function on its stack, so that
+ * time in system libraries and inlined helpers counts for their caller.
+ * Without one, the deepest frame of the heaviest path.  NULL: no samples.
+ */
+const struct sw_tree_frame *sw_render_culprit(struct sw_profile *p, const struct sw_tree_stall *s);
 /* The human summary the commands print on stderr. */
 int sw_summary_text(const struct sw_profile *p, const struct sw_summary *sum,
 		    const struct sw_render_options *o, struct sw_buf *out);
