@@ -27,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import xml.etree.ElementTree as ET
 
 from swtest import check, failures, free_port
 
@@ -449,7 +450,59 @@ def check_culprit():
           "summary names %s, want spin_ms and stall_sleep: %s" % (named, r.stderr))
 
 
+def validator():
+    """A function validating an XML file against an XSD: xmlschema or lxml."""
+    try:
+        import xmlschema
+
+        def validate(xml, xsd):
+            errors = list(xmlschema.XMLSchema(xsd).iter_errors(xml))
+            return str(errors[0]) if errors else None
+        return validate
+    except ImportError:
+        pass
+    try:
+        from lxml import etree
+
+        def validate(xml, xsd):
+            schema = etree.XMLSchema(etree.parse(xsd))
+            return None if schema.validate(etree.parse(xml)) else str(schema.error_log.last_error)
+        return validate
+    except ImportError:
+        return None
+
+
+def check_junit():
+    d = tempfile.mkdtemp(prefix="sw-cli-")
+    junit = os.path.join(d, "stalls.xml")
+    app = os.path.basename(STALLAPP)
+    # the sleep stall fails (longer than 450 ms), the busy one passes
+    r = sw(["run", "--junit", junit, "--fail-if-longer-than", "450", "--results", os.devnull,
+            "--", STALLAPP, "busy:300", "sleep:600"], text=True)
+    check(r.returncode == 1, "--junit --fail-if-longer-than: status %d" % r.returncode)
+    root = ET.parse(junit).getroot()
+    cases = {c.get("name"): c for c in root.iter("testcase")}
+    names = sorted(re.sub(r" sig [0-9a-f]{16}$", "", n) for n in cases)
+    check(names == ["spin_ms (%s)" % app, "stall_sleep (%s)" % app],
+          "JUnit cases are not named by their culprit: %s" % sorted(cases))
+    check(all(re.search(r" sig [0-9a-f]{16}$", n) for n in cases),
+          "JUnit names lack the signature: %s" % sorted(cases))
+    failing = [n for n, c in cases.items() if c.find("failure") is not None]
+    check(len(failing) == 1 and failing[0].startswith("stall_sleep"),
+          "JUnit failing cases: %s" % failing)
+    validate = validator()
+    if not validate:
+        print("SKIP: neither xmlschema nor lxml: the JUnit file was not validated")
+        shutil.rmtree(d)
+        sys.exit(77)
+    for xsd in ("ant-junit.xsd", "jenkins-junit-10.xsd"):
+        error = validate(junit, os.path.join(SOURCE, "tests", "data", "junit", xsd))
+        check(error is None, "the JUnit file is not valid against %s: %s" % (xsd, error))
+    shutil.rmtree(d)
+
+
 CHECKS = {
+    "junit": check_junit,
     "culprit": check_culprit,
     "invert": check_invert,
     "folded": check_folded,

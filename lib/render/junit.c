@@ -1,6 +1,8 @@
 /*
- * JUnit XML output (see junit.h), in the subset every CI system reads:
- * <testsuites><testsuite><testcase><failure/></testcase>...</testsuite>.
+ * JUnit XML output (see junit.h), in the subset every CI system reads and
+ * both the Ant-style and the Jenkins schema accept:
+ * <testsuites><testsuite><properties/><testcase><failure/></testcase>...
+ * <system-out/><system-err/></testsuite></testsuites>.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -93,32 +95,81 @@ static int heaviest_text(struct sw_profile *p, struct sw_tree_stall *s, struct s
 	return r;
 }
 
-static int testcase(struct sw_profile *p, const struct sw_junit_options *o, const struct group *g,
-		    struct sw_buf *b)
+/* "spin_ms (app) sig 7f09e01574df5857": the culprit, then the signature */
+static int case_name(struct sw_profile *p, const struct group *g, struct sw_buf *b)
+{
+	const struct sw_tree_frame *f = sw_render_culprit(p, g->example);
+	int r = 0;
+	if (f) {
+		const struct sw_tree_image *img = sw_profile_get_image(p, f->image);
+		char scratch[32];
+		r = xml_text(b, sw_tree_frame_name(p, f, false, scratch, sizeof(scratch)));
+		if (r >= 0 && img) {
+			r = sw_buf_puts(b, " (");
+			if (r >= 0)
+				r = xml_text(b, img->name);
+			if (r >= 0)
+				r = sw_buf_puts(b, ")");
+		}
+		if (r >= 0)
+			r = sw_buf_putc(b, ' ');
+	}
+	return r < 0 ? r : sw_buf_printf(b, "sig %016llx", (unsigned long long)g->sig);
+}
+
+/* "2 stalls (604.0 ms in total); longest #1: 302.0 ms" */
+static int case_summary(const struct sw_junit_options *o, const struct group *g, struct sw_buf *b)
 {
 	char label[96], w[32], total[32];
 	sw_tree_stall_label(g->example, o->qualify, label, sizeof(label));
 	sw_render_weight(g->longest, g->example->info.counts_only, w, sizeof(w));
 	sw_render_weight(g->total, g->example->info.counts_only, total, sizeof(total));
-	int r = sw_buf_printf(b,
-			      "    <testcase classname=\"stallwatch.stalls\" name=\"sig %016llx\" "
-			      "time=\"%.3f\">\n",
-			      (unsigned long long)g->sig, (double)g->total / 1e9);
-	if (r >= 0 && g->failing)
-		r = sw_buf_printf(
-		    b,
-		    "      <failure type=\"stall\" message=\"%zu stall%s (%s in total); "
-		    "longest %s: %s\">",
-		    g->count, g->count == 1 ? "" : "s", total, label, w);
-	else if (r >= 0)
-		r = sw_buf_printf(b,
-				  "      <system-out>%zu stall%s (%s in total); longest %s: %s\n",
-				  g->count, g->count == 1 ? "" : "s", total, label, w);
+	return sw_buf_printf(b, "%zu stall%s (%s in total); longest %s: %s", g->count,
+			     g->count == 1 ? "" : "s", total, label, w);
+}
+
+static int testcase(struct sw_profile *p, const struct sw_junit_options *o, const struct group *g,
+		    struct sw_buf *b)
+{
+	int r = sw_buf_puts(b, "    <testcase classname=\"stallwatch.stalls\" name=\"");
+	if (r >= 0)
+		r = case_name(p, g, b);
+	if (r >= 0)
+		r = sw_buf_printf(b, "\" time=\"%.3f\"", (double)g->total / 1e9);
+	if (r >= 0 && !g->failing)
+		return sw_buf_puts(b, "/>\n");
+	if (r >= 0)
+		r = sw_buf_puts(b, ">\n      <failure type=\"stall\" message=\"");
+	if (r >= 0)
+		r = case_summary(o, g, b);
+	if (r >= 0)
+		r = sw_buf_puts(b, "\">");
 	if (r >= 0)
 		r = heaviest_text(p, g->example, b);
 	if (r >= 0)
-		r = sw_buf_puts(b, g->failing ? "</failure>\n" : "</system-out>\n");
+		r = sw_buf_puts(b, "</failure>\n");
 	return r < 0 ? r : sw_buf_puts(b, "    </testcase>\n");
+}
+
+/* The cases that passed, with their paths: a passing <testcase> has no body in Ant's schema. */
+static int passed_text(struct sw_profile *p, const struct sw_junit_options *o,
+		       const struct group *groups, size_t ng, struct sw_buf *b)
+{
+	int r = sw_buf_puts(b, "    <system-out>");
+	for (size_t i = 0; i < ng && r >= 0; i++) {
+		if (groups[i].failing)
+			continue;
+		r = case_name(p, &groups[i], b);
+		if (r >= 0)
+			r = sw_buf_puts(b, ": ");
+		if (r >= 0)
+			r = case_summary(o, &groups[i], b);
+		if (r >= 0)
+			r = sw_buf_putc(b, '\n');
+		if (r >= 0)
+			r = heaviest_text(p, groups[i].example, b);
+	}
+	return r < 0 ? r : sw_buf_puts(b, "</system-out>\n    <system-err></system-err>\n");
 }
 
 int sw_render_junit(struct sw_profile *p, const struct sw_junit_options *o, struct sw_buf *out)
@@ -154,14 +205,25 @@ int sw_render_junit(struct sw_profile *p, const struct sw_junit_options *o, stru
 		nfail += g.failing > 0;
 		groups[ng++] = g;
 	}
+	/* Ant's schema: no attributes on testsuites, package, id, timestamp and
+	   hostname on each testsuite, properties and system-out/-err always */
 	int r = sw_buf_printf(out,
 			      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-			      "<testsuites tests=\"%zu\" failures=\"%zu\">\n"
-			      "  <testsuite name=\"stallwatch\" tests=\"%zu\" failures=\"%zu\" "
-			      "errors=\"0\" time=\"%.3f\">\n",
-			      ng, nfail, ng, nfail, (double)all / 1e9);
+			      "<testsuites>\n"
+			      "  <testsuite name=\"stallwatch\" package=\"stallwatch\" id=\"0\" "
+			      "timestamp=\"%s\" hostname=\"",
+			      o->timestamp);
+	if (r >= 0)
+		r = xml_text(out, o->hostname && o->hostname[0] ? o->hostname : "localhost");
+	if (r >= 0)
+		r = sw_buf_printf(out,
+				  "\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" time=\"%.3f\">\n"
+				  "    <properties></properties>\n",
+				  ng, nfail, (double)all / 1e9);
 	for (size_t i = 0; i < ng && r >= 0; i++)
 		r = testcase(p, o, &groups[i], out);
+	if (r >= 0)
+		r = passed_text(p, o, groups, ng, out);
 	if (r >= 0)
 		r = sw_buf_puts(out, "  </testsuite>\n</testsuites>\n");
 	free(pairs);
