@@ -501,7 +501,89 @@ def check_junit():
     shutil.rmtree(d)
 
 
+STUB_TBD = """--- !tapi-tbd
+tbd-version:     4
+targets:         [ arm64-ios ]
+install-name:    '/usr/lib/libSystem.B.dylib'
+current-version: 1319
+exports:
+  - targets:         [ arm64-ios ]
+    symbols:         [ _puts, _usleep, dyld_stub_binder ]
+...
+"""
+STUB_C = "int puts(const char *);\nint usleep(unsigned);\n" \
+         "int main(void){for(int i=0;i<3;i++){puts(\"x\");usleep(1000);}return 0;}\n"
+
+
+def symbolicate_name(binary, addr):
+    r = sw(["symbolicate", "-e", binary, "0x%x" % addr], text=True)
+    return re.sub(r" \+ 0x[0-9a-f]+$", "", r.stdout.splitlines()[0]) if r.stdout else r.stderr
+
+
+def check_stubs():
+    """PLT entries and Mach-O stubs are named by what they jump to, never by
+    the function before them; llvm-objdump is the oracle, on programs built
+    here by gcc and clang (ELF) and clang-19 for iOS with ld64.lld-19."""
+    objdump = shutil.which("llvm-objdump-19") or shutil.which("llvm-objdump")
+    if not objdump:
+        print("SKIP: no llvm-objdump")
+        sys.exit(77)
+    d = tempfile.mkdtemp(prefix="sw-stubs-")
+    src = os.path.join(d, "p.c")
+    open(src, "w").write("#include <stdio.h>\n#include <unistd.h>\n" + STUB_C.split("\n", 2)[2])
+    builds = []
+    for cc, flags in (("gcc", []), ("gcc", ["-fcf-protection=full", "-Wl,-z,ibtplt"]),
+                      ("clang-19", []), ("clang-19", ["-fuse-ld=lld"])):
+        if not shutil.which(cc):
+            print("note: no %s" % cc)
+            continue
+        out = os.path.join(d, "%s-%d" % (cc, len(builds)))
+        if subprocess.run([cc, "-O1", "-o", out, src] + flags, capture_output=True).returncode:
+            print("note: %s %s cannot build the fixture" % (cc, flags))
+            continue
+        builds.append(out)
+    checked = 0
+    for b in builds:
+        dis = subprocess.run([objdump, "-d", b], capture_output=True, text=True).stdout
+        for addr, name in re.findall(r"^([0-9a-f]+) <([^>]+@plt)>:", dis, re.M):
+            got = symbolicate_name(b, int(addr, 16) + 4)
+            check(got == name, "%s: 0x%x is %r, llvm-objdump says %s" %
+                  (os.path.basename(b), int(addr, 16) + 4, got, name))
+            checked += 1
+    check(checked >= 6, "only %d PLT entries checked" % checked)
+    clang, ld = shutil.which("clang-19"), shutil.which("ld64.lld-19")
+    if clang and ld:
+        open(os.path.join(d, "libSystem.tbd"), "w").write(STUB_TBD)
+        open(os.path.join(d, "m.c"), "w").write(STUB_C)
+        subprocess.run([clang, "-target", "arm64-apple-ios14.0", "-nostdlibinc", "-O1", "-c",
+                        "m.c", "-o", "m.o"], cwd=d, check=True)
+        for out, extra in (("m", []), ("m-lazy", ["-no_fixup_chains"])):
+            subprocess.run([ld, "-arch", "arm64", "-platform_version", "ios", "14.0", "14.0",
+                            "-o", out, "m.o", "libSystem.tbd", "-e", "_main"] + extra,
+                           cwd=d, check=True)
+            b = os.path.join(d, out)
+            ind = subprocess.run([objdump, "--macho", "--indirect-symbols", b],
+                                 capture_output=True, text=True).stdout
+            stubs = ind.split("(__TEXT,__stubs)")[1].split("Indirect symbols for")[0]
+            entries = re.findall(r"^0x([0-9a-f]+)\s+\d+ _(\w+)$", stubs, re.M)
+            check(len(entries) == 2, "%s: llvm-objdump lists stubs %s" % (out, entries))
+            for addr, name in entries:
+                got = symbolicate_name(b, int(addr, 16) + 4)
+                check(got == name + " stub", "%s: stub 0x%s is %r, want '%s stub'" %
+                      (out, addr, got, name))
+            heads = subprocess.run([objdump, "--macho", "--section-headers", b],
+                                   capture_output=True, text=True).stdout
+            helper = re.search(r"__stub_helper\s+[0-9a-f]+\s+([0-9a-f]+)", heads)
+            if helper:
+                got = symbolicate_name(b, int(helper.group(1), 16) + 8)
+                check(got == "stub helper", "%s: __stub_helper is %r" % (out, got))
+    else:
+        print("note: no clang-19 or ld64.lld-19: Mach-O stubs not checked")
+    shutil.rmtree(d)
+
+
 CHECKS = {
+    "stubs": check_stubs,
     "junit": check_junit,
     "culprit": check_culprit,
     "invert": check_invert,

@@ -33,6 +33,7 @@ struct elf_priv {
 	size_t ndecompressed;
 	struct sw_symbol *symbols;
 	uint64_t *starts;
+	char *plt_names; /* the names sw_elf_plt_symbols() made */
 };
 
 /* Decompressed DWARF sections larger than this are refused. */
@@ -49,6 +50,12 @@ int sw_elf_section_data(const struct elf_file *f, const struct elf_shdr *s, cons
 /* Inflates a SHF_COMPRESSED or .zdebug section; the copy goes to priv. */
 int sw_elf_decompress(const struct elf_file *f, const struct elf_shdr *s, bool zdebug,
 		      struct elf_priv *priv, struct sw_section *ret, struct sw_error *err);
+
+/*
+ * Adds "puts@plt"-style symbols for the PLT's entries (elf-plt.c) to
+ * obj->symbols, kept sorted, where the symbol table has none.
+ */
+int sw_elf_plt_symbols(const struct elf_file *f, struct elf_priv *priv, struct sw_object *obj);
 
 /* The function starts .eh_frame's FDEs give, sorted and unique. */
 int sw_elf_eh_frame_starts(const struct elf_file *f, const struct elf_shdr *s, uint64_t **ret,

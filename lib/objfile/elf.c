@@ -446,6 +446,9 @@ static int load_named_sections(const struct elf_file *f, struct elf_priv *priv,
 		if (r < 0)
 			return r;
 	}
+	/* PLT names are a bonus: without them an entry only lacks its name */
+	if (sw_elf_plt_symbols(f, priv, obj) == -ENOMEM)
+		return sw_error_set(err, -ENOMEM, "out of memory");
 	if (eh) {
 		/* unwind tables are a bonus: a broken one costs only function starts */
 		if (sw_elf_eh_frame_starts(f, eh, &priv->starts, &obj->nfunction_starts, NULL) < 0)
@@ -464,6 +467,7 @@ static void elf_release(struct sw_object *obj)
 		free(priv->decompressed[i]);
 	free(priv->symbols);
 	free(priv->starts);
+	free(priv->plt_names);
 	free(priv);
 	obj->priv = NULL;
 }

@@ -76,6 +76,7 @@
 #define LC_FUNCTION_STARTS     0x26
 #define LC_DYLD_EXPORTS_TRIE   (0x33 | LC_REQ_DYLD)
 #define LC_DYLD_CHAINED_FIXUPS (0x34 | LC_REQ_DYLD)
+#define LC_DYSYMTAB            0xb
 
 #define LC_HEADER_SIZE 8
 /* segment_command (56 bytes) / section (68 bytes). */
@@ -99,8 +100,14 @@
 #define DYLD_INFO_OFF_EXPORT 40
 
 /* Section flags. */
-#define SECTION_TYPE             0x000000ffu
-#define S_ZEROFILL               0x1
+#define SECTION_TYPE   0x000000ffu
+#define S_ZEROFILL     0x1
+#define S_SYMBOL_STUBS 0x8
+/* dysymtab_command: the indirect symbol table's offset and count */
+#define DYSYMTAB_CMD_SIZE        80
+#define DYSYMTAB_OFF_INDIRECTSYM 56
+#define INDIRECT_SYMBOL_LOCAL    0x80000000u
+#define INDIRECT_SYMBOL_ABS      0x40000000u
 #define S_GB_ZEROFILL            0xc
 #define S_THREAD_LOCAL_ZEROFILL  0x12
 #define S_ATTR_PURE_INSTRUCTIONS 0x80000000u

@@ -21,6 +21,7 @@
 
 #define MAX_SECTS     255 /* n_sect is one byte */
 #define MAX_NAME_POOL ((size_t)256 << 20)
+#define MAX_STUBS     (1u << 20)
 
 struct sect {
 	uint64_t addr, size;
@@ -41,12 +42,20 @@ struct parse {
 	bool have_fs;
 	uint32_t trie_off, trie_size;
 	bool have_trie;
+	/* __stubs sections: first indirect symbol, stub size; and __stub_helper */
+	struct stubs {
+		uint64_t addr, size;
+		uint32_t first, stub_size;
+	} stubs[4], helper;
+	unsigned nstubs;
+	uint32_t indirect_off, nindirect;
 };
 
 struct priv {
 	struct sw_symbol *symbols;
 	uint64_t *starts;
 	char *names;
+	char *stub_names; /* "_puts stub\0..." */
 };
 
 static void release(struct sw_object *obj)
@@ -57,6 +66,7 @@ static void release(struct sw_object *obj)
 		free(p->symbols);
 		free(p->starts);
 		free(p->names);
+		free(p->stub_names);
 		free(p);
 	}
 	obj->priv = NULL;
@@ -120,6 +130,11 @@ static int read_section(struct parse *ps, struct sw_object *obj, size_t off, str
 			    macho_name_eq(s + SECT_OFF_SECTNAME, "__text"));
 	}
 	ps->nsects++;
+	if (type == S_SYMBOL_STUBS && ps->nstubs < sizeof(ps->stubs) / sizeof(ps->stubs[0]))
+		ps->stubs[ps->nstubs++] = (struct stubs){addr, size, macho_rd32(s + tail + 20),
+							 macho_rd32(s + tail + 24)};
+	else if (macho_name_eq(s + SECT_OFF_SECTNAME, "__stub_helper"))
+		ps->helper = (struct stubs){.addr = addr, .size = size};
 	if (!macho_name_eq(s + SECT_OFF_SEGNAME, "__DWARF") || zerofill)
 		return 0;
 	slot = dwarf_slot(&obj->dwarf, s + SECT_OFF_SECTNAME);
@@ -185,6 +200,12 @@ static int read_command(struct parse *ps, struct sw_object *obj, size_t off, uin
 		ps->stroff = macho_rd32(c + 16);
 		ps->strsize = macho_rd32(c + 20);
 		ps->have_symtab = true;
+		return 0;
+	case LC_DYSYMTAB:
+		if (cmdsize < DYSYMTAB_CMD_SIZE)
+			return bad(err, ps, off, "truncated LC_DYSYMTAB");
+		ps->indirect_off = macho_rd32(c + DYSYMTAB_OFF_INDIRECTSYM);
+		ps->nindirect = macho_rd32(c + DYSYMTAB_OFF_INDIRECTSYM + 4);
 		return 0;
 	case LC_FUNCTION_STARTS:
 		if (cmdsize < LINKEDIT_CMD_SIZE)
@@ -449,6 +470,90 @@ out:
 	return r;
 }
 
+/* The symbol table's name for indirect symbol i, or NULL (local, absolute, bad). */
+static const char *indirect_name(const struct parse *ps, uint32_t i)
+{
+	size_t esize = ps->is64 ? NLIST64_SIZE : NLIST32_SIZE;
+	uint32_t sym, strx;
+
+	if (i >= ps->nindirect || ps->indirect_off > ps->size ||
+	    (ps->size - ps->indirect_off) / 4 < ps->nindirect)
+		return NULL;
+	sym = macho_rd32(ps->d + ps->indirect_off + (size_t)i * 4);
+	if ((sym & (INDIRECT_SYMBOL_LOCAL | INDIRECT_SYMBOL_ABS)) || !ps->have_symtab ||
+	    sym >= ps->nsyms || ps->symoff > ps->size ||
+	    (ps->size - ps->symoff) / esize < ps->nsyms || ps->stroff > ps->size ||
+	    ps->strsize > ps->size - ps->stroff)
+		return NULL;
+	strx = macho_rd32(ps->d + ps->symoff + (size_t)sym * esize);
+	if (strx == 0 || strx >= ps->strsize ||
+	    !memchr(ps->d + ps->stroff + strx, 0, ps->strsize - strx))
+		return NULL;
+	return (const char *)ps->d + ps->stroff + strx;
+}
+
+/*
+ * Names the entries of __stubs by what they jump to, from the indirect
+ * symbol table ("_puts stub", shown "puts stub"), and __stub_helper, the
+ * lazy binder's code, as "stub helper": without them an address there took
+ * the name of the function before it.  New candidates go after c[0..*n).
+ */
+static int add_stubs(const struct parse *ps, struct priv *pv, struct cand **c, size_t *n,
+		     struct sw_error *err)
+{
+	struct sw_buf names;
+	size_t count = ps->helper.size ? 1 : 0, total = *n;
+	size_t *at;
+	struct cand *grown;
+
+	for (unsigned k = 0; k < ps->nstubs; k++)
+		if (ps->stubs[k].stub_size)
+			count += ps->stubs[k].size / ps->stubs[k].stub_size;
+	if (count == 0 || count > MAX_STUBS)
+		return 0;
+	grown = realloc(*c, (*n + count) * sizeof(**c));
+	at = calloc(count, sizeof(*at));
+	if (grown)
+		*c = grown;
+	if (!grown || !at) {
+		free(at);
+		return sw_error_set(err, -ENOMEM, "out of memory for %zu stubs", count);
+	}
+	sw_buf_init(&names, MAX_NAME_POOL);
+	for (unsigned k = 0; k < ps->nstubs; k++) {
+		const struct stubs *st = &ps->stubs[k];
+
+		for (uint64_t i = 0; st->stub_size && i < st->size / st->stub_size; i++) {
+			const char *target = indirect_name(ps, st->first + (uint32_t)i);
+
+			at[total - *n] = names.len;
+			if (sw_buf_printf(&names, "%s stub%c", target ? target : "_?", 0) < 0)
+				break;
+			grown[total].sym = (struct sw_symbol){
+			    st->addr + i * st->stub_size, st->stub_size, NULL, SW_SYMBOL_FUNCTION};
+			grown[total].rank = 3;
+			grown[total].seq = total;
+			total++;
+		}
+	}
+	if (ps->helper.size) {
+		at[total - *n] = names.len;
+		if (sw_buf_printf(&names, "_stub helper%c", 0) >= 0) {
+			grown[total].sym = (struct sw_symbol){ps->helper.addr, ps->helper.size,
+							      NULL, SW_SYMBOL_FUNCTION};
+			grown[total].rank = 3;
+			grown[total].seq = total;
+			total++;
+		}
+	}
+	pv->stub_names = sw_buf_detach(&names, NULL);
+	for (size_t i = *n; i < total; i++)
+		grown[i].sym.name = pv->stub_names ? pv->stub_names + at[i - *n] : "stub";
+	free(at);
+	*n = total;
+	return 0;
+}
+
 /* Sorts, keeps the best name per address, and hands the result to obj. */
 static int finish_symbols(struct sw_object *obj, struct priv *pv, struct cand *c, size_t n,
 			  struct sw_error *err)
@@ -481,6 +586,8 @@ static int load_symbols(const struct parse *ps, struct sw_object *obj, struct pr
 	if (n > 1)
 		qsort(c, n, sizeof(*c), cand_cmp);
 	r = add_exports(ps, obj, pv, &c, &n, err);
+	if (r >= 0)
+		r = add_stubs(ps, pv, &c, &n, err);
 	if (r >= 0)
 		r = finish_symbols(obj, pv, c, n, err);
 	free(c);
