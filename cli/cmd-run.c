@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "baseline.h"
 #include "cli.h"
 #include "host/launch.h"
 #include "session/session.h"
@@ -195,6 +196,14 @@ static int run_run(const struct sw_cmd *cmd, int argc, char **argv)
 		return r;
 	if (optind >= argc)
 		return sw_cli_usage(cmd, "missing program; usage: stallwatch run %s", cmd->usage);
+	/* a baseline that cannot serve is refused before the program runs */
+	if (o.out.baseline) {
+		struct sw_baseline *b = NULL;
+		r = sw_baseline_load(o.out.baseline, &o.out, &b);
+		sw_baseline_free(b);
+		if (r)
+			return r;
+	}
 
 	char agent[PATH_MAX];
 	struct sw_error err = {0};

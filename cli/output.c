@@ -9,7 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "baseline.h"
 #include "render/junit.h"
 #include "output.h"
 #include "report/report.h"
@@ -31,6 +34,8 @@ struct sw_output {
 	/* --thread NAME: whether a stall had it, else the names seen, for the message */
 	bool thread_found;
 	char threads_seen[256];
+	struct sw_baseline *baseline;
+	unsigned long known; /* stalls printed whose signature the baseline holds */
 };
 
 const struct sw_opt sw_output_opts[] = {
@@ -67,6 +72,10 @@ const struct sw_opt sw_output_opts[] = {
     {"fail-if-longer-than", SW_OPT_FAIL_IF_LONGER_THAN, "MS",
      "exit 1 when a stall lasted longer than MS", NULL},
     {"junit", SW_OPT_JUNIT, "FILE", "write a JUnit XML report, one test case per signature", NULL},
+    {"baseline", SW_OPT_BASELINE, "FILE",
+     "fail and report in --junit only stalls whose signature is not\n"
+     "in FILE (the NDJSON or recording of an earlier run)",
+     NULL},
     SW_OPT_END,
 };
 
@@ -194,6 +203,9 @@ int sw_output_option(const struct sw_cmd *cmd, int c, const char *arg, struct sw
 	case SW_OPT_RESULTS:
 		o->results = arg;
 		return 0;
+	case SW_OPT_BASELINE:
+		o->baseline = arg;
+		return 0;
 	}
 	return 1;
 }
@@ -229,6 +241,15 @@ int sw_output_new(const struct sw_output_options *o, bool qualify, struct sw_out
 		out->own_file = true;
 	} else if (o->results) {
 		out->file = stdout;
+	}
+	if (o->baseline) {
+		int s = sw_baseline_load(o->baseline, o, &out->baseline);
+		if (s) {
+			if (out->own_file)
+				fclose(out->file);
+			free(out);
+			return s;
+		}
 	}
 	out->render = o->render;
 	out->render.qualify = qualify;
@@ -275,6 +296,7 @@ void sw_output_free(struct sw_output *out)
 	sw_buf_finish(&out->buf);
 	if (out->own_file)
 		fclose(out->file);
+	sw_baseline_free(out->baseline);
 	free(out);
 }
 
@@ -351,7 +373,11 @@ int sw_output_print(struct sw_output *out, struct sw_tree_stall *ts)
 		return 1;
 	note_threads(out, ts);
 	out->printed++;
-	out->failed |= stall_fails(out->o, ts);
+	if (out->baseline &&
+	    sw_baseline_has(out->baseline, sw_tree_stall_signature(out->profile, ts)))
+		out->known++; /* a known hang: it fails nothing */
+	else
+		out->failed |= stall_fails(out->o, ts);
 	e = sw_renderer_stall(out->renderer, out->profile, ts, &out->buf);
 	flush(out);
 	if (e < 0)
@@ -381,15 +407,30 @@ bool sw_output_failed(const struct sw_output *out)
 	return out->failed;
 }
 
+static bool known_signature(const void *ctx, uint64_t sig)
+{
+	return sw_baseline_has(ctx, sig);
+}
+
 static int write_junit(struct sw_output *out)
 {
 	struct sw_buf x;
 	sw_buf_init(&x, 0);
+	char stamp[32], host[256] = "";
+	time_t now = time(NULL);
+	struct tm tm;
+	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", gmtime_r(&now, &tm));
+	if (gethostname(host, sizeof(host) - 1) < 0)
+		host[0] = 0;
 	struct sw_junit_options jo = {
+	    .timestamp = stamp,
+	    .hostname = host,
 	    .fail_on_stall = out->o->fail_on_stall || !out->o->have_fail_longer,
 	    .fail_longer_ns =
 		out->o->have_fail_longer ? (uint64_t)out->o->fail_longer_ms * 1000000 : 0,
 	    .qualify = out->render.qualify,
+	    .known = out->baseline ? known_signature : NULL,
+	    .known_ctx = out->baseline,
 	};
 	int e = sw_render_junit(out->profile, &jo, &x);
 	FILE *f = e < 0 ? NULL : fopen(out->o->junit, "w");
@@ -481,6 +522,9 @@ int sw_output_finish(struct sw_output *out, int status)
 			fwrite(out->buf.data, 1, out->buf.len, stderr);
 		sw_buf_reset(&out->buf);
 	}
+	if (out->baseline)
+		fprintf(stderr, "stallwatch: %lu of %lu stall%s known from the baseline '%s'\n",
+			out->known, out->printed, out->printed == 1 ? "" : "s", out->o->baseline);
 	if (out->o->junit && (e = write_junit(out)) < 0 && !status)
 		status = sw_exit_status(SW_FAIL_OUTPUT, e);
 	status = finish_file(out, status);

@@ -582,7 +582,41 @@ def check_stubs():
     shutil.rmtree(d)
 
 
+def check_baseline():
+    d = tempfile.mkdtemp(prefix="sw-cli-")
+    nd, rec = os.path.join(d, "base.ndjson"), os.path.join(d, "base.swtrace")
+    r = sw(["run", "--format", "ndjson", "--results", nd, "-o", rec, "--", STALLAPP, "busy:300"])
+    objs = [json.loads(l) for l in open(nd)]
+    stall = next(o for o in objs if o["type"] == "stall")
+    check(stall.get("signature_version") == 1, "NDJSON stalls carry no signature_version")
+    for base in (nd, rec):
+        what = os.path.basename(base)
+        # the known busy hang fails nothing; the new sleep hang does
+        r = sw(["run", "--fail-on-stall", "--baseline", base, "--results", os.devnull, "--",
+                STALLAPP, "busy:300"], text=True)
+        check(r.returncode == 0, "--baseline %s, only a known hang: status %d: %s" %
+              (what, r.returncode, r.stderr))
+        check("1 of 1 stall known" in r.stderr, "--baseline %s: the summary does not say what "
+              "was known: %r" % (what, r.stderr))
+        junit = os.path.join(d, "j.xml")
+        r = sw(["run", "--fail-on-stall", "--baseline", base, "--junit", junit, "--results",
+                os.devnull, "--", STALLAPP, "busy:300", "sleep:300"], text=True)
+        check(r.returncode == 1, "--baseline %s, a new hang: status %d" % (what, r.returncode))
+        failing = [c.get("name") for c in ET.parse(junit).getroot().iter("testcase")
+                   if c.find("failure") is not None]
+        check(len(failing) == 1 and failing[0].startswith("stall_sleep"),
+              "--baseline %s: JUnit fails %s, want the sleep only" % (what, failing))
+    # a baseline of another signature version is refused in one line, before the program
+    other = os.path.join(d, "v2.ndjson")
+    open(other, "w").write(open(nd).read().replace('"signature_version":1', '"signature_version":2'))
+    r = sw(["run", "--baseline", other, "--", STALLAPP, "busy:300"], text=True)
+    check(r.returncode == 5 and "version" in one_line(r.stderr, "baseline of version 2") and
+          "ready" not in r.stdout, "baseline of version 2: status %d, %r" % (r.returncode, r.stderr))
+    shutil.rmtree(d)
+
+
 CHECKS = {
+    "baseline": check_baseline,
     "stubs": check_stubs,
     "junit": check_junit,
     "culprit": check_culprit,

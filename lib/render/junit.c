@@ -55,8 +55,10 @@ static int by_sig(const void *a, const void *b)
 	return x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : (x[1] > y[1]) - (x[1] < y[1]);
 }
 
-static bool fails(const struct sw_junit_options *o, const struct sw_tree_stall *s)
+static bool fails(const struct sw_junit_options *o, const struct sw_tree_stall *s, uint64_t sig)
 {
+	if (o->known && o->known(o->known_ctx, sig))
+		return false;
 	return o->fail_on_stall || (o->fail_longer_ns && s->info.duration_ns > o->fail_longer_ns);
 }
 
@@ -195,7 +197,7 @@ int sw_render_junit(struct sw_profile *p, const struct sw_junit_options *o, stru
 			struct sw_tree_stall *s = sw_profile_stall(p, pairs[2 * i + 1]);
 			g.count++;
 			g.total += s->info.duration_ns;
-			g.failing += fails(o, s);
+			g.failing += fails(o, s, g.sig);
 			if (!g.example || s->info.duration_ns > g.longest) {
 				g.example = s;
 				g.longest = s->info.duration_ns;

@@ -24,6 +24,9 @@ struct sw_junit_options {
 	bool qualify;            /* stall labels carry their source */
 	const char *timestamp;   /* when: "2026-11-23T18:32:00" (UTC, no zone) */
 	const char *hostname;    /* where: a name, never empty */
+	/* --baseline: signatures it holds are known hangs, which never fail */
+	bool (*known)(const void *ctx, uint64_t signature);
+	const void *known_ctx;
 };
 
 int sw_render_junit(struct sw_profile *p, const struct sw_junit_options *o, struct sw_buf *out);

@@ -255,6 +255,8 @@ int sw_render_json_stall(struct sw_profile *p, struct sw_tree_stall *s,
 	}
 	TRY(sw_json_key(b, &first, "signature"));
 	TRY(sw_buf_printf(b, "\"%016llx\"", (unsigned long long)sw_tree_stall_signature(p, s)));
+	TRY(sw_json_key(b, &first, "signature_version"));
+	TRY(sw_json_u64(b, SW_SIGNATURE_VERSION));
 	TRY(sw_json_key(b, &first, "heaviest"));
 	TRY(heaviest_json(p, s, o, b));
 	TRY(stall_trees(p, s, o, &first, b));

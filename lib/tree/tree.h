@@ -250,6 +250,14 @@ uint32_t sw_tree_preorder_next(const struct sw_tree *t, uint32_t i, bool descend
 size_t sw_tree_heaviest(const struct sw_tree *t, uint32_t *path, size_t max);
 
 /*
+ * The version of the signature's recipe, written beside signatures in
+ * NDJSON ("signature_version") and checked by --baseline: bump it whenever
+ * a change makes the same hang hash differently, so that baselines made
+ * before the change are refused instead of matching nothing.
+ */
+#define SW_SIGNATURE_VERSION 1
+
+/*
  * Computes (once) and returns the stall's signature: the heaviest path of
  * its main thread with no display option applied.
  */
