@@ -9,10 +9,12 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "progress.h"
 
 int sw_cli_usage(const struct sw_cmd *cmd, const char *fmt, ...)
 {
 	va_list ap;
+	sw_progress_clear();
 	fprintf(stderr, "stallwatch %s: ", cmd->name);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
@@ -24,6 +26,7 @@ int sw_cli_usage(const struct sw_cmd *cmd, const char *fmt, ...)
 void sw_cli_error(const char *fmt, ...)
 {
 	va_list ap;
+	sw_progress_clear();
 	fputs("stallwatch: ", stderr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
@@ -34,6 +37,7 @@ void sw_cli_error(const char *fmt, ...)
 int sw_cli_fail(enum sw_failure what, int err, const char *fmt, ...)
 {
 	va_list ap;
+	sw_progress_clear();
 	fputs("stallwatch: ", stderr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
@@ -45,6 +49,7 @@ int sw_cli_fail(enum sw_failure what, int err, const char *fmt, ...)
 void sw_cli_warn(const char *fmt, ...)
 {
 	va_list ap;
+	sw_progress_clear();
 	fputs("stallwatch: warning: ", stderr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);

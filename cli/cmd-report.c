@@ -228,6 +228,7 @@ static int report_run(const struct sw_cmd *cmd, int argc, char **argv)
 		return r;
 	}
 	int nfiles = argc - optind;
+	o.batch = true;
 	struct sw_output *out;
 	r = sw_output_new(&o, nfiles > 1, &out);
 	if (r) {

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "baseline.h"
+#include "progress.h"
 #include "render/junit.h"
 #include "output.h"
 #include "report/report.h"
@@ -303,6 +304,7 @@ void sw_output_free(struct sw_output *out)
 /* Writes and empties the buffer; a closed pipe is not an error worth repeating. */
 static void flush(struct sw_output *out)
 {
+	sw_progress_clear(); /* results and progress may share a terminal */
 	if (out->buf.len && fwrite(out->buf.data, 1, out->buf.len, out->file) != out->buf.len)
 		out->write_error = true;
 	if (fflush(out->file) != 0)
@@ -338,7 +340,11 @@ int sw_output_stall(struct sw_output *out, const struct sw_stalls *c, const stru
 	if (sw_output_full(out))
 		return 1;
 	struct sw_tree_stall *ts;
+	/* the first stall of an image may start a long symbol search */
+	sw_progress("symbolicating stall %lu", out->printed + 1);
 	int e = sw_report_add_stall(out->report, c, st, source, &ts);
+	if (!out->o->batch)
+		sw_progress_done(); /* live: the wait for the next stall is no work */
 	if (e < 0)
 		return e;
 	return sw_output_print(out, ts);
@@ -502,6 +508,7 @@ static int finish_file(struct sw_output *out, int status)
 
 int sw_output_finish(struct sw_output *out, int status)
 {
+	sw_progress_done();
 	int e = sw_renderer_end(out->renderer, out->profile, &out->buf);
 	flush(out);
 	if (e < 0) {

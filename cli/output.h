@@ -38,6 +38,8 @@ struct sw_output_options {
 	const char *baseline; /* --baseline FILE */
 	/* where results go without --results: stdout, or stderr for run */
 	bool results_to_stderr;
+	/* recorded input (report): progress runs from the first stall to the end */
+	bool batch;
 };
 
 /* --format, tree shaping, -S, and the CI options: a table of options.h */

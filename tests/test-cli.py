@@ -615,7 +615,39 @@ def check_baseline():
     shutil.rmtree(d)
 
 
+def check_progress():
+    # progress for long work on a terminal only (STALLWATCH_PROGRESS_AFTER_MS=0:
+    # any work is long)
+    import pty
+    d = tempfile.mkdtemp(prefix="sw-cli-")
+    rec = os.path.join(d, "p.swtrace")
+    sw(["run", "-o", rec, "--results", os.devnull, "--", STALLAPP, "busy:300"])
+    env = dict(os.environ, STALLWATCH_PROGRESS_AFTER_MS="0", TERM="xterm")
+    master, slave = pty.openpty()
+    p = subprocess.Popen([STALLWATCH, "report", rec], stdin=slave, stdout=subprocess.DEVNULL,
+                         stderr=slave, env=env)
+    os.close(slave)
+    tty = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        tty += chunk
+    p.wait(timeout=60)
+    os.close(master)
+    check(b"\rstallwatch: symbolicating stall 1" in tty.replace(b"\x1b[K", b""),
+          "no progress line on a terminal: %r" % tty[:300])
+    r = sw(["report", rec], env=env)
+    check(b"symbolicating" not in r.stderr and b"\r" not in r.stderr,
+          "progress in a pipe: %r" % r.stderr[:300])
+    shutil.rmtree(d)
+
+
 CHECKS = {
+    "progress": check_progress,
     "baseline": check_baseline,
     "stubs": check_stubs,
     "junit": check_junit,
