@@ -147,16 +147,36 @@ def start_agent_app(d, port, sock):
     return [app, app2]
 
 
+def fake_usbmuxd(d):
+    """tests/fake-device's usbmuxd with one paired iPhone, or None."""
+    sys.path.insert(0, os.path.join(SOURCE, "tests", "fake-device"))
+    try:
+        import fakedevice
+    except ImportError as e:
+        print("note: no fake device (%s)" % e)
+        return None
+    mux = fakedevice.FakeUsbmuxd(os.path.join(d, "usbmuxd.sock"))
+    mux.add(fakedevice.Device("00008110-0000A1B2C3D40001", name="Test iPhone"))
+    return mux
+
+
 def check_readme():
     d = tempfile.mkdtemp(prefix="sw-readme-")
     bindir = make_stand_ins(d)
-    env = dict(os.environ, PATH=bindir + ":" + os.environ["PATH"], XDG_RUNTIME_DIR=d)
+    env = dict(os.environ, PATH=bindir + ":" + os.environ["PATH"], XDG_RUNTIME_DIR=d,
+               USBMUXD_SOCKET_ADDRESS="UNIX:" + os.path.join(d, "usbmuxd.sock"),
+               STALLWATCH_DEVICE_TIMEOUT="5")
+    has_device = "+device" in sw(["--version"], text=True).stdout
+    mux = fake_usbmuxd(d) if has_device else None
     ran = 0
     for cmd in readme_commands():
         words = cmd.split()
         verb = words[1] if len(words) > 1 else ""
-        if verb in ("devices",) or (verb == "attach" and "--connect" not in cmd):
-            continue  # the device lines: tests/test-device.py, against the fake device
+        if verb == "attach" and "--connect" not in cmd:
+            continue  # apps on devices: tests/test-device.py, against the fake device
+        if verb == "devices" and not mux:
+            print("note: not run, no device support or no fake device: %s" % cmd)
+            continue
         missing = consumers_missing(cmd)
         if missing:
             print("note: not run, %s missing: %s" % (", ".join(missing), cmd))
@@ -193,6 +213,8 @@ def check_readme():
             check(os.path.getsize(os.path.join(d, "stalls.xml")) > 0, "README: no stalls.xml")
         if verb == "attach":
             check(b"stall" in r.stdout, "README: `%s` printed no stall" % cmd)
+    if mux:
+        mux.close()
     check(ran >= 10, "README: only %d commands ran" % ran)
     print("README: %d commands ran" % ran)
     shutil.rmtree(d)
@@ -646,7 +668,27 @@ def check_progress():
     shutil.rmtree(d)
 
 
+def check_doctor_symbols():
+    # doctor's symbols check: a recording whose program is gone fails with its fix
+    d = tempfile.mkdtemp(prefix="sw-cli-")
+    app, rec = os.path.join(d, "gone-app"), os.path.join(d, "g.swtrace")
+    shutil.copy(STALLAPP, app)
+    sw(["run", "-o", rec, "--results", os.devnull, "--", app, "busy:300"])
+    os.remove(app)
+    env = dict(os.environ, USBMUXD_SOCKET_ADDRESS="UNIX:" + os.path.join(d, "none"))
+    r = sw(["doctor", rec, STALLAPP], text=True, env=env)
+    lines = [l for l in r.stdout.splitlines() if l.split()[1:2] == ["symbols"]]
+    check(len(lines) == 2 and lines[0].startswith("FAIL") and "gone-app" in lines[0] and
+          lines[1].startswith("ok"), "doctor symbols: %r" % r.stdout)
+    check("fix: " in r.stdout.split(lines[0], 1)[1].splitlines()[1] if lines else False,
+          "doctor: no fix for missing symbols: %r" % r.stdout)
+    r = sw(["doctor", rec, "-S", d], text=True, env=env)
+    check(r.returncode != 0, "doctor with a failing check exited 0")
+    shutil.rmtree(d)
+
+
 CHECKS = {
+    "doctor": check_doctor_symbols,
     "progress": check_progress,
     "baseline": check_baseline,
     "stubs": check_stubs,

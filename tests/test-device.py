@@ -202,6 +202,86 @@ def lockdownd_hangs():
         e.close()
 
 
+# ---- doctor ----
+
+
+def doctor_lines(r):
+    """{check: [(verdict, text, fix)]} from doctor's output."""
+    out, last = {}, None
+    for line in r.stdout.splitlines():
+        if line.startswith("      fix: ") and last:
+            last[2] = line[len("      fix: "):]
+            continue
+        parts = line.split(None, 2)
+        if len(parts) == 3 and parts[0] in ("ok", "FAIL", "skip"):
+            last = [parts[0], parts[2], None]
+            out.setdefault(parts[1], []).append(last)
+    return out
+
+
+def doctor_env(e):
+    """What doctor needs beside the fake usbmuxd: the agent, no stray variables."""
+    for k in [k for k in e.env if k.startswith("STALLWATCH_") and k not in
+              ("STALLWATCH_DEVICE_TIMEOUT",)]:
+        e.env.pop(k)
+    e.env["STALLWATCH_AGENT"] = os.environ.get(
+        "STALLWATCH_AGENT", os.path.join(BUILD, "injector", "libstallwatch-agent.so"))
+
+
+@test
+def doctor_all_good():
+    e = Env()
+    try:
+        doctor_env(e)
+        e.mux.add(fakedevice.Device(udid(1), name="Ana's iPhone", version="16.7.2"))
+        e.mux.add(fakedevice.Device(udid(2), name="W", conn="Network"))
+        r = e.run("doctor")
+        lines = doctor_lines(r)
+        check(r.returncode == 0 and "FAIL" not in r.stdout, f"{r.returncode}: {r.stdout}")
+        check(lines["agent"][0][0] == "ok" and "loads" in lines["agent"][0][1], r.stdout)
+        check(lines["usbmuxd"][0][0] == "ok" and "2 devices" in lines["usbmuxd"][0][1],
+              r.stdout)
+        paired = [l for l in lines["device"] if l[0] == "ok"]
+        check(len(paired) == 1 and udid(1) in paired[0][1] and "paired" in paired[0][1],
+              r.stdout)
+        check(any(l[0] == "ok" and "STALLWATCH_DEVICE_TIMEOUT=3" in l[1]
+                  for l in lines["env"]), r.stdout)
+        check(r.stdout.rstrip().endswith("everything checked works"), r.stdout)
+    finally:
+        e.close()
+
+
+@test
+def doctor_problems():
+    """Each problem is one FAIL line with its fix, and the status of its kind."""
+    e = Env()
+    try:
+        doctor_env(e)
+        d = e.mux.add(fakedevice.Device(udid(1)))
+        d.paired = False
+        r = e.run("doctor")
+        dev = doctor_lines(r)["device"][0]
+        check(r.returncode == 3 and dev[0] == "FAIL" and "Trust" in (dev[2] or ""),
+              f"an unpaired device: {r.returncode}: {r.stdout}")
+        d.paired = True
+        e.env["STALLWATCH_AGENT"] = os.path.join(e.dir, "no-agent.so")
+        e.env["STALLWATCH_TRESHOLD_MS"] = "100"  # misspelt
+        r = e.run("doctor")
+        lines = doctor_lines(r)
+        check(r.returncode == 4 and lines["agent"][0][0] == "FAIL" and lines["agent"][0][2],
+              f"no agent: {r.returncode}: {r.stdout}")
+        check(any(l[0] == "FAIL" and "STALLWATCH_TRESHOLD_MS" in l[1] for l in lines["env"]),
+              r.stdout)
+        e.mux.close()
+        doctor_env(e)
+        r = e.run("doctor")
+        mux = doctor_lines(r)["usbmuxd"][0]
+        check(r.returncode == 3 and mux[0] == "FAIL" and "usbmuxd" in (mux[2] or ""),
+              f"no usbmuxd: {r.returncode}: {r.stdout}")
+    finally:
+        e.close()
+
+
 # ---- apps running the agent ----
 
 BUNDLE = "com.example.stallapp"

@@ -32,6 +32,11 @@ int sw_device_query(const char *udid, unsigned timeout_ms, struct sw_device_info
 	return sw_error_set(err, -ENOTSUP, NOT_BUILT);
 }
 
+int sw_device_check_paired(const char *udid, unsigned timeout_ms, struct sw_error *err)
+{
+	return sw_error_set(err, -ENOTSUP, NOT_BUILT);
+}
+
 int sw_device_connect(const char *udid, uint16_t port, unsigned timeout_ms, struct sw_error *err)
 {
 	return sw_error_set(err, -ENOTSUP, NOT_BUILT);

@@ -432,6 +432,51 @@ int sw_device_query(const char *udid, unsigned timeout_ms, struct sw_device_info
 	return r;
 }
 
+static int paired_work(void *data, struct sw_error *err)
+{
+	const char *udid = data;
+	int r = sw_device_check_fds(err);
+	if (r < 0)
+		return r;
+	/* no pair record: not paired, said without a handshake that would start pairing */
+	char *record = NULL;
+	uint32_t size = 0;
+	if (usbmuxd_read_pair_record(udid, &record, &size) < 0 || !record)
+		return sw_error_set(err, -EPERM,
+				    "device '%s' is not paired with this computer: unlock it, tap "
+				    "Trust (or run 'idevicepair pair') and try again",
+				    udid);
+	free(record);
+	idevice_t dev = NULL;
+	enum idevice_options opts = IDEVICE_LOOKUP_USBMUX | IDEVICE_LOOKUP_NETWORK;
+	idevice_error_t ie = idevice_new_with_options(&dev, udid, opts);
+	if (ie != IDEVICE_E_SUCCESS)
+		return sw_device_error(err, DEVICE_SRC_IDEVICE, ie, udid, "cannot open device");
+	lockdownd_client_t client = NULL;
+	lockdownd_error_t le = lockdownd_client_new_with_handshake(dev, &client, LABEL);
+	if (le != LOCKDOWN_E_SUCCESS) {
+		idevice_free(dev);
+		return sw_device_error(err, DEVICE_SRC_LOCKDOWN, le, udid,
+				       "cannot open a lockdownd session");
+	}
+	lockdownd_client_free(client);
+	idevice_free(dev);
+	return 0;
+}
+
+int sw_device_check_paired(const char *udid, unsigned timeout_ms, struct sw_error *err)
+{
+	/* a worker past the deadline still reads its copy, and frees it */
+	char *copy = strdup(udid);
+	if (!copy)
+		return sw_error_set(err, -ENOMEM, "out of memory");
+	struct device_job job = {paired_work, NULL, copy};
+	int r = sw_device_run(job, timeout_ms, "cannot open a lockdownd session", udid, err);
+	if (r != -ETIMEDOUT)
+		free(copy);
+	return r;
+}
+
 /* Each device is asked in its own worker, all at once, within one deadline. */
 struct query_all {
 	struct sw_device_info *dev;

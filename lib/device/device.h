@@ -97,6 +97,12 @@ int sw_device_query(const char *udid, unsigned timeout_ms, struct sw_device_info
  * usbmuxd's Connect it is a raw byte pipe to the port.  -ECONNREFUSED with
  * a message naming the port when nothing listens there.
  */
+/*
+ * Opens a lockdownd session with the device, which needs this computer to
+ * be paired and trusted: 0, or -errno with err saying what to do (unlock
+ * it, tap Trust).  Within the deadline.
+ */
+int sw_device_check_paired(const char *udid, unsigned timeout_ms, struct sw_error *err);
 int sw_device_connect(const char *udid, uint16_t port, unsigned timeout_ms, struct sw_error *err);
 
 /* Devices coming and going, from usbmuxd's Listen (idevice_event_subscribe). */
