@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 
 #include "config.h"
-#include "demangle.h"
+#include "demangle/demangle.h"
 #include "test.h"
 
 static bool verbose;
