@@ -390,6 +390,63 @@ def attach_running_app():
         e.close()
 
 
+def readme_device_lines():
+    """The README's device commands, as written (its "Using it" block)."""
+    import re
+    text = open(os.path.join(SRC, "README.md")).read()
+    block = text.split("## Using it", 1)[1].split("```sh", 1)[1].split("```", 1)[0]
+    lines = [re.sub(r"\s+#.*$", "", l).strip() for l in block.splitlines()]
+    return [l.split() for l in lines
+            if l.startswith("stallwatch devices") or l.startswith("stallwatch attach com.")]
+
+
+@stream_test
+def readme_device_examples():
+    """Every device example of the README works as written against the fake
+    device, the app there running the agent (the bundle id the README names)."""
+    lines = readme_device_lines()
+    check(len(lines) >= 4, f"README device lines: {lines}")
+    steps = ["idle:300", "busy:300", "idle:300"]
+    for words in lines:
+        e = Env(timeout="10")
+        apps = []
+        try:
+            d = e.mux.add(fakedevice.Device(udid(1), version="16.7.2"))
+            cmd = [os.path.abspath(EXE)] + words[1:]
+            bundle = words[2] if len(words) > 2 else BUNDLE
+            if "--launch" in words:
+                app = fakedevice.App(bundle, [stallapp(), *steps], env=agent_env(bundle),
+                                     executable="StallApp", dev_signed=True)
+                d.apps[bundle] = app
+            elif words[1] == "attach":
+                apps.append(start_app(d, steps + (["idle:60000"] if "--all-devices" in words
+                                                  else []), bundle=bundle, wait_ms=30000))
+            if "--all-devices" in words:  # until Ctrl-C, as its comment says
+                p = subprocess.Popen(cmd, env=e.env, cwd=e.dir, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
+                p.reader = Reader(p)
+                p.reader.wait_for(lambda l: "#1" in l, 20)
+                p.send_signal(signal.SIGINT)
+                out, err = p.reader.finish(30)
+                rc = p.returncode
+                check(os.path.exists(os.path.join(e.dir, "farm", udid(1) + ".swtrace")),
+                      f"{' '.join(words)}: no recording in farm/")
+            else:
+                r = subprocess.run(cmd, env=e.env, cwd=e.dir, capture_output=True, text=True,
+                                   timeout=90)
+                rc, out, err = r.returncode, r.stdout, r.stderr
+            check(rc == 0, f"{' '.join(words)}: status {rc}: {err}")
+            if words[1] == "attach":
+                check("#1" in out, f"{' '.join(words)}: no stall printed: {out[:300]} {err}")
+            else:
+                check(udid(1) in out, f"{' '.join(words)}: {out}")
+        finally:
+            for a in apps:
+                a.kill()
+                a.wait()
+            e.close()
+
+
 @stream_test
 def attach_wrong_bundle():
     e = Env()
