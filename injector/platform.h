@@ -4,7 +4,8 @@
  * Darwin one will live in injector/darwin/; nothing outside those folders
  * tests for the operating system.
  *
- * The shape follows the sampling contract of DESIGN.md: swa_plat_capture()
+ * The shape follows the sampling contract (HACKING.md, "The agent's
+ * contracts": capture while held, unwind after release): swa_plat_capture()
  * holds one thread, copies its registers and the live part of its stack
  * into buffers the caller prepared, releases it, and returns; the core
  * unwinds the copy afterwards, with no thread held.  On Linux "holding" is
