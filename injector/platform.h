@@ -22,6 +22,11 @@
 
 #include "arch.h"
 
+/* The agent's time units (the host's are in lib/util/time-units.h). */
+#define SWA_NS_PER_US 1000ull
+#define SWA_NS_PER_MS 1000000ull
+#define SWA_NS_PER_S  1000000000ull
+
 /* A thread as the backend names it (a kernel tid on Linux, a mach port on Darwin). */
 struct swa_thread {
 	uint64_t id;     /* the id samples carry */

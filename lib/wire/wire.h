@@ -39,6 +39,14 @@
 #define SW_WIRE_PROTOCOL        1
 #define SW_WIRE_PROTOCOL_OLDEST 1
 
+/*
+ * Where an agent listens on iOS and macOS: 127.0.0.1, the first free port
+ * of this range, so several instrumented apps coexist; the command scans
+ * the range on a device.
+ */
+#define SW_WIRE_AGENT_PORT_FIRST 27300
+#define SW_WIRE_AGENT_PORT_LAST  27309
+
 #define SW_WIRE_MAX_BODY   (1u << 20)
 #define SW_WIRE_MAX_STRING 4096u
 #define SW_WIRE_MAX_FRAMES 4096u
