@@ -239,7 +239,7 @@ static struct swn *macro_expansion(struct swd *d)
 	settext(m, kind);
 	m->index = (uint64_t)idx;
 	if (attached_name) {
-		m->flags |= SWF_MUTABLE;
+		m->flags |= SWF_EXTRA_KID;
 		if (!add(d, m, attached_name))
 			return NULL;
 	}
@@ -550,7 +550,7 @@ static bool spec_info(struct swd *d, struct swn *spec)
 	if (nextif(d, 'q'))
 		spec->flags |= SWF_READONLY; /* serialized */
 	if (nextif(d, 'a'))
-		spec->flags |= SWF_MUTABLE;
+		spec->flags |= SWF_ASYNC_REMOVED;
 	else
 		nextif(d, 'r');
 	return isdig(next(d));
@@ -846,7 +846,7 @@ struct swn *swd_autodiff(struct swd *d, bool vtable, bool witness)
 	if (!index_subset(d, a, &a->index2) || !nextif(d, 'r'))
 		return NULL;
 	if (vtable)
-		a->flags |= SWF_MUTABLE;
+		a->flags |= SWF_OTHER_FORM;
 	if (witness)
 		a->flags |= SWF_READONLY;
 	return a;

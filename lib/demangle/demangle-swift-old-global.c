@@ -344,7 +344,7 @@ static struct swn *global_inner(struct swd *d)
 				return NULL;
 			settext(n,
 				objc ? "partial apply ObjC forwarder" : "partial apply forwarder");
-			n->flags |= SWF_MUTABLE;
+			n->flags |= SWF_OTHER_FORM;
 			return n;
 		}
 	default:

@@ -150,7 +150,7 @@ static void print_spec(struct pr *p, const struct swn *s)
 
 static void print_autodiff(struct pr *p, const struct swn *a)
 {
-	if (a->flags & SWF_MUTABLE)
+	if (a->flags & SWF_OTHER_FORM)
 		puts_(p, "vtable thunk for ");
 	text(p, a);
 	if (!(a->flags & SWF_READONLY))
@@ -238,7 +238,7 @@ bool swd_print_global(struct pr *p, const struct swn *n)
 		puts_(p, "\"");
 		break;
 	case K_SPECIAL:
-		if (n->flags & SWF_MUTABLE) { /* partial apply */
+		if (n->flags & SWF_OTHER_FORM) { /* partial apply */
 			puts_(p, p->simp ? "partial apply" : n->text);
 			if (p->simp && n->tlen > 24)
 				puts_(p, " ObjC");
@@ -256,7 +256,7 @@ bool swd_print_global(struct pr *p, const struct swn *n)
 		if (!p->simp) {
 			puts_(p, "(");
 			putn(p, n->index);
-			puts_(p, (n->flags & SWF_MUTABLE)
+			puts_(p, (n->flags & SWF_OTHER_FORM)
 				     ? ") await resume partial function for "
 				     : ") suspend resume partial function for ");
 		}
@@ -286,7 +286,7 @@ bool swd_print_global(struct pr *p, const struct swn *n)
 			break;
 		}
 		text(p, n);
-		if (n->flags & SWF_MUTABLE) {
+		if (n->flags & SWF_EXTRA_KID) {
 			puts_(p, " with self type ");
 			swd_pr_print(p, n->kids[n->nkids - 1]);
 		}
@@ -365,7 +365,7 @@ bool swd_print_global(struct pr *p, const struct swn *n)
 		swd_pr_print(p, n->kids[0]);
 		break;
 	case K_ASSOC_WT_ACCESS:
-		if (n->flags & SWF_MUTABLE) {
+		if (n->flags & SWF_OTHER_FORM) {
 			puts_(p, "base witness table accessor for ");
 			swd_pr_print(p, n->kids[n->nkids - 1]);
 			puts_(p, " in ");
@@ -393,8 +393,9 @@ bool swd_print_global(struct pr *p, const struct swn *n)
 		swd_pr_print(p, n->kids[2]);
 		break;
 	case K_ASSOC_TYPE_DESC:
-		puts_(p, (n->flags & SWF_MUTABLE) ? "default associated type witness accessor for "
-						  : "associated type descriptor for ");
+		puts_(p, (n->flags & SWF_OTHER_FORM)
+			     ? "default associated type witness accessor for "
+			     : "associated type descriptor for ");
 		swd_pr_print(p, n->kids[0]);
 		break;
 	case K_FIELD_OFFSET:

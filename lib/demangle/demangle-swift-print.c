@@ -408,7 +408,7 @@ static void print_macro_expansion(struct pr *p, const struct swn *m)
 {
 	const struct swn *ctx = m->kids[0];
 	const struct swn *macro = m->kids[1];
-	const struct swn *attached = (m->flags & SWF_MUTABLE) ? m->kids[2] : NULL;
+	const struct swn *attached = (m->flags & SWF_EXTRA_KID) ? m->kids[2] : NULL;
 	const struct swn *priv = (m->flags & SWF_READONLY) ? m->kids[m->nkids - 1] : NULL;
 	if (attached) {
 		text(p, m);
@@ -664,7 +664,7 @@ static void print_requirement(struct pr *p, const struct swn *r)
 		if (r->flags & SWF_HAS_INDEX) {
 			puts_(p, "(");
 			putn(p, r->index);
-			if (r->flags & SWF_MUTABLE) {
+			if (r->flags & SWF_HAS_ALIGNMENT) {
 				puts_(p, ", ");
 				putn(p, r->index2);
 			}

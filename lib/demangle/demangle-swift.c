@@ -858,7 +858,7 @@ static struct swn *requirement(struct swd *d, int c)
 			if (al < 0)
 				return NULL;
 			r->index2 = (uint64_t)al;
-			r->flags |= SWF_MUTABLE; /* has alignment */
+			r->flags |= SWF_HAS_ALIGNMENT;
 		}
 		return r;
 	}
