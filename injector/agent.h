@@ -78,7 +78,7 @@ extern _Atomic uint64_t swa_stalls_total;
 struct swa_rec_sample {
 	uint64_t stall_id, time, thread_id;
 	uint32_t flags, depth;
-	char name[16];
+	char name[SWA_THREAD_NAME_MAX];
 	uint64_t frames[];
 };
 

@@ -21,11 +21,14 @@
 
 #include "arch.h"
 
+/* Room for a thread's name with its NUL: Darwin's are up to 63 bytes, Linux's 15. */
+#define SWA_THREAD_NAME_MAX 64
+
 /* A thread as the backend names it (a kernel tid on Linux, a mach port on Darwin). */
 struct swa_thread {
 	uint64_t id;     /* the id samples carry */
 	uint64_t handle; /* backend's own handle */
-	char name[16];
+	char name[SWA_THREAD_NAME_MAX];
 	bool agent; /* one of the agent's own threads */
 };
 
@@ -57,6 +60,12 @@ int swa_plat_init(void);
 
 /* The calling thread. */
 void swa_plat_thread_self(struct swa_thread *ret);
+/*
+ * Names the calling thread (Darwin can only name the caller; a name longer
+ * than the system allows is cut).  Sampled threads' names come from the
+ * backend's thread list, never from a call that takes a thread-list lock.
+ */
+void swa_plat_name_self(const char *name);
 /* Whether the calling thread is the one swa_plat_init() ran on; a few ns. */
 bool swa_plat_on_main_thread(void);
 

@@ -407,6 +407,7 @@ static uint64_t finish_deadline;
 static void *streamer_main(void *arg)
 {
 	(void)arg;
+	swa_plat_name_self("sw-streamer");
 	swa_plat_thread_self(&swa_streamer_thread);
 	for (;;) {
 		if (atomic_load(&stop_requested)) {
@@ -465,7 +466,6 @@ int swa_streamer_start(void)
 	r = pthread_create(&thread, NULL, streamer_main, NULL);
 	if (r)
 		return -r;
-	pthread_setname_np(thread, "sw-streamer");
 	pthread_detach(thread);
 	swa_log("listening on %s", listen_desc);
 	return 0;

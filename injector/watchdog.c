@@ -367,6 +367,7 @@ static uint64_t tick(uint64_t now)
 static void *watchdog_main(void *arg)
 {
 	(void)arg;
+	swa_plat_name_self("sw-watchdog");
 	swa_plat_thread_self(&swa_watchdog_thread);
 	swa_plat_raise_priority();
 	for (;;) {
@@ -400,7 +401,6 @@ int swa_watchdog_start(void)
 	int r = pthread_create(&thread, NULL, watchdog_main, NULL);
 	if (r)
 		return -r;
-	pthread_setname_np(thread, "sw-watchdog");
 	pthread_detach(thread);
 	return 0;
 }

@@ -200,7 +200,15 @@ int swa_plat_thread_state(const struct swa_thread *t, enum swa_thread_state *ret
 	return 0;
 }
 
-static void thread_name(uint64_t tid, char name[16])
+void swa_plat_name_self(const char *name)
+{
+	/* the kernel keeps 15 bytes; prctl would refuse nothing, it cuts */
+	char cut[16];
+	snprintf(cut, sizeof(cut), "%s", name);
+	pthread_setname_np(pthread_self(), cut);
+}
+
+static void thread_name(uint64_t tid, char name[SWA_THREAD_NAME_MAX])
 {
 	char path[64], buf[32];
 	swa_linux_task_path(path, sizeof(path), tid, "comm");
