@@ -52,7 +52,6 @@ __attribute__((constructor)) static void swa_init(void)
 	const char *self = dladdr(&swa_active, &info) ? info.dli_fname : NULL;
 	swa_config_load();
 	swa_config_scrub_environment(self);
-	swa_plat_hooks_init();
 	int r = swa_plat_init();
 	if (r < 0) {
 		swa_log("cannot prepare sampling: %s", strerror(-r));
@@ -72,6 +71,9 @@ __attribute__((constructor)) static void swa_init(void)
 		return;
 	pthread_atfork(NULL, NULL, atfork_child);
 	swa_active = true;
+	r = swa_plat_hooks_start();
+	if (r < 0)
+		swa_log("cannot watch the main loop: %s", strerror(-r));
 	swa_log("agent %s active in pid %d (threshold %u ms, interval %u us)", SW_VERSION,
 		(int)getpid(), atomic_load(&swa_cfg.threshold_ms),
 		atomic_load(&swa_cfg.interval_us));
@@ -83,6 +85,7 @@ __attribute__((destructor)) static void swa_fini(void)
 {
 	if (!swa_active)
 		return;
+	swa_plat_hooks_stop();
 	swa_watchdog_stop();
 	swa_active = false;
 	swa_streamer_stop(2000);

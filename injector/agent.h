@@ -52,11 +52,19 @@ extern _Atomic uint64_t swa_loop_busy_since;
 /* Set by the watchdog while it watches an iteration: the loop then notes when it waits. */
 extern _Atomic bool swa_loop_watched;
 extern _Atomic uint64_t swa_loop_waited_at;
+/* What the iteration runs in (a run-loop mode, "main loop"): a static string. */
+extern _Atomic(const char *) swa_loop_context;
 extern struct swa_thread swa_main_thread;
 extern bool swa_active;
 
-void swa_loop_before_wait(const char *hook);
-void swa_loop_after_wait(void);
+#define SWA_LOOP_DEFAULT_CONTEXT "main loop"
+
+/* The loop is about to wait: idle from now on. */
+void swa_loop_before_wait(void);
+/* The loop got work: an iteration begins now, in context (a string kept for good). */
+void swa_loop_after_wait(const char *context);
+/* The loop is working, but a running iteration keeps its start (nested run loops). */
+void swa_loop_busy_if_idle(const char *context);
 
 /* ---- images (images.c) ---- */
 
@@ -84,7 +92,7 @@ struct swa_rec_sample {
 
 struct swa_rec_begin {
 	uint64_t stall_id, thread_id, start_time, detect_time;
-	char context[16];
+	char context[64];
 };
 
 struct swa_rec_end {

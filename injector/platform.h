@@ -130,8 +130,13 @@ typedef void (*swa_plat_image_fn)(const struct swa_plat_image *im, void *ctx);
 uint64_t swa_plat_images_generation(void);
 int swa_plat_images(swa_plat_image_fn fn, void *ctx);
 
-/* Resolves what the loop hooks call, from the agent's start. */
-void swa_plat_hooks_init(void);
+/*
+ * Starts the backend's loop hooks (resolves the interposed calls, adds
+ * run-loop observers); called once swa_plat_init() succeeded, so the clock
+ * they read is ready.  swa_plat_hooks_stop() makes them inert again.
+ */
+int swa_plat_hooks_start(void);
+void swa_plat_hooks_stop(void);
 
 /* Raises the calling thread's scheduling priority where allowed. */
 void swa_plat_raise_priority(void);

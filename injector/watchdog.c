@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -234,7 +235,9 @@ static void commit(uint64_t now)
 	w.begin->thread_id = swa_main_thread.id;
 	w.begin->start_time = w.start;
 	w.begin->detect_time = now;
-	strcpy(w.begin->context, "main loop");
+	const char *context = atomic_load_explicit(&swa_loop_context, memory_order_relaxed);
+	snprintf(w.begin->context, sizeof(w.begin->context), "%s",
+		 context ? context : SWA_LOOP_DEFAULT_CONTEXT);
 	swa_ring_commit(&swa_ring);
 	w.committed = true;
 	swa_images_refresh(); /* announces images learnt during the pre-roll */
