@@ -138,6 +138,17 @@ int swa_plat_images(swa_plat_image_fn fn, void *ctx);
 int swa_plat_hooks_start(void);
 void swa_plat_hooks_stop(void);
 
+/*
+ * Descriptors the agent owns: close-on-exec from birth (atomically where
+ * the system allows, so a child exec'd meanwhile never inherits one) and
+ * non-blocking.  Writes never raise SIGPIPE.  Each returns the descriptor
+ * (or 0 for the pipe) or -errno.
+ */
+int swa_plat_socket(int domain, int type);
+int swa_plat_accept(int listen_fd);
+int swa_plat_pipe(int fds[2]);
+long swa_plat_send(int fd, const void *buf, size_t len);
+
 /* Raises the calling thread's scheduling priority where allowed. */
 void swa_plat_raise_priority(void);
 

@@ -19,6 +19,7 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/utsname.h>
@@ -259,6 +260,29 @@ int swa_plat_list_threads(struct swa_thread *out, size_t cap)
 	return (int)n;
 }
 
+int swa_plat_socket(int domain, int type)
+{
+	int fd = socket(domain, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	return fd < 0 ? -errno : fd;
+}
+
+int swa_plat_accept(int listen_fd)
+{
+	int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	return fd < 0 ? -errno : fd;
+}
+
+int swa_plat_pipe(int fds[2])
+{
+	return pipe2(fds, O_CLOEXEC | O_NONBLOCK) < 0 ? -errno : 0;
+}
+
+long swa_plat_send(int fd, const void *buf, size_t len)
+{
+	ssize_t n = send(fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+	return n < 0 ? -errno : n;
+}
+
 void swa_plat_raise_priority(void)
 {
 	struct sched_param sp = {.sched_priority = 1};
@@ -352,7 +376,7 @@ int swa_plat_init(void)
 		comm[strcspn(comm, "\n")] = '\0';
 		snprintf(process_name, sizeof(process_name), "%.31s", comm);
 	}
-	if (pipe2(read_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+	if (swa_plat_pipe(read_pipe) < 0)
 		read_pipe[0] = read_pipe[1] = -1;
 	/* probe once, so the fallback is known before anything is held */
 	uint64_t probe = 0, v = 0;
