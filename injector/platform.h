@@ -29,12 +29,25 @@ struct swa_thread {
 	uint64_t id;     /* the id samples carry */
 	uint64_t handle; /* backend's own handle */
 	char name[SWA_THREAD_NAME_MAX];
+	/*
+	 * The thread's stack, known before it is held (Darwin takes them from
+	 * pthread_get_stackaddr_np when threads are listed, since nothing
+	 * that takes a lock may run once a thread is held); 0 when the backend
+	 * finds them itself while capturing (Linux: its snapshot of the maps).
+	 */
+	uint64_t stack_lo, stack_hi;
 	bool agent; /* one of the agent's own threads */
 };
 
 enum swa_capture_flags {
-	SWA_CAPTURE_BLOCKED = 1u << 0, /* read without a signal: in a system call */
+	/*
+	 * The thread was waiting when it was held: Linux reads it without a
+	 * signal in a system call, Darwin sees a waiting run state.
+	 */
+	SWA_CAPTURE_BLOCKED = 1u << 0,
 	SWA_CAPTURE_PARTIAL = 1u << 1, /* the stack copy stops before the stack's top */
+	/* the thread is still where it was: its stack may be read live beyond the copy */
+	SWA_CAPTURE_STILL = 1u << 2,
 };
 
 struct swa_capture {
@@ -104,7 +117,10 @@ int swa_plat_prepare_capture(void);
 /*
  * Holds t, fills cap (registers and the copy of its live stack), releases
  * t.  Waits at most timeout_ns for a thread that has to cooperate.
- * Returns 0 or -errno (-ETIMEDOUT, -ESRCH when the thread is gone).
+ * Returns 0 or -errno (-ETIMEDOUT; -ESRCH when the thread is gone, which
+ * on Darwin is KERN_TERMINATED or MACH_SEND_INVALID_DEST; -ENOTSUP when
+ * the backend cannot capture it, -EPERM when it must not).  The stack copy
+ * is bounded by t->stack_lo/stack_hi when the backend gave them.
  */
 int swa_plat_capture(const struct swa_thread *t, struct swa_capture *cap, uint64_t timeout_ns);
 

@@ -145,7 +145,7 @@ static bool leaf_lr(struct swa_unwind_ctx *uc, const struct swa_regs *regs, uint
 uint32_t swa_unwind(const struct swa_capture *cap, uint64_t *frames, uint32_t max,
 		    uint32_t *ret_flags)
 {
-	struct swa_unwind_ctx uc = {.cap = cap, .live_reads = (cap->flags & SWA_CAPTURE_BLOCKED)};
+	struct swa_unwind_ctx uc = {.cap = cap, .live_reads = (cap->flags & SWA_CAPTURE_STILL)};
 	struct swa_regs regs = cap->regs;
 	uint32_t depth = 0, flags = 0;
 	uint64_t last_fp = 0;
