@@ -45,6 +45,7 @@ enum swa_unwind_flags {
 	SWA_UNWIND_TRUNCATED = 1u << 0,
 	SWA_UNWIND_LEAF_FROM_LR = 1u << 1,
 	SWA_UNWIND_CFI = 1u << 2,
+	SWA_UNWIND_ASYNC = 1u << 3, /* a Swift async frame (bit 60 of a saved fp) was crossed */
 };
 
 /*
@@ -59,6 +60,7 @@ uint32_t swa_unwind(const struct swa_capture *cap, uint64_t *frames, uint32_t ma
 struct swa_unwind_ctx {
 	const struct swa_capture *cap;
 	bool live_reads; /* read the live stack beyond the copy */
+	bool async;      /* crossed a Swift async frame */
 };
 
 /* Reads 8 bytes of stack at addr: from the copy, else fault-safely. */

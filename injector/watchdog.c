@@ -93,6 +93,8 @@ static uint32_t wire_flags(uint32_t uflags, uint32_t cflags)
 		f |= SW_SAMPLE_LEAF_FROM_LR;
 	if (uflags & SWA_UNWIND_CFI)
 		f |= SW_SAMPLE_CFI;
+	if (uflags & SWA_UNWIND_ASYNC)
+		f |= SW_SAMPLE_ASYNC;
 	if (cflags & SWA_CAPTURE_BLOCKED)
 		f |= SW_SAMPLE_BLOCKED;
 	return f;
