@@ -104,8 +104,13 @@ int swa_plat_self_wait_ns(uint64_t *ret);
 /* CPU time a thread has used, in ns. */
 int swa_plat_thread_cpu_ns(const struct swa_thread *t, uint64_t *ret);
 int swa_plat_thread_state(const struct swa_thread *t, enum swa_thread_state *ret);
-/* Every thread of the process; at most cap, returns how many. */
+/*
+ * Every thread of the process; at most cap, returns how many.  What a
+ * listing holds (Darwin: a send right per thread) is given back with
+ * swa_plat_release_threads() after each round, never while one is held.
+ */
 int swa_plat_list_threads(struct swa_thread *out, size_t cap);
+void swa_plat_release_threads(struct swa_thread *threads, size_t n);
 
 /*
  * Refreshes what capturing needs to know about the address space (where the

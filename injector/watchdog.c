@@ -196,6 +196,8 @@ static void sample_round(void)
 				continue;
 			sample_thread(&threads[i], max);
 		}
+		if (n > 0)
+			swa_plat_release_threads(threads, (size_t)n);
 	}
 	w.samples++;
 }

@@ -283,6 +283,12 @@ long swa_plat_send(int fd, const void *buf, size_t len)
 	return n < 0 ? -errno : n;
 }
 
+void swa_plat_release_threads(struct swa_thread *threads, size_t n)
+{
+	(void)threads; /* thread ids are plain numbers here: nothing is held */
+	(void)n;
+}
+
 void swa_plat_raise_priority(void)
 {
 	struct sched_param sp = {.sched_priority = 1};
