@@ -60,7 +60,7 @@ __attribute__((constructor)) static void swa_init(void)
 	if (!swa_cfg.bundle_id[0])
 		snprintf(swa_cfg.bundle_id, sizeof(swa_cfg.bundle_id), "%s",
 			 swa_plat_process_name());
-	swa_plat_thread_self(&swa_main_thread);
+	swa_loop_learn_main();
 	swa_clock_base = swa_plat_now();
 	void *ring = malloc(swa_cfg.ring_bytes);
 	if (!ring)

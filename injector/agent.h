@@ -57,6 +57,17 @@ extern _Atomic(const char *) swa_loop_context;
 extern struct swa_thread swa_main_thread;
 extern bool swa_active;
 
+/*
+ * Whether the main thread is known: the constructor learns it when it runs
+ * there, else the first loop hook that runs on it (a dlopen() from another
+ * thread must not make that thread "main").  Nothing is sampled before.
+ */
+extern _Atomic bool swa_main_known;
+/* Learns the main thread when the caller is it; true when known. */
+bool swa_loop_learn_main(void);
+/* Whether the caller is the main thread, once known; a few ns. */
+bool swa_loop_on_main_thread(void);
+
 #define SWA_LOOP_DEFAULT_CONTEXT "main loop"
 
 /* The loop is about to wait: idle from now on. */

@@ -12,6 +12,8 @@
  * only when it was idle: a nested run loop entered from a callback must not
  * restart the outer iteration's clock.
  */
+#include <pthread.h>
+
 #include "agent.h"
 #include "stallwatch.h"
 
@@ -21,6 +23,28 @@ _Atomic uint64_t swa_loop_waited_at;
 _Atomic(const char *) swa_loop_context;
 struct swa_thread swa_main_thread;
 bool swa_active;
+_Atomic bool swa_main_known;
+static pthread_t main_pthread;
+
+bool swa_loop_learn_main(void)
+{
+	if (atomic_load_explicit(&swa_main_known, memory_order_acquire))
+		return true;
+	if (!swa_plat_is_main_thread())
+		return false;
+	swa_plat_thread_self(&swa_main_thread);
+	main_pthread = pthread_self();
+	/* published after the thread's description, which the watchdog reads */
+	atomic_store_explicit(&swa_main_known, true, memory_order_release);
+	return true;
+}
+
+bool swa_loop_on_main_thread(void)
+{
+	if (!atomic_load_explicit(&swa_main_known, memory_order_acquire))
+		return swa_loop_learn_main() && pthread_equal(pthread_self(), main_pthread);
+	return pthread_equal(pthread_self(), main_pthread);
+}
 
 void swa_loop_before_wait(void)
 {
@@ -55,12 +79,12 @@ void swa_loop_busy_if_idle(const char *context)
 /* The public hooks check the thread themselves; the interposed calls already did. */
 __attribute__((visibility("default"))) void stallwatch_before_wait(void)
 {
-	if (swa_active && swa_plat_on_main_thread())
+	if (swa_active && swa_loop_on_main_thread())
 		swa_loop_before_wait();
 }
 
 __attribute__((visibility("default"))) void stallwatch_after_wait(void)
 {
-	if (swa_active && swa_plat_on_main_thread())
+	if (swa_active && swa_loop_on_main_thread())
 		swa_loop_after_wait(SWA_LOOP_DEFAULT_CONTEXT);
 }

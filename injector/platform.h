@@ -79,8 +79,12 @@ void swa_plat_thread_self(struct swa_thread *ret);
  * backend's thread list, never from a call that takes a thread-list lock.
  */
 void swa_plat_name_self(const char *name);
-/* Whether the calling thread is the one swa_plat_init() ran on; a few ns. */
-bool swa_plat_on_main_thread(void);
+/*
+ * Whether the calling thread is the process's main thread, asked of the
+ * system (Darwin: pthread_main_np; Linux: its tid is the pid).  The core
+ * asks once, then compares pthread_self() with what it learned.
+ */
+bool swa_plat_is_main_thread(void);
 
 /* Monotonic clock in ns that stops while the machine sleeps, and one that does not. */
 uint64_t swa_plat_now(void);

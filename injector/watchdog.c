@@ -339,6 +339,8 @@ static uint64_t tick(uint64_t now)
 	uint64_t interval = (uint64_t)atomic_load(&swa_cfg.interval_us) * 1000u;
 	uint64_t threshold = (uint64_t)atomic_load(&swa_cfg.threshold_ms) * 1000000u;
 	uint64_t busy = atomic_load_explicit(&swa_loop_busy_since, memory_order_acquire);
+	if (!atomic_load_explicit(&swa_main_known, memory_order_acquire))
+		return now + interval; /* no loop to watch before the main thread is known */
 	if (w.active) {
 		if (busy != w.start) {
 			uint64_t at = atomic_load(&swa_loop_waited_at);

@@ -46,7 +46,7 @@ static _Atomic bool hooks_on;
 static inline bool watched(void)
 {
 	return swa_active && atomic_load_explicit(&hooks_on, memory_order_relaxed) &&
-	       swa_plat_on_main_thread();
+	       swa_loop_on_main_thread();
 }
 
 #define HOOK(hookname, call)                                                                       \

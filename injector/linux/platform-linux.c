@@ -30,15 +30,14 @@
 #include "linux.h"
 #include "wire/wire.h"
 
-static pthread_t main_pthread;
 static int read_pipe[2] = {-1, -1};
 static _Atomic int vm_readv_state; /* 0 unknown/works, 1 missing */
 static char os_version[160];
 static char process_name[300];
 
-bool swa_plat_on_main_thread(void)
+bool swa_plat_is_main_thread(void)
 {
-	return pthread_equal(pthread_self(), main_pthread);
+	return swa_linux_gettid() == getpid();
 }
 
 pid_t swa_linux_gettid(void)
@@ -366,7 +365,6 @@ uint32_t swa_plat_platform(void)
 
 int swa_plat_init(void)
 {
-	main_pthread = pthread_self();
 	struct utsname u;
 	if (uname(&u) == 0)
 		snprintf(os_version, sizeof(os_version), "%s %s", u.sysname, u.release);
