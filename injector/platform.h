@@ -140,12 +140,22 @@ int swa_plat_read(uint64_t addr, void *dst, size_t len);
  * The loaded images, delivered one by one to the callback; returns the
  * backend's change counter, so the core only rebuilds when it moved.
  */
+enum swa_unwind_kind {
+	SWA_UNWIND_KIND_NONE = 0,
+	SWA_UNWIND_KIND_EH_FRAME_HDR = 1, /* ELF: unwind_info is .eh_frame_hdr */
+	SWA_UNWIND_KIND_MACHO = 2,        /* Mach-O: __unwind_info (compact) and/or __eh_frame */
+};
+
 struct swa_plat_image {
 	uint64_t slide;       /* runtime address minus file address */
 	uint64_t text_vmaddr; /* file address of the executable segment */
 	uint64_t text_size;
-	uint64_t unwind_info; /* runtime address of .eh_frame_hdr (0: none) */
-	uint32_t id_kind;     /* sw_wire_id_kind */
+	uint32_t unwind_kind; /* swa_unwind_kind */
+	uint64_t unwind_info; /* runtime address of .eh_frame_hdr or __unwind_info (0: none) */
+	uint64_t unwind_info_size;
+	uint64_t eh_frame; /* Mach-O: runtime address of __eh_frame (0: none) */
+	uint64_t eh_frame_size;
+	uint32_t id_kind; /* sw_wire_id_kind: build id (ELF), LC_UUID (Mach-O) */
 	uint32_t id_len;
 	uint8_t id[32];
 	const char *path;

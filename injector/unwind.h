@@ -20,9 +20,12 @@ struct swa_image {
 	uint64_t lo, hi; /* runtime range of the executable segment */
 	uint64_t slide;
 	uint64_t text_vmaddr, text_size;
-	uint64_t eh_hdr;   /* runtime address of .eh_frame_hdr, 0 if none */
-	uint64_t eh_table; /* its binary-search table, 0 if unusable */
-	uint64_t eh_frame; /* .eh_frame */
+	uint32_t unwind_kind;                   /* swa_unwind_kind */
+	uint64_t unwind_info, unwind_info_size; /* Mach-O __unwind_info (runtime), 0 if none */
+	uint64_t eh_frame_size;                 /* Mach-O __eh_frame's size */
+	uint64_t eh_hdr;                        /* runtime address of .eh_frame_hdr, 0 if none */
+	uint64_t eh_table;                      /* its binary-search table, 0 if unusable */
+	uint64_t eh_frame; /* .eh_frame (from eh_hdr on ELF, __eh_frame on Mach-O) */
 	uint32_t fde_count;
 	uint8_t table_enc;
 	uint32_t id_kind, id_len;
