@@ -102,8 +102,14 @@ void swa_plat_event_signal(struct swa_event *e);
 /* 0 once signalled, -ETIMEDOUT after timeout_ns. */
 int swa_plat_event_wait(struct swa_event *e, uint64_t timeout_ns);
 
-/* How long the calling thread has waited, runnable, for a CPU (0 when unknown). */
+/*
+ * How long the calling thread has waited, runnable, for a CPU; -ENOTSUP
+ * where the system cannot tell (Darwin), which the watchdog must not take
+ * for "no wait": a starved watchdog would look like a stopped process.
+ */
 int swa_plat_self_wait_ns(uint64_t *ret);
+/* Whether a debugger traces the process now (where waits are unknown). */
+bool swa_plat_traced(void);
 
 /* CPU time a thread has used, in ns. */
 int swa_plat_thread_cpu_ns(const struct swa_thread *t, uint64_t *ret);

@@ -300,6 +300,20 @@ static struct {
 	uint64_t tick, cpu, own, wait;
 } prev;
 
+/*
+ * Whether a late tick was a stop rather than a starved watchdog.  Where the
+ * system cannot say how long we waited for a CPU (Darwin), a starved
+ * watchdog and a stopped process look alike: only a debugger that is
+ * attached right now makes it a stop, so an unknown never hides a stall.
+ */
+static bool stopped_not_starved(uint64_t gap, uint64_t interval, uint64_t wait, uint64_t own,
+				bool wait_unknown)
+{
+	if (wait_unknown)
+		return swa_plat_traced();
+	return (wait - prev.wait + own - prev.own) * 2 < gap - interval;
+}
+
 static void account_pause(uint64_t now, uint64_t interval)
 {
 	static unsigned ticks;
@@ -309,10 +323,11 @@ static void account_pause(uint64_t now, uint64_t interval)
 	swa_plat_thread_cpu_ns(&swa_main_thread, &cpu);
 	swa_plat_thread_cpu_ns(&swa_watchdog_thread, &own);
 	/* a proc file read: every tick only while watching, else every tenth */
-	if (w.active || suspicious || ++ticks % 10 == 0)
-		swa_plat_self_wait_ns(&wait);
+	static bool wait_unknown;
+	if (!wait_unknown && (w.active || suspicious || ++ticks % 10 == 0))
+		wait_unknown = swa_plat_self_wait_ns(&wait) == -ENOTSUP;
 	if (suspicious && (cpu - prev.cpu) * 2 < gap &&
-	    (wait - prev.wait + own - prev.own) * 2 < gap - interval) {
+	    stopped_not_starved(gap, interval, wait, own, wait_unknown)) {
 		uint64_t lost = gap - interval;
 		swa_log("a stop of %llu ms: not counted in stalls",
 			(unsigned long long)(lost / 1000000));

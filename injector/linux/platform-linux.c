@@ -139,6 +139,12 @@ int swa_plat_self_wait_ns(uint64_t *ret)
 	return 0;
 }
 
+bool swa_plat_traced(void)
+{
+	/* only asked where waits are unknown, which Linux always knows */
+	return false;
+}
+
 int swa_plat_thread_cpu_ns(const struct swa_thread *t, uint64_t *ret)
 {
 	/* the kernel's per-thread CPU clock id, as pthread_getcpuclockid() makes it */
