@@ -10,7 +10,6 @@
  * Nothing here prints unless STALLWATCH_LOG asks for it; a failure only
  * leaves the agent inactive, never the app broken.
  */
-#include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -48,10 +47,8 @@ __attribute__((constructor)) static void swa_init(void)
 {
 	if (!swa_config_should_activate())
 		return;
-	Dl_info info;
-	const char *self = dladdr(&swa_active, &info) ? info.dli_fname : NULL;
 	swa_config_load();
-	swa_config_scrub_environment(self);
+	swa_config_scrub_environment(swa_plat_agent_path());
 	int r = swa_plat_init();
 	if (r < 0) {
 		swa_log("cannot prepare sampling: %s", strerror(-r));
@@ -77,7 +74,7 @@ __attribute__((constructor)) static void swa_init(void)
 	swa_log("agent %s active in pid %d (threshold %u ms, interval %u us)", SW_VERSION,
 		(int)getpid(), atomic_load(&swa_cfg.threshold_ms),
 		atomic_load(&swa_cfg.interval_us));
-	if (swa_cfg.wait_ms)
+	if (swa_cfg.wait_ms) /* capped by the backend: never blocks an iOS launch */
 		swa_streamer_wait_client(swa_cfg.wait_ms);
 }
 

@@ -193,6 +193,20 @@ long swa_plat_send(int fd, const void *buf, size_t len);
 /* Raises the calling thread's scheduling priority where allowed. */
 void swa_plat_raise_priority(void);
 
+/* The variable that preloads the agent: LD_PRELOAD, DYLD_INSERT_LIBRARIES. */
+const char *swa_plat_preload_variable(void);
+/*
+ * Whether the app may be watched at all: Darwin requires the get-task-allow
+ * entitlement (a Debug build), so a Release or TestFlight build that still
+ * carries the agent opens nothing.  Always true on Linux.
+ */
+bool swa_plat_debuggable(void);
+/* The longest the constructor may wait for a client (0: never, iOS launches). */
+uint32_t swa_plat_max_start_wait_ms(void);
+
+/* The agent library's own file, or NULL (to scrub it from the preload variable). */
+const char *swa_plat_agent_path(void);
+
 /* The running program's file, resolved (for activation). */
 int swa_plat_executable_path(char *buf, size_t cap);
 

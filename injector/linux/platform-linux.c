@@ -9,6 +9,7 @@
  * (open, read, getdents64) on stack buffers: no stdio, no malloc.
  */
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -362,6 +363,27 @@ const char *swa_plat_os_version(void)
 const char *swa_plat_process_name(void)
 {
 	return process_name;
+}
+
+const char *swa_plat_agent_path(void)
+{
+	Dl_info info;
+	return dladdr(&read_pipe, &info) ? info.dli_fname : NULL;
+}
+
+const char *swa_plat_preload_variable(void)
+{
+	return "LD_PRELOAD";
+}
+
+bool swa_plat_debuggable(void)
+{
+	return true; /* whoever can preload a library could ptrace the process anyway */
+}
+
+uint32_t swa_plat_max_start_wait_ms(void)
+{
+	return 60000;
 }
 
 uint32_t swa_plat_platform(void)
