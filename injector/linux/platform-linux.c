@@ -365,6 +365,21 @@ const char *swa_plat_process_name(void)
 	return process_name;
 }
 
+const char *swa_plat_device_model(void)
+{
+	return "";
+}
+
+const char *swa_plat_bundle_id(void)
+{
+	return process_name;
+}
+
+const char *swa_plat_bundle_version(void)
+{
+	return "";
+}
+
 const char *swa_plat_agent_path(void)
 {
 	Dl_info info;
