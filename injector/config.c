@@ -175,10 +175,9 @@ static const char *last_slash(const char *p, size_t n)
 void swa_config_scrub_environment(const char *agent_path);
 void swa_config_scrub_environment(const char *agent_path)
 {
-	extern char **environ;
 	for (int again = 1; again;) {
 		again = 0;
-		for (char **e = environ; e && *e; e++) {
+		for (char **e = swa_plat_environ(); e && *e; e++) {
 			if (strncmp(*e, "STALLWATCH_", 11) == 0) {
 				char name[128];
 				size_t n = strcspn(*e, "=");

@@ -195,6 +195,8 @@ long swa_plat_send(int fd, const void *buf, size_t len);
 /* Raises the calling thread's scheduling priority where allowed. */
 void swa_plat_raise_priority(void);
 
+/* The process's environment (a dylib on Darwin cannot name environ). */
+char **swa_plat_environ(void);
 /* The variable that preloads the agent: LD_PRELOAD, DYLD_INSERT_LIBRARIES. */
 const char *swa_plat_preload_variable(void);
 /*

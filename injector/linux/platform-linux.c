@@ -386,6 +386,12 @@ const char *swa_plat_agent_path(void)
 	return dladdr(&read_pipe, &info) ? info.dli_fname : NULL;
 }
 
+char **swa_plat_environ(void)
+{
+	extern char **environ;
+	return environ;
+}
+
 const char *swa_plat_preload_variable(void)
 {
 	return "LD_PRELOAD";
