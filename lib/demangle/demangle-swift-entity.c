@@ -459,7 +459,7 @@ struct swn *swd_h_op(struct swd *d)
 		struct swn *p = swd_pop_protocol(d);
 		struct swn *r = p ? with(d, K_CONF_REF, p, NULL) : NULL;
 		if (r)
-			r->flags = c == 'P' ? 1 : 2;
+			r->flags = c == 'P' ? SWF_CONF_TYPE_MODULE : SWF_CONF_PROTOCOL_MODULE;
 		return r;
 	}
 	case 'C': {
@@ -589,19 +589,6 @@ struct swn *swd_partial_spec(struct swd *d, const char *text)
 		return NULL;
 	return s;
 }
-
-enum {
-	SA_NONE,
-	SA_CLOSURE,
-	SA_CONST_FN,
-	SA_CONST_GLOBAL,
-	SA_CONST_INT,
-	SA_CONST_FLOAT,
-	SA_CONST_STRING,
-	SA_CONST_KEYPATH,
-	SA_OPTIONS,
-	SA_SAME_CLOSURE,
-};
 
 static struct swn *spec_arg(struct swd *d, bool ret)
 {

@@ -12,7 +12,7 @@ static void print_spec_arg(struct pr *p, const struct swn *a)
 	const struct swn *name = a->nkids ? a->kids[0] : NULL;
 	const struct swn *types = a->nkids > 1 ? a->kids[1] : NULL;
 	switch (a->index) {
-	case 1: /* closure */
+	case SA_CLOSURE:
 		if (!name)
 			return;
 		puts_(p, "[Closure Propagated : ");
@@ -23,24 +23,24 @@ static void print_spec_arg(struct pr *p, const struct swn *a)
 			swd_pr_join(p, types, ", ");
 		puts_(p, "]");
 		break;
-	case 2: /* function */
-	case 3: /* global */
+	case SA_CONST_FN:
+	case SA_CONST_GLOBAL:
 		if (!name)
 			return;
-		puts_(p, a->index == 2 ? "[Constant Propagated Function : "
-				       : "[Constant Propagated Global : ");
+		puts_(p, a->index == SA_CONST_FN ? "[Constant Propagated Function : "
+						 : "[Constant Propagated Global : ");
 		if (swd_demangle_text(name->text, name->tlen, p->simp, p->out, 1) <= 0)
 			text(p, name);
 		puts_(p, "]");
 		break;
-	case 4:
-	case 5:
-		puts_(p, a->index == 4 ? "[Constant Propagated Integer : "
-				       : "[Constant Propagated Float : ");
+	case SA_CONST_INT:
+	case SA_CONST_FLOAT:
+		puts_(p, a->index == SA_CONST_INT ? "[Constant Propagated Integer : "
+						  : "[Constant Propagated Float : ");
 		text(p, a);
 		puts_(p, "]");
 		break;
-	case 6:
+	case SA_CONST_STRING:
 		if (!name)
 			return;
 		puts_(p, "[Constant Propagated String : ");
@@ -49,7 +49,7 @@ static void print_spec_arg(struct pr *p, const struct swn *a)
 		text(p, name);
 		puts_(p, "']");
 		break;
-	case 7:
+	case SA_CONST_KEYPATH:
 		if (!name)
 			return;
 		puts_(p, "[Constant Propagated KeyPath : ");
@@ -59,7 +59,7 @@ static void print_spec_arg(struct pr *p, const struct swn *a)
 			swd_pr_join(p, types, ",");
 		puts_(p, ">]");
 		break;
-	case 8: {
+	case SA_OPTIONS: {
 		static const char *const names[] = {
 		    "Generic",
 		    "Dead",
@@ -81,7 +81,7 @@ static void print_spec_arg(struct pr *p, const struct swn *a)
 		}
 		break;
 	}
-	case 9:
+	case SA_SAME_CLOSURE:
 		puts_(p, "[Closure Propagated : same as Arg[");
 		putn(p, a->index2);
 		puts_(p, "]]");
@@ -116,7 +116,7 @@ static void print_spec(struct pr *p, const struct swn *s)
 		for (unsigned i = 0; i < params->nkids; i++) {
 			const struct swn *a = params->kids[i];
 			bool ret = a->flags & SWF_READONLY;
-			if (a->index == 0) {
+			if (a->index == SA_NONE) {
 				if (!ret)
 					argno++;
 				continue;
@@ -169,9 +169,9 @@ static void print_autodiff(struct pr *p, const struct swn *a)
 static void print_conf_ref(struct pr *p, const struct swn *r)
 {
 	puts_(p, "protocol conformance ref ");
-	if (r->flags == 1)
+	if (r->flags == SWF_CONF_TYPE_MODULE)
 		puts_(p, "(type's module) ");
-	else if (r->flags == 2)
+	else if (r->flags == SWF_CONF_PROTOCOL_MODULE)
 		puts_(p, "(protocol's module) ");
 	else if (r->nkids > 1) {
 		puts_(p, "(retroactive module ");

@@ -645,6 +645,9 @@ void swd_pr_sig(struct pr *p, const struct swn *sig)
 	puts_(p, ">");
 }
 
+/* The protocols an inverse requirement (~Copyable) names, by their bit. */
+static const char *const invertible[] = {"Copyable", "Escapable"};
+
 static void print_requirement(struct pr *p, const struct swn *r)
 {
 	swd_pr_print(p, r->kids[0]);
@@ -675,10 +678,8 @@ static void print_requirement(struct pr *p, const struct swn *r)
 		puts_(p, ": ~");
 		if (!p->simp)
 			puts_(p, "Swift.");
-		if (r->index == 0)
-			puts_(p, "Copyable");
-		else if (r->index == 1)
-			puts_(p, "Escapable");
+		if (r->index < sizeof(invertible) / sizeof(invertible[0]))
+			puts_(p, invertible[r->index]);
 		else {
 			puts_(p, "<bit ");
 			putn(p, r->index);

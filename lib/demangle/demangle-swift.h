@@ -205,6 +205,25 @@ enum swk {
 #define SWF_ASYNC_REMOVED 0x200000u
 #define SWF_PSEUDOGENERIC 0x400000u
 
+/* K_CONF_REF: where the conformance lives when no module kid says it */
+#define SWF_CONF_TYPE_MODULE     1u
+#define SWF_CONF_PROTOCOL_MODULE 2u
+
+/* What a K_SPEC_ARG's index says a specialized argument became; index2
+ * holds the option bits of SA_OPTIONS and the argument of SA_SAME_CLOSURE. */
+enum swd_spec_arg {
+	SA_NONE,
+	SA_CLOSURE,
+	SA_CONST_FN,
+	SA_CONST_GLOBAL,
+	SA_CONST_INT,
+	SA_CONST_FLOAT,
+	SA_CONST_STRING,
+	SA_CONST_KEYPATH,
+	SA_OPTIONS,
+	SA_SAME_CLOSURE,
+};
+
 /* function type attributes (K_FUNC flags) */
 #define SWFN_THROWS     0x100u
 #define SWFN_ASYNC      0x200u
