@@ -11,7 +11,9 @@ protocol.  What is checked comes from elsewhere than the command's output:
   at its address, and the heaviest raw stack, symbolicated with nm here,
   must hold the expected call chain;
 - every output format parses (JSON, speedscope, the folded lines, the
-  gzip'd pprof protobuf, the text trees) and agrees on the stall count.
+  gzip'd pprof protobuf, the text trees) and agrees on the stall count;
+- the same recording claiming a newer agent protocol, or a newer file
+  format, is refused with a message that says it is newer.
 
 usage: test-recordings.py STALLWATCH RECORDINGS_DIR
 """
@@ -23,6 +25,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 
 from swtest import check, failures
 
@@ -243,6 +246,20 @@ def main():
     labels = [o["label"] for o in objs if o["type"] == "stall"]
     check(rc == 0 and len(labels) == total and all("#" in l and l[0] != "#" for l in labels),
           "several recordings: exit %d, labels %s" % (rc, labels))
+
+    # a newer agent or recording format is named as newer, not misread
+    with open(os.path.join(data, "stalls.swtrace"), "rb") as f:
+        orig = f.read()
+    tmp = tempfile.mkdtemp(prefix="sw-recordings-")
+    for what, data_ in [("agent", orig.replace(b"SWAG\x01", b"SWAG\x7f", 1)),
+                        ("format", orig[:8] + b"\x7f" + orig[9:])]:
+        path = os.path.join(tmp, "newer-%s.swtrace" % what)
+        with open(path, "wb") as f:
+            f.write(data_)
+        rc, out, err = report(path)
+        check(rc == 5 and "newer" in err and "127" in err and "upgrade" in err,
+              "newer %s: exit %d, %r" % (what, rc, err))
+    shutil.rmtree(tmp)
 
     # the recordings found in the directory are the ones described
     found = sorted(f for f in os.listdir(data) if f.endswith(".swtrace"))
