@@ -15,6 +15,9 @@
 #include <unistd.h>
 
 #include "progress.h"
+#include "util/time-units.h"
+
+#define REDRAW_MS 500
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t changed = PTHREAD_COND_INITIALIZER;
@@ -27,7 +30,7 @@ static long elapsed_ms(void)
 {
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (now.tv_sec - since.tv_sec) * 1000 + (now.tv_nsec - since.tv_nsec) / 1000000;
+	return (long)(sw_timespec_ms(&now) - sw_timespec_ms(&since));
 }
 
 /* Erases the line; called with lock held. */
@@ -44,7 +47,7 @@ static void draw_locked(void)
 	long ms = busy ? elapsed_ms() : 0;
 	if (!busy || ms < after_ms)
 		return;
-	fprintf(stderr, "\r\033[Kstallwatch: %s (%ld s)", text, ms / 1000);
+	fprintf(stderr, "\r\033[Kstallwatch: %s (%ld s)", text, ms / (long)SW_MS_PER_S);
 	fflush(stderr);
 	shown = true;
 }
@@ -56,11 +59,7 @@ static void *ticker(void *arg)
 	for (;;) {
 		struct timespec until;
 		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_nsec += 500000000;
-		if (until.tv_nsec >= 1000000000) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000;
-		}
+		sw_timespec_add_ms(&until, REDRAW_MS);
 		pthread_cond_timedwait(&changed, &lock, &until);
 		draw_locked();
 	}

@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "commit.h"
 #include "config.h"
+#include "wire/wire.h"
 
 extern const struct sw_cmd sw_cmd_help;
 extern const struct sw_cmd sw_cmd_devices;
@@ -115,7 +116,7 @@ static const struct {
 static void print_version(void)
 {
 	printf("stallwatch %s (commit %s, protocol %d)\nfeatures:", SW_VERSION, SW_COMMIT,
-	       SW_PROTOCOL_VERSION);
+	       SW_WIRE_PROTOCOL);
 	for (size_t i = 0; i < sizeof(features) / sizeof(features[0]); i++)
 		printf(" %c%s", features[i].built ? '+' : '-', features[i].name);
 	putchar('\n');

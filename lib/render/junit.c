@@ -10,6 +10,7 @@
 
 #include "junit.h"
 #include "render.h"
+#include "util/time-units.h"
 
 #define NONE UINT32_MAX
 
@@ -137,7 +138,7 @@ static int testcase(struct sw_profile *p, const struct sw_junit_options *o, cons
 	if (r >= 0)
 		r = case_name(p, g, b);
 	if (r >= 0)
-		r = sw_buf_printf(b, "\" time=\"%.3f\"", (double)g->total / 1e9);
+		r = sw_buf_printf(b, "\" time=\"%.3f\"", sw_ns_to_s(g->total));
 	if (r >= 0 && !g->failing)
 		return sw_buf_puts(b, "/>\n");
 	if (r >= 0)
@@ -221,7 +222,7 @@ int sw_render_junit(struct sw_profile *p, const struct sw_junit_options *o, stru
 		r = sw_buf_printf(out,
 				  "\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" time=\"%.3f\">\n"
 				  "    <properties></properties>\n",
-				  ng, nfail, (double)all / 1e9);
+				  ng, nfail, sw_ns_to_s(all));
 	for (size_t i = 0; i < ng && r >= 0; i++)
 		r = testcase(p, o, &groups[i], out);
 	if (r >= 0)

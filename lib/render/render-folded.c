@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "render.h"
+#include "util/time-units.h"
 
 #define NONE UINT32_MAX
 
@@ -46,8 +47,9 @@ static int tree_folded(const struct sw_tree *t, const struct sw_render_options *
 		return -ENOMEM;
 	int r = 0;
 	for (uint32_t i = 0; i < t->nnodes && r >= 0; i++) {
-		uint64_t count =
-		    t->counts_only ? t->nodes[i].self : (t->nodes[i].self + 500) / 1000;
+		uint64_t count = t->counts_only
+				     ? t->nodes[i].self
+				     : (t->nodes[i].self + SW_NS_PER_US / 2) / SW_NS_PER_US;
 		if (!count)
 			continue;
 		size_t n = 0;
