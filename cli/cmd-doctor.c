@@ -318,6 +318,10 @@ static const char *const known_vars[] = {
     "STALLWATCH_ALL_THREADS",
     "STALLWATCH_MAX_DEPTH",
     "STALLWATCH_BUNDLE_ID",
+    "STALLWATCH_DETECTOR",
+    "STALLWATCH_DISABLE",
+    "STALLWATCH_FORCE",
+    "STALLWATCH_DEMO",
     NULL,
 };
 

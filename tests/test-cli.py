@@ -684,6 +684,15 @@ def check_doctor_symbols():
           "doctor: no fix for missing symbols: %r" % r.stdout)
     r = sw(["doctor", rec, "-S", d], text=True, env=env)
     check(r.returncode != 0, "doctor with a failing check exited 0")
+    # every STALLWATCH_* variable the man pages name is one doctor knows
+    names = set()
+    for page in os.listdir(os.path.join(SOURCE, "man")):
+        text = open(os.path.join(SOURCE, "man", page)).read().replace("\\_", "_")
+        names |= set(re.findall(r"STALLWATCH_[A-Z_]*[A-Z]", text))
+    env.update({n: "1" for n in names if n not in ("STALLWATCH_SYMBOLS", "STALLWATCH_AGENT")})
+    r = sw(["doctor"], text=True, env=env)
+    unknown = [l for l in r.stdout.splitlines() if "is not a variable" in l]
+    check(names and not unknown, "doctor does not know what the man pages name: %s" % unknown)
     shutil.rmtree(d)
 
 

@@ -42,7 +42,9 @@ def build(swiftc, tmp):
 
 def run(exe, detector):
     env = dict(os.environ, STALLWATCH_LOG="1", STALLWATCH_DETECTOR=detector)
-    p = subprocess.run([os.environ["STALLWATCH"], "run", "--format", "ndjson", "--", exe] + STEPS,
+    # --results -: the NDJSON on stdout (run prints results on stderr by default)
+    p = subprocess.run([os.environ["STALLWATCH"], "run", "--format", "ndjson", "--results", "-",
+                        "--", exe] + STEPS,
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
                        timeout=120)
     objs = [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]
