@@ -41,19 +41,22 @@ REAL(epoll_pwait2, int, (int, struct epoll_event *, int, const struct timespec *
 REAL(select, int, (int, fd_set *, fd_set *, fd_set *, struct timeval *))
 REAL(pselect, int, (int, fd_set *, fd_set *, fd_set *, const struct timespec *, const sigset_t *))
 
+static _Atomic bool hooks_on;
+
 static inline bool watched(void)
 {
-	return swa_active && swa_plat_on_main_thread();
+	return swa_active && atomic_load_explicit(&hooks_on, memory_order_relaxed) &&
+	       swa_loop_on_main_thread();
 }
 
 #define HOOK(hookname, call)                                                                       \
 	do {                                                                                       \
 		if (!watched())                                                                    \
 			return call;                                                               \
-		swa_loop_before_wait(hookname);                                                    \
+		swa_loop_before_wait();                                                            \
 		int r_ = call;                                                                     \
 		int e_ = errno;                                                                    \
-		swa_loop_after_wait();                                                             \
+		swa_loop_after_wait(SWA_LOOP_DEFAULT_CONTEXT);                                     \
 		errno = e_;                                                                        \
 		return r_;                                                                         \
 	} while (0)
@@ -140,7 +143,7 @@ EXPORT int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec
 }
 
 /* Resolves every real function up front, from the agent's constructor. */
-void swa_plat_hooks_init(void)
+int swa_plat_hooks_start(void)
 {
 	get_poll();
 	get_ppoll();
@@ -151,4 +154,11 @@ void swa_plat_hooks_init(void)
 	get_epoll_pwait2();
 	get_select();
 	get_pselect();
+	atomic_store(&hooks_on, true);
+	return 0;
+}
+
+void swa_plat_hooks_stop(void)
+{
+	atomic_store(&hooks_on, false);
 }
