@@ -55,8 +55,7 @@ __attribute__((constructor)) static void swa_init(void)
 		return;
 	}
 	if (!swa_cfg.bundle_id[0])
-		snprintf(swa_cfg.bundle_id, sizeof(swa_cfg.bundle_id), "%s",
-			 swa_plat_process_name());
+		snprintf(swa_cfg.bundle_id, sizeof(swa_cfg.bundle_id), "%s", swa_plat_bundle_id());
 	swa_loop_learn_main();
 	swa_clock_base = swa_plat_now();
 	void *ring = malloc(swa_cfg.ring_bytes);

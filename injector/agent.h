@@ -31,7 +31,8 @@ struct swa_config {
 	char listen[256];
 	char bundle_id[256];
 	char token[256];
-	uint32_t wait_ms; /* wait this long at start for a client (run) */
+	uint32_t wait_ms;  /* wait this long at start for a client (run) */
+	uint32_t detector; /* swa_detector (detect.h) */
 	size_t ring_bytes;
 	int log_fd; /* -1: silent */
 };
@@ -63,6 +64,13 @@ extern bool swa_active;
  * thread must not make that thread "main").  Nothing is sampled before.
  */
 extern _Atomic bool swa_main_known;
+/*
+ * The app went to the background (true) or came back: the watchdog ends a
+ * stall in progress and watches nothing while the app is not in front.
+ */
+void swa_loop_set_background(bool background);
+extern _Atomic bool swa_loop_background;
+
 /* Learns the main thread when the caller is it; true when known. */
 bool swa_loop_learn_main(void);
 /* Whether the caller is the main thread, once known; a few ns. */

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "detect.h"
 
 struct swa_config swa_cfg = {.log_fd = -1};
 
@@ -108,9 +109,19 @@ int swa_config_load(void)
 		swa_cfg.wait_ms = (uint32_t)(v > cap ? cap : v);
 	}
 	env_str("STALLWATCH_LISTEN", swa_cfg.listen, sizeof(swa_cfg.listen), "");
-	env_str("STALLWATCH_BUNDLE_ID", swa_cfg.bundle_id, sizeof(swa_cfg.bundle_id),
-		swa_plat_process_name());
+	/* unset: the backend's bundle id or process name, known after swa_plat_init() */
+	env_str("STALLWATCH_BUNDLE_ID", swa_cfg.bundle_id, sizeof(swa_cfg.bundle_id), "");
 	env_str("STALLWATCH_TOKEN", swa_cfg.token, sizeof(swa_cfg.token), "");
+	swa_cfg.detector = SWA_DETECT_DEFAULT;
+	const char *d = getenv("STALLWATCH_DETECTOR");
+	if (d && !strcmp(d, "waits"))
+		swa_cfg.detector = SWA_DETECT_WAITS;
+	else if (d && !strcmp(d, "runloop"))
+		swa_cfg.detector = SWA_DETECT_RUNLOOP;
+	else if (d && !strcmp(d, "ping"))
+		swa_cfg.detector = SWA_DETECT_PING;
+	else if (d && *d)
+		swa_log("ignoring STALLWATCH_DETECTOR=%s (expected waits, runloop or ping)", d);
 	return 0;
 }
 
@@ -164,10 +175,9 @@ static const char *last_slash(const char *p, size_t n)
 void swa_config_scrub_environment(const char *agent_path);
 void swa_config_scrub_environment(const char *agent_path)
 {
-	extern char **environ;
 	for (int again = 1; again;) {
 		again = 0;
-		for (char **e = environ; e && *e; e++) {
+		for (char **e = swa_plat_environ(); e && *e; e++) {
 			if (strncmp(*e, "STALLWATCH_", 11) == 0) {
 				char name[128];
 				size_t n = strcspn(*e, "=");

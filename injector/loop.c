@@ -24,7 +24,13 @@ _Atomic(const char *) swa_loop_context;
 struct swa_thread swa_main_thread;
 bool swa_active;
 _Atomic bool swa_main_known;
+_Atomic bool swa_loop_background;
 static pthread_t main_pthread;
+
+void swa_loop_set_background(bool background)
+{
+	atomic_store(&swa_loop_background, background);
+}
 
 bool swa_loop_learn_main(void)
 {

@@ -178,6 +178,8 @@ int swa_plat_images(swa_plat_image_fn fn, void *ctx);
  */
 int swa_plat_hooks_start(void);
 void swa_plat_hooks_stop(void);
+/* Set by a backend's hooks: called by the watchdog every tick, on its thread. */
+extern void (*swa_plat_hooks_tick)(void);
 
 /*
  * Descriptors the agent owns: close-on-exec from birth (atomically where
@@ -193,6 +195,8 @@ long swa_plat_send(int fd, const void *buf, size_t len);
 /* Raises the calling thread's scheduling priority where allowed. */
 void swa_plat_raise_priority(void);
 
+/* The process's environment (a dylib on Darwin cannot name environ). */
+char **swa_plat_environ(void);
 /* The variable that preloads the agent: LD_PRELOAD, DYLD_INSERT_LIBRARIES. */
 const char *swa_plat_preload_variable(void);
 /*
@@ -212,7 +216,11 @@ int swa_plat_executable_path(char *buf, size_t cap);
 
 /* Facts for the hello message. */
 const char *swa_plat_os_version(void);
+const char *swa_plat_device_model(void); /* hw.machine on Darwin, "" on Linux */
 const char *swa_plat_process_name(void);
+/* The bundle's identifier and version (Darwin), else the process name and "". */
+const char *swa_plat_bundle_id(void);
+const char *swa_plat_bundle_version(void);
 uint32_t swa_plat_platform(void); /* sw_wire_platform */
 
 #endif

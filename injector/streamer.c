@@ -98,7 +98,7 @@ static void put_hello(void)
 	m.hello.agent_version = SW_VERSION;
 	m.hello.arch = SWA_ARCH_NAME;
 	m.hello.os_version = swa_plat_os_version();
-	m.hello.device_model = "";
+	m.hello.device_model = swa_plat_device_model();
 	m.hello.process_name = swa_plat_process_name();
 	m.hello.bundle_id = swa_cfg.bundle_id;
 	m.hello.pid = (uint64_t)getpid();

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "agent.h"
+#include "detect.h"
 #include "unwind.h"
 #include "wire/wire.h"
 
@@ -51,6 +52,7 @@ struct cached_stack {
 	uint64_t frames[CACHE_FRAMES];
 };
 
+void (*swa_plat_hooks_tick)(void);
 static struct watch w;
 static uint8_t *copy_buf;
 static uint64_t frames[SWA_MAX_DEPTH];
@@ -353,6 +355,16 @@ static uint64_t tick(uint64_t now)
 {
 	uint64_t interval = (uint64_t)atomic_load(&swa_cfg.interval_us) * 1000u;
 	uint64_t threshold = (uint64_t)atomic_load(&swa_cfg.threshold_ms) * 1000000u;
+	if (swa_plat_hooks_tick)
+		swa_plat_hooks_tick();
+	if (atomic_load_explicit(&swa_loop_background, memory_order_relaxed)) {
+		/* a suspended app is not a stalled one: what ran before counts, no more */
+		if (w.active)
+			watch_end(now, now);
+		return now + interval;
+	}
+	if (swa_ping_active())
+		swa_ping_tick(now);
 	uint64_t busy = atomic_load_explicit(&swa_loop_busy_since, memory_order_acquire);
 	if (!atomic_load_explicit(&swa_main_known, memory_order_acquire))
 		return now + interval; /* no loop to watch before the main thread is known */

@@ -365,10 +365,31 @@ const char *swa_plat_process_name(void)
 	return process_name;
 }
 
+const char *swa_plat_device_model(void)
+{
+	return "";
+}
+
+const char *swa_plat_bundle_id(void)
+{
+	return process_name;
+}
+
+const char *swa_plat_bundle_version(void)
+{
+	return "";
+}
+
 const char *swa_plat_agent_path(void)
 {
 	Dl_info info;
 	return dladdr(&read_pipe, &info) ? info.dli_fname : NULL;
+}
+
+char **swa_plat_environ(void)
+{
+	extern char **environ;
+	return environ;
 }
 
 const char *swa_plat_preload_variable(void)
