@@ -338,9 +338,32 @@ static int step_x86_64(const struct swa_cu_reader *rd, const struct swa_cu_entry
 	}
 }
 
+/* The first instruction: nothing pushed, nothing saved yet. */
+static int step_entry(const struct swa_cu_reader *rd, enum swa_cu_arch arch, struct swa_cu_frame *f)
+{
+	uint64_t ra;
+	if (arch == SWA_CU_ARM64) {
+		if (!f->has_lr)
+			return -ENOENT;
+		f->pc = f->lr;
+	} else {
+		if (read_stack(rd, f->sp, &ra) < 0)
+			return -EFAULT;
+		f->pc = ra;
+		f->sp += 8;
+	}
+	f->leaf = f->has_lr = 0;
+	return SWA_CU_STEPPED;
+}
+
 int swa_cu_step(const struct swa_cu_reader *rd, enum swa_cu_arch arch, const struct swa_cu_entry *e,
 		struct swa_cu_frame *f, uint32_t *ret_fde_off)
 {
+	uint32_t dwarf = arch == SWA_CU_ARM64 ? SWA_CU_ARM64_MODE_DWARF : SWA_CU_X86_64_MODE_DWARF;
+	if (f->leaf && f->pc == e->start && e->encoding != 0 &&
+	    (e->encoding & SWA_CU_MODE_MASK) != dwarf)
+		return step_entry(rd, arch, f);
+	f->leaf = 0;
 	if (arch == SWA_CU_ARM64)
 		return step_arm64(rd, e->encoding, f, ret_fde_off);
 	if (arch == SWA_CU_X86_64)

@@ -43,6 +43,7 @@ int swa_cu_find(const struct swa_cu_reader *rd, uint64_t base, uint64_t info, ui
 /* A frame as compact unwind sees it; lr only on arm64. */
 struct swa_cu_frame {
 	uint64_t pc, sp, fp, lr;
+	int leaf;   /* pc is where the thread stopped, not a return address */
 	int has_lr; /* lr is the frame's own (the leaf, or a signal frame) */
 };
 
@@ -56,7 +57,10 @@ enum swa_cu_step_result {
  * -ENOENT when the encoding holds no unwind information (or needs a link
  * register the frame no longer has), -EINVAL for an encoding it cannot use,
  * -EFAULT when the stack or code is unreadable.  Callee-saved registers
- * other than the frame pointer are not tracked.
+ * other than the frame pointer are not tracked.  An encoding describes a
+ * function's body, not its prologue; a leaf stopped on its first
+ * instruction is known exactly all the same (the return address still in
+ * lr, or on top of the stack) and is stepped so.
  */
 int swa_cu_step(const struct swa_cu_reader *rd, enum swa_cu_arch arch, const struct swa_cu_entry *e,
 		struct swa_cu_frame *f, uint32_t *ret_fde_off);

@@ -176,7 +176,9 @@ static int cu_read_stack(void *ctx, uint64_t addr, void *dst, size_t len)
  * One step by a Mach-O image's compact unwind: its encoding, or the FDE in
  * __eh_frame it escapes to.  The leaf of a frame-pointer function is left
  * to the frame-pointer walk, which knows about the link register and
- * prologues; the encoding describes the body only.
+ * prologues (the encoding describes the body only), unless it stopped on
+ * its first instruction.  A step to a return address outside every image
+ * is refused, so that the frame-pointer walk gets its chance.
  */
 static int compact_step(struct swa_unwind_ctx *uc, const struct swa_image *im,
 			struct swa_regs *regs, bool pc_is_return, bool *ret_signal_frame)
@@ -188,10 +190,11 @@ static int compact_step(struct swa_unwind_ctx *uc, const struct swa_image *im,
 	    swa_cu_find(&rd, im->text_vmaddr + im->slide, im->unwind_info, im->unwind_info_size,
 			pc_is_return ? regs->pc - 1 : regs->pc, &e) < 0)
 		return -ENOENT;
-	if (!pc_is_return && (e.encoding & SWA_CU_MODE_MASK) == CU_FRAME_MODE)
+	if (!pc_is_return && (e.encoding & SWA_CU_MODE_MASK) == CU_FRAME_MODE &&
+	    regs->pc != e.start)
 		return -ENOENT;
 	int async = 0;
-	struct swa_cu_frame f = {.pc = regs->pc, .sp = regs->r[SWA_REG_SP]};
+	struct swa_cu_frame f = {.pc = regs->pc, .sp = regs->r[SWA_REG_SP], .leaf = !pc_is_return};
 	f.fp = swa_arch_frame_pointer(regs->r[SWA_REG_FP], &async);
 #if defined(SWA_REG_LR)
 	f.lr = swa_arch_strip(regs->r[SWA_REG_LR]);
@@ -204,8 +207,9 @@ static int compact_step(struct swa_unwind_ctx *uc, const struct swa_image *im,
 		return swa_cfi_step_fde(uc, im->eh_frame + fde_off, regs, pc_is_return,
 					ret_signal_frame);
 	}
-	if (r < 0)
-		return r;
+	/* an encoding used where it does not hold (a prologue) gives garbage: no image there */
+	if (r < 0 || !swa_images_find(swa_arch_strip(f.pc)))
+		return r < 0 ? r : -EINVAL;
 	bool fp_known = swa_regs_has(regs, SWA_REG_FP);
 	struct swa_regs next = {0};
 	if (fp_known || (e.encoding & SWA_CU_MODE_MASK) == CU_FRAME_MODE)

@@ -282,6 +282,28 @@ static void check_dwarf(enum swa_cu_arch arch, const struct swa_cu_entry *e)
 	CHECK(found);
 }
 
+/*
+ * A leaf stopped on a function's first instruction, whatever its
+ * encoding says about the body: the return address is still in lr
+ * (arm64) or on top of the stack (x86_64).
+ */
+static void check_entry(enum swa_cu_arch arch, const struct swa_cu_entry *e)
+{
+	uint64_t sp = STACK_BASE + 4096;
+	struct swa_cu_frame f = {.pc = e->start,
+				 .sp = sp,
+				 .fp = CALLER_FP,
+				 .lr = CALLER_PC,
+				 .leaf = 1,
+				 .has_lr = arch == SWA_CU_ARM64};
+	uint32_t fde;
+	put_stack(sp, CALLER_PC);
+	CHECK_INT(swa_cu_step(&reader, arch, e, &f, &fde), SWA_CU_STEPPED);
+	CHECK_INT(f.pc, CALLER_PC);
+	CHECK_INT(f.sp, arch == SWA_CU_ARM64 ? sp : sp + 8);
+	CHECK_INT(f.fp, CALLER_FP);
+}
+
 static void check_steps(enum swa_cu_arch arch)
 {
 	int frame = 0, frameless = 0, dwarf = 0, indirect = 0, none = 0;
@@ -291,6 +313,10 @@ static void check_steps(enum swa_cu_arch arch)
 		uint32_t mode = fns[i].enc & SWA_CU_MODE_MASK;
 		CHECK(swa_cu_find(&reader, base, rt(unwind_info_addr), unwind_info_size,
 				  base + fns[i].off, &e) == 0);
+		bool dwarf_mode = mode == (arch == SWA_CU_ARM64 ? SWA_CU_ARM64_MODE_DWARF
+								: SWA_CU_X86_64_MODE_DWARF);
+		if (fns[i].enc != 0 && !dwarf_mode)
+			check_entry(arch, &e);
 		if (fns[i].enc == 0) {
 			struct swa_cu_frame f = {0};
 			uint32_t fde;
@@ -565,6 +591,18 @@ static void check_core_unwind(enum swa_cu_arch arch)
 	CHECK_INT(frames[3], ra3);
 	CHECK(flags & SWA_UNWIND_CFI);
 	CHECK(!(flags & SWA_UNWIND_TRUNCATED));
+	/* stopped on the frameless function's first instruction: its caller is on top */
+	put_stack(s, ra2);
+	cap.regs.pc = base + frameless->off;
+	depth = swa_unwind(&cap, frames, 8, &flags);
+	CHECK_INT(depth, 3);
+	CHECK_INT(frames[0], base + frameless->off);
+	CHECK_INT(frames[1], ra2);
+	CHECK_INT(frames[2], ra3);
+	/* a garbage return address (a prologue read by the body's rule) is refused */
+	put_stack(s, 0x4141414141414141ull);
+	depth = swa_unwind(&cap, frames, 8, &flags);
+	CHECK(depth < 2 || frames[1] != 0x4141414141414141ull);
 	printf("core unwind through the image: %u frames\n", depth);
 #else
 	(void)arch;

@@ -47,6 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				 .sp = m.addr + (pc_off % (m.len + 1)),
 				 .fp = m.addr + 16,
 				 .lr = 0x1234,
+				 .leaf = data[8] & 4,
 				 .has_lr = data[8] & 2};
 	uint32_t fde = 0;
 	int r = swa_cu_step(&rd, arch, &e, &f, &fde);
