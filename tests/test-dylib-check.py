@@ -4,8 +4,8 @@ with clang's Apple targets and ld64.lld: a stand-in agent passes for all
 five Darwin targets, and each planted defect (a forbidden or unlisted
 import, an import bound to the wrong library, an extra library or export,
 a missing export, a wrong install name, platform or minimum OS, no UUID, a
-bundle, a broken or missing signature, malloc or a lock in the capture
-object) fails with a message naming it.
+bundle, a universal file, a broken or missing signature, malloc or a lock
+in the capture object) fails with a message naming it.
 
 usage: test-dylib-check.py CHECK-DYLIB SOURCE-ROOT WORKDIR
 Skips (77) when clang-19 or ld64.lld-19 is missing.
@@ -19,6 +19,7 @@ from swtest import check, failures
 
 CLANG = os.environ.get("SW_APPLE_CC", "clang-19")
 LD = os.environ.get("SW_APPLE_LD", "ld64.lld-19")
+LIPO = "llvm-lipo-19"
 
 # (arch, clang triple, ld64 platform, minimum OS)
 TARGETS = [
@@ -137,6 +138,12 @@ def planted_shape(fx):
     expect_fail("bundle", fx.check(t, fx.link(t, "bundle", flags=["-bundle"])),
                 "file type 8, not MH_DYLIB")
     expect_fail("cpu", fx.check(TARGETS[2], fx.link(t, "cpu")), "not x86_64")
+    lipo = shutil.which(LIPO)
+    if check(lipo, "%s not found" % LIPO):
+        fat = os.path.join(fx.work, "fat.dylib")
+        r = run([lipo, "-create", fx.link(t, "thin"), fx.link(TARGETS[2], "thin"), "-output", fat])
+        check(r.returncode == 0, "lipo failed: " + r.stdout)
+        expect_fail("universal", fx.check(t, fat), "not a thin 64-bit")
     # linked without libSystem: not loading an allowed library is a failure too
     expect_fail("missing library", fx.check(t, fx.link(t, "nolib", libs=("libSystem",),
                                                       flags=["-undefined", "dynamic_lookup"])),
