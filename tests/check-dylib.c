@@ -14,6 +14,11 @@
  *     an object file (the capture TU) whose undefined symbols are all on
  *     LIST (names only) and none forbidden.
  *
+ *   check-dylib --dump FILE
+ *     prints what the reader found (install name, build version, UUID,
+ *     dylibs, imports with their libraries and where the binding came
+ *     from, exports), for comparison with llvm-objdump's view.
+ *
  * LIST holds "lib INSTALL-NAME" lines, each followed by the symbols that
  * library may provide, one a line; '#' starts a comment.  Every violation
  * is printed, naming the symbol, library or command; the exit status is 1
@@ -354,8 +359,47 @@ static void check_signature(const uint8_t *d, const struct sw_macho_info *mi)
 
 struct want {
 	const char *arch, *platform, *min_os, *api, *allow_path, *path;
-	bool object;
+	bool object, dump;
 };
+
+static const char *lib_of(const struct sw_macho_info *mi, int ordinal)
+{
+	if (ordinal >= 1 && (size_t)ordinal <= mi->ndylibs)
+		return mi->names + mi->dylibs[ordinal - 1].name;
+	return ordinal == SW_MACHO_ORDINAL_SELF ? "(self)" : "(special)";
+}
+
+static void dump(const struct sw_macho_info *mi)
+{
+	static const char *const via[] = {"", "chained", "bind", "",         "weak-bind",
+					  "", "",        "",     "lazy-bind"};
+	printf("filetype %u cpu 0x%x 0x%x\n", mi->filetype, (unsigned)mi->cputype,
+	       (unsigned)mi->cpusubtype);
+	if (mi->has_install_name)
+		printf("install-name %s\n", mi->names + mi->install_name);
+	if (mi->has_build_version)
+		printf("build-version %u %u.%u\n", mi->platform, mi->minos >> 16,
+		       (mi->minos >> 8) & 0xff);
+	if (mi->has_uuid) {
+		char uuid[37];
+		sw_macho_uuid_str(mi->uuid, uuid);
+		printf("uuid %s\n", uuid);
+	}
+	for (size_t i = 0; i < mi->ndylibs; i++)
+		printf("dylib %s\n", mi->names + mi->dylibs[i].name);
+	for (size_t i = 0; i < mi->nsyms; i++)
+		if ((mi->syms[i].type & N_TYPE) == N_UNDF && (mi->syms[i].type & N_EXT))
+			printf("undefined %s %s\n", mi->names + mi->syms[i].name,
+			       lib_of(mi, sw_macho_info_symbol_ordinal(&mi->syms[i])));
+	for (size_t i = 0; i < mi->nbinds; i++)
+		printf("%s %s %s\n", via[mi->bind_list[i].via & 15],
+		       mi->names + mi->bind_list[i].name, lib_of(mi, mi->bind_list[i].ordinal));
+	for (size_t i = 0; i < mi->nexports; i++)
+		printf("export %s 0x%llx\n", mi->names + mi->exports[i].name,
+		       (unsigned long long)mi->exports[i].offset);
+	if (mi->code_signature.present)
+		printf("code-signature %llu\n", (unsigned long long)mi->code_signature.size);
+}
 
 static int platform_number(const char *name)
 {
@@ -449,6 +493,12 @@ static int check_file(const struct want *w, const struct allow *al)
 		munmap(map, (size_t)st.st_size);
 		return 1;
 	}
+	if (w->dump) {
+		dump(&mi);
+		sw_macho_info_finish(&mi);
+		munmap(map, (size_t)st.st_size);
+		return 0;
+	}
 	check_header(&mi, w);
 	if (!w->object) {
 		check_commands(map, &mi, w, al);
@@ -464,7 +514,8 @@ static int usage(void)
 {
 	fprintf(stderr, "usage: check-dylib --arch arm64|x86_64 --platform P --min-os V --api "
 			"HEADER --allow LIST DYLIB\n"
-			"       check-dylib --object --arch arm64|x86_64 --allow LIST OBJECT\n");
+			"       check-dylib --object --arch arm64|x86_64 --allow LIST OBJECT\n"
+			"       check-dylib --dump FILE\n");
 	return 2;
 }
 
@@ -478,6 +529,8 @@ int main(int argc, char **argv)
 		const char **slot = NULL;
 		if (strcmp(argv[i], "--object") == 0)
 			w.object = true;
+		else if (strcmp(argv[i], "--dump") == 0)
+			w.dump = true;
 		else if (strcmp(argv[i], "--arch") == 0)
 			slot = &w.arch;
 		else if (strcmp(argv[i], "--platform") == 0)
@@ -498,6 +551,8 @@ int main(int argc, char **argv)
 			*slot = argv[i];
 		}
 	}
+	if (w.dump && w.path)
+		return check_file(&w, &al);
 	if (!w.path || !w.arch || !w.allow_path ||
 	    (strcmp(w.arch, "arm64") != 0 && strcmp(w.arch, "x86_64") != 0) ||
 	    (!w.object && (!w.platform || !w.min_os || !w.api || platform_number(w.platform) < 0)))

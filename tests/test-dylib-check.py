@@ -5,12 +5,16 @@ five Darwin targets, and each planted defect (a forbidden or unlisted
 import, an import bound to the wrong library, an extra library or export,
 a missing export, a wrong install name, platform or minimum OS, no UUID, a
 bundle, a universal file, a broken or missing signature, malloc or a lock
-in the capture object) fails with a message naming it.
+in the capture object) fails with a message naming it.  First, what the
+reader finds in each target's dylib (check-dylib --dump) must be what
+llvm-objdump, llvm-nm and llvm-dwarfdump find: load commands, UUID,
+imports with their libraries, fixups, exports.
 
 usage: test-dylib-check.py CHECK-DYLIB SOURCE-ROOT WORKDIR
 Skips (77) when clang-19 or ld64.lld-19 is missing.
 """
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -20,6 +24,11 @@ from swtest import check, failures
 CLANG = os.environ.get("SW_APPLE_CC", "clang-19")
 LD = os.environ.get("SW_APPLE_LD", "ld64.lld-19")
 LIPO = "llvm-lipo-19"
+OBJDUMP = "llvm-objdump-19"
+NM = "llvm-nm-19"
+DWARFDUMP = "llvm-dwarfdump-19"
+SDK = "17.5"  # unlike any minimum OS, so that the two cannot be confused
+PLATFORMS = {"macos": 1, "ios": 2, "iossimulator": 7}
 
 # (arch, clang triple, ld64 platform, minimum OS)
 TARGETS = [
@@ -60,7 +69,7 @@ class Fixtures:
         obj = self.compile("agent.c", target, tag, defines)
         out = os.path.join(self.work, "%s-%s.dylib" % (tag, target[1]))
         cmd = [LD, "-arch", target[0], "-platform_version", platform or target[2],
-               min_os or target[3], min_os or target[3], "-install_name", install, "-o", out,
+               min_os or target[3], SDK, "-install_name", install, "-o", out,
                obj] + [os.path.join(self.data, l + ".tbd") for l in libs] + list(flags)
         if "-bundle" not in flags:
             cmd.append("-dylib")
@@ -94,6 +103,83 @@ def good_targets(fx):
         expect_ok("%s %s" % (t[1], tag), fx.check(t, fx.link(t, tag)))
         obj = fx.compile("capture.c", t, "capture")
         expect_ok("capture object for %s" % t[1], fx.check_object(t, obj))
+
+
+def short(lib):
+    """A library as llvm-objdump and llvm-nm name it: libSystem, CoreFoundation."""
+    return os.path.basename(lib).split(".")[0]
+
+
+def tool(*cmd):
+    r = run(list(cmd))
+    check(r.returncode == 0, "%s failed: %s" % (cmd[0], r.stdout))
+    return r.stdout
+
+
+def reader_view(fx, path):
+    out = run([fx.checker, "--dump", path]).stdout
+    view = {"dylib": [], "undefined": set(), "chained": set(), "bind": set(),
+            "lazy-bind": set(), "weak-bind": set(), "export": set()}
+    for line in out.splitlines():
+        key, _, rest = line.partition(" ")
+        if key == "dylib":
+            view["dylib"].append(rest)
+        elif key in ("undefined", "chained", "bind", "lazy-bind", "weak-bind"):
+            name, lib = rest.split(" ", 1)
+            view[key].add((name, short(lib)))
+        elif key == "export":
+            name, addr = rest.split()
+            view[key].add((name, int(addr, 16)))
+        else:
+            view[key] = rest
+    return view
+
+
+def oracle_view(path):
+    view = {}
+    used = tool(OBJDUMP, "--macho", "--dylibs-used", path).splitlines()[1:]
+    view["dylib"] = [l.strip().split(" (compatibility")[0] for l in used]
+    headers = tool(OBJDUMP, "--macho", "--private-headers", path)
+    m = re.search(r"platform (\w+)\n\s+sdk \S+\n\s+minos ([0-9.]+)", headers)
+    view["build-version"] = "%d %s" % (PLATFORMS.get(m.group(1), -1), m.group(2)) if m else None
+    view["code-signature"] = "LC_CODE_SIGNATURE" in headers
+    m = re.search(r"UUID: ([0-9A-F-]+)", tool(DWARFDUMP, "--uuid", path))
+    view["uuid"] = m.group(1) if m else None
+    view["undefined"] = set(re.findall(r"\(undefined\) external (\S+) \(from (\w+)\)",
+                                       tool(NM, "-u", "-m", path)))
+    fix = tool(OBJDUMP, "--macho", "--chained-fixups", path)
+    view["chained"] = {(n, l) for l, n in re.findall(
+        r"lib_ordinal = -?\d+ \((\S+)\)\n\s+weak_import = \d\n\s+name_offset = \d+ \((\S+)\)",
+        fix)}
+    binds = tool(OBJDUMP, "--macho", "--bind", "--lazy-bind", path)
+    tables = re.split(r"^Lazy bind table:$", binds, flags=re.M)
+    view["bind"] = set((n, l) for l, n in re.findall(r"^\S+\s+\S+\s+0x[0-9A-Fa-f]+ \w+\s+-?\d+ "
+                                                    r"(\S+)\s+(\S+)$", tables[0], re.M))
+    view["lazy-bind"] = set((n, l) for l, n in re.findall(
+        r"^\S+\s+\S+\s+0x[0-9A-Fa-f]+ (\S+)\s+(\S+)$",
+        tables[1] if len(tables) > 1 else "", re.M))
+    view["export"] = {(n, int(a, 16)) for a, n in re.findall(
+        r"^0x([0-9A-Fa-f]+)\s+(\S+)$", tool(OBJDUMP, "--macho", "--exports-trie", path), re.M)}
+    return view
+
+
+def reader_vs_tools(fx):
+    for t in TARGETS:
+        path = fx.link(t, "good")
+        mine, theirs = reader_view(fx, path), oracle_view(path)
+        check(theirs["dylib"] == [mine.get("install-name")] + mine["dylib"],
+              "%s: dylibs %s, llvm-objdump %s" % (t[1], mine["dylib"], theirs["dylib"]))
+        check(mine.get("build-version") == theirs["build-version"],
+              "%s: build version %s, llvm-objdump %s" % (t[1], mine.get("build-version"),
+                                                         theirs["build-version"]))
+        check(mine.get("uuid") == theirs["uuid"], "%s: uuid %s, llvm-dwarfdump %s"
+              % (t[1], mine.get("uuid"), theirs["uuid"]))
+        check(("code-signature" in mine) == theirs["code-signature"], "%s: signature" % t[1])
+        for key in ("undefined", "chained", "bind", "lazy-bind", "export"):
+            check(mine[key] == theirs[key], "%s: %s %s, tools %s" % (t[1], key, sorted(mine[key]),
+                                                                    sorted(theirs[key])))
+        check(mine["export"] and mine["undefined"] and (mine["chained"] or mine["lazy-bind"]),
+              "%s: nothing to compare" % t[1])
 
 
 def planted_imports(fx):
@@ -173,14 +259,15 @@ def planted_signature(fx):
 def main():
     if len(sys.argv) != 4:
         sys.exit(__doc__)
-    for tool in (CLANG, LD):
-        if not shutil.which(tool):
-            print("skipped: %s not found" % tool)
+    for prog in (CLANG, LD, OBJDUMP, NM, DWARFDUMP):
+        if not shutil.which(prog):
+            print("skipped: %s not found" % prog)
             sys.exit(77)
     work = sys.argv[3]
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     fx = Fixtures(sys.argv[1], sys.argv[2], work)
+    reader_vs_tools(fx)
     good_targets(fx)
     planted_imports(fx)
     planted_shape(fx)
