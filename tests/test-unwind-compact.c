@@ -524,6 +524,79 @@ static const struct fn *pick(uint32_t mode, bool want_rbp_pushed)
 	return NULL;
 }
 
+#if defined(__aarch64__)
+#if defined(SW_TEST_PAC)
+/* pacia x0, x1 by its encoding: run under qemu-aarch64 -cpu max (PAC on) */
+static uint64_t sign(uint64_t v, uint64_t modifier)
+{
+	register uint64_t x0 __asm__("x0") = v;
+	register uint64_t x1 __asm__("x1") = modifier;
+	__asm__(".inst 0xdac10020" : "+r"(x0) : "r"(x1));
+	return x0;
+}
+#else
+static uint64_t sign(uint64_t v, uint64_t modifier)
+{
+	return v;
+}
+#endif
+
+/*
+ * An arm64 stack: a frameless leaf stopped in its body (its caller in lr),
+ * called from a function with a frame record, called from another, then
+ * the end of the chain; with SW_TEST_PAC every return address is signed.
+ */
+static void core_unwind_arm64(enum swa_cu_arch arch)
+{
+	const struct fn *leaf = pick(SWA_CU_ARM64_MODE_FRAMELESS, false);
+	const struct fn *framed = pick(SWA_CU_ARM64_MODE_FRAME, false);
+	uint64_t base = rt(image_vmaddr), frames[8];
+	uint32_t flags;
+	if (arch != SWA_CU_ARM64)
+		return;
+	CHECK(leaf && framed && leaf->size >= 0);
+	if (!leaf || !framed || leaf->size < 0)
+		return;
+	core_image = (struct swa_image){.lo = base,
+					.hi = base + code_end,
+					.slide = base - image_vmaddr,
+					.text_vmaddr = image_vmaddr,
+					.unwind_kind = SWA_UNWIND_KIND_MACHO,
+					.unwind_info = rt(unwind_info_addr),
+					.unwind_info_size = unwind_info_size,
+					.eh_frame = eh_frame_addr ? rt(eh_frame_addr) : 0,
+					.eh_frame_size = eh_frame_size};
+	swa_mem_invalidate();
+	memset(stack, 0, sizeof(stack));
+	uint64_t s = STACK_BASE + 0x1000, fp1 = s + (uint64_t)leaf->size + 32, fp2 = fp1 + 64;
+	uint64_t pc = base + leaf->off + 4, ra1 = base + framed->off + 8;
+	uint64_t ra2 = base + framed->off + 12, ra3 = base + framed->off + 16;
+	put_stack(fp1, fp2);
+	put_stack(fp1 + 8, sign(ra2, fp1 + 16));
+	put_stack(fp2, 0);
+	put_stack(fp2 + 8, sign(ra3, fp2 + 16));
+	struct swa_capture cap = {.stack_lo = STACK_BASE,
+				  .stack_hi = STACK_BASE + STACK_SIZE,
+				  .copy = stack,
+				  .copy_len = STACK_SIZE,
+				  .copy_cap = STACK_SIZE};
+	cap.regs.pc = pc;
+	swa_regs_set(&cap.regs, SWA_REG_SP, s);
+	swa_regs_set(&cap.regs, SWA_REG_FP, fp1);
+	swa_regs_set(&cap.regs, SWA_REG_LR, sign(ra1, s));
+	uint32_t depth = swa_unwind(&cap, frames, 8, &flags);
+	CHECK_INT(depth, 4);
+	CHECK_INT(frames[0], pc);
+	CHECK_INT(frames[1], ra1);
+	CHECK_INT(frames[2], ra2);
+	CHECK_INT(frames[3], ra3);
+	CHECK(flags & SWA_UNWIND_CFI);
+	CHECK(!(flags & SWA_UNWIND_TRUNCATED));
+	printf("core unwind through the arm64 image%s: %u frames\n",
+	       sign(1ull << 40, 0) != 1ull << 40 ? " (return addresses signed)" : "", depth);
+}
+#endif
+
 /*
  * A stack whose leaf stopped on the first instruction of a function with
  * DWARF unwind information, called from a frameless function (which
@@ -603,7 +676,9 @@ static void check_core_unwind(enum swa_cu_arch arch)
 	put_stack(s, 0x4141414141414141ull);
 	depth = swa_unwind(&cap, frames, 8, &flags);
 	CHECK(depth < 2 || frames[1] != 0x4141414141414141ull);
-	printf("core unwind through the image: %u frames\n", depth);
+	printf("core unwind through the x86_64 image: ok\n");
+#elif defined(__aarch64__)
+	core_unwind_arm64(arch);
 #else
 	(void)arch;
 	printf("core unwind through the image: not on this host\n");

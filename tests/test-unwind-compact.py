@@ -6,7 +6,12 @@ offsets and encodings from `llvm-objdump --unwind-info`, each function's
 prologue (frame size, pushed registers) from `llvm-objdump -d`, the FDEs
 from `llvm-dwarfdump --eh-frame`.  test-unwind-compact.c does the checks.
 
-usage: test-unwind-compact.py TEST-PROGRAM SOURCE-DIR WORKDIR
+Where aarch64-linux-gnu-gcc and qemu-aarch64 are found, the test program
+is also cross-built for aarch64 (return addresses signed with PACIA) and
+run under `qemu-aarch64 -cpu max` on the arm64 image, so that the core's
+unwinder walks that image's stacks as on a device.
+
+usage: test-unwind-compact.py TEST-PROGRAM SOURCE-ROOT WORKDIR
 Skips (77) when the Apple-target toolchain is missing.
 """
 import os
@@ -115,7 +120,8 @@ def main():
         if not shutil.which(tool):
             print("skipped: %s not found" % tool)
             sys.exit(77)
-    prog, src, work = sys.argv[1:]
+    prog, root, work = sys.argv[1:]
+    src = os.path.join(root, "tests", "data", "unwind-compact")
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     status = 0
@@ -136,7 +142,31 @@ def main():
         r = subprocess.run([prog, arch, image, ref])
         if r.returncode != 0:
             status = 1
+        if arch == "arm64" and run_on_aarch64(root, work, image, ref) != 0:
+            status = 1
     sys.exit(status)
+
+
+def run_on_aarch64(root, work, image, ref):
+    gcc, qemu = shutil.which("aarch64-linux-gnu-gcc"), shutil.which("qemu-aarch64")
+    if not gcc or not qemu:
+        print("aarch64: no aarch64-linux-gnu-gcc or qemu-aarch64, not run there")
+        return 0
+    prog = os.path.join(work, "test-unwind-compact-aarch64")
+    inj = os.path.join(root, "injector")
+    run([gcc, "-O2", "-g", "-static", "-D_GNU_SOURCE", "-std=gnu11", "-DSW_TEST_PAC",
+         "-mbranch-protection=pac-ret", "-I" + inj, "-I" + os.path.join(root, "lib"),
+         "-I" + os.path.join(root, "tests"), "-o", prog,
+         os.path.join(root, "tests", "test-unwind-compact.c")]
+        + [os.path.join(inj, f) for f in ("unwind.c", "unwind-cfi.c", "unwind-compact.c")])
+    print("aarch64 (qemu-aarch64 -cpu max):", flush=True)
+    r = subprocess.run([qemu, "-cpu", "max", prog, "arm64", image, ref], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True, timeout=300)
+    print(r.stdout, end="")
+    if "return addresses signed" not in r.stdout:
+        print("FAIL: the arm64 stack under qemu was not unwound with signed return addresses")
+        return 1
+    return r.returncode
 
 
 if __name__ == "__main__":
