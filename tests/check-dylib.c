@@ -136,6 +136,14 @@ static int read_allow(const char *path, struct allow *al)
 	return 0;
 }
 
+static void allow_free(struct allow *al)
+{
+	for (size_t i = 0; i < al->nlibs; i++)
+		free(al->libs[i]);
+	for (size_t i = 0; i < al->nnames; i++)
+		free(al->names[i]);
+}
+
 static int allowed_lib(const struct allow *al, const char *name)
 {
 	for (size_t i = 0; i < al->nnames; i++)
@@ -560,9 +568,11 @@ int main(int argc, char **argv)
 	r = read_allow(w.allow_path, &al);
 	if (r < 0) {
 		fprintf(stderr, "check-dylib: cannot read '%s': %s\n", w.allow_path, strerror(-r));
+		allow_free(&al);
 		return 2;
 	}
 	r = check_file(&w, &al);
+	allow_free(&al);
 	if (r == 0)
 		printf("check-dylib: '%s' ok\n", w.path);
 	return r;
