@@ -92,7 +92,7 @@ def planted_objects(checker, src, out, target, arch, tmp):
 def main():
     if len(sys.argv) != 5:
         sys.exit(__doc__)
-    checker, build_darwin, src, out = sys.argv[1:]
+    checker, build_darwin, src, out = [os.path.abspath(a) for a in sys.argv[1:]]
     r = subprocess.run(["sh", build_darwin, src, out], stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT, text=True)
     print(r.stdout, end="")
