@@ -7,6 +7,9 @@
 //   fileio:MS     a Timer callback reads a FIFO synchronously; the writer
 //                 closes it after MS ms (blocked)
 //   actor:MS      a @MainActor task computes for MS ms (busy)
+//   pump:MS       a Timer callback computes for MS ms and lets the run loop
+//                 handle its sources every 5 ms, which polls with a zero
+//                 timeout: still one busy stall, as no turn of it waits
 //   hitch:MS      a short Timer callback (under the threshold: not a stall)
 //   idle:MS       nothing happens for MS ms
 //
@@ -59,6 +62,17 @@ final class Stalls {
     @inline(never)
     func timerFired(_ ms: Int) {
         step("timer") { sink &+= crunch(milliseconds: ms) }
+    }
+
+    @inline(never)
+    func computeWhilePumping(_ ms: Int) {
+        step("pump") {
+            let end = monotonicNS() + Int64(ms) * 1_000_000
+            while monotonicNS() < end {
+                sink &+= crunch(milliseconds: 5)
+                RunLoop.current.run(until: Date())
+            }
+        }
     }
 
     @inline(never)
@@ -135,6 +149,9 @@ func runNext() {
     switch parts[0] {
     case "timer":
         stalls.timerFired(ms)
+        next(after: gapMS)
+    case "pump":
+        stalls.computeWhilePumping(ms)
         next(after: gapMS)
     case "hitch":
         stalls.hitch(ms)
