@@ -394,7 +394,7 @@ struct swn *swd_w_op(struct swd *d)
 	     swd_pop_conformance},
 	    {'r', false, "resilient protocol witness table for", swd_pop_conformance},
 	    {'S', false, "protocol self-conformance witness table for", swd_pop_protocol},
-	    {'C', false, "resilient enum tag index for", pop},
+	    {'C', false, "enum case for", pop},
 	};
 	int c = next(d);
 	struct swn *op;
@@ -490,8 +490,9 @@ struct swn *swd_m_op(struct swd *d)
 	    {'A', true, "reflection metadata associated type descriptor ", swd_pop_conformance},
 	    {'C', true, "reflection metadata superclass descriptor ", pop_type},
 	    {'K', false, "metadata instantiation cache for", swd_pop_global},
-	    {'J', false, "noncanonical specialized generic type metadata instantiation cache for",
+	    {'J', false, "cache variable for noncanonical specialized generic type metadata for",
 	     swd_pop_global},
+	    {'V', false, "property descriptor for", pop},
 	    {'N', false, "noncanonical specialized generic type metadata for", swd_pop_global},
 	    {'z', false, "canonical prespecialized generic type caching token for", swd_pop_global},
 	    {'q', false, "uniquing prefix for", swd_pop_global},

@@ -16,7 +16,9 @@ static void print_spec_arg(struct pr *p, const struct swn *a)
 		if (!name)
 			return;
 		puts_(p, "[Closure Propagated : ");
-		if (swd_demangle_text(name->text, name->tlen, p->simp, p->out, 1) <= 0)
+		/* swift demangle shows a current mangling's closure as mangled */
+		if (!a->index2 ||
+		    swd_demangle_text(name->text, name->tlen, p->simp, p->out, 1) <= 0)
 			text(p, name);
 		puts_(p, ", Argument Types : [");
 		if (types)

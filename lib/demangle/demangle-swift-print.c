@@ -231,6 +231,8 @@ static void print_params(struct pr *p, const struct swn *params, const struct sw
 		if (label) {
 			print_ident(p, label);
 			puts_(p, ": ");
+		} else if (labels) {
+			puts_(p, "_: ");
 		}
 		if (el) {
 			swd_pr_print(p, el->kids[el->nkids - 1]);
