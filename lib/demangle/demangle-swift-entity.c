@@ -580,6 +580,7 @@ struct swn *swd_partial_spec(struct swd *d, const char *text)
 	struct swn *s = spec_node(d, text);
 	if (!s || !spec_info(d, s))
 		return NULL;
+	s->index = 1; /* partial: the list is the signature */
 	struct swn *t = pop_type(d);
 	struct swn *list = with(d, K_TYPE_LIST, t, NULL);
 	if (!t || !list || !add(d, s, list))
@@ -678,17 +679,19 @@ static struct swn *spec_arg(struct swd *d, bool ret)
 		}
 	}
 	default: {
-		/* option set: e/d/g/o/x/i/s with modifiers */
 		/*
-		 * generic, dead, owned to guaranteed, guaranteed to owned,
-		 * exploded, box to value, box to stack; D, G, X and O set the
-		 * bits of d, g, x and o
+		 * one letter per argument: existential to generic, dead, owned
+		 * to guaranteed, guaranteed to owned, exploded, box to value,
+		 * box to stack, inout to out; then D, G, X and O add the bits
+		 * of d, g, x and o
 		 */
-		static const unsigned char bits[] = {1, 2, 4, 8, 16, 32, 64, 2, 4, 16, 8};
-		d->pos--;
-		unsigned opts = swd_option_set(d, "edgoxisDGXO", bits);
-		if (!opts)
+		static const char base[] = "edgoxisr";
+		static const unsigned char mods[] = {2, 4, 16, 8};
+		const char *b = strchr(base, c);
+		if (!b || !c)
 			return NULL;
+		unsigned opts = 1u << (b - base);
+		opts |= swd_option_set(d, "DGXO", mods);
 		a->index = SA_OPTIONS;
 		a->index2 = opts;
 		return a;

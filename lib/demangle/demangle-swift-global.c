@@ -291,11 +291,11 @@ struct swn *swd_t_op(struct swd *d)
 	case 'B':
 		return swd_generic_spec(d, "generic specialization");
 	case 's':
-		return swd_generic_spec(d, "generic re-abstracted prespecialization");
+		return swd_generic_spec(d, "generic pre-specialization");
 	case 'i':
 		return swd_generic_spec(d, "inlined generic function");
 	case 'p':
-		return swd_partial_spec(d, "partial specialization");
+		return swd_partial_spec(d, "generic partial specialization");
 	case 'P':
 		return swd_partial_spec(d, "generic not-reabstracted partial specialization");
 	case 'f':
@@ -479,7 +479,7 @@ struct swn *swd_m_op(struct swd *d)
 	    {'m', false, "metaclass for", pop_type},
 	    {'n', false, "nominal type descriptor for", pop_type},
 	    {'Q', false, "opaque type descriptor for", pop_opaque_decl},
-	    {'u', false, "class method lookup function for", pop_type},
+	    {'u', false, "method lookup function for", pop_type},
 	    {'U', false, "ObjC metadata update function for", pop_type},
 	    {'s', false, "ObjC resilient class stub for", pop_type},
 	    {'t', false, "full ObjC resilient class stub for", pop_type},
@@ -494,7 +494,10 @@ struct swn *swd_m_op(struct swd *d)
 	     swd_pop_global},
 	    {'V', false, "property descriptor for", pop},
 	    {'N', false, "noncanonical specialized generic type metadata for", swd_pop_global},
-	    {'z', false, "canonical prespecialized generic type caching token for", swd_pop_global},
+	    {'z', false, "flag for loading of canonical specialized generic type metadata for",
+	     swd_pop_global},
+	    {'b', false, "canonical specialized generic type metadata accessor for",
+	     swd_pop_global},
 	    {'q', false, "uniquing prefix for", swd_pop_global},
 	    {'S', false, "protocol self-conformance descriptor for", swd_pop_protocol},
 	    {'c', false, "protocol conformance descriptor for", swd_pop_conformance},

@@ -21,8 +21,8 @@ static void print_spec_arg(struct pr *p, const struct swn *a)
 		    swd_demangle_text(name->text, name->tlen, p->simp, p->out, 1) <= 0)
 			text(p, name);
 		puts_(p, ", Argument Types : [");
-		if (types)
-			swd_pr_join(p, types, ", ");
+		if (types) /* swift demangle puts nothing between the types */
+			swd_pr_join(p, types, "");
 		puts_(p, "]");
 		break;
 	case 2: /* function */
@@ -63,23 +63,23 @@ static void print_spec_arg(struct pr *p, const struct swn *a)
 		break;
 	case 8: {
 		static const char *const names[] = {
-		    "Generic",
+		    "Existential To Protocol Constrained Generic",
 		    "Dead",
 		    "Owned To Guaranteed",
 		    "Guaranteed To Owned",
 		    "Exploded",
 		    "Value Promoted from Box",
 		    "Stack Promoted from Box",
+		    "InOut Converted to Out",
 		};
-		static const unsigned order[] = {0, 1, 2, 3, 4, 5, 6};
 		bool first = true;
-		for (unsigned i = 0; i < 7; i++) {
-			if (!(a->index2 & (1u << order[i])))
+		for (unsigned i = 0; i < 8; i++) {
+			if (!(a->index2 & (1u << i)))
 				continue;
 			if (!first)
 				puts_(p, " and ");
 			first = false;
-			puts_(p, names[order[i]]);
+			puts_(p, names[i]);
 		}
 		break;
 	}
@@ -140,6 +140,8 @@ static void print_spec(struct pr *p, const struct swn *s)
 			if (!first)
 				puts_(p, ", ");
 			first = false;
+			if (s->index == 1)
+				puts_(p, "Signature = ");
 			swd_pr_print(p, params->kids[i]);
 		}
 	}
@@ -334,13 +336,14 @@ bool swd_print_global(struct pr *p, const struct swn *n)
 		text(p, n);
 		puts_(p, " ");
 		swd_pr_print(p, n->kids[0]);
-		if (n->kids[1]->nkids) {
+		if (n->nkids > 2) {
+			/* swift demangle: the signature, then the types run together */
+			puts_(p, " : ");
+			swd_pr_sig(p, n->kids[2]);
+			swd_pr_join(p, n->kids[1], "");
+		} else if (n->kids[1]->nkids) {
 			puts_(p, " : ");
 			swd_pr_join(p, n->kids[1], ", ");
-		}
-		if (n->nkids > 2) {
-			puts_(p, " ");
-			swd_pr_sig(p, n->kids[2]);
 		}
 		if (n->flags & SWF_READONLY)
 			puts_(p, ", serialized");

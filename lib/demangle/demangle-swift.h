@@ -158,7 +158,7 @@ enum swk {
 	K_ASSOC_TYPE_DESC,   /* kid: assoc ref */
 	K_FIELD_OFFSET,      /* kid: entity; text */
 	K_VALUE_WITNESS,     /* kid: type; text */
-	K_SPEC,              /* kids: params..., [global]; text; flags */
+	K_SPEC,              /* kids: params..., [global]; text; flags; index 1: partial */
 	K_SPEC_PARAM,        /* kids: types/conformances */
 	K_SPEC_FUNCSIG,      /* kids: K_SPEC_ARG...; flags */
 	K_SPEC_ARG,          /* text kind; kids: payload */
