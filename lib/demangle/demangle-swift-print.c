@@ -382,7 +382,10 @@ static void print_accessor(struct pr *p, const struct swn *a)
 	text(p, a);
 	if (type && !p->simp) {
 		puts_(p, " : ");
-		swd_pr_print(p, type);
+		if (labels && is_function_type(type)) /* a subscript's labels */
+			print_entity_type(p, type, labels, false, false);
+		else
+			swd_pr_print(p, type);
 	}
 	print_post(p, post, " in ");
 }
@@ -546,23 +549,24 @@ static void print_bound(struct pr *p, const struct swn *b)
 {
 	const struct swn *nom = b->kids[0];
 	const struct swn *args = b->kids[1];
-	if (args->nkids == 1 && is_swift_nominal(nom, K_ENUM, "Optional")) {
+	if (!p->nested && args->nkids == 1 && is_swift_nominal(nom, K_ENUM, "Optional")) {
 		print_parens(p, args->kids[0]);
 		puts_(p, "?");
 		return;
 	}
-	if (args->nkids == 1 && is_swift_nominal(nom, K_ENUM, "ImplicitlyUnwrappedOptional")) {
+	if (!p->nested && args->nkids == 1 &&
+	    is_swift_nominal(nom, K_ENUM, "ImplicitlyUnwrappedOptional")) {
 		print_parens(p, args->kids[0]);
 		puts_(p, "!");
 		return;
 	}
-	if (args->nkids == 1 && is_swift_nominal(nom, K_STRUCT, "Array")) {
+	if (!p->nested && args->nkids == 1 && is_swift_nominal(nom, K_STRUCT, "Array")) {
 		puts_(p, "[");
 		swd_pr_print(p, args->kids[0]);
 		puts_(p, "]");
 		return;
 	}
-	if (args->nkids == 2 && is_swift_nominal(nom, K_STRUCT, "Dictionary")) {
+	if (!p->nested && args->nkids == 2 && is_swift_nominal(nom, K_STRUCT, "Dictionary")) {
 		puts_(p, "[");
 		swd_pr_print(p, args->kids[0]);
 		puts_(p, " : ");
@@ -1146,9 +1150,9 @@ void swd_pr_print(struct pr *p, const struct swn *n)
 	p->depth--;
 }
 
-int swd_print(const struct swn *root, bool simplified, struct sw_buf *out)
+int swd_print(const struct swn *root, bool simplified, bool nested, struct sw_buf *out)
 {
-	struct pr p = {.out = out, .simp = simplified};
+	struct pr p = {.out = out, .simp = simplified, .nested = nested};
 	size_t start = out->len;
 	/* shared subtrees can make the text exponential in the name: cap it */
 	size_t max = out->max;

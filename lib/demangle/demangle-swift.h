@@ -257,7 +257,9 @@ struct swn *swd_parse_new(struct swd *d);
 struct swn *swd_parse_old(struct swd *d);
 
 /* Prints a Global node; 0 or -errno (-E2BIG past the ceiling, -EINVAL if too deep). */
-int swd_print(const struct swn *root, bool simplified, struct sw_buf *out);
+/* nested: a name inside another (a constant-propagated function), which
+ * swift demangle prints without the sugar of Optional, Array and Dictionary */
+int swd_print(const struct swn *root, bool simplified, bool nested, struct sw_buf *out);
 
 bool swd_is_type(const struct swn *n);
 /* Demangles a whole Swift symbol (with its prefix) into out: 1, 0 if not one,
