@@ -160,6 +160,8 @@ static void print_autodiff(struct pr *p, const struct swn *a)
 	if (!(a->flags & SWF_READONLY))
 		puts_(p, " of ");
 	swd_pr_print(p, a->kids[0]);
+	if (p->simp)
+		return;
 	puts_(p, " with respect to parameters ");
 	swd_pr_subset(p, a->index);
 	puts_(p, " and results ");
@@ -379,10 +381,8 @@ bool swd_print_global(struct pr *p, const struct swn *n)
 		}
 		puts_(p, "associated type witness table accessor for ");
 		swd_pr_join(p, n->kids[1], ".");
-		if (!p->simp) {
-			puts_(p, " : ");
-			swd_pr_print(p, n->kids[2]);
-		}
+		puts_(p, " : ");
+		swd_pr_print(p, n->kids[2]);
 		puts_(p, " in ");
 		swd_pr_print(p, n->kids[0]);
 		break;

@@ -1005,7 +1005,7 @@ static void print_inner(struct pr *p, const struct swn *n)
 			swd_pr_join(p, n->kids[0], " & ");
 			puts_(p, " & ");
 		}
-		puts_(p, p->simp ? "AnyObject" : "Swift.AnyObject");
+		puts_(p, "Swift.AnyObject");
 		break;
 	case K_CONSTRAINED_EXIST:
 		puts_(p, "any ");
