@@ -332,12 +332,16 @@ static struct swn *lazy_wt(struct swd *d, const char *text)
 static struct swn *outlined(struct swd *d)
 {
 	const char *text;
+	bool indexed = false; /* the enum case follows as an index */
+	bool sig_shown = false;
 	switch (next(d)) {
 	case 'y':
 		text = "outlined copy of";
+		sig_shown = true;
 		break;
 	case 'e':
 		text = "outlined consume of";
+		sig_shown = true;
 		break;
 	case 'r':
 		text = "outlined retain of";
@@ -366,10 +370,12 @@ static struct swn *outlined(struct swd *d)
 		text = "outlined destroy of";
 		break;
 	case 'i':
-		text = "outlined store enum tag of";
+		text = "outlined enum tag store of";
+		indexed = true;
 		break;
 	case 'j':
-		text = "outlined enum project data for";
+		text = "outlined enum project data for load of";
+		indexed = true;
 		break;
 	case 'g':
 		text = "outlined enum get tag of";
@@ -377,9 +383,13 @@ static struct swn *outlined(struct swd *d)
 	default:
 		return NULL;
 	}
-	struct swn *t = pop_type(d);
-	pop_kind(d, K_SIG);
-	return swd_special(d, text, t);
+	if (indexed && demangle_index(d) < 0)
+		return NULL;
+	struct swn *sig = pop_kind(d, K_SIG);
+	struct swn *n = swd_special(d, text, pop_type(d));
+	if (n && sig && sig_shown && !add(d, n, sig))
+		return NULL;
+	return n;
 }
 
 struct swn *swd_w_op(struct swd *d)

@@ -257,6 +257,8 @@ bool swd_print_global(struct pr *p, const struct swn *n)
 		text(p, n);
 		puts_(p, " ");
 		swd_pr_print(p, n->kids[0]);
+		if (n->nkids > 1) /* an outlined operation's generic signature */
+			swd_pr_sig(p, n->kids[1]);
 		break;
 	case K_ASYNC_PARTIAL:
 		if (!p->simp) {

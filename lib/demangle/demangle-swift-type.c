@@ -540,6 +540,9 @@ struct swn *swd_impl_function(struct swd *d)
 		conv = "@convention(witness_method)";
 		break;
 	case 'z':
+		/* a C type (zB, zC), or else no convention and an error result */
+		if (d->pos + 1 >= d->len || (d->s[d->pos + 1] != 'B' && d->s[d->pos + 1] != 'C'))
+			break;
 		next(d);
 		conv = nextif(d, 'B')   ? "@convention(block)"
 		       : nextif(d, 'C') ? "@convention(c)"
