@@ -293,7 +293,8 @@ struct swn *swd_f_entity(struct swd *d)
 			return NULL;
 		struct swn *e =
 		    entity4(d, c == 'C' ? K_ALLOCATOR : K_CONSTRUCTOR, ctx, NULL, labels, t);
-		if (!e || (priv && !add(d, e, priv)))
+		/* swift demangle shows the private name of an init, not an allocator's */
+		if (!e || (priv && c == 'c' && !add(d, e, priv)))
 			return NULL;
 		return e;
 	}

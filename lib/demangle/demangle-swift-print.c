@@ -369,11 +369,7 @@ static void print_accessor(struct pr *p, const struct swn *a)
 	entity_parts(s, &name, &labels, &type);
 	const struct swn *post = print_prefix(p, s->kids[0]);
 	if (s->kind == K_SUBSCRIPT) {
-		const struct swn *priv = find_kid(s, K_PRIVATE_NAME);
-		if (priv) {
-			swd_pr_name(p, priv);
-			puts_(p, ".");
-		}
+		/* swift demangle leaves out a subscript's private name */
 		puts_(p, "subscript");
 	} else if (name) {
 		swd_pr_name(p, name);
@@ -981,7 +977,10 @@ static void print_inner(struct pr *p, const struct swn *n)
 			puts_(p, " ");
 		}
 		const struct swn *t = n->kids[0];
-		print_parens(p, t);
+		if (n->kind == K_EXIST_METATYPE) /* swift demangle: "P & Q.Type" */
+			swd_pr_print(p, t);
+		else
+			print_parens(p, t);
 		bool exist = t->kind == K_EXIST_METATYPE || t->kind == K_PROTO_LIST ||
 			     t->kind == K_PROTO_LIST_ANYOBJ || t->kind == K_PROTO_LIST_CLASS;
 		puts_(p, n->kind == K_METATYPE && exist ? ".Protocol" : ".Type");
