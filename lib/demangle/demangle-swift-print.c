@@ -368,6 +368,17 @@ static void print_accessor(struct pr *p, const struct swn *a)
 	const struct swn *name, *labels, *type;
 	entity_parts(s, &name, &labels, &type);
 	const struct swn *post = print_prefix(p, s->kids[0]);
+	if (name && name->kind == K_LOCAL_NAME) { /* "getter of x #1 : T in f()" */
+		text(p, a);
+		puts_(p, " of ");
+		swd_pr_name(p, name);
+		if (type && !p->simp) {
+			puts_(p, " : ");
+			swd_pr_print(p, type);
+		}
+		print_post(p, post, " in ");
+		return;
+	}
 	if (s->kind == K_SUBSCRIPT) {
 		/* swift demangle leaves out a subscript's private name */
 		puts_(p, "subscript");
@@ -612,9 +623,12 @@ void swd_pr_sig(struct pr *p, const struct swn *sig)
 				puts_(p, "...");
 				break;
 			}
-			/* pack and value markers */
+			/* pack and value markers; swift demangle marks a pack
+			 * only when it is the first parameter, "<each A, B>" */
 			for (unsigned m = depth; m < sig->nkids; m++) {
 				const struct swn *k = sig->kids[m];
+				if (k->kind == K_PACK_MARK && (i || depth))
+					continue;
 				if ((k->kind == K_PACK_MARK || k->kind == K_VALUE_MARK) &&
 				    k->kids[0]->index == i && k->kids[0]->index2 == depth) {
 					puts_(p, k->kind == K_PACK_MARK ? "each " : "let ");
