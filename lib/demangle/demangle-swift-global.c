@@ -127,6 +127,7 @@ struct swn *swd_t_op(struct swd *d)
 	    {'I', false, "dynamically replaceable thunk for", swd_pop_global},
 	    {'u', false, "async function pointer to", swd_pop_global},
 	    {'X', false, "dynamically replaceable variable for", swd_pop_global},
+	    {'x', false, "dynamically replaceable key for", swd_pop_global},
 	    {'j', false, "dispatch thunk of", swd_pop_global},
 	    {'q', false, "method descriptor for", swd_pop_global},
 	    {'m', true, "merged ", swd_pop_global},

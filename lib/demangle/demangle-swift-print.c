@@ -721,8 +721,13 @@ static void print_impl_param(struct pr *p, const struct swn *n)
 	puts_(p, " ");
 	if (n->flags & 1)
 		puts_(p, "@noDerivative ");
-	if (n->flags & 2)
+	/* swift demangle shows one of these, and none when there are several */
+	if ((n->flags & 14) == 2)
 		puts_(p, "sending ");
+	if ((n->flags & 14) == 4)
+		puts_(p, "isolated ");
+	if ((n->flags & 14) == 8)
+		puts_(p, "sil_implicit_leading_param ");
 	if (n->nkids)
 		swd_pr_print(p, n->kids[0]);
 }

@@ -859,7 +859,7 @@ struct swn *swd_special_type(struct swd *d)
 	case 'K':
 		return swd_pop_function_type(d, "@autoclosure");
 	case 'A':
-		return swd_pop_function_type(d, "@escaping @autoclosure");
+		return swd_pop_function_type(d, "@autoclosure"); /* as swift demangle */
 	case 'B':
 		return swd_pop_function_type(d, "@convention(block)");
 	case 'L':
