@@ -89,10 +89,12 @@ static struct swn *async_partial(struct swd *d, bool await)
  */
 struct op_row {
 	char code;
-	bool prefix;
+	unsigned char prefix; /* true, or with OP_BARE: simplified, the operand alone */
 	const char *text;
 	struct swn *(*pop)(struct swd *d);
 };
+
+#define OP_BARE 2
 
 #define OP_ROWS(rows) (rows), sizeof(rows) / sizeof((rows)[0])
 
@@ -103,8 +105,10 @@ static bool op_row(struct swd *d, int c, const struct op_row *rows, size_t nrows
 		if (rows[i].code != c)
 			continue;
 		struct swn *kid = rows[i].pop(d);
-		*ret = rows[i].prefix ? swd_prefix(d, rows[i].text, kid)
-				      : swd_special(d, rows[i].text, kid);
+		*ret = (rows[i].prefix & 1) ? swd_prefix(d, rows[i].text, kid)
+					    : swd_special(d, rows[i].text, kid);
+		if (*ret && (rows[i].prefix & OP_BARE))
+			(*ret)->index = 1;
 		return true;
 	}
 	return false;
@@ -121,16 +125,16 @@ struct swn *swd_t_op(struct swd *d)
 	    {'O', true, "@nonobjc ", swd_pop_global},
 	    {'o', true, "@objc ", swd_pop_global},
 	    {'D', true, "dynamic ", swd_pop_global},
-	    {'d', false, "direct method reference for", swd_pop_global},
-	    {'E', true, "distributed thunk ", swd_pop_global},
+	    {'d', true, "super ", swd_pop_global},
+	    {'E', OP_BARE | true, "distributed thunk ", swd_pop_global},
 	    {'F', false, "distributed accessor for", swd_pop_global},
-	    {'I', false, "dynamically replaceable thunk for", swd_pop_global},
+	    {'I', OP_BARE, "dynamically replaceable thunk for", swd_pop_global},
 	    {'u', false, "async function pointer to", swd_pop_global},
-	    {'X', false, "dynamically replaceable variable for", swd_pop_global},
-	    {'x', false, "dynamically replaceable key for", swd_pop_global},
+	    {'X', OP_BARE, "dynamically replaceable variable for", swd_pop_global},
+	    {'x', OP_BARE, "dynamically replaceable key for", swd_pop_global},
 	    {'j', false, "dispatch thunk of", swd_pop_global},
 	    {'q', false, "method descriptor for", swd_pop_global},
-	    {'m', true, "merged ", swd_pop_global},
+	    {'m', OP_BARE | true, "merged ", swd_pop_global},
 	    {'S', false, "protocol self-conformance witness for", swd_pop_global},
 	    {'C', false, "coroutine continuation prototype for", pop_type},
 	    {'c', false, "curry thunk of", swd_pop_global},
@@ -155,7 +159,7 @@ struct swn *swd_t_op(struct swd *d)
 	}
 	case 'w': {
 		static const struct op_row w_rows[] = {
-		    {'b', false, "back deployment thunk for", swd_pop_global},
+		    {'b', OP_BARE, "back deployment thunk for", swd_pop_global},
 		    {'B', false, "back deployment fallback for", swd_pop_global},
 		    {'c', false, "coro function pointer to", swd_pop_global},
 		    {'d', true, "default override of ", swd_pop_global},

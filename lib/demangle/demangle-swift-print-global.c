@@ -223,7 +223,7 @@ bool swd_print_global(struct pr *p, const struct swn *n)
 		swd_pr_print(p, n->kids[0]);
 		break;
 	case K_PREFIX:
-		if (!(p->simp && n->tlen == 7 && memcmp(n->text, "merged ", 7) == 0))
+		if (!(p->simp && n->index == 1))
 			text(p, n);
 		swd_pr_print(p, n->kids[0]);
 		break;
@@ -252,6 +252,10 @@ bool swd_print_global(struct pr *p, const struct swn *n)
 				puts_(p, " for ");
 				swd_pr_print(p, n->kids[0]);
 			}
+			break;
+		}
+		if (p->simp && n->index == 1) {
+			swd_pr_print(p, n->kids[0]);
 			break;
 		}
 		text(p, n);

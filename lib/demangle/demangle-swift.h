@@ -139,7 +139,7 @@ enum swk {
 	K_OUTLINED_BRIDGE, /* kid: entity; text */
 	/* globals and thunks: kids: [inner global], ...; text for simple prefixes */
 	K_GLOBAL,
-	K_PREFIX,            /* text + " " + kid0 (or "text for kid0") see flags */
+	K_PREFIX,            /* text + " " + kid0 (or "text for kid0") see flags; index 1: bare when simplified */
 	K_SUFFIX,            /* unmangled suffix: text */
 	K_ASYNC_PARTIAL,     /* kid: global; index; flags: await/suspend */
 	K_CONFORMANCE,       /* kids: type, protocol, [module] */
@@ -149,7 +149,7 @@ enum swk {
 	K_AUTODIFF_REORDER,  /* kids: from, to; text kind */
 	K_KEYPATH,           /* text; kids: entity, [sig], types... */
 	K_KEYPATH_EQ,        /* text; kids: types..., [sig] */
-	K_SPECIAL,           /* text before kid(0) only: "X for Y" */
+	K_SPECIAL,           /* text before kid(0) only: "X for Y"; index 1: bare when simplified */
 	K_LAZY_WT,           /* kids: type, conformance; text */
 	K_ASSOC_TYPE_ACCESS, /* kids: conformance, name */
 	K_ASSOC_WT_ACCESS,   /* kids: conformance, assoc path, protocol */
