@@ -922,8 +922,11 @@ static void print_inner(struct pr *p, const struct swn *n)
 	case K_TYPE_LIST:
 		print_kids(p, n);
 		break;
-	case K_IDENT:
 	case K_MODULE:
+		if (!p->simp) /* simplified names have no modules, even alone */
+			text(p, n);
+		break;
+	case K_IDENT:
 	case K_BUILTIN:
 		text(p, n);
 		break;
