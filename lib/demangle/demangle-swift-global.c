@@ -14,17 +14,17 @@
 static struct swn *reabstraction(struct swd *d, const char *text, bool self)
 {
 	struct swn *sig = pop_kind(d, K_SIG);
+	struct swn *st = self ? pop_type(d) : NULL; /* the self type comes last */
 	struct swn *to = pop_type(d);
 	struct swn *from = pop_type(d);
-	if (!to || !from)
+	if (!to || !from || (self && !st))
 		return NULL;
 	struct swn *r = with3(d, K_REABSTRACT, from, to, sig);
 	if (!r)
 		return NULL;
 	settext(r, text);
 	if (self) {
-		struct swn *st = pop_type(d);
-		if (!st || !add(d, r, st))
+		if (!add(d, r, st))
 			return NULL;
 		r->flags |= SWF_MUTABLE;
 	}
@@ -190,7 +190,7 @@ struct swn *swd_t_op(struct swd *d)
 	case 'r':
 		return reabstraction(d, "reabstraction thunk", false);
 	case 'y':
-		return reabstraction(d, "reabstraction thunk helper", true);
+		return reabstraction(d, "reabstraction thunk", true);
 	case 'U': {
 		struct swn *t = pop_type(d);
 		struct swn *g = swd_pop_global(d);

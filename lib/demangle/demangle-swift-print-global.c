@@ -292,16 +292,13 @@ bool swd_print_global(struct pr *p, const struct swn *n)
 		swd_pr_print(p, n->kids[0]);
 		break;
 	case K_REABSTRACT:
-		if (p->simp) {
+		/* a thunk with a self type is shown whole, even simplified */
+		if (p->simp && !(n->flags & SWF_MUTABLE)) {
 			puts_(p, "thunk for ");
 			swd_pr_print(p, n->kids[0]);
 			break;
 		}
 		text(p, n);
-		if (n->flags & SWF_MUTABLE) {
-			puts_(p, " with self type ");
-			swd_pr_print(p, n->kids[n->nkids - 1]);
-		}
 		if (n->nkids > 2 && n->kids[2]->kind == K_SIG) {
 			puts_(p, " ");
 			swd_pr_sig(p, n->kids[2]);
@@ -310,6 +307,10 @@ bool swd_print_global(struct pr *p, const struct swn *n)
 		swd_pr_print(p, n->kids[0]);
 		puts_(p, " to ");
 		swd_pr_print(p, n->kids[1]);
+		if (n->flags & SWF_MUTABLE) {
+			puts_(p, " self ");
+			swd_pr_print(p, n->kids[n->nkids - 1]);
+		}
 		break;
 	case K_AUTODIFF_REORDER:
 		puts_(p, "autodiff self-reordering reabstraction thunk for ");
