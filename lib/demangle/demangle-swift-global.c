@@ -279,12 +279,14 @@ struct swn *swd_t_op(struct swd *d)
 		if (nextif(d, 'V'))
 			return swd_autodiff(d, true, false);
 		if (nextif(d, 'O')) {
+			struct swn *sig = pop_kind(d, K_SIG);
 			struct swn *to = pop_type(d);
 			struct swn *from = pop_type(d);
 			const char *kind = swd_autodiff_kind(next(d));
 			if (!to || !from || !kind)
 				return NULL;
-			return settext(with(d, K_AUTODIFF_REORDER, from, to), kind);
+			struct swn *n = with3(d, K_AUTODIFF_REORDER, from, to, sig);
+			return settext(n, kind);
 		}
 		if (nextif(d, 'S'))
 			return swd_autodiff_subset(d);

@@ -314,7 +314,15 @@ bool swd_print_global(struct pr *p, const struct swn *n)
 		break;
 	case K_AUTODIFF_REORDER:
 		puts_(p, "autodiff self-reordering reabstraction thunk for ");
+		if (p->simp) {
+			swd_pr_print(p, n->kids[0]);
+			break;
+		}
 		text(p, n);
+		if (n->nkids > 2) { /* swift demangle puts two spaces after it */
+			swd_pr_sig(p, n->kids[2]);
+			puts_(p, " ");
+		}
 		puts_(p, " from ");
 		swd_pr_print(p, n->kids[0]);
 		puts_(p, " to ");

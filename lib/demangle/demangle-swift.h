@@ -139,14 +139,15 @@ enum swk {
 	K_OUTLINED_BRIDGE, /* kid: entity; text */
 	/* globals and thunks: kids: [inner global], ...; text for simple prefixes */
 	K_GLOBAL,
-	K_PREFIX,            /* text + " " + kid0 (or "text for kid0") see flags; index 1: bare when simplified */
-	K_SUFFIX,            /* unmangled suffix: text */
+	K_PREFIX, /* text + " " + kid0 (or "text for kid0") see flags; index 1: bare when simplified
+		   */
+	K_SUFFIX, /* unmangled suffix: text */
 	K_ASYNC_PARTIAL,     /* kid: global; index; flags: await/suspend */
 	K_CONFORMANCE,       /* kids: type, protocol, [module] */
 	K_WITNESS_THUNK,     /* kids: conformance, entity */
 	K_REABSTRACT,        /* kids: from, to, [sig]; text */
 	K_REABSTRACT_SELF,   /* kids: self type, from, to, [sig] */
-	K_AUTODIFF_REORDER,  /* kids: from, to; text kind */
+	K_AUTODIFF_REORDER,  /* kids: from, to, [sig]; text kind */
 	K_KEYPATH,           /* text; kids: entity, [sig], types... */
 	K_KEYPATH_EQ,        /* text; kids: types..., [sig] */
 	K_SPECIAL,           /* text before kid(0) only: "X for Y"; index 1: bare when simplified */
