@@ -1114,7 +1114,6 @@ static void print_inner(struct pr *p, const struct swn *n)
 	case K_SUBSCRIPT:
 	case K_CONSTRUCTOR:
 	case K_DESTRUCTOR:
-	case K_DEALLOCATOR:
 	case K_ISO_DEALLOCATOR:
 	case K_IVAR_INIT:
 	case K_IVAR_DESTROYER:
@@ -1122,6 +1121,9 @@ static void print_inner(struct pr *p, const struct swn *n)
 		break;
 	case K_ALLOCATOR:
 		print_entity(p, n, n->kids[0]->kind == K_CLASS ? "__allocating_init" : "init");
+		break;
+	case K_DEALLOCATOR: /* a noncopyable struct's or enum's is its deinit */
+		print_entity(p, n, n->kids[0]->kind == K_CLASS ? entity_words[n->kind] : "deinit");
 		break;
 	case K_EXPL_CLOSURE:
 	case K_IMPL_CLOSURE:
