@@ -603,7 +603,35 @@ enum {
 	SA_CONST_KEYPATH,
 	SA_OPTIONS,
 	SA_SAME_CLOSURE,
+	SA_CONST_STRUCT,
 };
+
+/* an integer or float constant ('i' or 'd' already read): its digits */
+static struct swn *const_number(struct swd *d, struct swn *a, int k)
+{
+	size_t start = d->pos;
+	nextif(d, '-');
+	if (!isdig(peek(d)))
+		return NULL;
+	while (isdig(peek(d)))
+		next(d);
+	a->index = k == 'i' ? SA_CONST_INT : SA_CONST_FLOAT;
+	a->text = d->s + start;
+	a->tlen = (uint16_t)(d->pos - start);
+	return a;
+}
+
+/* 'pS': a struct whose fields' constants follow as 'i' and 'd' */
+static struct swn *const_struct(struct swd *d, struct swn *a)
+{
+	a->index = SA_CONST_STRUCT;
+	while (peek(d) == 'i' || peek(d) == 'd') {
+		struct swn *f = node(d, K_SPEC_ARG);
+		if (!f || !const_number(d, f, next(d)) || !add(d, a, f))
+			return NULL;
+	}
+	return a;
+}
 
 static struct swn *spec_arg(struct swd *d, bool ret)
 {
@@ -644,18 +672,10 @@ static struct swn *spec_arg(struct swd *d, bool ret)
 			a->index = SA_CONST_KEYPATH;
 			return a;
 		case 'i':
-		case 'd': {
-			size_t start = d->pos;
-			nextif(d, '-');
-			if (!isdig(peek(d)))
-				return NULL;
-			while (isdig(peek(d)))
-				next(d);
-			a->index = k == 'i' ? SA_CONST_INT : SA_CONST_FLOAT;
-			a->text = d->s + start;
-			a->tlen = (uint16_t)(d->pos - start);
-			return a;
-		}
+		case 'd':
+			return const_number(d, a, k);
+		case 'S':
+			return const_struct(d, a);
 		case 's': {
 			const char *enc;
 			switch (next(d)) {
@@ -742,6 +762,12 @@ struct swn *swd_funcsig_spec(struct swd *d)
 		struct swn *a = args->kids[i];
 		if (a->flags & SWF_READONLY)
 			continue;
+		if (a->index == SA_CONST_STRUCT) {
+			struct swn *t = pop_type(d); /* the struct's type, after its fields */
+			if (!t || !add(d, a, t))
+				return NULL;
+			continue;
+		}
 		if (a->index != SA_CLOSURE && a->index != SA_CONST_FN &&
 		    a->index != SA_CONST_GLOBAL && a->index != SA_CONST_STRING &&
 		    a->index != SA_CONST_KEYPATH)

@@ -83,6 +83,15 @@ static void print_spec_arg(struct pr *p, const struct swn *a)
 		}
 		break;
 	}
+	case 10: /* a struct: its type, then its fields' constants */
+		if (!a->nkids)
+			return;
+		puts_(p, "[Constant Propagated Struct : ");
+		swd_pr_print(p, a->kids[a->nkids - 1]);
+		puts_(p, "]");
+		for (unsigned i = 0; i + 1 < a->nkids; i++)
+			print_spec_arg(p, a->kids[i]);
+		break;
 	case 9:
 		puts_(p, "[Closure Propagated : same as Arg[");
 		putn(p, a->index2);
