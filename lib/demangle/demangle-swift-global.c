@@ -213,9 +213,9 @@ struct swn *swd_t_op(struct swd *d)
 		}
 		return keypath(d, "key path setter for", false);
 	case 'H':
-		return keypath(d, "key path equality operator for", true);
+		return keypath(d, "key path index equality operator for", true);
 	case 'h':
-		return keypath(d, "key path hash function for", true);
+		return keypath(d, "key path index hash operator for", true);
 	case 'l': {
 		struct swn *a = swd_pop_assoc_name(d);
 		return a ? with(d, K_ASSOC_TYPE_DESC, a, NULL) : NULL;

@@ -376,8 +376,9 @@ bool swd_print_global(struct pr *p, const struct swn *n)
 		break;
 	case K_KEYPATH_EQ:
 		text(p, n);
-		puts_(p, " ");
+		puts_(p, " (");
 		swd_pr_join(p, n->kids[1], ", ");
+		puts_(p, ")");
 		if (n->nkids > 2) {
 			puts_(p, " ");
 			swd_pr_sig(p, n->kids[2]);
