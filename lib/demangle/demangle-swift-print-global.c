@@ -362,15 +362,12 @@ bool swd_print_global(struct pr *p, const struct swn *n)
 		text(p, n);
 		puts_(p, " ");
 		swd_pr_print(p, n->kids[0]);
-		if (n->nkids > 2) {
-			/* swift demangle: the signature, then the types run together */
+		/* swift demangle: the signature, then the types run together */
+		if (n->nkids > 2 || n->kids[1]->nkids)
 			puts_(p, " : ");
+		if (n->nkids > 2)
 			swd_pr_sig(p, n->kids[2]);
-			swd_pr_join(p, n->kids[1], "");
-		} else if (n->kids[1]->nkids) {
-			puts_(p, " : ");
-			swd_pr_join(p, n->kids[1], ", ");
-		}
+		swd_pr_join(p, n->kids[1], "");
 		if (n->flags & SWF_READONLY)
 			puts_(p, ", serialized");
 		break;
