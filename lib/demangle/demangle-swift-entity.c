@@ -621,16 +621,32 @@ static struct swn *const_number(struct swd *d, struct swn *a, int k)
 	return a;
 }
 
-/* 'pS': a struct whose fields' constants follow as 'i' and 'd' */
+/* 'pS': a struct whose fields' constants follow as 'i', 'd' and 'S' */
 static struct swn *const_struct(struct swd *d, struct swn *a)
 {
 	a->index = SA_CONST_STRUCT;
-	while (peek(d) == 'i' || peek(d) == 'd') {
+	while (peek(d) == 'i' || peek(d) == 'd' || peek(d) == 'S') {
 		struct swn *f = node(d, K_SPEC_ARG);
-		if (!f || !const_number(d, f, next(d)) || !add(d, a, f))
+		if (!f || !add(d, a, f))
+			return NULL;
+		int k = next(d);
+		if (k == 'S')
+			f->index = SA_CONST_STRUCT;
+		else if (!const_number(d, f, k))
 			return NULL;
 	}
 	return a;
+}
+
+/* a struct's types from the stack, its fields' structs' first */
+static bool struct_payload(struct swd *d, struct swn *a, unsigned depth)
+{
+	for (unsigned i = a->nkids; i-- > 0;)
+		if (a->kids[i]->index == SA_CONST_STRUCT &&
+		    (depth > 8 || !struct_payload(d, a->kids[i], depth + 1)))
+			return false;
+	struct swn *t = pop_type(d);
+	return t && add(d, a, t);
 }
 
 static struct swn *spec_arg(struct swd *d, bool ret)
@@ -763,8 +779,7 @@ struct swn *swd_funcsig_spec(struct swd *d)
 		if (a->flags & SWF_READONLY)
 			continue;
 		if (a->index == SA_CONST_STRUCT) {
-			struct swn *t = pop_type(d); /* the struct's type, after its fields */
-			if (!t || !add(d, a, t))
+			if (!struct_payload(d, a, 0))
 				return NULL;
 			continue;
 		}
