@@ -235,6 +235,10 @@ struct swd {
 	const char *words[26];
 	uint8_t wordlen[26];
 	unsigned nwords;
+	/* identifiers whose words are not split yet: only a word substitution needs them */
+	const char *pending[16];
+	size_t pendlen[16];
+	unsigned npending;
 	unsigned depth;    /* legacy parser recursion */
 	bool old_mangling; /* _T0: a few operators differ */
 	_Alignas(16) char first_block[32768];
