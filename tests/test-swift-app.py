@@ -102,7 +102,9 @@ def main():
     if not (STALLWATCH and AGENT):
         skip("STALLWATCH and STALLWATCH_AGENT must be set")
     rec = tempfile.mktemp(suffix=".swtrace")
-    p = subprocess.run([STALLWATCH, "run", "--format", "ndjson", "-o", rec, "--", APP] + SCRIPT,
+    # --results -: the NDJSON on stdout (run prints results on stderr by default)
+    p = subprocess.run([STALLWATCH, "run", "--format", "ndjson", "--results", "-", "-o", rec,
+                        "--", APP] + SCRIPT,
                        capture_output=True, text=True, timeout=120)
     check(p.returncode == 0, "run exited %d: %s" % (p.returncode, p.stderr))
     steps = steps_of(p.stdout.splitlines())
