@@ -28,7 +28,7 @@
 
 #define OUT_CAP        (512 * 1024)
 #define HANDSHAKE_NS   5000000000ull
-#define STATS_EVERY_NS 1000000000ull
+#define STATS_EVERY_NS SWA_NS_PER_S
 
 enum state { NO_CLIENT, HANDSHAKE, STREAMING, CLOSING };
 
@@ -458,8 +458,11 @@ int swa_streamer_start(void)
 {
 	int r = swa_listen_open(swa_cfg.listen, &listen_fd, listen_desc, sizeof(listen_desc));
 	if (r < 0) {
-		swa_log("cannot listen on '%s': %s",
-			swa_cfg.listen[0] ? swa_cfg.listen : "127.0.0.1:27300", strerror(-r));
+		if (swa_cfg.listen[0])
+			swa_log("cannot listen on '%s': %s", swa_cfg.listen, strerror(-r));
+		else
+			swa_log("cannot listen on 127.0.0.1:%d-%d: %s", SW_WIRE_AGENT_PORT_FIRST,
+				SW_WIRE_AGENT_PORT_LAST, strerror(-r));
 		return r;
 	}
 	r = swa_plat_pipe(wake_pipe);
@@ -467,7 +470,7 @@ int swa_streamer_start(void)
 		return r;
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	wall_base = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	wall_base = (uint64_t)ts.tv_sec * SWA_NS_PER_S + (uint64_t)ts.tv_nsec;
 	finished = swa_plat_event_new();
 	client_ready = swa_plat_event_new();
 	if (!finished || !client_ready)
@@ -482,16 +485,16 @@ int swa_streamer_start(void)
 
 void swa_streamer_wait_client(uint32_t timeout_ms)
 {
-	swa_plat_event_wait(client_ready, (uint64_t)timeout_ms * 1000000u);
+	swa_plat_event_wait(client_ready, (uint64_t)timeout_ms * SWA_NS_PER_MS);
 	swa_plat_event_signal(client_ready); /* leave it signalled for anyone else */
 }
 
 void swa_streamer_stop(uint32_t timeout_ms)
 {
-	finish_deadline = swa_plat_now() + (uint64_t)timeout_ms * 1000000u;
+	finish_deadline = swa_plat_now() + (uint64_t)timeout_ms * SWA_NS_PER_MS;
 	atomic_store(&stop_requested, true);
 	swa_streamer_wake();
-	swa_plat_event_wait(finished, (uint64_t)(timeout_ms + 100) * 1000000u);
+	swa_plat_event_wait(finished, (uint64_t)(timeout_ms + 100) * SWA_NS_PER_MS);
 	if (strncmp(listen_desc, "unix:", 5) == 0)
 		unlink(listen_desc + 5);
 }
