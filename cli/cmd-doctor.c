@@ -322,6 +322,7 @@ static const char *const known_vars[] = {
     "STALLWATCH_DISABLE",
     "STALLWATCH_FORCE",
     "STALLWATCH_DEMO",
+    "STALLWATCH_DYLIB",
     NULL,
 };
 

@@ -49,6 +49,9 @@ enum sw_opt_key {
 	SW_OPT_ALL_DEVICES,
 	SW_OPT_LAUNCH,
 	SW_OPT_DYLIB,
+	/* inject */
+	SW_OPT_WEAK,
+	SW_OPT_REMOVE,
 	/* devices, symbolicate, demangle */
 	SW_OPT_JSON,
 	SW_OPT_ARCH,

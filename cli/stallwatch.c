@@ -27,11 +27,12 @@ extern const struct sw_cmd sw_cmd_report;
 extern const struct sw_cmd sw_cmd_demo;
 extern const struct sw_cmd sw_cmd_completion;
 extern const struct sw_cmd sw_cmd_doctor;
+extern const struct sw_cmd sw_cmd_inject;
 
 const struct sw_cmd *const sw_cmd_table[] = {
-    &sw_cmd_help,   &sw_cmd_demangle, &sw_cmd_symbolicate, &sw_cmd_devices, &sw_cmd_run,
-    &sw_cmd_attach, &sw_cmd_report,   &sw_cmd_demo,        &sw_cmd_doctor,  &sw_cmd_completion,
-    NULL,
+    &sw_cmd_help,   &sw_cmd_demangle, &sw_cmd_symbolicate, &sw_cmd_devices,
+    &sw_cmd_run,    &sw_cmd_attach,   &sw_cmd_report,      &sw_cmd_demo,
+    &sw_cmd_doctor, &sw_cmd_inject,   &sw_cmd_completion,  NULL,
 };
 
 static const char *progname = "stallwatch";

@@ -2,9 +2,11 @@
  * Holds a built Darwin agent to its contract, with the project's own Mach-O
  * reader (lib/objfile/macho-info.c):
  *
- *   check-dylib --arch A --platform P --min-os V --api HEADER --allow LIST DYLIB
- *     a thin 64-bit MH_DYLIB of the right CPU, install name
- *     @rpath/libstallwatch.dylib, LC_BUILD_VERSION as asked, an LC_UUID,
+ *   check-dylib --arch A --platform P --min-os V --api HEADER --allow LIST
+ *               [--install-name NAME] DYLIB
+ *     a thin 64-bit MH_DYLIB of the right CPU, install name NAME (default
+ *     @rpath/libstallwatch.dylib; the framework binary's is
+ *     @rpath/Stallwatch.framework/Stallwatch), LC_BUILD_VERSION as asked, an LC_UUID,
  *     loading exactly the libraries LIST names, exporting exactly HEADER's
  *     stallwatch_* functions (symbol table and export trie agreeing), every
  *     import on LIST and bound to the library LIST gives it, none forbidden,
@@ -366,7 +368,7 @@ static void check_signature(const uint8_t *d, const struct sw_macho_info *mi)
 }
 
 struct want {
-	const char *arch, *platform, *min_os, *api, *allow_path, *path;
+	const char *arch, *platform, *min_os, *api, *allow_path, *path, *install_name;
 	bool object, dump;
 };
 
@@ -445,10 +447,11 @@ static void check_commands(const uint8_t *d, const struct sw_macho_info *mi, con
 	int plat = platform_number(w->platform);
 	bool want_sig = strcmp(w->arch, "arm64") == 0 && (plat == 1 || plat == 7);
 
-	if (!mi->has_install_name || strcmp(mi->names + mi->install_name, INSTALL_NAME) != 0)
+	const char *install_name = w->install_name ? w->install_name : INSTALL_NAME;
+	if (!mi->has_install_name || strcmp(mi->names + mi->install_name, install_name) != 0)
 		violation("install name '%s', not '%s'",
 			  mi->has_install_name ? mi->names + mi->install_name : "(none)",
-			  INSTALL_NAME);
+			  install_name);
 	if (!mi->has_build_version)
 		violation("no LC_BUILD_VERSION");
 	else if ((int)mi->platform != plat || mi->minos != version_number(w->min_os))
@@ -521,7 +524,7 @@ static int check_file(const struct want *w, const struct allow *al)
 static int usage(void)
 {
 	fprintf(stderr, "usage: check-dylib --arch arm64|x86_64 --platform P --min-os V --api "
-			"HEADER --allow LIST DYLIB\n"
+			"HEADER --allow LIST [--install-name NAME] DYLIB\n"
 			"       check-dylib --object --arch arm64|x86_64 --allow LIST OBJECT\n"
 			"       check-dylib --dump FILE\n");
 	return 2;
@@ -549,6 +552,8 @@ int main(int argc, char **argv)
 			slot = &w.api;
 		else if (strcmp(argv[i], "--allow") == 0)
 			slot = &w.allow_path;
+		else if (strcmp(argv[i], "--install-name") == 0)
+			slot = &w.install_name;
 		else if (argv[i][0] != '-' && !w.path)
 			w.path = argv[i];
 		else

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The Darwin agent as cross-built for its five targets (tests/build-darwin.sh,
+"""The Darwin agent (the dylib and the framework binary) as cross-built for its five targets (tests/build-darwin.sh,
 with the cross files in cross/linux-*.txt), each held to its contract by
 check-dylib: the dylib's shape, platform and minimum OS as the cross file's
 target triple says, its exports, imports (tests/darwin-imports.txt) and
@@ -106,9 +106,19 @@ def main():
             print("FAIL: %s: no dylib" % target)
             failed = True
             continue
-        checks = [[checker, "--arch", arch, "--platform", platform, "--min-os", min_os,
-                   "--api", os.path.join(src, "injector", "stallwatch.h"),
-                   "--allow", os.path.join(src, "tests", "darwin-imports.txt"), dylib]]
+        common = [checker, "--arch", arch, "--platform", platform, "--min-os", min_os,
+                  "--api", os.path.join(src, "injector", "stallwatch.h"),
+                  "--allow", os.path.join(src, "tests", "darwin-imports.txt")]
+        checks = [common + [dylib]]
+        # the framework binary of Stallwatch.xcframework: its own link, its own install name
+        framework = os.path.join(out, target, "injector", "Stallwatch.dylib")
+        if not os.path.exists(framework):
+            print("FAIL: %s: no framework binary (Stallwatch.dylib)" % target)
+            failed = True
+        else:
+            name = "@rpath/Stallwatch.framework/" + \
+                ("Versions/A/Stallwatch" if platform == "macos" else "Stallwatch")
+            checks.append(common + ["--install-name", name, framework])
         objs = glob.glob(os.path.join(out, target, "**", "*capture-mach.c.o"), recursive=True)
         if len(objs) != 1:
             print("FAIL: %s: capture object not found once: %s" % (target, objs))
