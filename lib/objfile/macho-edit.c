@@ -13,27 +13,6 @@
 #include "macho-format.h"
 #include "macho.h"
 
-#define LC_LOAD_DYLIB          0xcu
-#define LC_LOAD_WEAK_DYLIB     (0x18u | LC_REQ_DYLD)
-#define LC_REEXPORT_DYLIB      (0x1fu | LC_REQ_DYLD)
-#define LC_LAZY_LOAD_DYLIB     0x20u
-#define LC_LOAD_UPWARD_DYLIB   (0x23u | LC_REQ_DYLD)
-#define LC_RPATH               (0x1cu | LC_REQ_DYLD)
-#define LC_CODE_SIGNATURE      0x1du
-#define LC_ENCRYPTION_INFO     0x21u
-#define LC_ENCRYPTION_INFO_64  0x2cu
-#define DYLIB_CMD_SIZE         24 /* cmd, cmdsize, name offset, timestamp, versions */
-#define RPATH_CMD_SIZE         12 /* cmd, cmdsize, path offset */
-#define ENCRYPTION_OFF_CRYPTID 16
-#define SECT32_OFF_OFFSET      40
-#define SECT32_OFF_FLAGS       56
-#define SECT64_OFF_OFFSET      48
-#define SECT64_OFF_FLAGS       64
-#define SEG32_OFF_NSECTS       48
-#define SEG64_OFF_NSECTS       64
-#define SEG32_OFF_FILEOFF      32
-#define SEG64_OFF_FILEOFF      40
-
 /* One slice as the edit sees it. */
 struct slice {
 	uint8_t *p; /* the slice's mach header */

@@ -85,6 +85,9 @@
 #define LC_LAZY_LOAD_DYLIB     0x20
 #define LC_LOAD_UPWARD_DYLIB   (0x23 | LC_REQ_DYLD)
 #define LC_BUILD_VERSION       0x32
+#define LC_RPATH               (0x1c | LC_REQ_DYLD)
+#define LC_ENCRYPTION_INFO     0x21
+#define LC_ENCRYPTION_INFO_64  0x2c
 
 #define LC_HEADER_SIZE 8
 /* segment_command (56 bytes) / section (68 bytes). */
@@ -109,6 +112,19 @@
 #define DYLD_INFO_OFF_BIND   16 /* then weak bind at 24, lazy bind at 32 */
 /* dylib_command (24 bytes): the name's offset from the command at 8. */
 #define DYLIB_CMD_SIZE 24
+/* rpath_command (12 bytes): cmd, cmdsize, path offset. */
+#define RPATH_CMD_SIZE 12
+/* encryption_info_command(_64): cryptoff, cryptsize, then cryptid. */
+#define ENCRYPTION_OFF_CRYPTID 16
+/* Fields of segment_command(_64) and section(_64) the writer reads. */
+#define SEG32_OFF_FILEOFF 32
+#define SEG32_OFF_NSECTS  48
+#define SEG64_OFF_FILEOFF 40
+#define SEG64_OFF_NSECTS  64
+#define SECT32_OFF_OFFSET 40
+#define SECT32_OFF_FLAGS  56
+#define SECT64_OFF_OFFSET 48
+#define SECT64_OFF_FLAGS  64
 /* build_version_command (24 bytes): platform, minos, sdk, ntools. */
 #define BUILD_VERSION_CMD_SIZE 24
 
