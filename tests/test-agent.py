@@ -521,6 +521,7 @@ def scenario_aarch64():
     apps = os.path.join(src, "tests", "apps")
     r = subprocess.run([gcc, "-o", app] + flags + ["-fno-optimize-sibling-calls",
                        os.path.join(apps, "stallapp.c"), os.path.join(apps, "steps.c"),
+                       os.path.join(apps, "hazards.c"),
                        "-lpthread", "-ldl"], capture_output=True, text=True)
     if not check(r.returncode == 0, "cross-compiling the app failed: %s" % r.stderr):
         return
@@ -561,6 +562,38 @@ def scenario_aarch64():
     shutil.rmtree(d)
 
 
+# ---- the agent must never harm the app (issue 11) ------------------------
+
+
+def run_many(jobs, width=4):
+    """Runs the argument lists of jobs through stallwatch_run, width at a time."""
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(width) as pool:
+        return list(pool.map(lambda j: stallwatch_run(*j), jobs))
+
+
+def scenario_exec():
+    # 40 runs whose main thread replaces its image while sampled every 1 ms:
+    # no agent signal may reach the new image (it has no handler and dies)
+    jobs = []
+    for i in range(40):
+        how = ("exec", "exec", "spawn", "forkexec")[i % 4]
+        first = ["sigblock"] if i % 8 == 1 else []
+        jobs.append((["--interval", "1"], [STALLAPP] + first + ["busy:300",
+                    "%s:%d" % (how, 262 + (i * 7) % 40)]))
+    bad = []
+    for (args, app), p in zip(jobs, run_many(jobs)):
+        # the app's lines and the command's share stdout: look for words, not lines
+        how = app[-1].split(":")[0]
+        ok = p.returncode == 0 and "exec ok pending=0" in p.stdout
+        if how != "exec":
+            ok = ok and "%s status=0 signal=0" % how in p.stdout
+        if not ok:
+            bad.append((" ".join(app[1:]), p.returncode,
+                        [l for l in p.stdout.splitlines() if "ok" in l or "status" in l]))
+    check(not bad, "%d of 40 runs harmed by exec: %s" % (len(bad), bad[:4]))
+
+
 SCENARIOS = {
     "stalls": scenario_stalls,
     "dlopen": scenario_dlopen,
@@ -572,6 +605,7 @@ SCENARIOS = {
     "glib": scenario_glib,
     "install": scenario_install,
     "aarch64": scenario_aarch64,
+    "exec": scenario_exec,
 }
 
 if __name__ == "__main__":
