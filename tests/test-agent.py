@@ -594,6 +594,32 @@ def scenario_exec():
     check(not bad, "%d of 40 runs harmed by exec: %s" % (len(bad), bad[:4]))
 
 
+def scenario_sigblock():
+    # a main thread that blocks every signal (and reads them from a signalfd)
+    # must receive none of the agent's: its stalls say they could not be sampled
+    p = stallwatch_run([], [STALLAPP, "sigblock", "busy:400", "busy:400", "busy:400", "pending",
+                            "exec:10"])
+    objs, app = parse(p.stdout.splitlines())
+    stalls = stalls_of(objs)
+    print("app:", [l for l in app if not l.startswith("step")])
+    check(p.returncode == 0, "run exited %d: %s" % (p.returncode, p.stderr[-300:]))
+    check("pending rt=0 signalfd=0" in app, "the app received the agent's signals: %s"
+          % [l for l in app if l.startswith("pending")])
+    check(any(l.startswith("exec ok pending=0") for l in app), "signals survived exec")
+    check(len(stalls) == 3, "expected 3 stalls, got %d" % len(stalls))
+    for st in stalls:
+        mains = [s for s in st["stacks"] if s["thread"] == st["thread"]]
+        check(mains and all("signal_blocked" in s["flags"] for s in mains),
+              "stall %d: samples not marked signal_blocked: %s"
+              % (st["id"], [s["flags"] for s in mains]))
+    tree = subprocess.run([STALLWATCH, "run", "--", STALLAPP, "sigblock", "busy:400"],
+                          capture_output=True, text=True, timeout=60)
+    check("--focus" not in tree.stdout, "the tree blames --focus/--exclude, never given:\n"
+          + tree.stdout)
+    check("blocks the agent's signal" in tree.stdout, "the tree does not say why the stall "
+          "has no stacks:\n" + tree.stdout)
+
+
 SCENARIOS = {
     "stalls": scenario_stalls,
     "dlopen": scenario_dlopen,
@@ -606,6 +632,7 @@ SCENARIOS = {
     "install": scenario_install,
     "aarch64": scenario_aarch64,
     "exec": scenario_exec,
+    "sigblock": scenario_sigblock,
 }
 
 if __name__ == "__main__":
