@@ -620,6 +620,58 @@ def scenario_sigblock():
           "has no stacks:\n" + tree.stdout)
 
 
+# EINTR from nanosleep in a thread that computes and sleeps: the rate
+# stallwatch-agent(7) states, per 10,000 calls
+EINTR_PER_10K = 10
+
+
+def naps_of(app):
+    line = next((l for l in app if l.startswith("naps ")), None)
+    if not line:
+        return 0, 0
+    f = dict(kv.split("=") for kv in line.split()[1:])
+    return int(f["calls"]), int(f["eintr"])
+
+
+def scenario_eintr():
+    p = stallwatch_run(["--interval", "1"], [STALLAPP, "naps:5000:50", "naps:3000:400"])
+    objs, app = parse(p.stdout.splitlines())
+    calls = eintr = 0
+    for line in app:
+        if line.startswith("naps "):
+            c, e = naps_of([line])
+            calls, eintr = calls + c, eintr + e
+    print("signals: %d EINTR in %d calls" % (eintr, calls))
+    check(p.returncode == 0 and calls > 10000, "run exited %d after %d calls"
+          % (p.returncode, calls))
+    check(eintr * 10000 <= EINTR_PER_10K * calls, "%d EINTR in %d calls: above %d per 10,000"
+          % (eintr, calls, EINTR_PER_10K))
+    check(stalls_of(objs), "no stall reported")
+    # STALLWATCH_SIGNALS=never: no EINTR at all, the stalls still reported
+    p = stallwatch_run(["--interval", "1"], [STALLAPP, "naps:3000:100", "sleep:400"],
+                       extra_env={"STALLWATCH_SIGNALS": "never"})
+    objs, app = parse(p.stdout.splitlines())
+    calls, eintr = naps_of(app)
+    stalls = stalls_of(objs)
+    print("never: %d EINTR in %d calls, stalls %s" % (eintr, calls,
+          [(s["duration_ms"], s["kind"]) for s in stalls]))
+    check(p.returncode == 0 and calls > 5000, "never: run exited %d after %d calls"
+          % (p.returncode, calls))
+    check(eintr == 0, "never: %d EINTR in %d calls" % (eintr, calls))
+    check("sleep interrupted" not in app, "never: the app's nanosleep was interrupted")
+    check(len(stalls) == 2, "never: expected 2 stalls, got %d" % len(stalls))
+    signalled = [s["flags"] for st in stalls for s in st["stacks"]
+                 if s["thread"] == st["thread"] and s["frames"] and "blocked" not in s["flags"]]
+    check(not signalled, "never: %d stacks were taken with a signal" % len(signalled))
+    running = [s for st in stalls for s in st["stacks"] if "no_signal" in s["flags"]]
+    check(running, "never: no sample says a running thread went unsampled")
+    if len(stalls) == 2:
+        sleep = stalls[1]
+        top = heaviest(sleep, sleep["thread"])
+        check(top and "blocked" in top["flags"] and top["frames"],
+              "never: a thread waiting in the kernel is still sampled from /proc")
+
+
 SCENARIOS = {
     "stalls": scenario_stalls,
     "dlopen": scenario_dlopen,
@@ -633,6 +685,7 @@ SCENARIOS = {
     "aarch64": scenario_aarch64,
     "exec": scenario_exec,
     "sigblock": scenario_sigblock,
+    "eintr": scenario_eintr,
 }
 
 if __name__ == "__main__":
