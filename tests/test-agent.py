@@ -672,6 +672,23 @@ def scenario_eintr():
               "never: a thread waiting in the kernel is still sampled from /proc")
 
 
+def scenario_seccomp():
+    # a filter the app installs after the agent started kills the process on
+    # process_vm_readv: the agent must not make that call any more
+    p = stallwatch_run([], [STALLAPP, "seccomp", "sleep:400", "busy:400"])
+    objs, app = parse(p.stdout.splitlines())
+    stalls = stalls_of(objs)
+    check(p.returncode == 0, "the app under seccomp exited %d: %s" % (p.returncode, p.stderr[-300:]))
+    check("seccomp on" in app, "the app could not install its filter: %s" % app)
+    check("done" in app, "the app did not run to its end")
+    check(len(stalls) == 2, "expected 2 stalls, got %d" % len(stalls))
+    check("passive" in p.stderr and "seccomp" in p.stderr,
+          "the command does not say the agent went passive: %s" % p.stderr[-300:])
+    for st in stalls:
+        check(all("passive" in s["flags"] for s in st["stacks"]),
+              "stall %d: samples taken under the filter" % st["id"])
+
+
 SCENARIOS = {
     "stalls": scenario_stalls,
     "dlopen": scenario_dlopen,
@@ -686,6 +703,7 @@ SCENARIOS = {
     "exec": scenario_exec,
     "sigblock": scenario_sigblock,
     "eintr": scenario_eintr,
+    "seccomp": scenario_seccomp,
 }
 
 if __name__ == "__main__":
