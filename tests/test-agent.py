@@ -689,6 +689,22 @@ def scenario_seccomp():
               "stall %d: samples taken under the filter" % st["id"])
 
 
+def scenario_sigtoggle():
+    # the app installs its own handler on the agent's signal and puts the old
+    # one back, again and again: its handler must never run for the agent's
+    p = stallwatch_run(["--interval", "1"], [STALLAPP, "sigtoggle:3000"])
+    objs, app = parse(p.stdout.splitlines())
+    line = next((l for l in app if l.startswith("sigtoggle ")), "")
+    print(line)
+    f = dict(kv.split("=") for kv in line.split()[1:]) if line else {}
+    check(p.returncode == 0, "run exited %d" % p.returncode)
+    check(f and int(f["foreign"]) == 0, "the app's handler ran for %s of the agent's signals"
+          % f.get("foreign"))
+    check(f and int(f["own"]) == int(f["sent"]) > 0, "the app's handler missed its own "
+          "signals: got %s of %s" % (f.get("own"), f.get("sent")))
+    check(len(stalls_of(objs)) == 1, "expected one stall")
+
+
 SCENARIOS = {
     "stalls": scenario_stalls,
     "dlopen": scenario_dlopen,
@@ -704,6 +720,7 @@ SCENARIOS = {
     "sigblock": scenario_sigblock,
     "eintr": scenario_eintr,
     "seccomp": scenario_seccomp,
+    "sigtoggle": scenario_sigtoggle,
 }
 
 if __name__ == "__main__":
