@@ -326,6 +326,18 @@ const char *sw_report_json_fields(struct sw_buf *obj, const char *type)
 	return text + n;
 }
 
+/* What the agent said about samples without a stack. */
+static const char *unsampled_reason(uint32_t flags)
+{
+	if (flags & SW_SAMPLE_PASSIVE)
+		return "the agent is passive under a seccomp filter";
+	if (flags & SW_SAMPLE_SIGNAL_BLOCKED)
+		return "the thread blocks the agent's signal";
+	if (flags & SW_SAMPLE_NO_SIGNAL)
+		return "the thread was running and the agent sends no signals";
+	return NULL;
+}
+
 int sw_report_add_stall(struct sw_report *r, const struct sw_stalls *c, const struct sw_stall *st,
 			const char *source, struct sw_tree_stall **ret_stall)
 {
@@ -333,12 +345,15 @@ int sw_report_add_stall(struct sw_report *r, const struct sw_stalls *c, const st
 	uint64_t interval =
 	    in->config.interval_us ? (uint64_t)in->config.interval_us * 1000 : 10000000;
 	uint64_t blocked = 0, main = 0, last_time = st->start_time;
+	uint32_t why = 0;
 	for (size_t i = 0; i < st->nsamples; i++) {
 		if (st->sample[i].thread_id != st->thread_id)
 			continue;
 		main++;
 		blocked += !!(st->sample[i].flags & SW_SAMPLE_BLOCKED);
 		last_time = st->sample[i].time;
+		if (!st->sample[i].depth)
+			why |= st->sample[i].flags;
 	}
 	uint64_t duration =
 	    st->ended ? st->duration_ns : sw_stalls_ns(c, last_time - st->start_time);
@@ -355,6 +370,7 @@ int sw_report_add_stall(struct sw_report *r, const struct sw_stalls *c, const st
 	    .cpu_ns = st->cpu_ns,
 	    .samples = st->ended ? st->samples : main,
 	    .dropped = st->dropped,
+	    .unsampled = unsampled_reason(why),
 	};
 	/* the collector's own NDJSON fields (raw stacks, images, times) come first */
 	struct sw_buf raw;

@@ -57,6 +57,8 @@ struct sw_stalls_info {
 	uint32_t goodbye_reason;
 	char goodbye_text[256];
 	uint64_t orphans; /* samples and ends of stalls whose begin we never saw */
+	/* why the agent samples nothing (its hello, or a sample saying so), or "" */
+	char passive[128];
 };
 
 struct sw_stalls;
