@@ -32,6 +32,7 @@ struct swa_config {
 	char bundle_id[256];
 	char token[256];
 	uint32_t wait_ms; /* wait this long at start for a client (run) */
+	bool no_signals;  /* STALLWATCH_SIGNALS=never: sample only threads waiting in the kernel */
 	size_t ring_bytes;
 	int log_fd; /* -1: silent */
 };

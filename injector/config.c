@@ -99,6 +99,10 @@ int swa_config_load(void)
 			bytes *= 2;
 		swa_cfg.ring_bytes = bytes;
 	}
+	const char *sig = getenv("STALLWATCH_SIGNALS");
+	swa_cfg.no_signals = sig && !strcmp(sig, "never");
+	if (sig && *sig && !swa_cfg.no_signals && strcmp(sig, "running"))
+		swa_log("ignoring STALLWATCH_SIGNALS=%s (expected running or never)", sig);
 	if (env_uint("STALLWATCH_WAIT_MS", 0, 60000, &v))
 		swa_cfg.wait_ms = (uint32_t)v;
 	env_str("STALLWATCH_LISTEN", swa_cfg.listen, sizeof(swa_cfg.listen), "");

@@ -95,7 +95,11 @@ int swa_plat_prepare_capture(void);
 /*
  * Holds t, fills cap (registers and the copy of its live stack), releases
  * t.  Waits at most timeout_ns for a thread that has to cooperate.
- * Returns 0 or -errno (-ETIMEDOUT, -ESRCH when the thread is gone).
+ * Returns 0 or -errno: -ETIMEDOUT, -ESRCH when the thread is gone, and for
+ * a thread that could not be sampled, why: -EACCES it blocks the signal
+ * capturing needs, -ECANCELED it runs and the agent sends no signals
+ * (STALLWATCH_SIGNALS=never), -EPERM the agent is passive
+ * (swa_plat_passive_reason()).
  */
 int swa_plat_capture(const struct swa_thread *t, struct swa_capture *cap, uint64_t timeout_ns);
 
@@ -129,6 +133,9 @@ void swa_plat_raise_priority(void);
 
 /* The running program's file, resolved (for activation). */
 int swa_plat_executable_path(char *buf, size_t cap);
+
+/* Why the agent samples nothing (a seccomp filter), or NULL while it samples. */
+const char *swa_plat_passive_reason(void);
 
 /* Facts for the hello message. */
 const char *swa_plat_os_version(void);

@@ -106,6 +106,7 @@ static void put_hello(void)
 	m.hello.clock_base = swa_clock_base;
 	m.hello.wall_ns = wall_base;
 	current_config(&m.hello.config);
+	m.hello.passive = swa_plat_passive_reason();
 	sw_wire_encoder_reset(&enc);
 	put(&m);
 }

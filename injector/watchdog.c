@@ -168,6 +168,12 @@ static void sample_thread(const struct swa_thread *t, uint32_t max)
 		flags = wire_flags(uflags, cap.flags);
 	} else if (r == -ENOTSUP) {
 		flags |= SW_SAMPLE_BLOCKED;
+	} else if (r == -EACCES) {
+		flags = SW_SAMPLE_SIGNAL_BLOCKED;
+	} else if (r == -ECANCELED) {
+		flags = SW_SAMPLE_NO_SIGNAL;
+	} else if (r == -EPERM) {
+		flags = SW_SAMPLE_PASSIVE;
 	}
 	push_sample(t, time, frames, depth, flags);
 	if (c && r == 0 && depth <= CACHE_FRAMES) {

@@ -19,6 +19,7 @@
 
 #include "../agent.h"
 #include "../platform.h"
+#include "linux.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -142,6 +143,7 @@ EXPORT int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec
 /* Resolves every real function up front, from the agent's constructor. */
 void swa_plat_hooks_init(void)
 {
+	swa_linux_guard_init();
 	get_poll();
 	get_ppoll();
 	get___poll_chk();

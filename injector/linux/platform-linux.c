@@ -25,13 +25,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../platform.h"
+#include "../agent.h"
 #include "linux.h"
 #include "wire/wire.h"
 
 static pthread_t main_pthread;
 static int read_pipe[2] = {-1, -1};
-static _Atomic int vm_readv_state; /* 0 unknown/works, 1 missing */
+static _Atomic int vm_readv_state; /* 0 unknown/works, 1 missing, 2 avoided (seccomp) */
+static long seccomp_at_start;
 static char os_version[160];
 static char process_name[300];
 
@@ -264,7 +265,7 @@ int swa_plat_read(uint64_t addr, void *dst, size_t len)
 {
 	if (len == 0)
 		return 0;
-	if (!atomic_load_explicit(&vm_readv_state, memory_order_relaxed)) {
+	if (!atomic_load_explicit(&vm_readv_state, memory_order_relaxed) && !seccomp_at_start) {
 		struct iovec local = {.iov_base = dst, .iov_len = len};
 		struct iovec remote = {.iov_base = (void *)(uintptr_t)addr, .iov_len = len};
 		ssize_t n = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
@@ -295,6 +296,25 @@ int swa_plat_read(uint64_t addr, void *dst, size_t len)
 		len -= (size_t)w;
 	}
 	return 0;
+}
+
+/* How many seccomp filters the main thread is under (1 for strict mode), from /proc. */
+long swa_linux_seccomp_filters(void)
+{
+	char buf[2048];
+	if (swa_linux_read_file("/proc/self/status", buf, sizeof(buf)) <= 0)
+		return 0;
+	const char *n = strstr(buf, "\nSeccomp_filters:\t");
+	if (n)
+		return strtol(n + 18, NULL, 10);
+	const char *mode = strstr(buf, "\nSeccomp:\t");
+	return mode && mode[10] != '0';
+}
+
+/* Whether a filter came since the start, installed in a way guard.c did not see. */
+bool swa_linux_seccomp_added(void)
+{
+	return swa_linux_seccomp_filters() > seccomp_at_start;
 }
 
 bool swa_linux_emulated(void)
@@ -346,8 +366,15 @@ int swa_plat_init(void)
 	}
 	if (pipe2(read_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
 		read_pipe[0] = read_pipe[1] = -1;
-	/* probe once, so the fallback is known before anything is held */
+	/*
+	 * Under a filter from the start (a container's, a sandbox's) the agent
+	 * cannot know whether process_vm_readv() is allowed: it reads through
+	 * its pipe instead.  Else probe once, so the fallback is known before
+	 * anything is held.
+	 */
+	seccomp_at_start = swa_linux_seccomp_filters();
 	uint64_t probe = 0, v = 0;
-	swa_plat_read((uint64_t)(uintptr_t)&probe, &v, sizeof(v));
-	return swa_linux_capture_init();
+	if (!seccomp_at_start)
+		swa_plat_read((uint64_t)(uintptr_t)&probe, &v, sizeof(v));
+	return swa_linux_capture_init(swa_cfg.no_signals);
 }
