@@ -705,6 +705,148 @@ def scenario_sigtoggle():
     check(len(stalls_of(objs)) == 1, "expected one stall")
 
 
+# ---- reports that must be right (issue 11 item 8) -------------------------
+
+
+def tree_stalls(text):
+    """(header duration ms, tree root weight ms) of each stall of a tree output."""
+    out, header = [], None
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) < 4 or not parts[0].startswith("#") or parts[2] != "ms":
+            continue
+        if parts[3] in ("busy", "blocked"):
+            header = float(parts[1])
+        elif header is not None and parts[3].endswith("%"):
+            out.append((header, float(parts[1])))
+            header = None
+    return out
+
+
+def uleb(n):
+    out = bytearray()
+    while True:
+        b = n & 0x7f
+        n >>= 7
+        out.append(b | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def read_uleb(buf, pos):
+    n = shift = 0
+    while True:
+        b = buf[pos]
+        pos += 1
+        n |= (b & 0x7f) << shift
+        shift += 7
+        if not b & 0x80:
+            return n, pos
+
+
+def long_stall(data, count):
+    """A recording's first stall given count more empty samples (stallwatch-format(5))."""
+    out, pos, done = bytearray(data[:16]), 16, False
+    while pos < len(data):
+        start = pos
+        kind = data[pos]
+        length, pos = read_uleb(data, pos + 1)
+        body = data[pos:pos + length]
+        pos += length
+        if kind == 4 and not done:
+            stall_id, p = read_uleb(body, 0)
+            thread, p = read_uleb(body, p)
+            t0, _ = read_uleb(body, p)
+        if kind == 5 and not done:
+            for i in range(count):
+                b = uleb(stall_id) + uleb(t0 + i) + uleb(thread) + b"\0\0"
+                out += bytes([6]) + uleb(len(b)) + b
+            done = True
+        out += data[start:pos]
+    return bytes(out)
+
+
+def scenario_reports():
+    # 1,000 idle threads with --all-threads: the end is the loop's, not a late round's
+    p = stallwatch_run(["--all-threads"], [STALLAPP, "threads:1000", "busy:400", "busy:400",
+                                           "busy:400"], timeout=120)
+    objs, app = parse(p.stdout.splitlines())
+    steps = [s for s in steps_of(app) if s["kind"] == "busy"]
+    stalls = stalls_of(objs)
+    print("1000 threads:", [(s["duration_ms"], s["samples"]) for s in stalls],
+          [s["elapsed_ms"] for s in steps])
+    check(len(stalls) == 3, "1000 threads: expected 3 stalls, got %d" % len(stalls))
+    for st in stalls:
+        step = match(st, steps)
+        check(step and abs(st["duration_ms"] - step["elapsed_ms"]) <= st["interval_ms"] + 5,
+              "1000 threads: stall of %.1f ms for a step of %s ms"
+              % (st["duration_ms"], step and step["elapsed_ms"]))
+
+    # stopped for 3 s inside a stall (the app's spin ends by the wall clock, so the
+    # stall is the 350 ms before the stop): header and tree root agree, without the stop
+    proc = subprocess.Popen([STALLWATCH, "run", "--color", "never", "--", STALLAPP, "busy:600"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out = Output(proc)
+    pid = int(out.wait_for(lambda l: l.startswith("ready pid=")).split("=")[1])
+    out.wait_for(lambda l: l.startswith("step busy begin"))
+    time.sleep(0.35)
+    os.kill(pid, signal.SIGSTOP)
+    time.sleep(3)
+    os.kill(pid, signal.SIGCONT)
+    proc.wait(timeout=60)
+    lines = out.done()
+    trees = tree_stalls("\n".join(lines))
+    print("stopped:", trees)
+    print("\n".join(l for l in lines if l.startswith("#"))[:600])
+    if check(len(trees) == 1, "stopped: expected one stall, got %s" % trees):
+        header, root = trees[0]
+        check(header < 500, "stopped: the header counts the stop: %.1f ms" % header)
+        check(abs(root - header) <= 2 * INTERVAL_MS, "stopped: tree root %.1f ms, header %.1f ms"
+              % (root, header))
+
+    # a main thread that calls pthread_exit() is not a stall
+    p = stallwatch_run([], [STALLAPP, "exitmain:1500"])
+    objs, app = parse(p.stdout.splitlines())
+    check("helper done" in p.stdout, "exitmain: the helper did not finish")
+    check(not stalls_of(objs), "exitmain: false stalls %s"
+          % [s["duration_ms"] for s in stalls_of(objs)])
+
+    # a stall past the command's limits (2^20 samples): cut, and said so once
+    rec = tempfile.mktemp(suffix=".swtrace")
+    p = stallwatch_run(["-o", rec], [STALLAPP, "busy:300"])
+    with open(rec, "rb") as f:
+        data = f.read()
+    cut = os.path.join(os.path.dirname(rec), "cut-" + os.path.basename(rec))
+    with open(cut, "wb") as f:
+        f.write(long_stall(data, 1_050_000))
+    r = subprocess.run([STALLWATCH, "report", "--format", "ndjson", cut], capture_output=True,
+                       text=True, timeout=300)
+    cuts = r.stderr.count("was cut")
+    print("cut warnings:", cuts)
+    check(r.returncode == 0 and cuts == 1, "the cut warning printed %d times (exit %d)"
+          % (cuts, r.returncode))
+    os.unlink(rec)
+    os.unlink(cut)
+
+    # a stall left open when the app dies: both summary lines count it
+    proc = subprocess.Popen([STALLWATCH, "run", "--color", "never", "--", STALLAPP, "busy:300",
+                             "busy:300", "busy:5000"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out = Output(proc)
+    pid = int(out.wait_for(lambda l: l.startswith("ready pid=")).split("=")[1])
+    out.wait_for(lambda l: l.startswith("step busy begin") and
+                 out.count(lambda x: x.startswith("step busy begin")) == 3)
+    time.sleep(1.0)
+    os.kill(pid, signal.SIGKILL)
+    err = proc.stderr.read()
+    proc.wait(timeout=60)
+    import re
+    a = re.search(r"stallwatch: (\d+) stalls? from", err)
+    b = re.search(r"stallwatch: (\d+) stalls?, .* in total", err)
+    print("killed:", a and a.group(0), "|", b and b.group(0))
+    check(a and b and a.group(1) == b.group(1) == "3", "the summary lines disagree:\n" + err)
+
+
 SCENARIOS = {
     "stalls": scenario_stalls,
     "dlopen": scenario_dlopen,
@@ -721,6 +863,7 @@ SCENARIOS = {
     "eintr": scenario_eintr,
     "seccomp": scenario_seccomp,
     "sigtoggle": scenario_sigtoggle,
+    "reports": scenario_reports,
 }
 
 if __name__ == "__main__":

@@ -21,6 +21,8 @@
  *                    (the agent's), own those it got from sigqueue()
  *   seccomp          installs a seccomp filter on every thread that kills
  *                    the process on process_vm_readv(); prints "seccomp on"
+ *   exitmain:MS      the main thread calls pthread_exit(); a helper thread
+ *                    prints "helper done" and ends the process MS later
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -205,6 +207,15 @@ static void seccomp_on(void)
 	printf("seccomp %s\n", r == 0 ? "on" : strerror(errno));
 }
 
+static void *finish_later(void *arg)
+{
+	struct timespec ts = {(int)(long)arg / 1000, ((int)(long)arg % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+	printf("helper done\n");
+	fflush(stdout);
+	exit(0);
+}
+
 int hazard_step(const char *kind, int a, int b)
 {
 	if (!strcmp(kind, "sigblock")) {
@@ -224,6 +235,11 @@ int hazard_step(const char *kind, int a, int b)
 		sigtoggle(a);
 	} else if (!strcmp(kind, "seccomp")) {
 		seccomp_on();
+	} else if (!strcmp(kind, "exitmain")) {
+		pthread_t t;
+		fflush(stdout);
+		pthread_create(&t, NULL, finish_later, (void *)(long)a);
+		pthread_exit(NULL);
 	} else {
 		return -1;
 	}
