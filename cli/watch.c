@@ -183,8 +183,10 @@ int sw_watch_stream(struct sw_session *s, const struct sw_watch_options *o, bool
 	}
 	const struct sw_stall *st;
 	lock(o);
-	while (!full && (st = sw_stalls_flush(c)))
+	while (!full && (st = sw_stalls_flush(c))) {
+		stalls++; /* cut off by the end of the stream, still reported */
 		full = sw_output_stall(out, c, st, o->source) == 1;
+	}
 	unlock(o);
 	const struct sw_stalls_info *in = sw_stalls_info(c);
 	/* A shared output's summary covers every stream: its owner finishes it. */

@@ -340,8 +340,9 @@ static uint64_t tick(uint64_t now)
 	uint64_t busy = atomic_load_explicit(&swa_loop_busy_since, memory_order_acquire);
 	if (w.active) {
 		if (busy != w.start) {
+			/* when the loop noted its wait; the tick may have begun before it */
 			uint64_t at = atomic_load(&swa_loop_waited_at);
-			watch_end(at >= w.start && at <= now ? at : now, now);
+			watch_end(at >= w.start ? at : now, now);
 			return now; /* look again at once: a new iteration may be running */
 		}
 		if (now >= w.next) {

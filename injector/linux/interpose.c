@@ -6,14 +6,18 @@
  * every other thread passes straight through.  The real functions come from
  * dlsym(RTLD_NEXT) the first time they are needed.
  *
+ * pthread_exit() on the main thread counts as its loop's last wait.
+ *
  * A statically linked program, a raw syscall() and an io_uring loop never
  * reach these; such loops call stallwatch_before_wait()/after_wait().
  */
 #include <dlfcn.h>
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
 
@@ -41,6 +45,7 @@ REAL(epoll_pwait, int, (int, struct epoll_event *, int, int, const sigset_t *))
 REAL(epoll_pwait2, int, (int, struct epoll_event *, int, const struct timespec *, const sigset_t *))
 REAL(select, int, (int, fd_set *, fd_set *, fd_set *, struct timeval *))
 REAL(pselect, int, (int, fd_set *, fd_set *, fd_set *, const struct timespec *, const sigset_t *))
+REAL(pthread_exit, void, (void *))
 
 static inline bool watched(void)
 {
@@ -140,6 +145,21 @@ EXPORT int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec
 	HOOK("pselect", f(n, r, w, e, ts, m));
 }
 
+/*
+ * A main thread that ends with pthread_exit() leaves its iteration busy
+ * for good: it waits forever, as far as the watchdog is concerned.
+ */
+EXPORT void pthread_exit(void *ret)
+{
+	void (*f)(void *) = get_pthread_exit();
+	if (watched())
+		swa_loop_before_wait("pthread_exit");
+	if (f)
+		f(ret);
+	for (;;)
+		abort();
+}
+
 /* Resolves every real function up front, from the agent's constructor. */
 void swa_plat_hooks_init(void)
 {
@@ -153,4 +173,5 @@ void swa_plat_hooks_init(void)
 	get_epoll_pwait2();
 	get_select();
 	get_pselect();
+	get_pthread_exit();
 }

@@ -326,6 +326,9 @@ const char *sw_report_json_fields(struct sw_buf *obj, const char *type)
 	return text + n;
 }
 
+/* A gap between samples this much past two intervals may be a stop (as the agent judges). */
+#define STOP_GAP_NS 50000000ull
+
 /* What the agent said about samples without a stack. */
 static const char *unsampled_reason(uint32_t flags)
 {
@@ -386,7 +389,14 @@ int sw_report_add_stall(struct sw_report *r, const struct sw_stalls *c, const st
 		return e;
 	uint32_t idx;
 	e = sw_tree_stall_thread(r->p, ts, st->thread_id, NULL, &idx);
-	/* each sample weighs the time since the previous one of its thread */
+	/*
+	 * each sample weighs the time since the previous one of its thread; when
+	 * the samples span more than the stall, the agent took a stop (SIGSTOP, a
+	 * debugger) out of it, and a gap that long weighs one interval, as the
+	 * header's duration counts it
+	 */
+	bool stopped =
+	    st->ended && sw_stalls_ns(c, last_time - st->start_time) > duration + 2 * interval;
 	struct last {
 		uint64_t tid, time;
 	} lasts[64];
@@ -399,6 +409,8 @@ int sw_report_add_stall(struct sw_report *r, const struct sw_stalls *c, const st
 		uint64_t w = interval;
 		if (k < nlasts && smp->time > lasts[k].time)
 			w = sw_stalls_ns(c, smp->time - lasts[k].time);
+		if (stopped && w > 2 * interval + STOP_GAP_NS)
+			w = interval;
 		if (k == nlasts && nlasts < 64)
 			lasts[nlasts++].tid = smp->thread_id;
 		if (k < nlasts)

@@ -219,8 +219,12 @@ static int on_sample(struct sw_stalls *c, const struct sw_wire_sample *m)
 	struct sw_stall *s = c->open[i];
 	if ((m->flags & SW_SAMPLE_PASSIVE) && !c->info.passive[0])
 		copy_str(c->info.passive, sizeof(c->info.passive), "it went passive");
-	if (s->nsamples == MAX_SAMPLES || c->frames_in[i] + m->depth > MAX_FRAMES)
+	if (s->cut)
+		return 0;
+	if (s->nsamples == MAX_SAMPLES || c->frames_in[i] + m->depth > MAX_FRAMES) {
+		s->cut = true; /* said once; the rest of its samples are left out */
 		return -E2BIG;
+	}
 	if ((s->nsamples & (s->nsamples - 1)) == 0) {
 		size_t cap = s->nsamples ? s->nsamples * 2 : 16;
 		struct sw_stall_sample *n = realloc(s->sample, cap * sizeof(*n));

@@ -34,6 +34,7 @@ struct sw_stall {
 	size_t nsamples;
 	struct sw_stall_sample *sample;
 	bool ended; /* false for a stall cut off by the end of the stream */
+	bool cut;   /* it reached a limit: later samples are left out */
 };
 
 struct sw_stall_image {
