@@ -183,7 +183,7 @@ static void forward(int sig, siginfo_t *si, void *ucv)
 		memset(&dfl, 0, sizeof(dfl));
 		dfl.sa_handler = SIG_DFL;
 		real_sigaction(sig, &dfl, NULL);
-		syscall(SYS_tgkill, our_pid, (pid_t)syscall(SYS_gettid), sig);
+		tgkill(our_pid, gettid(), sig);
 	} else if (a->sa_handler != SIG_IGN) {
 		a->sa_handler(sig);
 	}
@@ -196,7 +196,7 @@ static void handler(int sig, siginfo_t *si, void *ucv)
 		forward(sig, si, ucv);
 		goto out;
 	}
-	pid_t self = (pid_t)syscall(SYS_gettid);
+	pid_t self = gettid();
 	atomic_store(&hit_tid, self);
 	atomic_fetch_add(&hit_seq, 1);
 	if (self != req.tid)
@@ -299,8 +299,7 @@ bool swa_linux_fence_begin(void)
 		if (sigtimedwait(&only, &si, &zero) == capture_sig &&
 		    (si.si_code != SI_QUEUE || si.si_value.sival_ptr != cookie))
 			/* the app's own: put it back */
-			syscall(SYS_rt_tgsigqueueinfo, our_pid, (pid_t)syscall(SYS_gettid),
-				capture_sig, &si);
+			syscall(SYS_rt_tgsigqueueinfo, our_pid, gettid(), capture_sig, &si);
 	}
 	return true;
 }
@@ -317,7 +316,7 @@ uint64_t swa_linux_signal_mark(void)
  */
 bool swa_linux_signal_hit(uint64_t mark)
 {
-	return atomic_load(&hit_seq) != mark && atomic_load(&hit_tid) == (pid_t)syscall(SYS_gettid);
+	return atomic_load(&hit_seq) != mark && atomic_load(&hit_tid) == gettid();
 }
 
 void swa_linux_fence_end(void)
@@ -458,7 +457,7 @@ static int capture_blocked(const struct swa_thread *t, struct swa_capture *cap)
 #if defined(__x86_64__)
 		swa_regs_set(&cap->regs, 16, pc);
 #endif
-		cap->flags = SWA_CAPTURE_BLOCKED;
+		cap->flags = SWA_CAPTURE_BLOCKED | SWA_CAPTURE_STILL;
 		uint64_t t0 = swa_linux_now_ns();
 		int r = copy_remote(cap, sp);
 		cap->held_ns = swa_linux_now_ns() - t0;
@@ -544,7 +543,7 @@ static int task_status(uint64_t tid, char *ret_state, uint64_t *ret_blocked)
 int swa_plat_capture(const struct swa_thread *t, struct swa_capture *cap, uint64_t timeout_ns)
 {
 	if (atomic_load(&passive))
-		return -EPERM;
+		return -ESHUTDOWN;
 	/* a thread caught between states is looked at again, never signalled in a wait */
 	for (int attempt = 0; attempt < 2; attempt++) {
 		char st;
