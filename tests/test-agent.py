@@ -847,6 +847,34 @@ def scenario_reports():
     check(a and b and a.group(1) == b.group(1) == "3", "the summary lines disagree:\n" + err)
 
 
+def scenario_descriptors():
+    # an app that closes every descriptor from 3 up and opens its own in
+    # their place: the agent never reads, writes, accepts or closes them, and
+    # stays idle (issue 11 item 1)
+    d = tempfile.mkdtemp()
+    env = {"STALLAPP_LOG": os.path.join(d, "app.log"),
+           "STALLWATCH_LOG": os.path.join(d, "agent.log")}
+    p = stallwatch_run([], [STALLAPP, "fdreuse:400", "busy:300"], extra_env=env)
+    line = next((l for l in p.stdout.splitlines() if l.startswith("fdreuse ")), "")
+    print(line)
+    f = dict(kv.split("=") for kv in line.split()[1:]) if line else {}
+    check(p.returncode == 0, "run exited %d: %s" % (p.returncode, p.stderr[-300:]))
+    check(f.get("pipe") == "796", "the app read %s of the 796 bytes in its pipe" % f.get("pipe"))
+    check(f.get("accept") == "ok", "the app could not accept its own connection")
+    check(f.get("log") == "clean", "the app's log is not what the app wrote: %s"
+          % [l for l in p.stdout.splitlines() if l.startswith("fdreuse log")])
+    check(f and int(f["agent_cpu_ms"]) < 50, "the agent used %s ms of CPU in an idle second"
+          % f.get("agent_cpu_ms"))
+    check("done" in p.stdout, "the app did not run to its end")
+    p = stallwatch_run([], [STALLAPP, "fdreuse:400:1"], extra_env=env)
+    line = next((l for l in p.stdout.splitlines() if l.startswith("fdclose ")), "")
+    print(line)
+    cpu = int(line.split("=")[1]) if line else -1
+    check(0 <= cpu < 50, "with its descriptors closed the agent used %d ms of CPU in an idle "
+          "second" % cpu)
+    shutil.rmtree(d)
+
+
 SCENARIOS = {
     "stalls": scenario_stalls,
     "dlopen": scenario_dlopen,
@@ -864,6 +892,7 @@ SCENARIOS = {
     "seccomp": scenario_seccomp,
     "sigtoggle": scenario_sigtoggle,
     "reports": scenario_reports,
+    "descriptors": scenario_descriptors,
 }
 
 if __name__ == "__main__":

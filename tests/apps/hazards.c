@@ -23,6 +23,17 @@
  *                    the process on process_vm_readv(); prints "seccomp on"
  *   exitmain:MS      the main thread calls pthread_exit(); a helper thread
  *                    prints "helper done" and ends the process MS later
+ *   fdreuse:MS       closes every descriptor from 3 up, as daemons do, and
+ *                    opens its own in their place (a pipe, a listening TCP
+ *                    socket on 0.0.0.0, its log file $STALLAPP_LOG, fillers);
+ *                    stalls MS with 796 bytes in its pipe, then prints
+ *                    "fdreuse pipe=N accept=ok|hung log=clean|dirty
+ *                    agent_cpu_ms=M": the bytes it read back, whether it
+ *                    accepted its own connection, whether its log holds
+ *                    only its lines, and the CPU time of the agent's
+ *                    threads (sw-*) over one idle second after that
+ *   fdreuse:MS:1     closes them and opens nothing; prints "fdclose
+ *                    agent_cpu_ms=M" after the stall and an idle second
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -40,7 +51,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -216,6 +233,101 @@ static void *finish_later(void *arg)
 	exit(0);
 }
 
+/* CPU time of the threads named sw-* (the agent's), in ms. */
+static long agent_cpu_ms(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	long ticks = 0;
+	while (d && (e = readdir(d))) {
+		char path[300], buf[512];
+		snprintf(path, sizeof(path), "/proc/self/task/%s/stat", e->d_name);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+		if (fd >= 0)
+			close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = '\0';
+		char *name = strchr(buf, '('), *rest = strrchr(buf, ')');
+		if (!name || !rest || strncmp(name + 1, "sw-", 3))
+			continue;
+		unsigned long ut = 0, st = 0;
+		/* after ") S": ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt */
+		sscanf(rest + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st);
+		ticks += (long)(ut + st);
+	}
+	if (d)
+		closedir(d);
+	return ticks * 1000 / sysconf(_SC_CLK_TCK);
+}
+
+static void fdclose(int ms)
+{
+	syscall(SYS_close_range, 3u, ~0u, 0u);
+	spin_until(mono_ns() + ms * 1000000LL);
+	struct timespec pause = {0, 300000000}, second = {1, 0};
+	nanosleep(&pause, NULL);
+	long cpu0 = agent_cpu_ms();
+	nanosleep(&second, NULL);
+	printf("fdclose agent_cpu_ms=%ld\n", agent_cpu_ms() - cpu0);
+}
+
+static void fdreuse(int ms)
+{
+	syscall(SYS_close_range, 3u, ~0u, 0u);
+	int p[2], fill[12];
+	for (int i = 0; i < 2; i++)
+		fill[i] = open("/dev/null", O_RDONLY);
+	if (pipe(p) < 0)
+		return;
+	fcntl(p[0], F_SETFL, O_NONBLOCK);
+	int srv = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in sa = {.sin_family = AF_INET};
+	socklen_t len = sizeof(sa);
+	bind(srv, (struct sockaddr *)&sa, sizeof(sa));
+	listen(srv, 4);
+	getsockname(srv, (struct sockaddr *)&sa, &len);
+	const char *logpath = getenv("STALLAPP_LOG");
+	int log = logpath ? open(logpath, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0600) : -1;
+	for (int i = 2; i < 12; i++)
+		fill[i] = open("/dev/null", O_RDONLY);
+	char data[796];
+	memset(data, 'x', sizeof(data));
+	ssize_t put = write(p[1], data, sizeof(data));
+	(void)put;
+	dprintf(log, "app line 1\n");
+	spin_until(mono_ns() + ms * 1000000LL); /* a stall: the agent samples, wakes, logs */
+	struct timespec pause = {0, 300000000};
+	nanosleep(&pause, NULL);
+	long got = 0;
+	ssize_t n;
+	while ((n = read(p[0], data, sizeof(data))) > 0)
+		got += n;
+	int c = socket(AF_INET, SOCK_STREAM, 0);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	connect(c, (struct sockaddr *)&sa, sizeof(sa));
+	struct pollfd pfd = {.fd = srv, .events = POLLIN};
+	int conn = poll(&pfd, 1, 1000) == 1 ? accept4(srv, NULL, NULL, SOCK_NONBLOCK) : -1;
+	dprintf(log, "app line 2\n");
+	long cpu0 = agent_cpu_ms();
+	struct timespec second = {1, 0};
+	nanosleep(&second, NULL);
+	long cpu = agent_cpu_ms() - cpu0;
+	char text[4096] = "";
+	int rd = logpath ? open(logpath, O_RDONLY) : -1;
+	n = rd >= 0 ? read(rd, text, sizeof(text) - 1) : 0;
+	text[n > 0 ? n : 0] = '\0';
+	bool clean = !strcmp(text, "app line 1\napp line 2\n");
+	printf("fdreuse pipe=%ld accept=%s log=%s agent_cpu_ms=%ld\n", got,
+	       conn >= 0 ? "ok" : "hung", clean ? "clean" : "dirty", cpu);
+	if (!clean)
+		printf("fdreuse log: %s\n", text);
+	/* the app's descriptors stay open: the agent must leave them alone until exit */
+	(void)fill;
+	(void)c;
+}
+
 int hazard_step(const char *kind, int a, int b)
 {
 	if (!strcmp(kind, "sigblock")) {
@@ -235,6 +347,11 @@ int hazard_step(const char *kind, int a, int b)
 		sigtoggle(a);
 	} else if (!strcmp(kind, "seccomp")) {
 		seccomp_on();
+	} else if (!strcmp(kind, "fdreuse")) {
+		if (b == 1)
+			fdclose(a);
+		else
+			fdreuse(a);
 	} else if (!strcmp(kind, "exitmain")) {
 		pthread_t t;
 		fflush(stdout);
