@@ -23,10 +23,12 @@
 #include "detect.h"
 
 struct swa_config swa_cfg = {.log_fd = -1};
+static struct swa_fd log_id = SWA_FD_NONE;
 
 void swa_log(const char *fmt, ...)
 {
-	if (swa_cfg.log_fd < 0)
+	int fd = swa_fd_get(&log_id);
+	if (fd < 0)
 		return;
 	char line[512];
 	int n = snprintf(line, sizeof(line), "stallwatch-agent[%d]: ", (int)getpid());
@@ -38,8 +40,14 @@ void swa_log(const char *fmt, ...)
 		return;
 	size_t len = strlen(line);
 	line[len++] = '\n';
-	ssize_t w = write(swa_cfg.log_fd, line, len);
+	ssize_t w = write(fd, line, len);
 	(void)w;
+}
+
+void swa_log_lost(int fd)
+{
+	/* the log may be the one lost: then this says nothing */
+	swa_log("descriptor %d is no longer the agent's: left alone", fd);
 }
 
 static bool env_uint(const char *name, unsigned long lo, unsigned long hi, unsigned long *ret)
@@ -79,6 +87,7 @@ static void open_log(void)
 		swa_cfg.log_fd = fcntl(2, F_DUPFD_CLOEXEC, 3);
 	else
 		swa_cfg.log_fd = open(v, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	swa_cfg.log_fd = swa_fd_adopt(&log_id, swa_cfg.log_fd);
 }
 
 int swa_config_load(void)

@@ -9,7 +9,11 @@
  *
  * Sockets and the wake pipe come from the backend, close-on-exec and
  * non-blocking; its send never raises SIGPIPE (a client that vanished must
- * not kill the app).
+ * not kill the app).  Each is checked to be still the agent's before every
+ * use (descriptor.c): one the app closed or reused is forgotten, the wake
+ * pipe and the listener are opened anew (the listener a few times at
+ * most), and a lost client is simply gone.  Nothing is polled that is not
+ * the agent's, so an agent whose descriptors were taken stays idle.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,10 +36,12 @@
 
 enum state { NO_CLIENT, HANDSHAKE, STREAMING, CLOSING };
 
-static int listen_fd = -1;
-static int client = -1;
+#define LISTEN_REOPENS 3
+
+static struct swa_fd listener = SWA_FD_NONE, client_id = SWA_FD_NONE;
+static struct swa_fd wake_r = SWA_FD_NONE, wake_w = SWA_FD_NONE;
+static int reopens_left = LISTEN_REOPENS;
 static enum state state = NO_CLIENT;
-static int wake_pipe[2] = {-1, -1};
 static uint8_t inbuf[SWA_CONTROL_MAX_BODY + 16];
 static size_t inlen;
 static uint8_t outbuf[OUT_CAP];
@@ -59,8 +65,9 @@ _Atomic uint64_t swa_stalls_total;
 
 void swa_streamer_wake(void)
 {
-	if (wake_pipe[1] >= 0) {
-		ssize_t w = write(wake_pipe[1], "", 1);
+	/* any thread: checks, never forgets (only the streamer changes them) */
+	if (swa_fd_ours(&wake_w)) {
+		ssize_t w = write(atomic_load(&wake_w.fd), "", 1);
 		(void)w;
 	}
 }
@@ -231,17 +238,27 @@ static void fill_from_ring(void)
 
 static void close_client(void)
 {
-	if (client >= 0)
-		close(client);
-	client = -1;
+	swa_fd_close(&client_id);
 	state = NO_CLIENT;
 	inlen = outlen = outoff = 0;
 }
 
+/* The client's descriptor while it is still ours; a lost one ends the client. */
+static int client_fd(void)
+{
+	int fd = swa_fd_get(&client_id);
+	if (fd < 0 && state != NO_CLIENT) {
+		state = NO_CLIENT;
+		inlen = outlen = outoff = 0;
+	}
+	return fd;
+}
+
 static void flush(void)
 {
-	while (client >= 0 && outoff < outlen) {
-		long n = swa_plat_send(client, outbuf + outoff, outlen - outoff);
+	int fd;
+	while ((fd = client_fd()) >= 0 && outoff < outlen) {
+		long n = swa_plat_send(fd, outbuf + outoff, outlen - outoff);
 		if (n == -EINTR)
 			continue;
 		if (n == -EAGAIN || n == -EWOULDBLOCK)
@@ -260,17 +277,21 @@ static void flush(void)
 
 static void accept_client(void)
 {
-	int fd = swa_plat_accept(listen_fd);
+	int lfd = swa_fd_get(&listener);
+	int fd = lfd < 0 ? -1 : swa_plat_accept(lfd);
 	if (fd < 0)
 		return;
-	if (client >= 0) {
+	if (client_fd() >= 0) {
 		outlen = outoff = 0;
 		put_goodbye(SW_GOODBYE_REPLACED, "another client took over");
 		state = CLOSING;
 		flush();
 		close_client();
 	}
-	client = fd;
+	if (swa_fd_adopt(&client_id, fd) < 0) {
+		close(fd);
+		return;
+	}
 	state = HANDSHAKE;
 	handshake_deadline = swa_plat_now() + HANDSHAKE_NS;
 	put_hello();
@@ -339,7 +360,10 @@ static void handle(const struct swa_control_msg *msg)
 
 static void read_client(void)
 {
-	ssize_t n = recv(client, inbuf + inlen, sizeof(inbuf) - inlen, MSG_DONTWAIT);
+	int fd = client_fd();
+	if (fd < 0)
+		return;
+	ssize_t n = recv(fd, inbuf + inlen, sizeof(inbuf) - inlen, MSG_DONTWAIT);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (n <= 0) {
@@ -373,7 +397,8 @@ static void read_client(void)
 static void drain_wake(void)
 {
 	char buf[64];
-	while (read(wake_pipe[0], buf, sizeof(buf)) > 0)
+	int fd = swa_fd_get(&wake_r);
+	while (fd >= 0 && read(fd, buf, sizeof(buf)) > 0)
 		;
 }
 
@@ -382,28 +407,59 @@ static void finish(uint64_t deadline)
 {
 	if (state != STREAMING)
 		return;
-	while (swa_plat_now() < deadline && client >= 0) {
+	while (swa_plat_now() < deadline && client_fd() >= 0) {
 		fill_from_ring();
 		flush();
-		if (client < 0 || (outlen == 0 && swa_ring_used(&swa_ring) == 0))
+		if (client_fd() < 0 || (outlen == 0 && swa_ring_used(&swa_ring) == 0))
 			break;
-		struct pollfd pfd = {.fd = client, .events = POLLOUT};
+		struct pollfd pfd = {.fd = client_fd(), .events = POLLOUT};
 		poll(&pfd, 1, 10);
 	}
-	if (client >= 0) {
+	if (client_fd() >= 0) {
 		put_stats();
 		put_goodbye(SW_GOODBYE_EXIT, "the process is exiting");
 		state = CLOSING;
-		while (client >= 0 && swa_plat_now() < deadline) {
+		while (client_fd() >= 0 && swa_plat_now() < deadline) {
 			flush();
-			struct pollfd pfd = {.fd = client, .events = POLLOUT};
-			if (client >= 0)
+			struct pollfd pfd = {.fd = client_fd(), .events = POLLOUT};
+			if (pfd.fd >= 0)
 				poll(&pfd, 1, 10);
 		}
 	}
 }
 
 static uint64_t finish_deadline;
+
+static int open_wake_pipe(void)
+{
+	int p[2];
+	int r = swa_plat_pipe(p);
+	if (r < 0)
+		return r;
+	swa_fd_adopt(&wake_r, p[0]);
+	swa_fd_adopt(&wake_w, p[1]);
+	return 0;
+}
+
+/* Forgets what the app took over; opens a new wake pipe, and a new listener a few times. */
+static void check_descriptors(void)
+{
+	if (swa_fd_get(&wake_r) < 0 || swa_fd_get(&wake_w) < 0) {
+		swa_fd_close(&wake_r); /* the end still ours, if any */
+		swa_fd_close(&wake_w);
+		open_wake_pipe();
+	}
+	if (swa_fd_get(&listener) < 0 && reopens_left > 0) {
+		int fd;
+		reopens_left--;
+		if (swa_listen_open(swa_cfg.listen, &fd, listen_desc, sizeof(listen_desc)) == 0 &&
+		    swa_fd_adopt(&listener, fd) >= 0)
+			swa_log("listening again on %s", listen_desc);
+		else
+			swa_log("cannot listen again: clients cannot connect");
+	}
+	client_fd();
+}
 
 static void *streamer_main(void *arg)
 {
@@ -415,19 +471,24 @@ static void *streamer_main(void *arg)
 			finish(finish_deadline);
 			break;
 		}
+		check_descriptors();
+		/* only descriptors still ours: poll skips the negative ones */
 		struct pollfd pfd[3] = {
-		    {.fd = listen_fd, .events = POLLIN},
-		    {.fd = wake_pipe[0], .events = POLLIN},
-		    {.fd = client, .events = POLLIN | (outoff < outlen ? POLLOUT : 0)},
+		    {.fd = atomic_load(&listener.fd), .events = POLLIN},
+		    {.fd = atomic_load(&wake_r.fd), .events = POLLIN},
+		    {.fd = atomic_load(&client_id.fd),
+		     .events = POLLIN | (outoff < outlen ? POLLOUT : 0)},
 		};
 		/* woken through the pipe for records and for the stop */
 		int timeout = state == NO_CLIENT ? -1 : state == HANDSHAKE ? 100 : 250;
-		poll(pfd, client >= 0 ? 3 : 2, timeout);
+		if (pfd[1].fd < 0 && timeout < 0)
+			timeout = 1000; /* no wake pipe: look for the stop now and then */
+		poll(pfd, 3, timeout);
 		if (pfd[1].revents)
 			drain_wake();
 		if (pfd[0].revents & POLLIN)
 			accept_client();
-		if (client >= 0 && (pfd[2].revents & (POLLIN | POLLHUP | POLLERR)))
+		if (pfd[2].revents & (POLLIN | POLLHUP | POLLERR))
 			read_client();
 		if (state == HANDSHAKE && swa_plat_now() > handshake_deadline)
 			close_client();
@@ -449,13 +510,16 @@ static void *streamer_main(void *arg)
 
 int swa_streamer_start(void)
 {
-	int r = swa_listen_open(swa_cfg.listen, &listen_fd, listen_desc, sizeof(listen_desc));
+	int fd = -1;
+	int r = swa_listen_open(swa_cfg.listen, &fd, listen_desc, sizeof(listen_desc));
+	if (r == 0 && swa_fd_adopt(&listener, fd) < 0)
+		r = -EBADF;
 	if (r < 0) {
 		swa_log("cannot listen on '%s': %s",
 			swa_cfg.listen[0] ? swa_cfg.listen : "127.0.0.1:27300", strerror(-r));
 		return r;
 	}
-	r = swa_plat_pipe(wake_pipe);
+	r = open_wake_pipe();
 	if (r < 0)
 		return r;
 	struct timespec ts;
@@ -491,9 +555,6 @@ void swa_streamer_stop(uint32_t timeout_ms)
 
 void swa_streamer_atfork_child(void)
 {
-	if (listen_fd >= 0)
-		close(listen_fd);
-	if (client >= 0)
-		close(client);
-	listen_fd = client = -1;
+	swa_fd_close(&listener);
+	swa_fd_close(&client_id);
 }

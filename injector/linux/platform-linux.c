@@ -31,7 +31,7 @@
 #include "linux.h"
 #include "wire/wire.h"
 
-static int read_pipe[2] = {-1, -1};
+static struct swa_fd read_pipe[2] = {SWA_FD_NONE, SWA_FD_NONE};
 static _Atomic int vm_readv_state; /* 0 unknown/works, 1 missing, 2 avoided (seccomp) */
 static long seccomp_at_start;
 static char os_version[160];
@@ -320,17 +320,18 @@ int swa_plat_read(uint64_t addr, void *dst, size_t len)
 		atomic_store(&vm_readv_state, 1);
 	}
 	/* the fallback: the kernel copies through the pipe or says EFAULT */
-	if (read_pipe[0] < 0)
-		return -EFAULT;
+	int in = swa_fd_get(&read_pipe[0]), out_fd = swa_fd_get(&read_pipe[1]);
+	if (in < 0 || out_fd < 0)
+		return -EFAULT; /* the app took them: no fallback any more */
 	uint8_t *out = dst;
 	while (len) {
 		size_t chunk = len < 4096 ? len : 4096;
-		ssize_t w = write(read_pipe[1], (const void *)(uintptr_t)addr, chunk);
+		ssize_t w = write(out_fd, (const void *)(uintptr_t)addr, chunk);
 		if (w <= 0)
 			return -EFAULT;
 		size_t got = 0;
 		while (got < (size_t)w) {
-			ssize_t r = read(read_pipe[0], out + got, (size_t)w - got);
+			ssize_t r = read(in, out + got, (size_t)w - got);
 			if (r <= 0)
 				return -EIO;
 			got += (size_t)r;
@@ -449,8 +450,11 @@ int swa_plat_init(void)
 		comm[strcspn(comm, "\n")] = '\0';
 		snprintf(process_name, sizeof(process_name), "%.31s", comm);
 	}
-	if (swa_plat_pipe(read_pipe) < 0)
-		read_pipe[0] = read_pipe[1] = -1;
+	int p[2];
+	if (swa_plat_pipe(p) == 0) {
+		swa_fd_adopt(&read_pipe[0], p[0]);
+		swa_fd_adopt(&read_pipe[1], p[1]);
+	}
 	/*
 	 * Under a filter from the start (a container's, a sandbox's) the agent
 	 * cannot know whether process_vm_readv() is allowed: it reads through
