@@ -875,6 +875,134 @@ def scenario_descriptors():
     shutil.rmtree(d)
 
 
+def msg(kind, body):
+    return bytes([kind]) + uleb(len(body)) + body
+
+
+def wire_str(text):
+    return uleb(len(text)) + text.encode()
+
+
+def client_hello(token=""):
+    return msg(64, b"SWCL" + uleb(1) + wire_str(token) + wire_str("attacker"))
+
+
+def raw_connect(port):
+    import socket
+    s = socket.create_connection(("127.0.0.1", port), timeout=5)
+    s.settimeout(0.5)
+    return s
+
+
+def read_for(s, seconds):
+    data, end = b"", time.monotonic() + seconds
+    while time.monotonic() < end:
+        try:
+            chunk = s.recv(65536)
+        except OSError:
+            continue
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+def scenario_connect():
+    # who may connect (issue 11 item 4): the real client, which reads the
+    # agent's token file, keeps every stall while others try everything
+    import socket
+    port = free_port()
+    run_dir = tempfile.mkdtemp()
+    env = dict(os.environ, LD_PRELOAD=AGENT, STALLWATCH_LISTEN="127.0.0.1:%d" % port,
+               STALLWATCH_BUNDLE_ID="com.example.safety", XDG_RUNTIME_DIR=run_dir)
+    steps = ["idle:1500", "gap:500"] + ["busy:300"] * 10
+    app = subprocess.Popen([STALLAPP] + steps, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, env=env)
+    app_out = Output(app)
+    app_out.wait_for(lambda l: l.startswith("ready"))
+    time.sleep(0.3)
+    client_env = dict(os.environ, XDG_RUNTIME_DIR=run_dir)
+    client = subprocess.Popen([STALLWATCH, "attach", "--connect", "127.0.0.1:%d" % port,
+                               "--format", "ndjson"], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=client_env)
+    c_out = Output(client)
+    first = c_out.wait_for(lambda l: '"type":"stall"' in l, timeout=15)
+    check(first is not None, "the real client got no stall")
+
+    # before proof: protocol and bundle id, nothing else (no paths, no names)
+    s = raw_connect(port)
+    pre = read_for(s, 0.5)
+    s.sendall(client_hello(""))
+    after = read_for(s, 0.5)
+    s.close()
+    check(b"com.example.safety" in pre, "the agent did not send its bundle id before proof")
+    check(b"stallapp" not in pre + after and b"libc" not in pre + after,
+          "an unproven connection got the app's names or paths: %r" % (pre + after)[:200])
+    # a config from a connection without the token changes nothing
+    s = raw_connect(port)
+    read_for(s, 0.2)
+    s.sendall(client_hello("") + msg(65, uleb(15) + uleb(1) + uleb(1000) + uleb(1) + uleb(8)))
+    read_for(s, 0.3)
+    s.close()
+    # garbage, a half hello, slowloris, 100 parallel connections, bare connects
+    s = raw_connect(port)
+    s.sendall(os.urandom(2000))
+    s.close()
+    half = raw_connect(port)
+    half.sendall(client_hello("")[:5])
+    slow = raw_connect(port)
+    many = []
+    for _ in range(100):
+        try:
+            many.append(socket.create_connection(("127.0.0.1", port), timeout=2))
+        except OSError:
+            pass
+    for b in client_hello("x" * 40):
+        try:
+            slow.sendall(bytes([b]))
+        except OSError:
+            break
+        time.sleep(0.1)
+    for _ in range(5):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=2).close()
+        except OSError:
+            pass
+    for m in many:
+        m.close()
+    half.close()
+    slow.close()
+    # without the token file, or with a wrong token: refused (status 4)
+    empty = tempfile.mkdtemp()
+    r = subprocess.run([STALLWATCH, "attach", "--connect", "127.0.0.1:%d" % port, "--duration",
+                        "1"], capture_output=True, text=True, timeout=30,
+                       env=dict(os.environ, XDG_RUNTIME_DIR=empty))
+    check(r.returncode == 4, "a client without the token file got status %d" % r.returncode)
+    r = subprocess.run([STALLWATCH, "attach", "--connect", "127.0.0.1:%d" % port, "--token",
+                        "wrong", "--duration", "1"], capture_output=True, text=True, timeout=30,
+                       env=client_env)
+    check(r.returncode == 4, "a wrong token got status %d" % r.returncode)
+    if os.getuid() == 0:
+        # another user cannot read the token file
+        r = subprocess.run([STALLWATCH, "attach", "--connect", "127.0.0.1:%d" % port,
+                            "--duration", "1"], capture_output=True, text=True, timeout=30,
+                           env=client_env, preexec_fn=lambda: (os.setgid(65534), os.setuid(65534)))
+        check(r.returncode == 4, "another user got status %d" % r.returncode)
+    app.wait(timeout=60)
+    client.wait(timeout=30)
+    objs, _ = parse(c_out.done())
+    stalls = stalls_of(objs)
+    print("real client:", [(st["id"], st["interval_ms"]) for st in stalls], client.returncode)
+    check(client.returncode == 0, "the real client exited %s" % client.returncode)
+    check(sorted(st["id"] for st in stalls) == list(range(1, 11)),
+          "the real client lost stalls: got %s" % [st["id"] for st in stalls])
+    check(all(st["interval_ms"] == 10 and len({x["thread"] for x in st["stacks"]}) == 1
+              for st in stalls), "an unproven config changed the sampling")
+    check(app.returncode == 0, "the app exited %s" % app.returncode)
+    shutil.rmtree(run_dir)
+    shutil.rmtree(empty)
+
+
 SCENARIOS = {
     "stalls": scenario_stalls,
     "dlopen": scenario_dlopen,
@@ -893,6 +1021,7 @@ SCENARIOS = {
     "sigtoggle": scenario_sigtoggle,
     "reports": scenario_reports,
     "descriptors": scenario_descriptors,
+    "connect": scenario_connect,
 }
 
 if __name__ == "__main__":
