@@ -17,6 +17,7 @@
 
 #include "cli.h"
 #include "host/launch.h"
+#include "host/token.h"
 #include "session/session.h"
 #include "session/transport.h"
 #include "watch.h"
@@ -166,6 +167,10 @@ static int run_run(const struct sw_cmd *cmd, int argc, char **argv)
 		sw_cli_error("%s", sw_error_str(&err));
 		return SW_EXIT_RUN_FAILED;
 	}
+	/* a token only this command and the agent it starts know */
+	char token[64];
+	if (!o.token && sw_host_new_token(token, sizeof(token)) == 0)
+		o.token = token;
 	struct sw_launch_options lo = {
 	    .agent = agent,
 	    .exe = exe,

@@ -34,6 +34,7 @@ struct swa_config {
 	uint32_t wait_ms;  /* wait this long at start for a client (run) */
 	uint32_t detector; /* swa_detector (detect.h) */
 	bool no_signals;   /* STALLWATCH_SIGNALS=never: sample only threads waiting in the kernel */
+	bool connection_proves; /* STALLWATCH_PROOF=connection: no token asked (simulators) */
 	size_t ring_bytes;
 	int log_fd; /* -1: silent */
 };

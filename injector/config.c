@@ -111,6 +111,8 @@ int swa_config_load(void)
 			bytes *= 2;
 		swa_cfg.ring_bytes = bytes;
 	}
+	const char *proof = getenv("STALLWATCH_PROOF");
+	swa_cfg.connection_proves = proof && !strcmp(proof, "connection");
 	const char *sig = getenv("STALLWATCH_SIGNALS");
 	swa_cfg.no_signals = sig && !strcmp(sig, "never");
 	if (sig && *sig && !swa_cfg.no_signals && strcmp(sig, "running"))

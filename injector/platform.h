@@ -196,6 +196,19 @@ int swa_plat_accept(int listen_fd);
 int swa_plat_pipe(int fds[2]);
 long swa_plat_send(int fd, const void *buf, size_t len);
 
+/*
+ * Who may connect (stallwatch-agent(7)).  A client proves itself with the
+ * token, or by the connection itself where the system vouches for it.
+ * swa_plat_publish_token() makes a token when none was given and puts it
+ * where the app's user alone can read it (Linux: a file named after the
+ * listening address); swa_plat_unpublish_token() removes it at exit.
+ * swa_plat_connection_proves() says whether a connection needs no token
+ * (Darwin: it came through usbmuxd).
+ */
+int swa_plat_publish_token(const char *listen_desc, char *token, size_t cap);
+void swa_plat_unpublish_token(void);
+bool swa_plat_connection_proves(int fd);
+
 /* Raises the calling thread's scheduling priority where allowed. */
 void swa_plat_raise_priority(void);
 
