@@ -156,6 +156,19 @@ struct swa_rec_removed {
 	uint32_t index;
 };
 
+struct swa_rec_hint {
+	uint32_t image_index;
+	uint64_t offset, size;
+	char name[]; /* NUL-terminated */
+};
+
+/* ---- symbol hints (hints.c) ---- */
+
+/* Notes the frames of a sample that fall in images marked for hints. */
+void swa_hints_note(const uint64_t *frames, uint32_t depth);
+/* Resolves what was noted and pushes the hints; never while the ring is held. */
+void swa_hints_flush(void);
+
 /* Wakes the streamer after records were committed. */
 void swa_streamer_wake(void);
 

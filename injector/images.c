@@ -131,6 +131,7 @@ static void found(const struct swa_plat_image *pim, void *ctx)
 	memcpy(im->id, pim->id, sizeof(im->id));
 	im->path = path;
 	im->loader = pim->loader;
+	im->hints = pim->hints;
 	im->seen = true;
 	if (im->eh_hdr)
 		swa_cfi_index(im);

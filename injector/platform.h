@@ -170,6 +170,7 @@ struct swa_plat_image {
 	uint8_t id[32];
 	const char *path;
 	bool loader; /* the dynamic loader itself */
+	bool hints;  /* the host will have no symbols for it: send symbol hints */
 };
 typedef void (*swa_plat_image_fn)(const struct swa_plat_image *im, void *ctx);
 uint64_t swa_plat_images_generation(void);
@@ -208,6 +209,15 @@ long swa_plat_send(int fd, const void *buf, size_t len);
 int swa_plat_publish_token(const char *listen_desc, char *token, size_t cap);
 void swa_plat_unpublish_token(void);
 bool swa_plat_connection_proves(int fd);
+
+/*
+ * The nearest symbol at or below pc in an image marked for hints (Darwin:
+ * one in the dyld shared cache, by its in-memory symbol table), on the
+ * agent's own thread, never while a thread is held.  *ret_name points into
+ * the image.  0, -ENOENT, or -ENOTSUP where the backend has no hints.
+ */
+int swa_plat_symbol_hint(uint64_t slide, uint64_t text_vmaddr, uint64_t pc, uint64_t *ret_start,
+			 uint64_t *ret_size, const char **ret_name);
 
 /* Raises the calling thread's scheduling priority where allowed. */
 void swa_plat_raise_priority(void);

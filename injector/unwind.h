@@ -35,6 +35,7 @@ struct swa_image {
 	bool announced;
 	bool gone;   /* unloaded, removal not announced yet */
 	bool loader; /* the dynamic loader: its lock may be held */
+	bool hints;  /* send symbol hints for its frames (the host has no copy) */
 };
 
 /* Finds the image whose executable segment holds pc (images.c). */

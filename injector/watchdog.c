@@ -171,6 +171,7 @@ static void sample_thread(const struct swa_thread *t, uint32_t max)
 			depth = swa_unwind(&cap, frames, max, &uflags);
 		}
 		flags = wire_flags(uflags, cap.flags);
+		swa_hints_note(frames, depth);
 	} else if (r == -ENOTSUP) {
 		flags |= SW_SAMPLE_BLOCKED;
 	} else if (r == -EACCES) {
@@ -292,6 +293,7 @@ static void watch_end(uint64_t end, uint64_t now)
 	}
 	*rec = (struct swa_rec_end){w.stall_id, end, duration, cpu, w.samples, w.dropped};
 	swa_ring_push(&swa_ring);
+	swa_hints_flush(); /* after the release: the threads run again */
 	swa_streamer_wake();
 }
 

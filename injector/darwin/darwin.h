@@ -32,8 +32,6 @@ uint64_t swa_darwin_thread_id(thread_act_t th);
 
 /* Registers the dyld image callbacks (images-darwin.c). */
 void swa_darwin_images_start(void);
-/* Whether the image at this slide and __TEXT address is in the dyld shared cache. */
-bool swa_darwin_image_in_cache(uint64_t slide, uint64_t text_vmaddr);
 /* Reads the main bundle's identifier and version, once (hooks-darwin.c). */
 void swa_darwin_read_bundle(void);
 

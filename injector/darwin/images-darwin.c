@@ -8,12 +8,14 @@
  * counter moved, never while a thread is held; the path strings are dyld's
  * own and live as long as the image.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
 
 #include <mach-o/dyld.h>
 #include <mach-o/loader.h>
+#include <mach-o/nlist.h>
 
 #include "darwin.h"
 #include "wire/wire.h"
@@ -99,6 +101,7 @@ static void added(const struct mach_header *mh, intptr_t slide)
 		describe(table[i].header, slide, &table[i].im);
 		table[i].im.path = path;
 		table[i].in_cache = (mh->flags & MH_DYLIB_IN_CACHE_) != 0;
+		table[i].im.hints = table[i].in_cache;
 		break;
 	}
 	atomic_fetch_add(&generation, 1);
@@ -138,13 +141,77 @@ int swa_plat_images(swa_plat_image_fn fn, void *ctx)
 	return 0;
 }
 
-bool swa_darwin_image_in_cache(uint64_t slide, uint64_t text_vmaddr)
+struct symtab {
+	const struct nlist_64 *syms;
+	const char *strs;
+	uint32_t nsyms, strsize;
+};
+
+/* The image's symbol table in memory, through __LINKEDIT (the cache's, for a cached image). */
+static bool find_symtab(const struct mach_header_64 *mh, uint64_t slide, struct symtab *ret)
 {
-	bool in = false;
+	const struct symtab_command *st = NULL;
+	const struct segment_command_64 *linkedit = NULL;
+	const uint8_t *p = (const uint8_t *)(mh + 1);
+	for (uint32_t i = 0; i < mh->ncmds; i++) {
+		const struct load_command *lc = (const struct load_command *)p;
+		if (lc->cmd == LC_SYMTAB)
+			st = (const struct symtab_command *)lc;
+		else if (lc->cmd == LC_SEGMENT_64 &&
+			 strncmp(((const struct segment_command_64 *)lc)->segname, "__LINKEDIT",
+				 16) == 0)
+			linkedit = (const struct segment_command_64 *)lc;
+		p += lc->cmdsize;
+	}
+	if (!st || !linkedit || !st->nsyms)
+		return false;
+	uint64_t base = slide + linkedit->vmaddr - linkedit->fileoff;
+	ret->syms = (const struct nlist_64 *)(uintptr_t)(base + st->symoff);
+	ret->strs = (const char *)(uintptr_t)(base + st->stroff);
+	ret->nsyms = st->nsyms;
+	ret->strsize = st->strsize;
+	return true;
+}
+
+/* The nearest defined symbol at or below addr (a file address), and where the next begins. */
+static const struct nlist_64 *nearest(const struct symtab *t, uint64_t addr, uint64_t *ret_next)
+{
+	const struct nlist_64 *best = NULL;
+	uint64_t next = UINT64_MAX;
+	for (uint32_t i = 0; i < t->nsyms; i++) {
+		const struct nlist_64 *n = &t->syms[i];
+		if ((n->n_type & N_STAB) || (n->n_type & N_TYPE) != N_SECT ||
+		    n->n_strx >= t->strsize)
+			continue;
+		if (n->n_value <= addr && (!best || n->n_value > best->n_value))
+			best = n;
+		else if (n->n_value > addr && n->n_value < next)
+			next = n->n_value;
+	}
+	*ret_next = next;
+	return best;
+}
+
+int swa_plat_symbol_hint(uint64_t slide, uint64_t text_vmaddr, uint64_t pc, uint64_t *ret_start,
+			 uint64_t *ret_size, const char **ret_name)
+{
+	const struct mach_header_64 *mh = NULL;
 	pthread_mutex_lock(&lock);
-	for (size_t i = 0; i < MAX_IMAGES && !in; i++)
-		in = table[i].header && table[i].im.slide == slide &&
-		     table[i].im.text_vmaddr == text_vmaddr && table[i].in_cache;
+	for (size_t i = 0; i < MAX_IMAGES && !mh; i++)
+		if (table[i].header && table[i].in_cache && table[i].im.slide == slide &&
+		    table[i].im.text_vmaddr == text_vmaddr)
+			mh = table[i].header; /* cached images are never unloaded */
 	pthread_mutex_unlock(&lock);
-	return in;
+	struct symtab t;
+	if (!mh || !find_symtab(mh, slide, &t))
+		return -ENOENT;
+	uint64_t next;
+	const struct nlist_64 *n = nearest(&t, pc - slide, &next);
+	if (!n)
+		return -ENOENT;
+	const char *name = t.strs + n->n_strx;
+	*ret_name = name[0] == '_' ? name + 1 : name; /* C's leading underscore */
+	*ret_start = n->n_value + slide;
+	*ret_size = next == UINT64_MAX ? 0 : next - n->n_value;
+	return 0;
 }

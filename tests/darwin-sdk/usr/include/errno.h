@@ -2,7 +2,7 @@
 #ifndef SW_SDK_ERRNO_H
 #define SW_SDK_ERRNO_H
 extern int *__error(void);
-#define errno (*__error())
+#define errno         (*__error())
 #define EPERM         1
 #define E2BIG         7
 #define ENOENT        2

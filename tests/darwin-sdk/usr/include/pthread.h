@@ -12,7 +12,13 @@ typedef struct {
 	long sig;
 	char opaque[56];
 } pthread_mutex_t;
-#define PTHREAD_MUTEX_INITIALIZER {0x32AAABA7, {0}}
+#define PTHREAD_MUTEX_INITIALIZER                                                                  \
+	{                                                                                          \
+		0x32AAABA7,                                                                        \
+		{                                                                                  \
+			0                                                                          \
+		}                                                                                  \
+	}
 int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg);
 int pthread_detach(pthread_t t);
 pthread_t pthread_self(void);

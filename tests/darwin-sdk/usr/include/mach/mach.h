@@ -157,8 +157,8 @@ kern_return_t thread_get_state(thread_act_t thread, thread_state_flavor_t flavor
 kern_return_t thread_info(thread_act_t thread, thread_flavor_t flavor, thread_info_t info,
 			  mach_msg_type_number_t *count);
 kern_return_t task_threads(task_t task, thread_act_array_t *list, mach_msg_type_number_t *count);
-kern_return_t vm_read_overwrite(vm_map_t task, vm_address_t addr, vm_size_t size,
-				vm_address_t data, vm_size_t *out_size);
+kern_return_t vm_read_overwrite(vm_map_t task, vm_address_t addr, vm_size_t size, vm_address_t data,
+				vm_size_t *out_size);
 kern_return_t vm_deallocate(vm_map_t task, vm_address_t addr, vm_size_t size);
 kern_return_t mach_port_deallocate(ipc_space_t task, mach_port_name_t name);
 #endif

@@ -23,9 +23,9 @@ struct stat {
 	int32_t st_lspare;
 	int64_t st_qspare[2];
 };
-#define S_IFMT       0170000
-#define S_IFSOCK     0140000
-#define S_ISSOCK(m)  (((m) & S_IFMT) == S_IFSOCK)
+#define S_IFMT      0170000
+#define S_IFSOCK    0140000
+#define S_ISSOCK(m) (((m)&S_IFMT) == S_IFSOCK)
 #if defined(__x86_64__) && !TARGET_OS_IPHONE
 /* macOS on Intel keeps this layout under its own names */
 int lstat(const char *path, struct stat *st) __asm("_lstat$INODE64");

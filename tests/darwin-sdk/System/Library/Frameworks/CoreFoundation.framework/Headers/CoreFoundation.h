@@ -51,8 +51,8 @@ typedef struct {
 	void (*release)(const void *info);
 	CFStringRef (*copyDescription)(const void *info);
 } CFRunLoopObserverContext;
-typedef void (*CFRunLoopObserverCallBack)(CFRunLoopObserverRef observer,
-					  CFRunLoopActivity activity, void *info);
+typedef void (*CFRunLoopObserverCallBack)(CFRunLoopObserverRef observer, CFRunLoopActivity activity,
+					  void *info);
 extern const CFStringRef kCFRunLoopCommonModes;
 CFRunLoopRef CFRunLoopGetMain(void);
 CFRunLoopObserverRef CFRunLoopObserverCreate(CFAllocatorRef alloc, CFOptionFlags activities,
@@ -71,11 +71,9 @@ CFTypeRef CFBundleGetValueForInfoDictionaryKey(CFBundleRef bundle, CFStringRef k
 typedef CFIndex CFNotificationSuspensionBehavior;
 #define CFNotificationSuspensionBehaviorDeliverImmediately ((CFNotificationSuspensionBehavior)4)
 typedef void (*CFNotificationCallback)(CFNotificationCenterRef center, void *observer,
-				       CFStringRef name, const void *object,
-				       CFDictionaryRef info);
+				       CFStringRef name, const void *object, CFDictionaryRef info);
 CFNotificationCenterRef CFNotificationCenterGetLocalCenter(void);
 void CFNotificationCenterAddObserver(CFNotificationCenterRef center, const void *observer,
 				     CFNotificationCallback callback, CFStringRef name,
-				     const void *object,
-				     CFNotificationSuspensionBehavior behavior);
+				     const void *object, CFNotificationSuspensionBehavior behavior);
 #endif
