@@ -801,7 +801,9 @@ def scenario_reports():
     if check(len(trees) == 1, "stopped: expected one stall, got %s" % trees):
         header, root = trees[0]
         check(header < 500, "stopped: the header counts the stop: %.1f ms" % header)
-        check(abs(root - header) <= 2 * INTERVAL_MS, "stopped: tree root %.1f ms, header %.1f ms"
+        # the tree ends at the last sample, up to two intervals (and a late tick)
+        # before the loop's own end
+        check(abs(root - header) <= 3 * INTERVAL_MS, "stopped: tree root %.1f ms, header %.1f ms"
               % (root, header))
 
     # a main thread that calls pthread_exit() is not a stall

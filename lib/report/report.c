@@ -390,13 +390,17 @@ int sw_report_add_stall(struct sw_report *r, const struct sw_stalls *c, const st
 	uint32_t idx;
 	e = sw_tree_stall_thread(r->p, ts, st->thread_id, NULL, &idx);
 	/*
-	 * each sample weighs the time since the previous one of its thread; when
-	 * the samples span more than the stall, the agent took a stop (SIGSTOP, a
-	 * debugger) out of it, and a gap that long weighs one interval, as the
-	 * header's duration counts it
+	 * each sample weighs the time since the previous one of its thread; the
+	 * time between the stall's start and end that its duration leaves out is
+	 * a stop the agent took out (SIGSTOP, a debugger), and the gap that
+	 * spans it weighs that much less, as the header's duration counts it
 	 */
-	bool stopped =
-	    st->ended && sw_stalls_ns(c, last_time - st->start_time) > duration + 2 * interval;
+	uint64_t span = st->ended && st->end_time > st->start_time
+			    ? sw_stalls_ns(c, st->end_time - st->start_time)
+			    : 0;
+	uint64_t paused = span > duration ? span - duration : 0;
+	if (paused < 2 * interval)
+		paused = 0;
 	struct last {
 		uint64_t tid, time;
 	} lasts[64];
@@ -409,8 +413,8 @@ int sw_report_add_stall(struct sw_report *r, const struct sw_stalls *c, const st
 		uint64_t w = interval;
 		if (k < nlasts && smp->time > lasts[k].time)
 			w = sw_stalls_ns(c, smp->time - lasts[k].time);
-		if (stopped && w > 2 * interval + STOP_GAP_NS)
-			w = interval;
+		if (paused && w > 2 * interval + STOP_GAP_NS)
+			w = w > paused + interval ? w - paused : interval;
 		if (k == nlasts && nlasts < 64)
 			lasts[nlasts++].tid = smp->thread_id;
 		if (k < nlasts)
