@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "wire/wire.h"
 
 static int listen_unix(const char *path, int *ret_fd)
 {
@@ -90,7 +91,7 @@ int swa_listen_open(const char *spec, int *ret_fd, char *desc, size_t desc_len)
 	}
 	uint8_t addr[16];
 	int family = AF_INET;
-	unsigned first = 27300, last = 27309;
+	unsigned first = SW_WIRE_AGENT_PORT_FIRST, last = SW_WIRE_AGENT_PORT_LAST;
 	if (spec[0]) {
 		char host[64];
 		const char *colon = strrchr(spec, ':');

@@ -4,7 +4,8 @@
  * Darwin one will live in injector/darwin/; nothing outside those folders
  * tests for the operating system.
  *
- * The shape follows the sampling contract of DESIGN.md: swa_plat_capture()
+ * The shape follows the sampling contract (HACKING.md, "The agent's
+ * contracts": capture while held, unwind after release): swa_plat_capture()
  * holds one thread, copies its registers and the live part of its stack
  * into buffers the caller prepared, releases it, and returns; the core
  * unwinds the copy afterwards, with no thread held.  On Linux "holding" is
@@ -21,6 +22,10 @@
 
 #include "arch.h"
 
+/* The agent's time units (the host's are in lib/util/time-units.h). */
+#define SWA_NS_PER_US 1000ull
+#define SWA_NS_PER_MS 1000000ull
+#define SWA_NS_PER_S  1000000000ull
 /* Room for a thread's name with its NUL: Darwin's are up to 63 bytes, Linux's 15. */
 #define SWA_THREAD_NAME_MAX 64
 

@@ -37,9 +37,9 @@
 #include "wire/wire.h"
 
 #define OUT_CAP        (512 * 1024)
-#define PROOF_NS       2000000000ull /* a new connection proves itself within this */
+#define PROOF_NS       (2 * SWA_NS_PER_S) /* a new connection proves itself within this */
 #define MAX_PENDING    8
-#define STATS_EVERY_NS 1000000000ull
+#define STATS_EVERY_NS SWA_NS_PER_S
 
 enum state { NO_CLIENT, STREAMING, CLOSING };
 
@@ -645,8 +645,11 @@ int swa_streamer_start(void)
 	if (r == 0 && swa_fd_adopt(&listener, fd) < 0)
 		r = -EBADF;
 	if (r < 0) {
-		swa_log("cannot listen on '%s': %s",
-			swa_cfg.listen[0] ? swa_cfg.listen : "127.0.0.1:27300", strerror(-r));
+		if (swa_cfg.listen[0])
+			swa_log("cannot listen on '%s': %s", swa_cfg.listen, strerror(-r));
+		else
+			swa_log("cannot listen on 127.0.0.1:%d-%d: %s", SW_WIRE_AGENT_PORT_FIRST,
+				SW_WIRE_AGENT_PORT_LAST, strerror(-r));
 		return r;
 	}
 	for (size_t k = 0; k < MAX_PENDING; k++)
@@ -659,7 +662,7 @@ int swa_streamer_start(void)
 		return r;
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	wall_base = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	wall_base = (uint64_t)ts.tv_sec * SWA_NS_PER_S + (uint64_t)ts.tv_nsec;
 	finished = swa_plat_event_new();
 	client_ready = swa_plat_event_new();
 	if (!finished || !client_ready)
@@ -674,16 +677,16 @@ int swa_streamer_start(void)
 
 void swa_streamer_wait_client(uint32_t timeout_ms)
 {
-	swa_plat_event_wait(client_ready, (uint64_t)timeout_ms * 1000000u);
+	swa_plat_event_wait(client_ready, (uint64_t)timeout_ms * SWA_NS_PER_MS);
 	swa_plat_event_signal(client_ready); /* leave it signalled for anyone else */
 }
 
 void swa_streamer_stop(uint32_t timeout_ms)
 {
-	finish_deadline = swa_plat_now() + (uint64_t)timeout_ms * 1000000u;
+	finish_deadline = swa_plat_now() + (uint64_t)timeout_ms * SWA_NS_PER_MS;
 	atomic_store(&stop_requested, true);
 	swa_streamer_wake();
-	swa_plat_event_wait(finished, (uint64_t)(timeout_ms + 100) * 1000000u);
+	swa_plat_event_wait(finished, (uint64_t)(timeout_ms + 100) * SWA_NS_PER_MS);
 	if (strncmp(listen_desc, "unix:", 5) == 0)
 		unlink(listen_desc + 5);
 	swa_plat_unpublish_token();

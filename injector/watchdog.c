@@ -260,7 +260,7 @@ static void commit(uint64_t now)
 
 static void watch_end(uint64_t end, uint64_t now)
 {
-	uint64_t threshold = (uint64_t)atomic_load(&swa_cfg.threshold_ms) * 1000000u;
+	uint64_t threshold = (uint64_t)atomic_load(&swa_cfg.threshold_ms) * SWA_NS_PER_MS;
 	if (w.gap_ns && end <= w.gap_from && w.paused >= w.gap_ns)
 		w.paused -= w.gap_ns; /* it ended before the stop */
 	uint64_t duration = end - w.start > w.paused ? end - w.start - w.paused : 0;
@@ -340,7 +340,7 @@ static void account_pause(uint64_t now, uint64_t interval)
 	    stopped_not_starved(gap, interval, wait, own, wait_unknown)) {
 		uint64_t lost = gap - interval;
 		swa_log("a stop of %llu ms: not counted in stalls",
-			(unsigned long long)(lost / 1000000));
+			(unsigned long long)(lost / SWA_NS_PER_MS));
 		if (w.active) {
 			/* unless the watched iteration turns out to have ended before it */
 			uint64_t part = now - w.start < lost ? now - w.start : lost;
@@ -361,8 +361,8 @@ static void account_pause(uint64_t now, uint64_t interval)
 /* One look at the loop; returns when to look next. */
 static uint64_t tick(uint64_t now)
 {
-	uint64_t interval = (uint64_t)atomic_load(&swa_cfg.interval_us) * 1000u;
-	uint64_t threshold = (uint64_t)atomic_load(&swa_cfg.threshold_ms) * 1000000u;
+	uint64_t interval = (uint64_t)atomic_load(&swa_cfg.interval_us) * SWA_NS_PER_US;
+	uint64_t threshold = (uint64_t)atomic_load(&swa_cfg.threshold_ms) * SWA_NS_PER_MS;
 	if (swa_plat_hooks_tick)
 		swa_plat_hooks_tick();
 	if (atomic_load_explicit(&swa_loop_background, memory_order_relaxed)) {
@@ -423,7 +423,7 @@ static void *watchdog_main(void *arg)
 			break;
 		}
 		/* before tick() uses now: a stop since the last look is known first */
-		account_pause(now, (uint64_t)atomic_load(&swa_cfg.interval_us) * 1000u);
+		account_pause(now, (uint64_t)atomic_load(&swa_cfg.interval_us) * SWA_NS_PER_US);
 		uint64_t next = tick(now);
 		if (next > now)
 			swa_plat_sleep_until(next);
@@ -453,6 +453,6 @@ int swa_watchdog_start(void)
 void swa_watchdog_stop(void)
 {
 	atomic_store(&stop_requested, true);
-	uint64_t interval = (uint64_t)atomic_load(&swa_cfg.interval_us) * 1000u;
+	uint64_t interval = (uint64_t)atomic_load(&swa_cfg.interval_us) * SWA_NS_PER_US;
 	swa_plat_event_wait(stopped, interval + 200000000u);
 }

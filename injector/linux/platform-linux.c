@@ -76,20 +76,20 @@ uint64_t swa_plat_now(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return (uint64_t)ts.tv_sec * SWA_NS_PER_S + (uint64_t)ts.tv_nsec;
 }
 
 uint64_t swa_plat_now_boot(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_BOOTTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return (uint64_t)ts.tv_sec * SWA_NS_PER_S + (uint64_t)ts.tv_nsec;
 }
 
 void swa_plat_sleep_until(uint64_t t)
 {
-	struct timespec ts = {.tv_sec = (time_t)(t / 1000000000u),
-			      .tv_nsec = (long)(t % 1000000000u)};
+	struct timespec ts = {.tv_sec = (time_t)(t / SWA_NS_PER_S),
+			      .tv_nsec = (long)(t % SWA_NS_PER_S)};
 	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 		;
 }
@@ -119,8 +119,8 @@ int swa_plat_event_wait(struct swa_event *e, uint64_t timeout_ns)
 	if (!e)
 		return -EINVAL;
 	uint64_t deadline = swa_plat_now() + timeout_ns;
-	struct timespec ts = {.tv_sec = (time_t)(deadline / 1000000000u),
-			      .tv_nsec = (long)(deadline % 1000000000u)};
+	struct timespec ts = {.tv_sec = (time_t)(deadline / SWA_NS_PER_S),
+			      .tv_nsec = (long)(deadline % SWA_NS_PER_S)};
 	for (;;) {
 		if (sem_clockwait(&e->sem, CLOCK_MONOTONIC, &ts) == 0)
 			return 0;
@@ -154,7 +154,7 @@ int swa_plat_thread_cpu_ns(const struct swa_thread *t, uint64_t *ret)
 	struct timespec ts;
 	if (clock_gettime(cid, &ts) < 0)
 		return -errno;
-	*ret = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	*ret = (uint64_t)ts.tv_sec * SWA_NS_PER_S + (uint64_t)ts.tv_nsec;
 	return 0;
 }
 

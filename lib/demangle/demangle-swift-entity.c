@@ -239,7 +239,7 @@ static struct swn *macro_expansion(struct swd *d)
 	settext(m, kind);
 	m->index = (uint64_t)idx;
 	if (attached_name) {
-		m->flags |= SWF_MUTABLE;
+		m->flags |= SWF_EXTRA_KID;
 		if (!add(d, m, attached_name))
 			return NULL;
 	}
@@ -459,7 +459,7 @@ struct swn *swd_h_op(struct swd *d)
 		struct swn *p = swd_pop_protocol(d);
 		struct swn *r = p ? with(d, K_CONF_REF, p, NULL) : NULL;
 		if (r)
-			r->flags = c == 'P' ? 1 : 2;
+			r->flags = c == 'P' ? SWF_CONF_TYPE_MODULE : SWF_CONF_PROTOCOL_MODULE;
 		return r;
 	}
 	case 'C': {
@@ -550,7 +550,7 @@ static bool spec_info(struct swd *d, struct swn *spec)
 	if (nextif(d, 'q'))
 		spec->flags |= SWF_READONLY; /* serialized */
 	if (nextif(d, 'a'))
-		spec->flags |= SWF_MUTABLE;
+		spec->flags |= SWF_ASYNC_REMOVED;
 	else
 		nextif(d, 'r');
 	return isdig(next(d));
@@ -589,19 +589,6 @@ struct swn *swd_partial_spec(struct swd *d, const char *text)
 		return NULL;
 	return s;
 }
-
-enum {
-	SA_NONE,
-	SA_CLOSURE,
-	SA_CONST_FN,
-	SA_CONST_GLOBAL,
-	SA_CONST_INT,
-	SA_CONST_FLOAT,
-	SA_CONST_STRING,
-	SA_CONST_KEYPATH,
-	SA_OPTIONS,
-	SA_SAME_CLOSURE,
-};
 
 static struct swn *spec_arg(struct swd *d, bool ret)
 {
@@ -846,7 +833,7 @@ struct swn *swd_autodiff(struct swd *d, bool vtable, bool witness)
 	if (!index_subset(d, a, &a->index2) || !nextif(d, 'r'))
 		return NULL;
 	if (vtable)
-		a->flags |= SWF_MUTABLE;
+		a->flags |= SWF_OTHER_FORM;
 	if (witness)
 		a->flags |= SWF_READONLY;
 	return a;

@@ -26,7 +26,7 @@ static struct swn *reabstraction(struct swd *d, const char *text, bool self)
 		struct swn *st = pop_type(d);
 		if (!st || !add(d, r, st))
 			return NULL;
-		r->flags |= SWF_MUTABLE;
+		r->flags |= SWF_EXTRA_KID;
 	}
 	return r;
 }
@@ -78,7 +78,7 @@ static struct swn *async_partial(struct swd *d, bool await)
 	if (n) {
 		n->index = (uint64_t)i;
 		if (await)
-			n->flags |= SWF_MUTABLE;
+			n->flags |= SWF_OTHER_FORM;
 	}
 	return n;
 }
@@ -149,7 +149,7 @@ struct swn *swd_t_op(struct swd *d)
 		if (!n || (g && !add(d, n, g)))
 			return NULL;
 		settext(n, c == 'A' ? "partial apply forwarder" : "partial apply ObjC forwarder");
-		n->flags |= SWF_MUTABLE; /* " for " only with an operand */
+		n->flags |= SWF_OTHER_FORM; /* " for " only with an operand */
 		return n;
 	}
 	case 'w': {
@@ -219,7 +219,7 @@ struct swn *swd_t_op(struct swd *d)
 		struct swn *a = swd_pop_assoc_name(d);
 		struct swn *n = a ? with(d, K_ASSOC_TYPE_DESC, a, NULL) : NULL;
 		if (n)
-			n->flags |= SWF_MUTABLE;
+			n->flags |= SWF_OTHER_FORM;
 		return n;
 	}
 	case 'n':
@@ -434,7 +434,7 @@ struct swn *swd_w_op(struct swd *d)
 		struct swn *n =
 		    (proto && conf) ? with3(d, K_ASSOC_WT_ACCESS, conf, NULL, proto) : NULL;
 		if (n)
-			n->flags |= SWF_MUTABLE;
+			n->flags |= SWF_OTHER_FORM;
 		return n;
 	}
 	case 'O':

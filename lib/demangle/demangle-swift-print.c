@@ -408,7 +408,7 @@ static void print_macro_expansion(struct pr *p, const struct swn *m)
 {
 	const struct swn *ctx = m->kids[0];
 	const struct swn *macro = m->kids[1];
-	const struct swn *attached = (m->flags & SWF_MUTABLE) ? m->kids[2] : NULL;
+	const struct swn *attached = (m->flags & SWF_EXTRA_KID) ? m->kids[2] : NULL;
 	const struct swn *priv = (m->flags & SWF_READONLY) ? m->kids[m->nkids - 1] : NULL;
 	if (attached) {
 		text(p, m);
@@ -645,6 +645,9 @@ void swd_pr_sig(struct pr *p, const struct swn *sig)
 	puts_(p, ">");
 }
 
+/* The protocols an inverse requirement (~Copyable) names, by their bit. */
+static const char *const invertible[] = {"Copyable", "Escapable"};
+
 static void print_requirement(struct pr *p, const struct swn *r)
 {
 	swd_pr_print(p, r->kids[0]);
@@ -664,7 +667,7 @@ static void print_requirement(struct pr *p, const struct swn *r)
 		if (r->flags & SWF_HAS_INDEX) {
 			puts_(p, "(");
 			putn(p, r->index);
-			if (r->flags & SWF_MUTABLE) {
+			if (r->flags & SWF_HAS_ALIGNMENT) {
 				puts_(p, ", ");
 				putn(p, r->index2);
 			}
@@ -675,10 +678,8 @@ static void print_requirement(struct pr *p, const struct swn *r)
 		puts_(p, ": ~");
 		if (!p->simp)
 			puts_(p, "Swift.");
-		if (r->index == 0)
-			puts_(p, "Copyable");
-		else if (r->index == 1)
-			puts_(p, "Escapable");
+		if (r->index < sizeof(invertible) / sizeof(invertible[0]))
+			puts_(p, invertible[r->index]);
 		else {
 			puts_(p, "<bit ");
 			putn(p, r->index);
@@ -892,10 +893,9 @@ static const struct pr_around arounds[K_COUNT] = {
     [K_STATIC] = {"static ", NULL, NULL},
 };
 
-static void print_inner(struct pr *p, const struct swn *n)
+/* Names, nominal types and the contexts they live in. */
+static bool print_name_node(struct pr *p, const struct swn *n)
 {
-	if (swd_pr_around(p, n, arounds))
-		return;
 	switch (n->kind) {
 	case K_GLOBAL:
 	case K_TYPE_LIST:
@@ -940,6 +940,66 @@ static void print_inner(struct pr *p, const struct swn *n)
 		print_post(p, post, " in ");
 		break;
 	}
+	default:
+		return false;
+	}
+	return true;
+}
+
+static void print_metatype(struct pr *p, const struct swn *n)
+{
+	if (n->tlen) {
+		text(p, n);
+		puts_(p, " ");
+	}
+	const struct swn *t = n->kids[0];
+	print_parens(p, t);
+	bool exist = t->kind == K_EXIST_METATYPE || t->kind == K_PROTO_LIST ||
+		     t->kind == K_PROTO_LIST_ANYOBJ || t->kind == K_PROTO_LIST_CLASS;
+	puts_(p, n->kind == K_METATYPE && exist ? ".Protocol" : ".Type");
+}
+
+/* Protocol compositions and constrained existentials: any P & Q, any P<T>. */
+static bool print_existential(struct pr *p, const struct swn *n)
+{
+	switch (n->kind) {
+	case K_PROTO_LIST:
+		if (n->nkids == 0)
+			puts_(p, "Any");
+		else
+			swd_pr_join(p, n, " & ");
+		break;
+	case K_PROTO_LIST_CLASS:
+		swd_pr_print(p, n->kids[1]);
+		if (n->kids[0]->nkids) {
+			puts_(p, " & ");
+			swd_pr_join(p, n->kids[0], " & ");
+		}
+		break;
+	case K_PROTO_LIST_ANYOBJ:
+		if (n->kids[0]->nkids) {
+			swd_pr_join(p, n->kids[0], " & ");
+			puts_(p, " & ");
+		}
+		puts_(p, p->simp ? "AnyObject" : "Swift.AnyObject");
+		break;
+	case K_CONSTRAINED_EXIST:
+		puts_(p, "any ");
+		swd_pr_print(p, n->kids[0]);
+		puts_(p, "<");
+		swd_pr_join(p, n->kids[1], ", ");
+		puts_(p, ">");
+		break;
+	default:
+		return false;
+	}
+	return true;
+}
+
+/* Structural types: tuples, functions, metatypes, boxes, packs, sugar. */
+static bool print_type(struct pr *p, const struct swn *n)
+{
+	switch (n->kind) {
 	case K_INTEGER:
 		if (n->flags & SWF_NEGATIVE)
 			puts_(p, "-");
@@ -969,45 +1029,50 @@ static void print_inner(struct pr *p, const struct swn *n)
 		print_impl_fn(p, n);
 		break;
 	case K_METATYPE:
-	case K_EXIST_METATYPE: {
-		if (n->tlen) {
+	case K_EXIST_METATYPE:
+		print_metatype(p, n);
+		break;
+	case K_PACK:
+		if (n->tlen)
 			text(p, n);
-			puts_(p, " ");
-		}
-		const struct swn *t = n->kids[0];
-		print_parens(p, t);
-		bool exist = t->kind == K_EXIST_METATYPE || t->kind == K_PROTO_LIST ||
-			     t->kind == K_PROTO_LIST_ANYOBJ || t->kind == K_PROTO_LIST_CLASS;
-		puts_(p, n->kind == K_METATYPE && exist ? ".Protocol" : ".Type");
+		puts_(p, "Pack{");
+		swd_pr_join(p, n, ", ");
+		puts_(p, "}");
 		break;
-	}
-	case K_PROTO_LIST:
-		if (n->nkids == 0)
-			puts_(p, "Any");
-		else
-			swd_pr_join(p, n, " & ");
+	case K_SIL_BOX:
+		print_sil_box(p, n);
 		break;
-	case K_PROTO_LIST_CLASS:
-		swd_pr_print(p, n->kids[1]);
-		if (n->kids[0]->nkids) {
-			puts_(p, " & ");
-			swd_pr_join(p, n->kids[0], " & ");
-		}
-		break;
-	case K_PROTO_LIST_ANYOBJ:
-		if (n->kids[0]->nkids) {
-			swd_pr_join(p, n->kids[0], " & ");
-			puts_(p, " & ");
-		}
-		puts_(p, p->simp ? "AnyObject" : "Swift.AnyObject");
-		break;
-	case K_CONSTRAINED_EXIST:
-		puts_(p, "any ");
-		swd_pr_print(p, n->kids[0]);
-		puts_(p, "<");
-		swd_pr_join(p, n->kids[1], ", ");
+	case K_SIL_BOX_GENERIC:
+		swd_pr_sig(p, n->kids[1]);
+		puts_(p, " ");
+		print_sil_box(p, n->kids[0]);
+		puts_(p, " <");
+		swd_pr_join(p, n->kids[2], ", ");
 		puts_(p, ">");
 		break;
+	case K_SUGAR_OPT:
+		print_parens(p, n->kids[0]);
+		puts_(p, "?");
+		break;
+	case K_DYNAMIC_SELF:
+		puts_(p, "Self");
+		break;
+	case K_ERROR_TYPE:
+		puts_(p, "<ERROR TYPE>");
+		break;
+	case K_TYPE_MANGLING:
+		swd_pr_print(p, n->kids[0]);
+		break;
+	default:
+		return print_existential(p, n);
+	}
+	return true;
+}
+
+/* Generic parameters, their members, signatures and opaque types. */
+static bool print_generic(struct pr *p, const struct swn *n)
+{
+	switch (n->kind) {
 	case K_PARAM_TYPE:
 		if (n->tlen)
 			text(p, n);
@@ -1043,12 +1108,6 @@ static void print_inner(struct pr *p, const struct swn *n)
 	case K_REQ_SHAPE:
 		print_requirement(p, n);
 		break;
-	case K_DYNAMIC_SELF:
-		puts_(p, "Self");
-		break;
-	case K_ERROR_TYPE:
-		puts_(p, "<ERROR TYPE>");
-		break;
 	case K_OPAQUE_RETURN:
 		puts_(p, "some");
 		break;
@@ -1057,28 +1116,16 @@ static void print_inner(struct pr *p, const struct swn *n)
 		puts_(p, ".");
 		putn(p, n->index);
 		break;
-	case K_PACK:
-		if (n->tlen)
-			text(p, n);
-		puts_(p, "Pack{");
-		swd_pr_join(p, n, ", ");
-		puts_(p, "}");
-		break;
-	case K_SIL_BOX:
-		print_sil_box(p, n);
-		break;
-	case K_SIL_BOX_GENERIC:
-		swd_pr_sig(p, n->kids[1]);
-		puts_(p, " ");
-		print_sil_box(p, n->kids[0]);
-		puts_(p, " <");
-		swd_pr_join(p, n->kids[2], ", ");
-		puts_(p, ">");
-		break;
-	case K_SUGAR_OPT:
-		print_parens(p, n->kids[0]);
-		puts_(p, "?");
-		break;
+	default:
+		return false;
+	}
+	return true;
+}
+
+/* Declarations: functions, variables, initializers, closures, macros. */
+static bool print_decl(struct pr *p, const struct swn *n)
+{
+	switch (n->kind) {
 	case K_FUNCTION:
 	case K_VARIABLE:
 	case K_GENERIC_PARAM_DECL:
@@ -1122,14 +1169,17 @@ static void print_inner(struct pr *p, const struct swn *n)
 	case K_ACCESSOR:
 		print_accessor(p, n);
 		break;
-	case K_TYPE_MANGLING:
-		swd_pr_print(p, n->kids[0]);
-		break;
 	default:
-		if (!swd_print_global(p, n))
-			p->err = -EINVAL;
-		break;
+		return false;
 	}
+	return true;
+}
+
+static void print_inner(struct pr *p, const struct swn *n)
+{
+	if (!swd_pr_around(p, n, arounds) && !print_name_node(p, n) && !print_type(p, n) &&
+	    !print_generic(p, n) && !print_decl(p, n) && !swd_print_global(p, n))
+		p->err = -EINVAL;
 }
 
 void swd_pr_print(struct pr *p, const struct swn *n)

@@ -471,7 +471,7 @@ struct swn *swd_impl_function(struct swd *d)
 		return NULL;
 	struct swn *sig = pop_kind(d, K_SIG);
 	if (sig && nextif(d, 'P'))
-		sig->flags |= SWF_MUTABLE; /* pseudogeneric */
+		sig->flags |= SWF_PSEUDOGENERIC;
 	if (nextif(d, 'e') && !impl_attr(d, fn, "@escaping"))
 		return NULL;
 	if (nextif(d, 'A') && !impl_attr(d, fn, "@isolated(any)"))

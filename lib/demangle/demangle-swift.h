@@ -186,8 +186,43 @@ enum swk {
 #define SWF_VARIADIC  0x1u
 #define SWF_NEGATIVE  0x2u
 #define SWF_READONLY  0x4u
-#define SWF_MUTABLE   0x8u
 #define SWF_HAS_INDEX 0x10u
+/* K_SIL_FIELD: a `var` field (else `let`) */
+#define SWF_MUTABLE 0x8u
+/* K_REQ_LAYOUT: an alignment in index2 follows the size in index */
+#define SWF_HAS_ALIGNMENT 0x20u
+/* an optional last kid is there: K_MACRO_EXPANSION the attached macro's
+ * name (kid 2), K_REABSTRACT the self type */
+#define SWF_EXTRA_KID 0x40u
+/* the other of a node's two forms: K_SPECIAL a partial apply forwarder
+ * ("for" only with an operand), K_ASYNC_PARTIAL await (else suspend)
+ * resume, K_ASSOC_TYPE_DESC the default associated type witness accessor,
+ * K_ASSOC_WT_ACCESS the base witness table accessor, K_AUTODIFF a vtable
+ * thunk */
+#define SWF_OTHER_FORM 0x80u
+/* read but not printed: K_SPEC with its async removed ('a'), K_SIG of a
+ * pseudogeneric function ('P') */
+#define SWF_ASYNC_REMOVED 0x200000u
+#define SWF_PSEUDOGENERIC 0x400000u
+
+/* K_CONF_REF: where the conformance lives when no module kid says it */
+#define SWF_CONF_TYPE_MODULE     1u
+#define SWF_CONF_PROTOCOL_MODULE 2u
+
+/* What a K_SPEC_ARG's index says a specialized argument became; index2
+ * holds the option bits of SA_OPTIONS and the argument of SA_SAME_CLOSURE. */
+enum swd_spec_arg {
+	SA_NONE,
+	SA_CLOSURE,
+	SA_CONST_FN,
+	SA_CONST_GLOBAL,
+	SA_CONST_INT,
+	SA_CONST_FLOAT,
+	SA_CONST_STRING,
+	SA_CONST_KEYPATH,
+	SA_OPTIONS,
+	SA_SAME_CLOSURE,
+};
 
 /* function type attributes (K_FUNC flags) */
 #define SWFN_THROWS     0x100u
