@@ -403,24 +403,39 @@ int sw_report_add_stall(struct sw_report *r, const struct sw_stalls *c, const st
 	if (paused < 2 * interval)
 		paused = 0;
 	struct last {
-		uint64_t tid, time;
+		uint64_t tid, time, longest;
+		size_t at; /* the sample after the thread's longest gap */
 	} lasts[64];
 	size_t nlasts = 0;
-	for (size_t i = 0; i < st->nsamples && e >= 0; i++) {
-		const struct sw_stall_sample *smp = &st->sample[i];
-		size_t k = 0;
-		while (k < nlasts && lasts[k].tid != smp->thread_id)
-			k++;
-		uint64_t w = interval;
-		if (k < nlasts && smp->time > lasts[k].time)
-			w = sw_stalls_ns(c, smp->time - lasts[k].time);
-		if (paused && w > 2 * interval + STOP_GAP_NS)
-			w = w > paused + interval ? w - paused : interval;
-		if (k == nlasts && nlasts < 64)
-			lasts[nlasts++].tid = smp->thread_id;
-		if (k < nlasts)
-			lasts[k].time = smp->time;
-		e = add_sample(r, c, ts, smp, w);
+	for (int pass = paused ? 0 : 1; pass < 2 && e >= 0; pass++) {
+		for (size_t k = 0; k < nlasts; k++)
+			lasts[k].time = 0;
+		for (size_t i = 0; i < st->nsamples && e >= 0; i++) {
+			const struct sw_stall_sample *smp = &st->sample[i];
+			size_t k = 0;
+			while (k < nlasts && lasts[k].tid != smp->thread_id)
+				k++;
+			uint64_t w = interval;
+			if (k < nlasts && lasts[k].time && smp->time > lasts[k].time)
+				w = sw_stalls_ns(c, smp->time - lasts[k].time);
+			if (k == nlasts && nlasts < 64)
+				lasts[nlasts++] =
+				    (struct last){.tid = smp->thread_id, .at = SIZE_MAX};
+			if (k == nlasts)
+				k = SIZE_MAX; /* past 64 threads: weighed by the interval */
+			else
+				lasts[k].time = smp->time;
+			if (pass == 0 && k != SIZE_MAX && w > lasts[k].longest) {
+				lasts[k].longest = w;
+				lasts[k].at = i;
+			}
+			/* the stop lies in the thread's longest gap: it loses that much, once */
+			if (pass == 1 && paused && k != SIZE_MAX && lasts[k].at == i &&
+			    w > 2 * interval + STOP_GAP_NS)
+				w = w > paused + interval ? w - paused : interval;
+			if (pass == 1)
+				e = add_sample(r, c, ts, smp, w);
+		}
 	}
 	if (e < 0)
 		return e;
