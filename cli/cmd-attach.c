@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "attach-device.h"
+#include "host/token.h"
 #include "cli.h"
 #include "session/session.h"
 #include "session/transport.h"
@@ -141,7 +142,12 @@ static int attach_run(const struct sw_cmd *cmd, int argc, char **argv)
 		cfg.present |= SW_CONFIG_HAS_FLAGS;
 		cfg.flags = SW_CONFIG_ALL_THREADS;
 	}
-	struct sw_session_options so = {.token = o.token, .config = cfg.present ? &cfg : NULL};
+	/* the agent's own token, from the file only this user can read */
+	char token[256];
+	const char *tok = o.token;
+	if (!tok && sw_host_agent_token(connect_to, token, sizeof(token)) == 0)
+		tok = token;
+	struct sw_session_options so = {.token = tok, .config = cfg.present ? &cfg : NULL};
 	if (sw_session_start(s, &so, &err) < 0) {
 		sw_cli_error("cannot talk to the agent at '%s': %s", connect_to,
 			     sw_error_str(&err));

@@ -17,6 +17,7 @@
 #include "baseline.h"
 #include "cli.h"
 #include "host/launch.h"
+#include "host/token.h"
 #include "session/session.h"
 #include "session/transport.h"
 #include "watch.h"
@@ -214,6 +215,10 @@ static int run_run(const struct sw_cmd *cmd, int argc, char **argv)
 		return SW_EXIT_RUN_FAILED;
 	}
 	char exe_buf[PATH_MAX];
+	/* a token only this command and the agent it starts know */
+	char token[64];
+	if (!o.token && sw_host_new_token(token, sizeof(token)) == 0)
+		o.token = token;
 	struct sw_launch_options lo = {
 	    .agent = agent,
 	    .exe = exe ? resolve_exe(exe, exe_buf, sizeof(exe_buf)) : NULL,

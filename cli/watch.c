@@ -200,7 +200,7 @@ int sw_watch_stream(struct sw_session *s, const struct sw_watch_options *o, bool
 	const struct sw_stall *st;
 	lock(o);
 	while (!full && (st = sw_stalls_flush(c))) {
-		stalls++;
+		stalls++; /* cut off by the end of the stream, still reported */
 		full = sw_output_stall(out, c, st, o->source) == 1;
 	}
 	unlock(o);
@@ -208,6 +208,9 @@ int sw_watch_stream(struct sw_session *s, const struct sw_watch_options *o, bool
 	/* A shared output's summary covers every stream: its owner finishes it. */
 	if (in->have_hello && !o->shared)
 		summary_extra(out, c, stalls);
+	if (in->passive[0])
+		sw_cli_warn("the agent in '%s' sampled nothing, passive under a seccomp filter: %s",
+			    in->process_name, in->passive);
 	if (in->stats.dropped)
 		sw_cli_warn("%s dropped %llu records (a slow reader or no reader)", what,
 			    (unsigned long long)in->stats.dropped);

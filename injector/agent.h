@@ -33,6 +33,8 @@ struct swa_config {
 	char token[256];
 	uint32_t wait_ms;  /* wait this long at start for a client (run) */
 	uint32_t detector; /* swa_detector (detect.h) */
+	bool no_signals;   /* STALLWATCH_SIGNALS=never: sample only threads waiting in the kernel */
+	bool connection_proves; /* STALLWATCH_PROOF=connection: no token asked (simulators) */
 	size_t ring_bytes;
 	int log_fd; /* -1: silent */
 };
@@ -45,6 +47,31 @@ int swa_config_load(void);
 int swa_listen_open(const char *spec, int *ret_fd, char *desc, size_t desc_len);
 
 void swa_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * A descriptor the agent opened, with what it was then (descriptor.c):
+ * every use goes through swa_fd_get(), which forgets a number the app
+ * closed or reused and returns -1 for it.
+ */
+struct swa_fd {
+	_Atomic int fd; /* -1: none */
+	_Atomic uint64_t dev, ino;
+	_Atomic uint32_t type;
+};
+#define SWA_FD_NONE                                                                                \
+	{                                                                                          \
+		.fd = -1                                                                           \
+	}
+/* Remembers fd as ours; returns it, or -1 (fd is then left alone). */
+int swa_fd_adopt(struct swa_fd *d, int fd);
+/* The descriptor while it is still the agent's, else -1 (and forgotten). */
+int swa_fd_get(struct swa_fd *d);
+/* Whether it is still the agent's, without forgetting it (any thread). */
+bool swa_fd_ours(const struct swa_fd *d);
+/* Closes it if it is still the agent's; forgets it either way. */
+void swa_fd_close(struct swa_fd *d);
+/* Notes in the log that a descriptor was lost (config.c). */
+void swa_log_lost(int fd);
 
 /* ---- the main loop's activity (loop.c) ---- */
 

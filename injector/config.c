@@ -23,10 +23,12 @@
 #include "detect.h"
 
 struct swa_config swa_cfg = {.log_fd = -1};
+static struct swa_fd log_id = SWA_FD_NONE;
 
 void swa_log(const char *fmt, ...)
 {
-	if (swa_cfg.log_fd < 0)
+	int fd = swa_fd_get(&log_id);
+	if (fd < 0)
 		return;
 	char line[512];
 	int n = snprintf(line, sizeof(line), "stallwatch-agent[%d]: ", (int)getpid());
@@ -38,8 +40,14 @@ void swa_log(const char *fmt, ...)
 		return;
 	size_t len = strlen(line);
 	line[len++] = '\n';
-	ssize_t w = write(swa_cfg.log_fd, line, len);
+	ssize_t w = write(fd, line, len);
 	(void)w;
+}
+
+void swa_log_lost(int fd)
+{
+	/* the log may be the one lost: then this says nothing */
+	swa_log("descriptor %d is no longer the agent's: left alone", fd);
 }
 
 static bool env_uint(const char *name, unsigned long lo, unsigned long hi, unsigned long *ret)
@@ -79,6 +87,7 @@ static void open_log(void)
 		swa_cfg.log_fd = fcntl(2, F_DUPFD_CLOEXEC, 3);
 	else
 		swa_cfg.log_fd = open(v, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	swa_cfg.log_fd = swa_fd_adopt(&log_id, swa_cfg.log_fd);
 }
 
 int swa_config_load(void)
@@ -102,6 +111,12 @@ int swa_config_load(void)
 			bytes *= 2;
 		swa_cfg.ring_bytes = bytes;
 	}
+	const char *proof = getenv("STALLWATCH_PROOF");
+	swa_cfg.connection_proves = proof && !strcmp(proof, "connection");
+	const char *sig = getenv("STALLWATCH_SIGNALS");
+	swa_cfg.no_signals = sig && !strcmp(sig, "never");
+	if (sig && *sig && !swa_cfg.no_signals && strcmp(sig, "running"))
+		swa_log("ignoring STALLWATCH_SIGNALS=%s (expected running or never)", sig);
 	if (env_uint("STALLWATCH_WAIT_MS", 0, 60000, &v)) {
 		uint32_t cap = swa_plat_max_start_wait_ms();
 		if (v > cap)

@@ -3,7 +3,9 @@
  * clock once when the wait returns and stores two relaxed atomics (the
  * iteration's start, then 0 when it waits again).  Only while the watchdog
  * watches an iteration (pre-roll or stall) does the loop also note when it
- * waited, so the stall's end is exact rather than the watchdog's next tick.
+ * waited, so the stall's end is exact rather than the watchdog's next tick:
+ * the first wait only, which also ends the watching, since a watchdog late
+ * in a long sampling round would otherwise find the time of a later wait.
  *
  * The hook that starts an iteration names its context (the run-loop mode
  * on Darwin, "main loop" for the waits interposed on Linux): a pointer to
@@ -56,6 +58,7 @@ void swa_loop_before_wait(void)
 {
 	if (atomic_load_explicit(&swa_loop_watched, memory_order_relaxed)) {
 		/* rare: only while a stall is watched; published before the end */
+		atomic_store_explicit(&swa_loop_watched, false, memory_order_relaxed);
 		atomic_store_explicit(&swa_loop_waited_at, swa_plat_now(), memory_order_relaxed);
 		atomic_store_explicit(&swa_loop_busy_since, 0, memory_order_release);
 		return;

@@ -141,7 +141,11 @@ int swa_plat_prepare_capture(void);
  * Returns 0 or -errno (-ETIMEDOUT; -ESRCH when the thread is gone, which
  * on Darwin is KERN_TERMINATED or MACH_SEND_INVALID_DEST; -ENOTSUP when
  * the backend cannot capture it, -EPERM when it must not).  The stack copy
- * is bounded by t->stack_lo/stack_hi when the backend gave them.
+ * is bounded by t->stack_lo/stack_hi when the backend gave them.  For a
+ * thread left unsampled on purpose the error says why: -EACCES it blocks
+ * the signal capturing needs, -ECANCELED it runs and the agent sends no
+ * signals (STALLWATCH_SIGNALS=never), -ESHUTDOWN the agent is passive
+ * (swa_plat_passive_reason()).
  */
 int swa_plat_capture(const struct swa_thread *t, struct swa_capture *cap, uint64_t timeout_ns);
 
@@ -200,6 +204,19 @@ int swa_plat_pipe(int fds[2]);
 long swa_plat_send(int fd, const void *buf, size_t len);
 
 /*
+ * Who may connect (stallwatch-agent(7)).  A client proves itself with the
+ * token, or by the connection itself where the system vouches for it.
+ * swa_plat_publish_token() makes a token when none was given and puts it
+ * where the app's user alone can read it (Linux: a file named after the
+ * listening address); swa_plat_unpublish_token() removes it at exit.
+ * swa_plat_connection_proves() says whether a connection needs no token
+ * (Darwin: it came through usbmuxd).
+ */
+int swa_plat_publish_token(const char *listen_desc, char *token, size_t cap);
+void swa_plat_unpublish_token(void);
+bool swa_plat_connection_proves(int fd);
+
+/*
  * The nearest symbol at or below pc in an image marked for hints (Darwin:
  * one in the dyld shared cache, by its in-memory symbol table), on the
  * agent's own thread, never while a thread is held.  *ret_name points into
@@ -229,6 +246,9 @@ const char *swa_plat_agent_path(void);
 
 /* The running program's file, resolved (for activation). */
 int swa_plat_executable_path(char *buf, size_t cap);
+
+/* Why the agent samples nothing (a seccomp filter), or NULL while it samples. */
+const char *swa_plat_passive_reason(void);
 
 /* Facts for the hello message. */
 const char *swa_plat_os_version(void);

@@ -1,15 +1,25 @@
 /*
- * The streamer: the agent's own thread that owns every socket.  It accepts
- * one client at a time on the listening socket (a newer client replaces an
- * older one, which gets a goodbye), sends the hello, waits for the client's
- * hello (protocol and optional token), then the image list, and from then on
- * turns ring records into wire messages with the shared encoder.  A slow
+ * The streamer: the agent's own thread that owns every socket.  It streams
+ * to one client at a time, and only to a client that proved itself
+ * (stallwatch-agent(7)): a new connection waits in one of a few slots,
+ * gets a hello that says only the protocol and the bundle id, and has two
+ * seconds to send a client hello with the token (or to come through a
+ * connection the backend vouches for, usbmuxd on iOS).  Garbage, a wrong
+ * token, a slow or silent client only ever cost that slot; when the slots
+ * are full a new connection is closed at once.  A client that proves
+ * itself replaces the one before (which gets a goodbye), receives the full
+ * hello and the image list, may change the configuration, and from then
+ * on gets the ring's records as wire messages from the shared encoder.  A slow
  * client only slows this thread: the watchdog never waits for it, the ring
  * fills and its overflow is counted and reported as dropped.
  *
  * Sockets and the wake pipe come from the backend, close-on-exec and
  * non-blocking; its send never raises SIGPIPE (a client that vanished must
- * not kill the app).
+ * not kill the app).  Each is checked to be still the agent's before every
+ * use (descriptor.c): one the app closed or reused is forgotten, the wake
+ * pipe and the listener are opened anew (the listener a few times at
+ * most), and a lost client is simply gone.  Nothing is polled that is not
+ * the agent's, so an agent whose descriptors were taken stays idle.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,21 +37,34 @@
 #include "wire/wire.h"
 
 #define OUT_CAP        (512 * 1024)
-#define HANDSHAKE_NS   5000000000ull
+#define PROOF_NS       (2 * SWA_NS_PER_S) /* a new connection proves itself within this */
+#define MAX_PENDING    8
 #define STATS_EVERY_NS SWA_NS_PER_S
 
-enum state { NO_CLIENT, HANDSHAKE, STREAMING, CLOSING };
+enum state { NO_CLIENT, STREAMING, CLOSING };
 
-static int listen_fd = -1;
-static int client = -1;
+/* A connection that has not proved itself yet. */
+struct pending {
+	struct swa_fd fd;
+	uint64_t deadline;
+	size_t len;
+	uint8_t in[1024];
+};
+static struct pending pend[MAX_PENDING];
+static struct sw_wire_encoder pre_enc;
+
+#define LISTEN_REOPENS 3
+
+static struct swa_fd listener = SWA_FD_NONE, client_id = SWA_FD_NONE;
+static struct swa_fd wake_r = SWA_FD_NONE, wake_w = SWA_FD_NONE;
+static int reopens_left = LISTEN_REOPENS;
 static enum state state = NO_CLIENT;
-static int wake_pipe[2] = {-1, -1};
 static uint8_t inbuf[SWA_CONTROL_MAX_BODY + 16];
 static size_t inlen;
 static uint8_t outbuf[OUT_CAP];
 static size_t outlen, outoff;
 static struct sw_wire_encoder enc;
-static uint64_t handshake_deadline, last_stats;
+static uint64_t last_stats;
 static struct sw_wire_stats sent_stats;
 static pthread_t thread;
 static _Atomic bool stop_requested;
@@ -59,8 +82,9 @@ _Atomic uint64_t swa_stalls_total;
 
 void swa_streamer_wake(void)
 {
-	if (wake_pipe[1] >= 0) {
-		ssize_t w = write(wake_pipe[1], "", 1);
+	/* any thread: checks, never forgets (only the streamer changes them) */
+	if (swa_fd_ours(&wake_w)) {
+		ssize_t w = write(atomic_load(&wake_w.fd), "", 1);
 		(void)w;
 	}
 }
@@ -107,6 +131,7 @@ static void put_hello(void)
 	m.hello.clock_base = swa_clock_base;
 	m.hello.wall_ns = wall_base;
 	current_config(&m.hello.config);
+	m.hello.passive = swa_plat_passive_reason();
 	sw_wire_encoder_reset(&enc);
 	put(&m);
 }
@@ -238,17 +263,27 @@ static void fill_from_ring(void)
 
 static void close_client(void)
 {
-	if (client >= 0)
-		close(client);
-	client = -1;
+	swa_fd_close(&client_id);
 	state = NO_CLIENT;
 	inlen = outlen = outoff = 0;
 }
 
+/* The client's descriptor while it is still ours; a lost one ends the client. */
+static int client_fd(void)
+{
+	int fd = swa_fd_get(&client_id);
+	if (fd < 0 && state != NO_CLIENT) {
+		state = NO_CLIENT;
+		inlen = outlen = outoff = 0;
+	}
+	return fd;
+}
+
 static void flush(void)
 {
-	while (client >= 0 && outoff < outlen) {
-		long n = swa_plat_send(client, outbuf + outoff, outlen - outoff);
+	int fd;
+	while ((fd = client_fd()) >= 0 && outoff < outlen) {
+		long n = swa_plat_send(fd, outbuf + outoff, outlen - outoff);
 		if (n == -EINTR)
 			continue;
 		if (n == -EAGAIN || n == -EWOULDBLOCK)
@@ -265,23 +300,60 @@ static void flush(void)
 		close_client();
 }
 
+/* One message to a connection not proven yet: whatever fits at once, no buffering. */
+static void send_now(int fd, const struct sw_wire_msg *m)
+{
+	static uint8_t buf[1024];
+	int n = sw_wire_encode(&pre_enc, buf, sizeof(buf), m);
+	if (n > 0)
+		swa_plat_send(fd, buf, (size_t)n);
+}
+
+/* What `attach BUNDLE-ID` needs to pick the app, and nothing else. */
+static void send_first_hello(int fd)
+{
+	struct sw_wire_msg m = {.type = SW_MSG_HELLO};
+	m.hello.protocol = SW_WIRE_PROTOCOL;
+	m.hello.agent_version = m.hello.arch = m.hello.os_version = "";
+	m.hello.device_model = m.hello.process_name = "";
+	m.hello.bundle_id = swa_cfg.bundle_id;
+	m.hello.clock_numer = m.hello.clock_denom = 1;
+	sw_wire_encoder_reset(&pre_enc);
+	send_now(fd, &m);
+}
+
+static void drop_pending(struct pending *p, uint32_t reason, const char *text)
+{
+	int fd = swa_fd_get(&p->fd);
+	if (fd >= 0 && reason) {
+		struct sw_wire_msg m = {.type = SW_MSG_GOODBYE};
+		m.goodbye.reason = reason;
+		m.goodbye.text = text;
+		send_now(fd, &m);
+	}
+	swa_fd_close(&p->fd);
+	p->len = 0;
+}
+
 static void accept_client(void)
 {
-	int fd = swa_plat_accept(listen_fd);
-	if (fd < 0)
-		return;
-	if (client >= 0) {
-		outlen = outoff = 0;
-		put_goodbye(SW_GOODBYE_REPLACED, "another client took over");
-		state = CLOSING;
-		flush();
-		close_client();
+	for (int i = 0; i < MAX_PENDING * 2; i++) {
+		int lfd = swa_fd_get(&listener);
+		int fd = lfd < 0 ? -1 : swa_plat_accept(lfd);
+		if (fd < 0)
+			return;
+		struct pending *p = NULL;
+		for (size_t k = 0; k < MAX_PENDING && !p; k++)
+			if (atomic_load(&pend[k].fd.fd) < 0)
+				p = &pend[k];
+		if (!p || swa_fd_adopt(&p->fd, fd) < 0) {
+			close(fd); /* every slot taken: the active client is not touched */
+			continue;
+		}
+		p->len = 0;
+		p->deadline = swa_plat_now() + PROOF_NS;
+		send_first_hello(fd);
 	}
-	client = fd;
-	state = HANDSHAKE;
-	handshake_deadline = swa_plat_now() + HANDSHAKE_NS;
-	put_hello();
-	flush();
 }
 
 static bool config_ok(const struct sw_wire_config *c, const char **why)
@@ -323,30 +395,91 @@ static void apply_config(const struct sw_wire_config *c)
 
 static void handle(const struct swa_control_msg *msg)
 {
-	if (msg->type == SW_MSG_CLIENT_HELLO && state == HANDSHAKE) {
-		if (msg->protocol != SW_WIRE_PROTOCOL) {
-			put_goodbye(SW_GOODBYE_PROTOCOL, "protocol version not supported");
-			state = CLOSING;
-			return;
-		}
-		if (swa_cfg.token[0] && strcmp(msg->token, swa_cfg.token) != 0) {
-			put_goodbye(SW_GOODBYE_TOKEN, "token refused");
-			state = CLOSING;
-			return;
-		}
-		state = STREAMING;
-		swa_images_each(put_image_cb, NULL);
-		put_stats();
-		swa_plat_event_signal(client_ready);
-		swa_log("client connected on %s", listen_desc);
-	} else if (msg->type == SW_MSG_CONFIG && state == STREAMING) {
+	/* only a proven client is here: it alone may change the configuration */
+	if (msg->type == SW_MSG_CONFIG && state == STREAMING)
 		apply_config(&msg->config);
+}
+
+static void process_input(void);
+
+static bool same_token(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	unsigned diff = la != lb;
+	for (size_t i = 0; i < la && i < lb; i++)
+		diff |= (unsigned)(a[i] ^ b[i]);
+	return la && !diff;
+}
+
+/* A connection proved itself: it becomes the client, replacing the one before. */
+static void promote(struct pending *p, size_t used)
+{
+	int fd = swa_fd_get(&p->fd);
+	if (client_fd() >= 0) {
+		outlen = outoff = 0;
+		put_goodbye(SW_GOODBYE_REPLACED, "another client took over");
+		state = CLOSING;
+		flush();
+		close_client();
 	}
+	swa_fd_adopt(&client_id, fd);
+	atomic_store(&p->fd.fd, -1); /* handed over, not closed */
+	inlen = p->len - used;
+	memcpy(inbuf, p->in + used, inlen);
+	p->len = 0;
+	state = STREAMING;
+	put_hello();
+	swa_images_each(put_image_cb, NULL);
+	put_stats();
+	process_input(); /* a configuration sent right behind the hello */
+	flush();
+	/* only now may an app waiting at start go on: it may end at once, with _exit() */
+	swa_plat_event_signal(client_ready);
+	swa_log("client connected on %s", listen_desc);
+}
+
+static void read_pending(struct pending *p)
+{
+	int fd = swa_fd_get(&p->fd);
+	if (fd < 0) {
+		p->len = 0;
+		return;
+	}
+	ssize_t n = recv(fd, p->in + p->len, sizeof(p->in) - p->len, MSG_DONTWAIT);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		drop_pending(p, 0, NULL);
+		return;
+	}
+	p->len += (size_t)n;
+	struct swa_control_msg msg;
+	int r = swa_control_parse(p->in, p->len, &msg);
+	if (r == 0 && p->len < sizeof(p->in))
+		return;
+	if (r <= 0 || msg.type != SW_MSG_CLIENT_HELLO)
+		drop_pending(p, SW_GOODBYE_BAD_MESSAGE, "expected a client hello");
+	else if (msg.protocol != SW_WIRE_PROTOCOL)
+		drop_pending(p, SW_GOODBYE_PROTOCOL, "protocol version not supported");
+	else if (!swa_plat_connection_proves(fd) && !same_token(msg.token, swa_cfg.token))
+		drop_pending(p, SW_GOODBYE_TOKEN, "token refused");
+	else
+		promote(p, (size_t)r);
+}
+
+static void expire_pending(uint64_t now)
+{
+	for (size_t k = 0; k < MAX_PENDING; k++)
+		if (atomic_load(&pend[k].fd.fd) >= 0 && now > pend[k].deadline)
+			drop_pending(&pend[k], 0, NULL);
 }
 
 static void read_client(void)
 {
-	ssize_t n = recv(client, inbuf + inlen, sizeof(inbuf) - inlen, MSG_DONTWAIT);
+	int fd = client_fd();
+	if (fd < 0)
+		return;
+	ssize_t n = recv(fd, inbuf + inlen, sizeof(inbuf) - inlen, MSG_DONTWAIT);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (n <= 0) {
@@ -354,6 +487,11 @@ static void read_client(void)
 		return;
 	}
 	inlen += (size_t)n;
+	process_input();
+}
+
+static void process_input(void)
+{
 	size_t off = 0;
 	while (off < inlen && state != CLOSING) {
 		struct swa_control_msg msg;
@@ -380,7 +518,8 @@ static void read_client(void)
 static void drain_wake(void)
 {
 	char buf[64];
-	while (read(wake_pipe[0], buf, sizeof(buf)) > 0)
+	int fd = swa_fd_get(&wake_r);
+	while (fd >= 0 && read(fd, buf, sizeof(buf)) > 0)
 		;
 }
 
@@ -389,28 +528,59 @@ static void finish(uint64_t deadline)
 {
 	if (state != STREAMING)
 		return;
-	while (swa_plat_now() < deadline && client >= 0) {
+	while (swa_plat_now() < deadline && client_fd() >= 0) {
 		fill_from_ring();
 		flush();
-		if (client < 0 || (outlen == 0 && swa_ring_used(&swa_ring) == 0))
+		if (client_fd() < 0 || (outlen == 0 && swa_ring_used(&swa_ring) == 0))
 			break;
-		struct pollfd pfd = {.fd = client, .events = POLLOUT};
+		struct pollfd pfd = {.fd = client_fd(), .events = POLLOUT};
 		poll(&pfd, 1, 10);
 	}
-	if (client >= 0) {
+	if (client_fd() >= 0) {
 		put_stats();
 		put_goodbye(SW_GOODBYE_EXIT, "the process is exiting");
 		state = CLOSING;
-		while (client >= 0 && swa_plat_now() < deadline) {
+		while (client_fd() >= 0 && swa_plat_now() < deadline) {
 			flush();
-			struct pollfd pfd = {.fd = client, .events = POLLOUT};
-			if (client >= 0)
+			struct pollfd pfd = {.fd = client_fd(), .events = POLLOUT};
+			if (pfd.fd >= 0)
 				poll(&pfd, 1, 10);
 		}
 	}
 }
 
 static uint64_t finish_deadline;
+
+static int open_wake_pipe(void)
+{
+	int p[2];
+	int r = swa_plat_pipe(p);
+	if (r < 0)
+		return r;
+	swa_fd_adopt(&wake_r, p[0]);
+	swa_fd_adopt(&wake_w, p[1]);
+	return 0;
+}
+
+/* Forgets what the app took over; opens a new wake pipe, and a new listener a few times. */
+static void check_descriptors(void)
+{
+	if (swa_fd_get(&wake_r) < 0 || swa_fd_get(&wake_w) < 0) {
+		swa_fd_close(&wake_r); /* the end still ours, if any */
+		swa_fd_close(&wake_w);
+		open_wake_pipe();
+	}
+	if (swa_fd_get(&listener) < 0 && reopens_left > 0) {
+		int fd;
+		reopens_left--;
+		if (swa_listen_open(swa_cfg.listen, &fd, listen_desc, sizeof(listen_desc)) == 0 &&
+		    swa_fd_adopt(&listener, fd) >= 0)
+			swa_log("listening again on %s", listen_desc);
+		else
+			swa_log("cannot listen again: clients cannot connect");
+	}
+	client_fd();
+}
 
 static void *streamer_main(void *arg)
 {
@@ -422,22 +592,36 @@ static void *streamer_main(void *arg)
 			finish(finish_deadline);
 			break;
 		}
-		struct pollfd pfd[3] = {
-		    {.fd = listen_fd, .events = POLLIN},
-		    {.fd = wake_pipe[0], .events = POLLIN},
-		    {.fd = client, .events = POLLIN | (outoff < outlen ? POLLOUT : 0)},
+		check_descriptors();
+		/* only descriptors still ours: poll skips the negative ones */
+		struct pollfd pfd[3 + MAX_PENDING] = {
+		    {.fd = atomic_load(&listener.fd), .events = POLLIN},
+		    {.fd = atomic_load(&wake_r.fd), .events = POLLIN},
+		    {.fd = atomic_load(&client_id.fd),
+		     .events = POLLIN | (outoff < outlen ? POLLOUT : 0)},
 		};
+		bool waiting = false;
+		for (size_t k = 0; k < MAX_PENDING; k++) {
+			pfd[3 + k].fd = swa_fd_get(&pend[k].fd);
+			pfd[3 + k].events = POLLIN;
+			waiting |= pfd[3 + k].fd >= 0;
+		}
 		/* woken through the pipe for records and for the stop */
-		int timeout = state == NO_CLIENT ? -1 : state == HANDSHAKE ? 100 : 250;
-		poll(pfd, client >= 0 ? 3 : 2, timeout);
+		int timeout = waiting ? 100 : state == NO_CLIENT ? -1 : 250;
+		if (pfd[1].fd < 0 && timeout < 0)
+			timeout = 1000; /* no wake pipe: look for the stop now and then */
+		poll(pfd, 3 + MAX_PENDING, timeout);
 		if (pfd[1].revents)
 			drain_wake();
 		if (pfd[0].revents & POLLIN)
 			accept_client();
-		if (client >= 0 && (pfd[2].revents & (POLLIN | POLLHUP | POLLERR)))
+		if (pfd[2].revents & (POLLIN | POLLHUP | POLLERR))
 			read_client();
-		if (state == HANDSHAKE && swa_plat_now() > handshake_deadline)
-			close_client();
+		for (size_t k = 0; k < MAX_PENDING; k++)
+			if (pfd[3 + k].fd >= 0 &&
+			    (pfd[3 + k].revents & (POLLIN | POLLHUP | POLLERR)))
+				read_pending(&pend[k]);
+		expire_pending(swa_plat_now());
 		if (state == STREAMING) {
 			fill_from_ring();
 			uint64_t now = swa_plat_now();
@@ -456,7 +640,10 @@ static void *streamer_main(void *arg)
 
 int swa_streamer_start(void)
 {
-	int r = swa_listen_open(swa_cfg.listen, &listen_fd, listen_desc, sizeof(listen_desc));
+	int fd = -1;
+	int r = swa_listen_open(swa_cfg.listen, &fd, listen_desc, sizeof(listen_desc));
+	if (r == 0 && swa_fd_adopt(&listener, fd) < 0)
+		r = -EBADF;
 	if (r < 0) {
 		if (swa_cfg.listen[0])
 			swa_log("cannot listen on '%s': %s", swa_cfg.listen, strerror(-r));
@@ -465,7 +652,12 @@ int swa_streamer_start(void)
 				SW_WIRE_AGENT_PORT_LAST, strerror(-r));
 		return r;
 	}
-	r = swa_plat_pipe(wake_pipe);
+	for (size_t k = 0; k < MAX_PENDING; k++)
+		atomic_store(&pend[k].fd.fd, -1);
+	r = swa_plat_publish_token(listen_desc, swa_cfg.token, sizeof(swa_cfg.token));
+	if (r < 0)
+		swa_log("cannot publish a token for %s: %s", listen_desc, strerror(-r));
+	r = open_wake_pipe();
 	if (r < 0)
 		return r;
 	struct timespec ts;
@@ -497,13 +689,13 @@ void swa_streamer_stop(uint32_t timeout_ms)
 	swa_plat_event_wait(finished, (uint64_t)(timeout_ms + 100) * SWA_NS_PER_MS);
 	if (strncmp(listen_desc, "unix:", 5) == 0)
 		unlink(listen_desc + 5);
+	swa_plat_unpublish_token();
 }
 
 void swa_streamer_atfork_child(void)
 {
-	if (listen_fd >= 0)
-		close(listen_fd);
-	if (client >= 0)
-		close(client);
-	listen_fd = client = -1;
+	swa_fd_close(&listener);
+	swa_fd_close(&client_id);
+	for (size_t k = 0; k < MAX_PENDING; k++)
+		swa_fd_close(&pend[k].fd);
 }

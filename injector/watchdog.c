@@ -174,6 +174,12 @@ static void sample_thread(const struct swa_thread *t, uint32_t max)
 		swa_hints_note(frames, depth);
 	} else if (r == -ENOTSUP) {
 		flags |= SW_SAMPLE_BLOCKED;
+	} else if (r == -EACCES) {
+		flags = SW_SAMPLE_SIGNAL_BLOCKED;
+	} else if (r == -ECANCELED) {
+		flags = SW_SAMPLE_NO_SIGNAL;
+	} else if (r == -ESHUTDOWN) {
+		flags = SW_SAMPLE_PASSIVE;
 	}
 	push_sample(t, time, frames, depth, flags);
 	if (c && r == 0 && depth <= CACHE_FRAMES) {
@@ -372,8 +378,9 @@ static uint64_t tick(uint64_t now)
 		return now + interval; /* no loop to watch before the main thread is known */
 	if (w.active) {
 		if (busy != w.start) {
+			/* when the loop noted its wait; the tick may have begun before it */
 			uint64_t at = atomic_load(&swa_loop_waited_at);
-			watch_end(at >= w.start && at <= now ? at : now, now);
+			watch_end(at >= w.start ? at : now, now);
 			return now; /* look again at once: a new iteration may be running */
 		}
 		if (now >= w.next) {

@@ -75,9 +75,13 @@ def parse(lines):
     """Splits stdout into NDJSON objects and the app's own lines."""
     objs, app = [], []
     for line in lines:
-        if line.startswith("{"):
-            objs.append(json.loads(line))
-        else:
+        try:
+            objs.append(json.loads(line) if line.startswith("{") else None)
+        except ValueError:
+            # the app and the command share stdout: a line can mix both
+            objs.append(None)
+        if objs[-1] is None:
+            objs.pop()
             app.append(line)
     return objs, app
 
@@ -544,6 +548,7 @@ def aarch64_stalls(protection):
     apps = os.path.join(src, "tests", "apps")
     r = subprocess.run([gcc, "-o", app] + flags + ["-fno-optimize-sibling-calls",
                        os.path.join(apps, "stallapp.c"), os.path.join(apps, "steps.c"),
+                       os.path.join(apps, "hazards.c"),
                        "-lpthread", "-ldl"], capture_output=True, text=True)
     if not check(r.returncode == 0, "cross-compiling the app failed: %s" % r.stderr):
         return
@@ -584,6 +589,447 @@ def aarch64_stalls(protection):
     shutil.rmtree(d)
 
 
+# ---- the agent must never harm the app (issue 11) ------------------------
+
+
+def run_many(jobs, width=4):
+    """Runs the argument lists of jobs through stallwatch_run, width at a time."""
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(width) as pool:
+        return list(pool.map(lambda j: stallwatch_run(*j), jobs))
+
+
+def scenario_exec():
+    # 40 runs whose main thread replaces its image while sampled every 1 ms:
+    # no agent signal may reach the new image (it has no handler and dies)
+    jobs = []
+    for i in range(40):
+        how = ("exec", "exec", "spawn", "forkexec")[i % 4]
+        first = ["sigblock"] if i % 8 == 1 else []
+        jobs.append((["--interval", "1"], [STALLAPP] + first + ["busy:300",
+                    "%s:%d" % (how, 262 + (i * 7) % 40)]))
+    bad = []
+    for (args, app), p in zip(jobs, run_many(jobs)):
+        # the app's lines and the command's share stdout: look for words, not lines
+        how = app[-1].split(":")[0]
+        ok = p.returncode == 0 and "exec ok pending=0" in p.stdout
+        if how != "exec":
+            ok = ok and "%s status=0 signal=0" % how in p.stdout
+        if not ok:
+            bad.append((" ".join(app[1:]), p.returncode,
+                        [l for l in p.stdout.splitlines() if "ok" in l or "status" in l]))
+    check(not bad, "%d of 40 runs harmed by exec: %s" % (len(bad), bad[:4]))
+
+
+def scenario_sigblock():
+    # a main thread that blocks every signal (and reads them from a signalfd)
+    # must receive none of the agent's: its stalls say they could not be sampled
+    p = stallwatch_run([], [STALLAPP, "sigblock", "busy:400", "busy:400", "busy:400", "pending",
+                            "exec:10"])
+    objs, app = parse(p.stdout.splitlines())
+    stalls = stalls_of(objs)
+    print("app:", [l for l in app if not l.startswith("step")])
+    check(p.returncode == 0, "run exited %d: %s" % (p.returncode, p.stderr[-300:]))
+    check("pending rt=0 signalfd=0" in app, "the app received the agent's signals: %s"
+          % [l for l in app if l.startswith("pending")])
+    check(any(l.startswith("exec ok pending=0") for l in app), "signals survived exec")
+    check(len(stalls) == 3, "expected 3 stalls, got %d" % len(stalls))
+    for st in stalls:
+        mains = [s for s in st["stacks"] if s["thread"] == st["thread"]]
+        check(mains and all("signal_blocked" in s["flags"] for s in mains),
+              "stall %d: samples not marked signal_blocked: %s"
+              % (st["id"], [s["flags"] for s in mains]))
+    tree = subprocess.run([STALLWATCH, "run", "--", STALLAPP, "sigblock", "busy:400"],
+                          capture_output=True, text=True, timeout=60)
+    check("--focus" not in tree.stdout, "the tree blames --focus/--exclude, never given:\n"
+          + tree.stdout)
+    check("blocks the agent's signal" in tree.stdout, "the tree does not say why the stall "
+          "has no stacks:\n" + tree.stdout)
+
+
+# EINTR from nanosleep in a thread that computes and sleeps: the rate
+# stallwatch-agent(7) states, per 10,000 calls
+EINTR_PER_10K = 10
+
+
+def naps_of(app):
+    import re
+    found = [re.search(r"naps calls=(\d+) eintr=(\d+)", l) for l in app]
+    found = [m for m in found if m]
+    return (int(found[0].group(1)), int(found[0].group(2))) if found else (0, 0)
+
+
+def scenario_eintr():
+    p = stallwatch_run(["--interval", "1"], [STALLAPP, "naps:5000:50", "naps:3000:400"])
+    objs, app = parse(p.stdout.splitlines())
+    calls = eintr = 0
+    for line in app:
+        c, e = naps_of([line])
+        calls, eintr = calls + c, eintr + e
+    print("signals: %d EINTR in %d calls" % (eintr, calls))
+    check(p.returncode == 0 and calls > 5000, "run exited %d after %d calls"
+          % (p.returncode, calls))
+    check(eintr * 10000 <= EINTR_PER_10K * calls, "%d EINTR in %d calls: above %d per 10,000"
+          % (eintr, calls, EINTR_PER_10K))
+    check(stalls_of(objs), "no stall reported")
+    # STALLWATCH_SIGNALS=never: no EINTR at all, the stalls still reported
+    p = stallwatch_run(["--interval", "1"], [STALLAPP, "naps:3000:100", "sleep:400"],
+                       extra_env={"STALLWATCH_SIGNALS": "never"})
+    objs, app = parse(p.stdout.splitlines())
+    calls, eintr = naps_of(app)
+    stalls = stalls_of(objs)
+    print("never: %d EINTR in %d calls, stalls %s" % (eintr, calls,
+          [(s["duration_ms"], s["kind"]) for s in stalls]))
+    check(p.returncode == 0 and calls > 2000, "never: run exited %d after %d calls"
+          % (p.returncode, calls))
+    check(eintr == 0, "never: %d EINTR in %d calls" % (eintr, calls))
+    check("sleep interrupted" not in app, "never: the app's nanosleep was interrupted")
+    check(len(stalls) == 2, "never: expected 2 stalls, got %d" % len(stalls))
+    signalled = [s["flags"] for st in stalls for s in st["stacks"]
+                 if s["thread"] == st["thread"] and s["frames"] and "blocked" not in s["flags"]]
+    check(not signalled, "never: %d stacks were taken with a signal" % len(signalled))
+    running = [s for st in stalls for s in st["stacks"] if "no_signal" in s["flags"]]
+    check(running, "never: no sample says a running thread went unsampled")
+    if len(stalls) == 2:
+        sleep = stalls[1]
+        top = heaviest(sleep, sleep["thread"])
+        check(top and "blocked" in top["flags"] and top["frames"],
+              "never: a thread waiting in the kernel is still sampled from /proc")
+
+
+def scenario_seccomp():
+    # a filter the app installs after the agent started kills the process on
+    # process_vm_readv: the agent must not make that call any more
+    p = stallwatch_run([], [STALLAPP, "seccomp", "sleep:400", "busy:400"])
+    objs, app = parse(p.stdout.splitlines())
+    stalls = stalls_of(objs)
+    check(p.returncode == 0, "the app under seccomp exited %d: %s" % (p.returncode, p.stderr[-300:]))
+    check("seccomp on" in app, "the app could not install its filter: %s" % app)
+    check("done" in app, "the app did not run to its end")
+    check(len(stalls) == 2, "expected 2 stalls, got %d" % len(stalls))
+    check("passive" in p.stderr and "seccomp" in p.stderr,
+          "the command does not say the agent went passive: %s" % p.stderr[-300:])
+    for st in stalls:
+        check(all("passive" in s["flags"] for s in st["stacks"]),
+              "stall %d: samples taken under the filter" % st["id"])
+
+
+def scenario_sigtoggle():
+    # the app installs its own handler on the agent's signal and puts the old
+    # one back, again and again: its handler must never run for the agent's
+    p = stallwatch_run(["--interval", "1"], [STALLAPP, "sigtoggle:3000"])
+    objs, app = parse(p.stdout.splitlines())
+    line = next((l for l in app if l.startswith("sigtoggle ")), "")
+    print(line)
+    f = dict(kv.split("=") for kv in line.split()[1:]) if line else {}
+    check(p.returncode == 0, "run exited %d" % p.returncode)
+    check(f and int(f["foreign"]) == 0, "the app's handler ran for %s of the agent's signals"
+          % f.get("foreign"))
+    check(f and int(f["own"]) == int(f["sent"]) > 0, "the app's handler missed its own "
+          "signals: got %s of %s" % (f.get("own"), f.get("sent")))
+    check(len(stalls_of(objs)) == 1, "expected one stall")
+
+
+# ---- reports that must be right (issue 11 item 8) -------------------------
+
+
+def tree_stalls(text):
+    """(header duration ms, tree root weight ms) of each stall of a tree output."""
+    out, header = [], None
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) < 4 or not parts[0].startswith("#") or parts[2] != "ms":
+            continue
+        if parts[3] in ("busy", "blocked"):
+            header = float(parts[1])
+        elif header is not None and parts[3].endswith("%"):
+            out.append((header, float(parts[1])))
+            header = None
+    return out
+
+
+def uleb(n):
+    out = bytearray()
+    while True:
+        b = n & 0x7f
+        n >>= 7
+        out.append(b | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def read_uleb(buf, pos):
+    n = shift = 0
+    while True:
+        b = buf[pos]
+        pos += 1
+        n |= (b & 0x7f) << shift
+        shift += 7
+        if not b & 0x80:
+            return n, pos
+
+
+def long_stall(data, count):
+    """A recording's first stall given count more empty samples (stallwatch-format(5))."""
+    out, pos, done = bytearray(data[:16]), 16, False
+    while pos < len(data):
+        start = pos
+        kind = data[pos]
+        length, pos = read_uleb(data, pos + 1)
+        body = data[pos:pos + length]
+        pos += length
+        if kind == 4 and not done:
+            stall_id, p = read_uleb(body, 0)
+            thread, p = read_uleb(body, p)
+            t0, _ = read_uleb(body, p)
+        if kind == 5 and not done:
+            for i in range(count):
+                b = uleb(stall_id) + uleb(t0 + i) + uleb(thread) + b"\0\0"
+                out += bytes([6]) + uleb(len(b)) + b
+            done = True
+        out += data[start:pos]
+    return bytes(out)
+
+
+def scenario_reports():
+    # 1,000 idle threads with --all-threads: the end is the loop's, not a late round's
+    p = stallwatch_run(["--all-threads"], [STALLAPP, "threads:1000", "busy:400", "busy:400",
+                                           "busy:400"], timeout=120)
+    objs, app = parse(p.stdout.splitlines())
+    steps = [s for s in steps_of(app) if s["kind"] == "busy"]
+    stalls = stalls_of(objs)
+    print("1000 threads:", [(s["duration_ms"], s["samples"]) for s in stalls],
+          [s["elapsed_ms"] for s in steps])
+    check(len(stalls) == 3, "1000 threads: expected 3 stalls, got %d" % len(stalls))
+    for st in stalls:
+        step = match(st, steps)
+        check(step and abs(st["duration_ms"] - step["elapsed_ms"]) <= st["interval_ms"] + 5,
+              "1000 threads: stall of %.1f ms for a step of %s ms"
+              % (st["duration_ms"], step and step["elapsed_ms"]))
+
+    # stopped for 3 s inside a stall (the app's spin ends by the wall clock, so the
+    # stall is the 350 ms before the stop): header and tree root agree, without the stop
+    proc = subprocess.Popen([STALLWATCH, "run", "--color", "never", "--", STALLAPP, "busy:600"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out = Output(proc)
+    pid = int(out.wait_for(lambda l: l.startswith("ready pid=")).split("=")[1])
+    out.wait_for(lambda l: l.startswith("step busy begin"))
+    time.sleep(0.35)
+    os.kill(pid, signal.SIGSTOP)
+    time.sleep(3)
+    os.kill(pid, signal.SIGCONT)
+    proc.wait(timeout=60)
+    lines = out.done()
+    trees = tree_stalls("\n".join(lines))
+    print("stopped:", trees)
+    print("\n".join(l for l in lines if l.startswith("#"))[:600])
+    if check(len(trees) == 1, "stopped: expected one stall, got %s" % trees):
+        header, root = trees[0]
+        check(header < 500, "stopped: the header counts the stop: %.1f ms" % header)
+        # the tree ends at the last sample, up to two intervals (and a late tick)
+        # before the loop's own end
+        check(abs(root - header) <= 3 * INTERVAL_MS, "stopped: tree root %.1f ms, header %.1f ms"
+              % (root, header))
+
+    # a main thread that calls pthread_exit() is not a stall
+    p = stallwatch_run([], [STALLAPP, "exitmain:1500"])
+    objs, app = parse(p.stdout.splitlines())
+    check("helper done" in p.stdout, "exitmain: the helper did not finish")
+    check(not stalls_of(objs), "exitmain: false stalls %s"
+          % [s["duration_ms"] for s in stalls_of(objs)])
+
+    # a stall past the command's limits (2^20 samples): cut, and said so once
+    rec = tempfile.mktemp(suffix=".swtrace")
+    p = stallwatch_run(["-o", rec], [STALLAPP, "busy:300"])
+    with open(rec, "rb") as f:
+        data = f.read()
+    cut = os.path.join(os.path.dirname(rec), "cut-" + os.path.basename(rec))
+    with open(cut, "wb") as f:
+        f.write(long_stall(data, 1_050_000))
+    r = subprocess.run([STALLWATCH, "report", "--format", "ndjson", cut], capture_output=True,
+                       text=True, timeout=300)
+    cuts = r.stderr.count("was cut")
+    print("cut warnings:", cuts)
+    check(r.returncode == 0 and cuts == 1, "the cut warning printed %d times (exit %d)"
+          % (cuts, r.returncode))
+    os.unlink(rec)
+    os.unlink(cut)
+
+    # a stall left open when the app dies: both summary lines count it
+    proc = subprocess.Popen([STALLWATCH, "run", "--color", "never", "--", STALLAPP, "busy:300",
+                             "busy:300", "busy:5000"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out = Output(proc)
+    pid = int(out.wait_for(lambda l: l.startswith("ready pid=")).split("=")[1])
+    out.wait_for(lambda l: l.startswith("step busy begin") and
+                 out.count(lambda x: x.startswith("step busy begin")) == 3)
+    time.sleep(1.0)
+    os.kill(pid, signal.SIGKILL)
+    err = proc.stderr.read()
+    proc.wait(timeout=60)
+    import re
+    a = re.search(r"stallwatch: (\d+) stalls? from", err)
+    b = re.search(r"stallwatch: (\d+) stalls?, .* in total", err)
+    print("killed:", a and a.group(0), "|", b and b.group(0))
+    check(a and b and a.group(1) == b.group(1) == "3", "the summary lines disagree:\n" + err)
+
+
+def scenario_descriptors():
+    # an app that closes every descriptor from 3 up and opens its own in
+    # their place: the agent never reads, writes, accepts or closes them, and
+    # stays idle (issue 11 item 1)
+    d = tempfile.mkdtemp()
+    env = {"STALLAPP_LOG": os.path.join(d, "app.log"),
+           "STALLWATCH_LOG": os.path.join(d, "agent.log")}
+    p = stallwatch_run([], [STALLAPP, "fdreuse:400", "busy:300"], extra_env=env)
+    line = next((l for l in p.stdout.splitlines() if l.startswith("fdreuse ")), "")
+    print(line)
+    f = dict(kv.split("=") for kv in line.split()[1:]) if line else {}
+    check(p.returncode == 0, "run exited %d: %s" % (p.returncode, p.stderr[-300:]))
+    check(f.get("pipe") == "796", "the app read %s of the 796 bytes in its pipe" % f.get("pipe"))
+    check(f.get("accept") == "ok", "the app could not accept its own connection")
+    check(f.get("log") == "clean", "the app's log is not what the app wrote: %s"
+          % [l for l in p.stdout.splitlines() if l.startswith("fdreuse log")])
+    check(f and int(f["agent_cpu_ms"]) < 50, "the agent used %s ms of CPU in an idle second"
+          % f.get("agent_cpu_ms"))
+    check("done" in p.stdout, "the app did not run to its end")
+    p = stallwatch_run([], [STALLAPP, "fdreuse:400:1"], extra_env=env)
+    line = next((l for l in p.stdout.splitlines() if l.startswith("fdclose ")), "")
+    print(line)
+    cpu = int(line.split("=")[1]) if line else -1
+    check(0 <= cpu < 50, "with its descriptors closed the agent used %d ms of CPU in an idle "
+          "second" % cpu)
+    shutil.rmtree(d)
+
+
+def msg(kind, body):
+    return bytes([kind]) + uleb(len(body)) + body
+
+
+def wire_str(text):
+    return uleb(len(text)) + text.encode()
+
+
+def client_hello(token=""):
+    return msg(64, b"SWCL" + uleb(1) + wire_str(token) + wire_str("attacker"))
+
+
+def raw_connect(port):
+    import socket
+    s = socket.create_connection(("127.0.0.1", port), timeout=5)
+    s.settimeout(0.5)
+    return s
+
+
+def read_for(s, seconds):
+    data, end = b"", time.monotonic() + seconds
+    while time.monotonic() < end:
+        try:
+            chunk = s.recv(65536)
+        except OSError:
+            continue
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+def scenario_connect():
+    # who may connect (issue 11 item 4): the real client, which reads the
+    # agent's token file, keeps every stall while others try everything
+    import socket
+    port = free_port()
+    run_dir = tempfile.mkdtemp()
+    env = dict(os.environ, LD_PRELOAD=AGENT, STALLWATCH_LISTEN="127.0.0.1:%d" % port,
+               STALLWATCH_BUNDLE_ID="com.example.safety", XDG_RUNTIME_DIR=run_dir)
+    steps = ["idle:1500", "gap:500"] + ["busy:300"] * 10
+    app = subprocess.Popen([STALLAPP] + steps, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, env=env)
+    app_out = Output(app)
+    app_out.wait_for(lambda l: l.startswith("ready"))
+    time.sleep(0.3)
+    client_env = dict(os.environ, XDG_RUNTIME_DIR=run_dir)
+    client = subprocess.Popen([STALLWATCH, "attach", "--connect", "127.0.0.1:%d" % port,
+                               "--format", "ndjson"], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=client_env)
+    c_out = Output(client)
+    first = c_out.wait_for(lambda l: '"type":"stall"' in l, timeout=15)
+    check(first is not None, "the real client got no stall")
+
+    # before proof: protocol and bundle id, nothing else (no paths, no names)
+    s = raw_connect(port)
+    pre = read_for(s, 0.5)
+    s.sendall(client_hello(""))
+    after = read_for(s, 0.5)
+    s.close()
+    check(b"com.example.safety" in pre, "the agent did not send its bundle id before proof")
+    check(b"stallapp" not in pre + after and b"libc" not in pre + after,
+          "an unproven connection got the app's names or paths: %r" % (pre + after)[:200])
+    # a config from a connection without the token changes nothing
+    s = raw_connect(port)
+    read_for(s, 0.2)
+    s.sendall(client_hello("") + msg(65, uleb(15) + uleb(1) + uleb(1000) + uleb(1) + uleb(8)))
+    read_for(s, 0.3)
+    s.close()
+    # garbage, a half hello, slowloris, 100 parallel connections, bare connects
+    s = raw_connect(port)
+    s.sendall(os.urandom(2000))
+    s.close()
+    half = raw_connect(port)
+    half.sendall(client_hello("")[:5])
+    slow = raw_connect(port)
+    many = []
+    for _ in range(100):
+        try:
+            many.append(socket.create_connection(("127.0.0.1", port), timeout=2))
+        except OSError:
+            pass
+    for b in client_hello("x" * 40):
+        try:
+            slow.sendall(bytes([b]))
+        except OSError:
+            break
+        time.sleep(0.1)
+    for _ in range(5):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=2).close()
+        except OSError:
+            pass
+    for m in many:
+        m.close()
+    half.close()
+    slow.close()
+    # without the token file, or with a wrong token: refused (status 4)
+    empty = tempfile.mkdtemp()
+    r = subprocess.run([STALLWATCH, "attach", "--connect", "127.0.0.1:%d" % port, "--duration",
+                        "1"], capture_output=True, text=True, timeout=30,
+                       env=dict(os.environ, XDG_RUNTIME_DIR=empty))
+    check(r.returncode == 4, "a client without the token file got status %d" % r.returncode)
+    r = subprocess.run([STALLWATCH, "attach", "--connect", "127.0.0.1:%d" % port, "--token",
+                        "wrong", "--duration", "1"], capture_output=True, text=True, timeout=30,
+                       env=client_env)
+    check(r.returncode == 4, "a wrong token got status %d" % r.returncode)
+    if os.getuid() == 0:
+        # another user cannot read the token file
+        r = subprocess.run([STALLWATCH, "attach", "--connect", "127.0.0.1:%d" % port,
+                            "--duration", "1"], capture_output=True, text=True, timeout=30,
+                           env=client_env, preexec_fn=lambda: (os.setgid(65534), os.setuid(65534)))
+        check(r.returncode == 4, "another user got status %d" % r.returncode)
+    app.wait(timeout=60)
+    client.wait(timeout=30)
+    objs, _ = parse(c_out.done())
+    stalls = stalls_of(objs)
+    print("real client:", [(st["id"], st["interval_ms"]) for st in stalls], client.returncode)
+    check(client.returncode == 0, "the real client exited %s" % client.returncode)
+    check(sorted(st["id"] for st in stalls) == list(range(1, 11)),
+          "the real client lost stalls: got %s" % [st["id"] for st in stalls])
+    check(all(st["interval_ms"] == 10 and len({x["thread"] for x in st["stacks"]}) == 1
+              for st in stalls), "an unproven config changed the sampling")
+    check(app.returncode == 0, "the app exited %s" % app.returncode)
+    shutil.rmtree(run_dir)
+    shutil.rmtree(empty)
+
+
 def scenario_pac():
     """tests/test-agent-pac.c under qemu: PAC stripping, the async bit, a signed chain."""
     src, build, gcc, qemu, sysroot = aarch64_tools()
@@ -619,6 +1065,14 @@ SCENARIOS = {
     "glib": scenario_glib,
     "install": scenario_install,
     "aarch64": scenario_aarch64,
+    "exec": scenario_exec,
+    "sigblock": scenario_sigblock,
+    "eintr": scenario_eintr,
+    "seccomp": scenario_seccomp,
+    "sigtoggle": scenario_sigtoggle,
+    "reports": scenario_reports,
+    "descriptors": scenario_descriptors,
+    "connect": scenario_connect,
     "pac": scenario_pac,
 }
 

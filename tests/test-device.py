@@ -317,8 +317,9 @@ def agent_lib():
 
 
 def agent_env(bundle=BUNDLE, wait_ms=5000):
+    # the fake device stands for iOS, where the usbmuxd connection is the proof
     return {"LD_PRELOAD": agent_lib(), "STALLWATCH_BUNDLE_ID": bundle,
-            "STALLWATCH_WAIT_MS": str(wait_ms)}
+            "STALLWATCH_WAIT_MS": str(wait_ms), "STALLWATCH_PROOF": "connection"}
 
 
 def start_app(device, steps, bundle=BUNDLE, device_port=27300, wait_ms=5000):

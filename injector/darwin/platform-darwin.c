@@ -277,6 +277,36 @@ int swa_plat_executable_path(char *buf, size_t cap)
 	return 0;
 }
 
+/*
+ * On iOS host and app share no secret: a connection through usbmuxd is the
+ * proof.  Until this backend tells usbmuxd's connections from others on
+ * the device, every loopback connection counts as one (stallwatch-agent(7)
+ * says so).
+ */
+int swa_plat_publish_token(const char *listen_desc, char *token, size_t cap)
+{
+	(void)listen_desc;
+	(void)token;
+	(void)cap;
+	return 0;
+}
+
+void swa_plat_unpublish_token(void)
+{
+}
+
+bool swa_plat_connection_proves(int fd)
+{
+	(void)fd;
+	return true;
+}
+
+/* Darwin has no seccomp: the agent is never passive there. */
+const char *swa_plat_passive_reason(void)
+{
+	return NULL;
+}
+
 const char *swa_plat_os_version(void)
 {
 	return os_version;

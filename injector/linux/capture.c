@@ -3,7 +3,15 @@
  *
  * A running thread gets one real-time signal (SIGRTMIN+6 unless the app
  * already handles that one; see stallwatch-agent(7)), installed with
- * SA_RESTART.  The handler runs on the thread itself: it copies the
+ * SA_RESTART, and only when /proc/self/task/TID/status says it does not
+ * block that signal (a blocked one would stay pending, and survive exec).
+ * The signal is queued with rt_tgsigqueueinfo() and a cookie, so the
+ * handler tells ours from the app's own: a handler the app installs on the
+ * same signal through sigaction() or signal() is kept aside (guard.c) and
+ * receives the app's signals from ours, never ours.  No signal is sent
+ * while a thread of the process is in exec (swa_linux_fence_begin()), with
+ * STALLWATCH_SIGNALS=never, or once the agent went passive under a seccomp
+ * filter.  The handler runs on the thread itself: it copies the
  * registers from its ucontext and the live stack, from the interrupted stack
  * pointer up to the top of the stack's mapping (at most the copy's size),
  * into the buffer the watchdog prepared, and posts a semaphore.  The
@@ -19,8 +27,10 @@
  * round of captures (swa_plat_prepare_capture), parsed with raw reads into
  * a static table the handler searches.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <semaphore.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -56,13 +66,33 @@ static struct {
 static sem_t done;
 static int capture_sig;
 static pid_t our_pid;
+static void *cookie; /* si_value of our signals */
+static int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
+
+/*
+ * What the app installed on our signal, as it believes: two slots and an
+ * index, so the handler never reads one half-written (writers take a lock).
+ */
+static struct sigaction app_action[2];
+static _Atomic int app_slot;
+static atomic_flag app_lock = ATOMIC_FLAG_INIT;
+
+/* No signal goes out while fence > 0; sending covers check to handler's end. */
+static _Atomic int fence;
+static _Atomic bool sending;
+static _Atomic bool passive;
+static bool never;
+/* the last thread our signal reached, and how many it reached in all */
+static _Atomic pid_t hit_tid;
+static _Atomic uint64_t hit_seq;
+static const char *passive_why;
 
 int swa_linux_capture_signal(void)
 {
 	return capture_sig;
 }
 
-static uint64_t now_ns(void)
+uint64_t swa_linux_now_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -140,22 +170,45 @@ static void copy_stack(struct swa_capture *cap, uint64_t sp)
 	cap->copy_len = len;
 }
 
+/* The app's own signal on our number: what its action would have done. */
+static void forward(int sig, siginfo_t *si, void *ucv)
+{
+	const struct sigaction *a = &app_action[atomic_load(&app_slot)];
+	if (a->sa_flags & SA_SIGINFO) {
+		if (a->sa_sigaction)
+			a->sa_sigaction(sig, si, ucv);
+	} else if (a->sa_handler == SIG_DFL) {
+		/* a real-time signal's default: the process ends, as without us */
+		struct sigaction dfl;
+		memset(&dfl, 0, sizeof(dfl));
+		dfl.sa_handler = SIG_DFL;
+		real_sigaction(sig, &dfl, NULL);
+		tgkill(our_pid, gettid(), sig);
+	} else if (a->sa_handler != SIG_IGN) {
+		a->sa_handler(sig);
+	}
+}
+
 static void handler(int sig, siginfo_t *si, void *ucv)
 {
 	int saved_errno = errno;
-	(void)sig;
-	if (si->si_code != SI_TKILL || si->si_pid != our_pid)
+	if (si->si_code != SI_QUEUE || si->si_pid != our_pid || si->si_value.sival_ptr != cookie) {
+		forward(sig, si, ucv);
 		goto out;
-	if ((pid_t)syscall(SYS_gettid) != req.tid)
+	}
+	pid_t self = gettid();
+	atomic_store(&hit_tid, self);
+	atomic_fetch_add(&hit_seq, 1);
+	if (self != req.tid)
 		goto out;
 	int expected = REQ_SENT;
 	if (!atomic_compare_exchange_strong(&req.state, &expected, REQ_COPYING))
 		goto out;
-	req.entered = now_ns();
+	req.entered = swa_linux_now_ns();
 	struct swa_capture *cap = req.cap;
 	regs_from_ucontext(&cap->regs, ucv);
 	copy_stack(cap, cap->regs.r[SWA_REG_SP]);
-	req.left = now_ns();
+	req.left = swa_linux_now_ns();
 	atomic_store(&req.state, REQ_DONE);
 	sem_post(&done);
 out:
@@ -163,14 +216,22 @@ out:
 }
 
 /* Takes the first real-time signal from SIGRTMIN+6 on that nobody handles. */
-int swa_linux_capture_init(void)
+int swa_linux_capture_init(bool no_signals)
 {
 	our_pid = getpid();
+	never = no_signals;
+	*(void **)&real_sigaction = dlsym(RTLD_NEXT, "sigaction");
+	if (!real_sigaction)
+		real_sigaction = sigaction;
+	uint64_t seed = swa_linux_now_ns() ^ ((uint64_t)(uintptr_t)&seed << 16) ^ (uint64_t)our_pid;
+	cookie = (void *)(uintptr_t)(seed * 0x9e3779b97f4a7c15ull | 1);
+	for (int i = 0; i < 2; i++)
+		app_action[i].sa_handler = SIG_DFL;
 	if (sem_init(&done, 0, 0) < 0)
 		return -errno;
 	for (int sig = SIGRTMIN + 6; sig <= SIGRTMAX - 4; sig++) {
 		struct sigaction old;
-		if (sigaction(sig, NULL, &old) < 0)
+		if (real_sigaction(sig, NULL, &old) < 0)
 			continue;
 		if (old.sa_handler != SIG_DFL)
 			continue;
@@ -179,7 +240,7 @@ int swa_linux_capture_init(void)
 		sa.sa_sigaction = handler;
 		sa.sa_flags = SA_SIGINFO | SA_RESTART;
 		sigfillset(&sa.sa_mask);
-		if (sigaction(sig, &sa, NULL) < 0)
+		if (real_sigaction(sig, &sa, NULL) < 0)
 			return -errno;
 		capture_sig = sig;
 		return 0;
@@ -190,13 +251,104 @@ int swa_linux_capture_init(void)
 static bool handler_installed(void)
 {
 	struct sigaction cur;
-	return sigaction(capture_sig, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) &&
+	return real_sigaction(capture_sig, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) &&
 	       cur.sa_sigaction == handler;
+}
+
+/*
+ * sigaction() on our signal, as the app sees it: it gets and sets the
+ * action kept aside, our handler stays.  1 when done here, 0 when the call
+ * is not about our signal (or our handler is gone) and goes to the C library.
+ */
+int swa_linux_app_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	if (!capture_sig || sig != capture_sig || !handler_installed())
+		return 0;
+	while (atomic_flag_test_and_set(&app_lock))
+		;
+	int cur = atomic_load(&app_slot);
+	if (old)
+		*old = app_action[cur];
+	if (act) {
+		app_action[!cur] = *act;
+		atomic_store(&app_slot, !cur);
+	}
+	atomic_flag_clear(&app_lock);
+	return 1;
+}
+
+/*
+ * Before exec (or a seccomp filter): no signal of ours is sent from now on,
+ * the one in flight has been handled or timed out, and one pending on this
+ * thread (it blocks the signal) is taken back.  False in a vfork() child,
+ * which shares our memory but is not the process we sample.
+ */
+bool swa_linux_fence_begin(void)
+{
+	if (!capture_sig || getpid() != our_pid)
+		return false;
+	atomic_fetch_add(&fence, 1);
+	while (atomic_load(&sending))
+		sched_yield();
+	sigset_t pending, only;
+	if (sigpending(&pending) == 0 && sigismember(&pending, capture_sig) == 1) {
+		sigemptyset(&only);
+		sigaddset(&only, capture_sig);
+		struct timespec zero = {0, 0};
+		siginfo_t si;
+		if (sigtimedwait(&only, &si, &zero) == capture_sig &&
+		    (si.si_code != SI_QUEUE || si.si_value.sival_ptr != cookie))
+			/* the app's own: put it back */
+			syscall(SYS_rt_tgsigqueueinfo, our_pid, gettid(), capture_sig, &si);
+	}
+	return true;
+}
+
+uint64_t swa_linux_signal_mark(void)
+{
+	return atomic_load(&hit_seq);
+}
+
+/*
+ * Whether our signal reached the calling thread since mark (and so may be
+ * why its call failed with EINTR).  Another thread reached after it hides
+ * it: the caller then sees the EINTR, as it would without this check.
+ */
+bool swa_linux_signal_hit(uint64_t mark)
+{
+	return atomic_load(&hit_seq) != mark && atomic_load(&hit_tid) == gettid();
+}
+
+void swa_linux_fence_end(void)
+{
+	atomic_fetch_sub(&fence, 1);
+}
+
+/* From now on nothing that a seccomp filter may forbid: no signal, no read. */
+void swa_linux_go_passive(const char *why)
+{
+	if (atomic_exchange(&passive, true))
+		return;
+	passive_why = why;
+	bool fenced = swa_linux_fence_begin();
+	if (fenced)
+		swa_linux_fence_end();
+}
+
+const char *swa_plat_passive_reason(void)
+{
+	return atomic_load(&passive) ? passive_why : NULL;
 }
 
 /* Parses /proc/self/maps in pieces into the table of writable mappings. */
 int swa_plat_prepare_capture(void)
 {
+	if (atomic_load(&passive))
+		return -EPERM;
+	if (swa_linux_seccomp_added()) {
+		swa_linux_go_passive("a seccomp filter appeared");
+		return -EPERM;
+	}
 	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -306,9 +458,9 @@ static int capture_blocked(const struct swa_thread *t, struct swa_capture *cap)
 		swa_regs_set(&cap->regs, 16, pc);
 #endif
 		cap->flags = SWA_CAPTURE_BLOCKED | SWA_CAPTURE_STILL;
-		uint64_t t0 = now_ns();
+		uint64_t t0 = swa_linux_now_ns();
 		int r = copy_remote(cap, sp);
-		cap->held_ns = now_ns() - t0;
+		cap->held_ns = swa_linux_now_ns() - t0;
 		if (r < 0)
 			return r;
 		if (!have_sched)
@@ -319,19 +471,38 @@ static int capture_blocked(const struct swa_thread *t, struct swa_capture *cap)
 	return -EAGAIN;
 }
 
+static int send_signal(pid_t tid)
+{
+	siginfo_t si;
+	memset(&si, 0, sizeof(si));
+	si.si_signo = capture_sig;
+	si.si_code = SI_QUEUE;
+	si.si_pid = our_pid;
+	si.si_uid = getuid();
+	si.si_value.sival_ptr = cookie;
+	return (int)syscall(SYS_rt_tgsigqueueinfo, our_pid, tid, capture_sig, &si);
+}
+
 static int capture_signal(const struct swa_thread *t, struct swa_capture *cap, uint64_t timeout_ns)
 {
 	if (!capture_sig || !handler_installed())
-		return -EPERM; /* the app took our signal: never send it theirs */
+		return -EBUSY; /* the app took our signal with a raw system call */
 	cap->flags = 0;
 	req.cap = cap;
 	req.tid = (pid_t)t->handle;
-	atomic_store(&req.state, REQ_SENT);
-	if (syscall(SYS_tgkill, our_pid, (pid_t)t->handle, capture_sig) < 0) {
-		atomic_store(&req.state, REQ_IDLE);
-		return -errno;
+	atomic_store(&sending, true);
+	if (atomic_load(&fence) || atomic_load(&passive)) {
+		atomic_store(&sending, false);
+		return -EAGAIN; /* a thread is in exec */
 	}
-	uint64_t deadline = now_ns() + timeout_ns;
+	atomic_store(&req.state, REQ_SENT);
+	if (send_signal((pid_t)t->handle) < 0) {
+		int e = errno;
+		atomic_store(&req.state, REQ_IDLE);
+		atomic_store(&sending, false);
+		return -e;
+	}
+	uint64_t deadline = swa_linux_now_ns() + timeout_ns;
 	for (;;) {
 		struct timespec ts = {.tv_sec = (time_t)(deadline / SWA_NS_PER_S),
 				      .tv_nsec = (long)(deadline % SWA_NS_PER_S)};
@@ -340,26 +511,58 @@ static int capture_signal(const struct swa_thread *t, struct swa_capture *cap, u
 		if (errno == EINTR)
 			continue;
 		int expected = REQ_SENT;
-		if (atomic_compare_exchange_strong(&req.state, &expected, REQ_IDLE))
+		if (atomic_compare_exchange_strong(&req.state, &expected, REQ_IDLE)) {
+			atomic_store(&sending, false);
 			return -ETIMEDOUT; /* a late signal finds nothing to do */
+		}
 		/* the handler is copying right now: it finishes in microseconds */
-		deadline = now_ns() + 100000000u;
+		deadline = swa_linux_now_ns() + 100000000u;
 	}
 	atomic_store(&req.state, REQ_IDLE);
+	atomic_store(&sending, false);
 	cap->held_ns = req.left - req.entered;
+	return 0;
+}
+
+/* The thread's state letter and blocked signals, from one read of its status. */
+static int task_status(uint64_t tid, char *ret_state, uint64_t *ret_blocked)
+{
+	char path[64], buf[2048];
+	swa_linux_task_path(path, sizeof(path), tid, "status");
+	int n = swa_linux_read_file(path, buf, sizeof(buf));
+	if (n < 0)
+		return n;
+	const char *st = strstr(buf, "\nState:\t"), *blk = strstr(buf, "\nSigBlk:\t");
+	if (!st || !blk)
+		return -EINVAL;
+	*ret_state = st[8];
+	*ret_blocked = strtoull(blk + 9, NULL, 16);
 	return 0;
 }
 
 int swa_plat_capture(const struct swa_thread *t, struct swa_capture *cap, uint64_t timeout_ns)
 {
+	if (atomic_load(&passive))
+		return -ESHUTDOWN;
 	/* a thread caught between states is looked at again, never signalled in a wait */
 	for (int attempt = 0; attempt < 2; attempt++) {
 		char st;
-		int r = swa_linux_task_state(t->handle, &st);
+		uint64_t blocked;
+		int r = task_status(t->handle, &st, &blocked);
 		if (r < 0)
 			return r == -ENOENT ? -ESRCH : r;
 		switch (st) {
 		case 'R':
+			if (never)
+				return -ECANCELED;
+			if (capture_sig && (blocked >> (capture_sig - 1)) & 1)
+				return -EACCES;
+			/*
+			 * The status took long to read: look again with the cheaper stat,
+			 * so that a thread entering a wait meanwhile is not cut short.
+			 */
+			if (swa_linux_task_state(t->handle, &st) < 0 || st != 'R')
+				continue;
 			r = capture_signal(t, cap, timeout_ns);
 			if (r == 0 && !cap->stack_hi && attempt == 0) {
 				/* a stack newer than our snapshot of the mappings: again */

@@ -6,6 +6,8 @@
  * every other thread passes straight through.  The real functions come from
  * dlsym(RTLD_NEXT) the first time they are needed.
  *
+ * pthread_exit() on the main thread counts as its loop's last wait.
+ *
  * A statically linked program, a raw syscall() and an io_uring loop never
  * reach these; such loops call stallwatch_before_wait()/after_wait().
  *
@@ -16,8 +18,10 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
 
@@ -45,6 +49,7 @@ REAL(epoll_pwait, int, (int, struct epoll_event *, int, int, const sigset_t *))
 REAL(epoll_pwait2, int, (int, struct epoll_event *, int, const struct timespec *, const sigset_t *))
 REAL(select, int, (int, fd_set *, fd_set *, fd_set *, struct timeval *))
 REAL(pselect, int, (int, fd_set *, fd_set *, fd_set *, const struct timespec *, const sigset_t *))
+REAL(pthread_exit, void, (void *))
 
 static _Atomic bool hooks_on;
 static bool trigger_only;
@@ -184,12 +189,28 @@ EXPORT int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec
 }
 
 /*
+ * A main thread that ends with pthread_exit() leaves its iteration busy
+ * for good: it waits forever, as far as the watchdog is concerned.
+ */
+EXPORT void pthread_exit(void *ret)
+{
+	void (*f)(void *) = get_pthread_exit();
+	if (watched() && !trigger_only)
+		swa_loop_before_wait();
+	if (f)
+		f(ret);
+	for (;;)
+		abort();
+}
+
+/*
  * Resolves every real function up front, from the agent's constructor, and
  * turns the hooks on: reporting, or only noting the main loop's first wait.
  */
 int swa_linux_waits_start(bool only_trigger)
 {
 	trigger_only = only_trigger;
+	swa_linux_guard_init();
 	get_poll();
 	get_ppoll();
 	get___poll_chk();
@@ -199,6 +220,7 @@ int swa_linux_waits_start(bool only_trigger)
 	get_epoll_pwait2();
 	get_select();
 	get_pselect();
+	get_pthread_exit();
 	atomic_store(&hooks_on, true);
 	return 0;
 }

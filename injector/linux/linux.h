@@ -15,7 +15,23 @@ int swa_linux_task_path(char *buf, size_t cap, uint64_t tid, const char *file);
 int swa_linux_task_state(uint64_t tid, char *ret_state);
 /* process_vm_readv() is missing: we run under an emulator such as qemu-user. */
 bool swa_linux_emulated(void);
-int swa_linux_capture_init(void);
+int swa_linux_capture_init(bool no_signals);
+uint64_t swa_linux_now_ns(void);
+struct sigaction;
+/* The app's sigaction() on our signal: 1 when handled, 0 to pass it on (capture.c). */
+int swa_linux_app_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+/* Around exec: no signal of ours sent, in flight or pending; false when not fenced. */
+bool swa_linux_fence_begin(void);
+void swa_linux_fence_end(void);
+/* Whether our signal reached the calling thread since swa_linux_signal_mark(). */
+uint64_t swa_linux_signal_mark(void);
+bool swa_linux_signal_hit(uint64_t mark);
+/* Stops every capture for good (a seccomp filter is coming); why goes into the hello. */
+void swa_linux_go_passive(const char *why);
+/* Resolves the functions guard.c interposes. */
+void swa_linux_guard_init(void);
+long swa_linux_seccomp_filters(void);
+bool swa_linux_seccomp_added(void);
 /* The real-time signal used to capture running threads. */
 int swa_linux_capture_signal(void);
 

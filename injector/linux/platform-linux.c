@@ -27,12 +27,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../platform.h"
+#include "../agent.h"
 #include "linux.h"
 #include "wire/wire.h"
 
-static int read_pipe[2] = {-1, -1};
-static _Atomic int vm_readv_state; /* 0 unknown/works, 1 missing */
+static struct swa_fd read_pipe[2] = {SWA_FD_NONE, SWA_FD_NONE};
+static _Atomic int vm_readv_state; /* 0 unknown/works, 1 missing, 2 avoided (seccomp) */
+static long seccomp_at_start;
 static char os_version[160];
 static char process_name[300];
 
@@ -43,7 +44,7 @@ bool swa_plat_is_main_thread(void)
 
 pid_t swa_linux_gettid(void)
 {
-	return (pid_t)syscall(SYS_gettid);
+	return gettid(); /* not syscall(): the agent interposes that (guard.c) */
 }
 
 int swa_linux_read_file(const char *path, char *buf, size_t cap)
@@ -320,7 +321,7 @@ int swa_plat_read(uint64_t addr, void *dst, size_t len)
 {
 	if (len == 0)
 		return 0;
-	if (!atomic_load_explicit(&vm_readv_state, memory_order_relaxed)) {
+	if (!atomic_load_explicit(&vm_readv_state, memory_order_relaxed) && !seccomp_at_start) {
 		struct iovec local = {.iov_base = dst, .iov_len = len};
 		struct iovec remote = {.iov_base = (void *)(uintptr_t)addr, .iov_len = len};
 		ssize_t n = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
@@ -331,17 +332,18 @@ int swa_plat_read(uint64_t addr, void *dst, size_t len)
 		atomic_store(&vm_readv_state, 1);
 	}
 	/* the fallback: the kernel copies through the pipe or says EFAULT */
-	if (read_pipe[0] < 0)
-		return -EFAULT;
+	int in = swa_fd_get(&read_pipe[0]), out_fd = swa_fd_get(&read_pipe[1]);
+	if (in < 0 || out_fd < 0)
+		return -EFAULT; /* the app took them: no fallback any more */
 	uint8_t *out = dst;
 	while (len) {
 		size_t chunk = len < 4096 ? len : 4096;
-		ssize_t w = write(read_pipe[1], (const void *)(uintptr_t)addr, chunk);
+		ssize_t w = write(out_fd, (const void *)(uintptr_t)addr, chunk);
 		if (w <= 0)
 			return -EFAULT;
 		size_t got = 0;
 		while (got < (size_t)w) {
-			ssize_t r = read(read_pipe[0], out + got, (size_t)w - got);
+			ssize_t r = read(in, out + got, (size_t)w - got);
 			if (r <= 0)
 				return -EIO;
 			got += (size_t)r;
@@ -351,6 +353,25 @@ int swa_plat_read(uint64_t addr, void *dst, size_t len)
 		len -= (size_t)w;
 	}
 	return 0;
+}
+
+/* How many seccomp filters the main thread is under (1 for strict mode), from /proc. */
+long swa_linux_seccomp_filters(void)
+{
+	char buf[2048];
+	if (swa_linux_read_file("/proc/self/status", buf, sizeof(buf)) <= 0)
+		return 0;
+	const char *n = strstr(buf, "\nSeccomp_filters:\t");
+	if (n)
+		return strtol(n + 18, NULL, 10);
+	const char *mode = strstr(buf, "\nSeccomp:\t");
+	return mode && mode[10] != '0';
+}
+
+/* Whether a filter came since the start, installed in a way guard.c did not see. */
+bool swa_linux_seccomp_added(void)
+{
+	return swa_linux_seccomp_filters() > seccomp_at_start;
 }
 
 bool swa_linux_emulated(void)
@@ -441,10 +462,20 @@ int swa_plat_init(void)
 		comm[strcspn(comm, "\n")] = '\0';
 		snprintf(process_name, sizeof(process_name), "%.31s", comm);
 	}
-	if (swa_plat_pipe(read_pipe) < 0)
-		read_pipe[0] = read_pipe[1] = -1;
-	/* probe once, so the fallback is known before anything is held */
+	int p[2];
+	if (swa_plat_pipe(p) == 0) {
+		swa_fd_adopt(&read_pipe[0], p[0]);
+		swa_fd_adopt(&read_pipe[1], p[1]);
+	}
+	/*
+	 * Under a filter from the start (a container's, a sandbox's) the agent
+	 * cannot know whether process_vm_readv() is allowed: it reads through
+	 * its pipe instead.  Else probe once, so the fallback is known before
+	 * anything is held.
+	 */
+	seccomp_at_start = swa_linux_seccomp_filters();
 	uint64_t probe = 0, v = 0;
-	swa_plat_read((uint64_t)(uintptr_t)&probe, &v, sizeof(v));
-	return swa_linux_capture_init();
+	if (!seccomp_at_start)
+		swa_plat_read((uint64_t)(uintptr_t)&probe, &v, sizeof(v));
+	return swa_linux_capture_init(swa_cfg.no_signals);
 }

@@ -118,6 +118,9 @@ static void json_flags(struct sw_buf *out, uint32_t flags)
 	    {SW_SAMPLE_CFI, "cfi"},
 	    {SW_SAMPLE_ASYNC, "async"},
 	    {SW_SAMPLE_BLOCKED, "blocked"},
+	    {SW_SAMPLE_SIGNAL_BLOCKED, "signal_blocked"},
+	    {SW_SAMPLE_NO_SIGNAL, "no_signal"},
+	    {SW_SAMPLE_PASSIVE, "passive"},
 	};
 	bool first = true;
 	sw_buf_putc(out, '[');

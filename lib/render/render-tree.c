@@ -138,9 +138,13 @@ int sw_render_tree_stall(struct sw_profile *p, struct sw_tree_stall *s,
 			r = sw_buf_printf(out, "%s  %s  %s\n", label,
 					  thread_desc(&s->threads[threads[k]], th, sizeof(th)), w);
 		}
-		if (r >= 0 && t->first_root == NONE)
+		bool filtered = o->tree.focus || o->tree.exclude;
+		bool main = threads[k] < 0 || s->threads[threads[k]].main;
+		if (r >= 0 && t->first_root == NONE && !filtered && main && s->info.unsampled)
+			r = sw_buf_printf(out, "%s  (not sampled: %s)\n", label, s->info.unsampled);
+		else if (r >= 0 && t->first_root == NONE)
 			r = sw_buf_printf(out, "%s  (no samples%s)\n", label,
-					  t->all ? " left by --focus/--exclude" : "");
+					  t->all && filtered ? " left by --focus/--exclude" : "");
 		if (r >= 0)
 			r = tree_lines(t, o, label, out);
 	}

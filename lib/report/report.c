@@ -327,6 +327,21 @@ const char *sw_report_json_fields(struct sw_buf *obj, const char *type)
 	return text + n;
 }
 
+/* A gap between samples this much past two intervals may be a stop (as the agent judges). */
+#define STOP_GAP_NS 50000000ull
+
+/* What the agent said about samples without a stack. */
+static const char *unsampled_reason(uint32_t flags)
+{
+	if (flags & SW_SAMPLE_PASSIVE)
+		return "the agent is passive under a seccomp filter";
+	if (flags & SW_SAMPLE_SIGNAL_BLOCKED)
+		return "the thread blocks the agent's signal";
+	if (flags & SW_SAMPLE_NO_SIGNAL)
+		return "the thread was running and the agent sends no signals";
+	return NULL;
+}
+
 int sw_report_add_stall(struct sw_report *r, const struct sw_stalls *c, const struct sw_stall *st,
 			const char *source, struct sw_tree_stall **ret_stall)
 {
@@ -334,12 +349,15 @@ int sw_report_add_stall(struct sw_report *r, const struct sw_stalls *c, const st
 	uint64_t interval = in->config.interval_us ? (uint64_t)in->config.interval_us * SW_NS_PER_US
 						   : 10 * SW_NS_PER_MS;
 	uint64_t blocked = 0, main = 0, last_time = st->start_time;
+	uint32_t why = 0;
 	for (size_t i = 0; i < st->nsamples; i++) {
 		if (st->sample[i].thread_id != st->thread_id)
 			continue;
 		main++;
 		blocked += !!(st->sample[i].flags & SW_SAMPLE_BLOCKED);
 		last_time = st->sample[i].time;
+		if (!st->sample[i].depth)
+			why |= st->sample[i].flags;
 	}
 	uint64_t duration =
 	    st->ended ? st->duration_ns : sw_stalls_ns(c, last_time - st->start_time);
@@ -356,6 +374,7 @@ int sw_report_add_stall(struct sw_report *r, const struct sw_stalls *c, const st
 	    .cpu_ns = st->cpu_ns,
 	    .samples = st->ended ? st->samples : main,
 	    .dropped = st->dropped,
+	    .unsampled = unsampled_reason(why),
 	};
 	/* the collector's own NDJSON fields (raw stacks, images, times) come first */
 	struct sw_buf raw;
@@ -371,24 +390,52 @@ int sw_report_add_stall(struct sw_report *r, const struct sw_stalls *c, const st
 		return e;
 	uint32_t idx;
 	e = sw_tree_stall_thread(r->p, ts, st->thread_id, NULL, &idx);
-	/* each sample weighs the time since the previous one of its thread */
+	/*
+	 * each sample weighs the time since the previous one of its thread; the
+	 * time between the stall's start and end that its duration leaves out is
+	 * a stop the agent took out (SIGSTOP, a debugger), and the gap that
+	 * spans it weighs that much less, as the header's duration counts it
+	 */
+	uint64_t span = st->ended && st->end_time > st->start_time
+			    ? sw_stalls_ns(c, st->end_time - st->start_time)
+			    : 0;
+	uint64_t paused = span > duration ? span - duration : 0;
+	if (paused < 2 * interval)
+		paused = 0;
 	struct last {
-		uint64_t tid, time;
+		uint64_t tid, time, longest;
+		size_t at; /* the sample after the thread's longest gap */
 	} lasts[64];
 	size_t nlasts = 0;
-	for (size_t i = 0; i < st->nsamples && e >= 0; i++) {
-		const struct sw_stall_sample *smp = &st->sample[i];
-		size_t k = 0;
-		while (k < nlasts && lasts[k].tid != smp->thread_id)
-			k++;
-		uint64_t w = interval;
-		if (k < nlasts && smp->time > lasts[k].time)
-			w = sw_stalls_ns(c, smp->time - lasts[k].time);
-		if (k == nlasts && nlasts < 64)
-			lasts[nlasts++].tid = smp->thread_id;
-		if (k < nlasts)
-			lasts[k].time = smp->time;
-		e = add_sample(r, c, ts, smp, w);
+	for (int pass = paused ? 0 : 1; pass < 2 && e >= 0; pass++) {
+		for (size_t k = 0; k < nlasts; k++)
+			lasts[k].time = 0;
+		for (size_t i = 0; i < st->nsamples && e >= 0; i++) {
+			const struct sw_stall_sample *smp = &st->sample[i];
+			size_t k = 0;
+			while (k < nlasts && lasts[k].tid != smp->thread_id)
+				k++;
+			uint64_t w = interval;
+			if (k < nlasts && lasts[k].time && smp->time > lasts[k].time)
+				w = sw_stalls_ns(c, smp->time - lasts[k].time);
+			if (k == nlasts && nlasts < 64)
+				lasts[nlasts++] =
+				    (struct last){.tid = smp->thread_id, .at = SIZE_MAX};
+			if (k == nlasts)
+				k = SIZE_MAX; /* past 64 threads: weighed by the interval */
+			else
+				lasts[k].time = smp->time;
+			if (pass == 0 && k != SIZE_MAX && w > lasts[k].longest) {
+				lasts[k].longest = w;
+				lasts[k].at = i;
+			}
+			/* the stop lies in the thread's longest gap: it loses that much, once */
+			if (pass == 1 && paused && k != SIZE_MAX && lasts[k].at == i &&
+			    w > 2 * interval + STOP_GAP_NS)
+				w = w > paused + interval ? w - paused : interval;
+			if (pass == 1)
+				e = add_sample(r, c, ts, smp, w);
+		}
 	}
 	if (e < 0)
 		return e;

@@ -139,6 +139,30 @@ static int decode(struct sw_session *s, struct sw_wire_msg *msg, int timeout_ms,
 	}
 }
 
+/*
+ * An agent that waits for proof said only its protocol and bundle id; once
+ * it has the client hello it sends its full hello, or a goodbye.
+ */
+static int full_hello(struct sw_session *s, int timeout, struct sw_error *err)
+{
+	struct sw_wire_msg m;
+	int r = decode(s, &m, timeout, err);
+	if (r == -EAGAIN)
+		return sw_error_set(err, -ETIMEDOUT, "no hello after ours within %d ms", timeout);
+	if (r == 0)
+		return sw_error_set(err, -ECONNRESET, "connection closed before the full hello");
+	if (r < 0)
+		return r;
+	if (m.type == SW_MSG_GOODBYE)
+		return sw_error_set(err, -EACCES, "%s",
+				    m.goodbye.text ? m.goodbye.text : "refused");
+	if (m.type != SW_MSG_HELLO)
+		return sw_error_set(err, -EBADMSG, "expected the full hello, got %s",
+				    sw_wire_type_name(m.type));
+	s->pending = m;
+	return 0;
+}
+
 int sw_session_start(struct sw_session *s, const struct sw_session_options *o, struct sw_error *err)
 {
 	int timeout = o && o->hello_timeout_ms ? o->hello_timeout_ms : 5000;
@@ -166,7 +190,8 @@ int sw_session_start(struct sw_session *s, const struct sw_session_options *o, s
 		r = sw_session_configure(s, o->config);
 	if (r < 0)
 		return sw_error_set(err, r, "cannot send the client hello: %s", strerror(-r));
-	return 0;
+	bool proof_first = !m.hello.pid && !(m.hello.process_name && m.hello.process_name[0]);
+	return proof_first ? full_hello(s, timeout, err) : 0;
 }
 
 int sw_session_next(struct sw_session *s, struct sw_wire_msg *msg, int timeout_ms,

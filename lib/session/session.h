@@ -29,7 +29,10 @@ void sw_session_free(struct sw_session *s);
  * Waits for the agent's hello, checks its protocol, and sends ours (in the
  * agent's protocol version) and the configuration.  -ETIMEDOUT: no hello;
  * -EPROTONOSUPPORT: a protocol version this stallwatch does not read, such
- * as a newer agent's (err says which); -EBADMSG: not an agent.  The hello is the first
+ * as a newer agent's (err says which); -EBADMSG: not an agent; -EACCES: the
+ * agent refused our proof (err has its reason).  An agent that waits for
+ * proof first says only its protocol and bundle id: the full hello that
+ * follows the client's is then the one kept.  The hello is the first
  * message sw_session_next() returns.
  */
 int sw_session_start(struct sw_session *s, const struct sw_session_options *o,

@@ -90,6 +90,8 @@ struct sw_tree_stall_info {
 	uint64_t samples; /* as the agent counted them */
 	uint64_t dropped;
 	bool counts_only; /* weights are sample counts, not ns (MetricKit without a duration) */
+	/* why the stalled thread's samples have no stacks (the agent said), or NULL */
+	const char *unsampled;
 	/*
 	 * The source's own NDJSON fields ("pid":1,"process":"x",...; no braces),
 	 * printed first in the stall object instead of the common fields they

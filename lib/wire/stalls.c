@@ -122,6 +122,7 @@ static void on_hello(struct sw_stalls *c, const struct sw_wire_hello *h)
 	in->clock_base = h->clock_base;
 	in->wall_ns = h->wall_ns;
 	in->config = h->config;
+	copy_str(in->passive, sizeof(in->passive), h->passive ? h->passive : "");
 }
 
 static int on_image(struct sw_stalls *c, const struct sw_wire_image *im)
@@ -216,8 +217,14 @@ static int on_sample(struct sw_stalls *c, const struct sw_wire_sample *m)
 		return 0;
 	}
 	struct sw_stall *s = c->open[i];
-	if (s->nsamples == MAX_SAMPLES || c->frames_in[i] + m->depth > MAX_FRAMES)
+	if ((m->flags & SW_SAMPLE_PASSIVE) && !c->info.passive[0])
+		copy_str(c->info.passive, sizeof(c->info.passive), "it went passive");
+	if (s->cut)
+		return 0;
+	if (s->nsamples == MAX_SAMPLES || c->frames_in[i] + m->depth > MAX_FRAMES) {
+		s->cut = true; /* said once; the rest of its samples are left out */
 		return -E2BIG;
+	}
 	if ((s->nsamples & (s->nsamples - 1)) == 0) {
 		size_t cap = s->nsamples ? s->nsamples * 2 : 16;
 		struct sw_stall_sample *n = realloc(s->sample, cap * sizeof(*n));

@@ -34,6 +34,7 @@ struct sw_stall {
 	size_t nsamples;
 	struct sw_stall_sample *sample;
 	bool ended; /* false for a stall cut off by the end of the stream */
+	bool cut;   /* it reached a limit: later samples are left out */
 };
 
 struct sw_stall_image {
@@ -57,6 +58,8 @@ struct sw_stalls_info {
 	uint32_t goodbye_reason;
 	char goodbye_text[256];
 	uint64_t orphans; /* samples and ends of stalls whose begin we never saw */
+	/* why the agent samples nothing (its hello, or a sample saying so), or "" */
+	char passive[128];
 };
 
 struct sw_stalls;

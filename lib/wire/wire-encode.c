@@ -87,7 +87,7 @@ static bool put_hello(struct writer *w, const struct sw_wire_hello *h)
 	put_uleb(w, h->clock_base);
 	put_uleb(w, h->wall_ns);
 	put_config(w, &config);
-	return ok;
+	return ok && put_str(w, h->passive ? h->passive : "");
 }
 
 static bool put_image(struct writer *w, const struct sw_wire_image *im)

@@ -93,6 +93,10 @@ enum sw_wire_sample_flags {
 	SW_SAMPLE_CFI = 1u << 2,          /* some frames were unwound by CFI */
 	SW_SAMPLE_ASYNC = 1u << 3,        /* an async (Swift concurrency) frame was seen */
 	SW_SAMPLE_BLOCKED = 1u << 4,      /* thread was in a system call, read without a signal */
+	/* no stack, and why: */
+	SW_SAMPLE_SIGNAL_BLOCKED = 1u << 5, /* the thread runs and blocks the agent's signal */
+	SW_SAMPLE_NO_SIGNAL = 1u << 6,      /* it runs, and the agent sends no signals */
+	SW_SAMPLE_PASSIVE = 1u << 7,        /* the agent samples nothing (a seccomp filter) */
 	SW_SAMPLE_PUBLIC_MASK = 0xffu,
 };
 
@@ -134,6 +138,8 @@ struct sw_wire_hello {
 	uint64_t clock_base; /* raw monotonic ticks at the agent's start */
 	uint64_t wall_ns;    /* Unix time in ns at clock_base */
 	struct sw_wire_config config;
+	/* added later, absent from older agents: why the agent samples nothing, "" or NULL */
+	const char *passive;
 };
 
 struct sw_wire_image {

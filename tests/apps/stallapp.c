@@ -36,6 +36,8 @@ int main(int argc, char **argv)
 {
 	int first = 1;
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc > 1 && !strcmp(argv[1], "--exec-child"))
+		return hazard_exec_child();
 	if (argc > 1 && !strcmp(argv[1], "--child")) {
 		first = 2;
 		printf("child agent=%s preload=%s\n",

@@ -17,6 +17,8 @@
  *   plugin:MS        dlopen $STALLAPP_PLUGIN and stall MS in plugin_outer ->
  *                    plugin_inner, then dlclose it
  *   gap:MS           idle time between the following steps
+ *
+ * and the hazards of hazards.c.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -234,7 +236,7 @@ int run_step(const char *step)
 		stall_plugin(a);
 	else if (!strcmp(kind, "child"))
 		run_child(a);
-	else
+	else if (hazard_step(kind, a, b) < 0)
 		return -1;
 	long long t1 = now_ns();
 	printf("step %s end %lld elapsed_ms=%.3f\n", kind, t1, (double)(t1 - t0) / 1e6);

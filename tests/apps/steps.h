@@ -13,4 +13,9 @@ int run_step(const char *step);
 /* Milliseconds the loop stays idle between steps (from "gap:MS", default 200). */
 extern int step_gap_ms;
 
+/* The steps of hazards.c: 0, or -1 for an unknown step. */
+int hazard_step(const char *kind, int a, int b);
+/* What the image exec:MS starts runs instead of its steps. */
+int hazard_exec_child(void);
+
 #endif

@@ -27,6 +27,7 @@ extern int *__error(void);
 #define EADDRINUSE    48
 #define EADDRNOTAVAIL 49
 #define ECONNRESET    54
+#define ESHUTDOWN     58
 #define ETIMEDOUT     60
 #define ECONNREFUSED  61
 #define ENAMETOOLONG  63
@@ -34,4 +35,5 @@ extern int *__error(void);
 #define EMSGSIZE      40
 #define EBADMSG       94
 #define EOVERFLOW     84
+#define ECANCELED     89
 #endif

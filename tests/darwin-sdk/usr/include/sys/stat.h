@@ -29,8 +29,10 @@ struct stat {
 #if defined(__x86_64__) && !TARGET_OS_IPHONE
 /* macOS on Intel keeps this layout under its own names */
 int lstat(const char *path, struct stat *st) __asm("_lstat$INODE64");
+int fstat(int fd, struct stat *st) __asm("_fstat$INODE64");
 #else
 int lstat(const char *path, struct stat *st);
+int fstat(int fd, struct stat *st);
 #endif
 mode_t umask(mode_t mask);
 #endif

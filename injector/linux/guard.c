@@ -1,0 +1,356 @@
+/*
+ * What the app does that the agent's sampling must step aside for,
+ * interposed through LD_PRELOAD like the loop hooks:
+ *
+ * - exec: every exec function (and posix_spawn) first fences the sampler
+ *   (capture.c): no signal of ours is sent, none is in flight and none is
+ *   left pending on the calling thread when the new image starts, since
+ *   the new image has no handler and a real-time signal would kill it.  A
+ *   failed exec lifts the fence again.
+ * - sigaction(), signal(), bsd_signal() on the agent's signal: the app's
+ *   action is kept aside and gets the app's signals, never the agent's.
+ * - a seccomp filter, through prctl() or syscall(SYS_seccomp, ...): the
+ *   agent goes passive before the filter exists, since it cannot know what
+ *   the filter forbids.
+ * - the sleeps a signal cuts short even with SA_RESTART (nanosleep,
+ *   clock_nanosleep, usleep, sleep, sem_timedwait, sem_clockwait): when
+ *   our signal is what interrupted them, they go on waiting for the time
+ *   that is left, so the app never sees that EINTR.  A thread the agent
+ *   signals just as it enters one of them is the race that /proc cannot
+ *   close; this closes it for these calls.
+ *
+ * The real functions come from dlsym(RTLD_NEXT) at the agent's start.
+ */
+#include <alloca.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <linux/seccomp.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../platform.h"
+#include "linux.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+#define REAL(name, ret, args)                                                                      \
+	static ret(*real_##name) args;                                                             \
+	static ret(*get_##name(void)) args                                                         \
+	{                                                                                          \
+		if (!real_##name)                                                                  \
+			*(void **)&real_##name = dlsym(RTLD_NEXT, #name);                          \
+		return real_##name;                                                                \
+	}
+
+REAL(execve, int, (const char *, char *const[], char *const[]))
+REAL(execv, int, (const char *, char *const[]))
+REAL(execvp, int, (const char *, char *const[]))
+REAL(execvpe, int, (const char *, char *const[], char *const[]))
+REAL(fexecve, int, (int, char *const[], char *const[]))
+REAL(execveat, int, (int, const char *, char *const[], char *const[], int))
+REAL(posix_spawn, int,
+     (pid_t *, const char *, const posix_spawn_file_actions_t *, const posix_spawnattr_t *,
+      char *const[], char *const[]))
+REAL(posix_spawnp, int,
+     (pid_t *, const char *, const posix_spawn_file_actions_t *, const posix_spawnattr_t *,
+      char *const[], char *const[]))
+REAL(sigaction, int, (int, const struct sigaction *, struct sigaction *))
+REAL(prctl, int, (int, unsigned long, unsigned long, unsigned long, unsigned long))
+REAL(syscall, long, (long, long, long, long, long, long, long))
+REAL(nanosleep, int, (const struct timespec *, struct timespec *))
+REAL(clock_nanosleep, int, (clockid_t, int, const struct timespec *, struct timespec *))
+REAL(sem_timedwait, int, (sem_t *, const struct timespec *))
+REAL(sem_clockwait, int, (sem_t *, clockid_t, const struct timespec *))
+
+extern char **environ;
+
+#define MISSING(fn)                                                                                \
+	do {                                                                                       \
+		if (!(fn)) {                                                                       \
+			errno = ENOSYS;                                                            \
+			return -1;                                                                 \
+		}                                                                                  \
+	} while (0)
+
+/* Runs call with the sampler fenced; returns only when it failed. */
+#define FENCED(call)                                                                               \
+	do {                                                                                       \
+		bool f_ = swa_linux_fence_begin();                                                 \
+		int r_ = call;                                                                     \
+		int e_ = errno;                                                                    \
+		if (f_)                                                                            \
+			swa_linux_fence_end();                                                     \
+		errno = e_;                                                                        \
+		return r_;                                                                         \
+	} while (0)
+
+EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+	MISSING(get_execve());
+	FENCED(real_execve(path, argv, envp));
+}
+
+EXPORT int execv(const char *path, char *const argv[])
+{
+	MISSING(get_execv());
+	FENCED(real_execv(path, argv));
+}
+
+EXPORT int execvp(const char *file, char *const argv[])
+{
+	MISSING(get_execvp());
+	FENCED(real_execvp(file, argv));
+}
+
+EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	MISSING(get_execvpe());
+	FENCED(real_execvpe(file, argv, envp));
+}
+
+EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	MISSING(get_fexecve());
+	FENCED(real_fexecve(fd, argv, envp));
+}
+
+EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags)
+{
+	MISSING(get_execveat());
+	FENCED(real_execveat(dirfd, path, argv, envp, flags));
+}
+
+/* The list of an execl call as an array on the stack; ret_envp gets execle's. */
+#define LIST_ARGV(first, ap, argv, ret_envp)                                                       \
+	do {                                                                                       \
+		size_t n_ = 1;                                                                     \
+		va_list c_;                                                                        \
+		va_copy(c_, ap);                                                                   \
+		while (va_arg(c_, char *))                                                         \
+			n_++;                                                                      \
+		va_end(c_);                                                                        \
+		argv = alloca((n_ + 1) * sizeof(char *));                                          \
+		argv[0] = (char *)(first);                                                         \
+		for (size_t i_ = 1; i_ <= n_; i_++)                                                \
+			argv[i_] = va_arg(ap, char *);                                             \
+		char ***e_ = (ret_envp);                                                           \
+		if (e_)                                                                            \
+			*e_ = va_arg(ap, char **);                                                 \
+	} while (0)
+
+EXPORT int execl(const char *path, const char *arg, ...)
+{
+	char **argv;
+	va_list ap;
+	va_start(ap, arg);
+	LIST_ARGV(arg, ap, argv, (char ***)NULL);
+	va_end(ap);
+	return execve(path, argv, environ);
+}
+
+EXPORT int execlp(const char *file, const char *arg, ...)
+{
+	char **argv;
+	va_list ap;
+	va_start(ap, arg);
+	LIST_ARGV(arg, ap, argv, (char ***)NULL);
+	va_end(ap);
+	return execvp(file, argv);
+}
+
+EXPORT int execle(const char *path, const char *arg, ...)
+{
+	char **argv, **envp = NULL;
+	va_list ap;
+	va_start(ap, arg);
+	LIST_ARGV(arg, ap, argv, &envp);
+	va_end(ap);
+	return execve(path, argv, envp);
+}
+
+EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+		       const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	if (!get_posix_spawn())
+		return ENOSYS;
+	FENCED(real_posix_spawn(pid, path, fa, attr, argv, envp));
+}
+
+EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
+			const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	if (!get_posix_spawnp())
+		return ENOSYS;
+	FENCED(real_posix_spawnp(pid, file, fa, attr, argv, envp));
+}
+
+EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	if (swa_linux_app_sigaction(sig, act, old))
+		return 0;
+	MISSING(get_sigaction());
+	return real_sigaction(sig, act, old);
+}
+
+static sighandler_t set_handler(int sig, sighandler_t h)
+{
+	struct sigaction sa, old;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = h;
+	sa.sa_flags = SA_RESTART;
+	return sigaction(sig, &sa, &old) < 0 ? SIG_ERR : old.sa_handler;
+}
+
+EXPORT sighandler_t signal(int sig, sighandler_t h)
+{
+	return set_handler(sig, h);
+}
+
+sighandler_t bsd_signal(int sig, sighandler_t h);
+EXPORT sighandler_t bsd_signal(int sig, sighandler_t h)
+{
+	return set_handler(sig, h);
+}
+
+EXPORT int prctl(int option, ...)
+{
+	va_list ap;
+	unsigned long a[4];
+	va_start(ap, option);
+	for (int i = 0; i < 4; i++)
+		a[i] = va_arg(ap, unsigned long);
+	va_end(ap);
+	if (option == PR_SET_SECCOMP)
+		swa_linux_go_passive("the app installed a seccomp filter");
+	MISSING(get_prctl());
+	return real_prctl(option, a[0], a[1], a[2], a[3]);
+}
+
+EXPORT long syscall(long nr, ...)
+{
+	va_list ap;
+	long a[6];
+	va_start(ap, nr);
+	for (int i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	MISSING(get_syscall());
+	if (nr == SYS_seccomp &&
+	    (a[0] == SECCOMP_SET_MODE_FILTER || a[0] == SECCOMP_SET_MODE_STRICT))
+		swa_linux_go_passive("the app installed a seccomp filter");
+	else if (nr == SYS_prctl && a[0] == PR_SET_SECCOMP)
+		swa_linux_go_passive("the app installed a seccomp filter");
+	if (nr == SYS_execve || nr == SYS_execveat) {
+		bool fenced = swa_linux_fence_begin();
+		long r = real_syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+		int e = errno;
+		if (fenced)
+			swa_linux_fence_end();
+		errno = e;
+		return r;
+	}
+	return real_syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
+EXPORT int nanosleep(const struct timespec *req, struct timespec *rem)
+{
+	MISSING(get_nanosleep());
+	if (!req)
+		return real_nanosleep(req, rem);
+	struct timespec left = *req, r;
+	for (;;) {
+		uint64_t mark = swa_linux_signal_mark();
+		int ret = real_nanosleep(&left, &r);
+		if (ret == 0 || errno != EINTR || !swa_linux_signal_hit(mark)) {
+			if (ret < 0 && errno == EINTR && rem)
+				*rem = r;
+			return ret;
+		}
+		left = r;
+	}
+}
+
+EXPORT int clock_nanosleep(clockid_t clock, int flags, const struct timespec *req,
+			   struct timespec *rem)
+{
+	if (!get_clock_nanosleep())
+		return ENOSYS;
+	if (!req)
+		return real_clock_nanosleep(clock, flags, req, rem);
+	struct timespec left = *req, r;
+	for (;;) {
+		uint64_t mark = swa_linux_signal_mark();
+		int ret = real_clock_nanosleep(clock, flags, &left, &r);
+		if (ret != EINTR || !swa_linux_signal_hit(mark)) {
+			if (ret == EINTR && rem && !(flags & TIMER_ABSTIME))
+				*rem = r;
+			return ret;
+		}
+		if (!(flags & TIMER_ABSTIME))
+			left = r;
+	}
+}
+
+EXPORT int usleep(useconds_t us)
+{
+	struct timespec ts = {(time_t)(us / 1000000), (long)(us % 1000000) * 1000};
+	return nanosleep(&ts, NULL);
+}
+
+EXPORT unsigned int sleep(unsigned int s)
+{
+	struct timespec ts = {(time_t)s, 0}, rem = {0, 0};
+	if (nanosleep(&ts, &rem) == 0)
+		return 0;
+	return (unsigned int)rem.tv_sec + (rem.tv_nsec > 0);
+}
+
+EXPORT int sem_timedwait(sem_t *sem, const struct timespec *abstime)
+{
+	MISSING(get_sem_timedwait());
+	for (;;) {
+		uint64_t mark = swa_linux_signal_mark();
+		int ret = real_sem_timedwait(sem, abstime);
+		if (ret == 0 || errno != EINTR || !swa_linux_signal_hit(mark))
+			return ret;
+	}
+}
+
+EXPORT int sem_clockwait(sem_t *sem, clockid_t clock, const struct timespec *abstime)
+{
+	MISSING(get_sem_clockwait());
+	for (;;) {
+		uint64_t mark = swa_linux_signal_mark();
+		int ret = real_sem_clockwait(sem, clock, abstime);
+		if (ret == 0 || errno != EINTR || !swa_linux_signal_hit(mark))
+			return ret;
+	}
+}
+
+/* Resolves every real function up front, from the agent's constructor. */
+void swa_linux_guard_init(void)
+{
+	get_execve();
+	get_execv();
+	get_execvp();
+	get_execvpe();
+	get_fexecve();
+	get_execveat();
+	get_posix_spawn();
+	get_posix_spawnp();
+	get_sigaction();
+	get_prctl();
+	get_syscall();
+	get_nanosleep();
+	get_clock_nanosleep();
+	get_sem_timedwait();
+	get_sem_clockwait();
+}
