@@ -639,7 +639,8 @@ def scenario_sigblock():
         check(mains and all("signal_blocked" in s["flags"] for s in mains),
               "stall %d: samples not marked signal_blocked: %s"
               % (st["id"], [s["flags"] for s in mains]))
-    tree = subprocess.run([STALLWATCH, "run", "--", STALLAPP, "sigblock", "busy:400"],
+    tree = subprocess.run([STALLWATCH, "run", "--results", "-", "--", STALLAPP, "sigblock",
+                           "busy:400"],
                           capture_output=True, text=True, timeout=60)
     check("--focus" not in tree.stdout, "the tree blames --focus/--exclude, never given:\n"
           + tree.stdout)
@@ -809,7 +810,8 @@ def scenario_reports():
 
     # stopped for 3 s inside a stall (the app's spin ends by the wall clock, so the
     # stall is the 350 ms before the stop): header and tree root agree, without the stop
-    proc = subprocess.Popen([STALLWATCH, "run", "--color", "never", "--", STALLAPP, "busy:600"],
+    proc = subprocess.Popen([STALLWATCH, "run", "--color", "never", "--results", "-", "--",
+                             STALLAPP, "busy:600"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     out = Output(proc)
     pid = int(out.wait_for(lambda l: l.startswith("ready pid=")).split("=")[1])
