@@ -17,10 +17,18 @@
  *
  * Stack bounds come from a snapshot of /proc/self/maps taken before a
  * round of captures (swa_plat_prepare_capture), parsed with raw reads into
- * a static table the handler searches.
+ * a static table the handler searches. *
+ * The held thread must not wait for the watchdog: the watchdog keeps off
+ * the CPU the thread runs on (its affinity excludes the CPU /proc names
+ * before the signal and the one the handler ran on after), so neither the
+ * handler's wake-up nor the watchdog's next timer, nor the unwinding after
+ * the release, preempts it; and it waits for the handler by polling the
+ * semaphore for a few microseconds before it sleeps, which usually needs no
+ * wake-up at all.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <semaphore.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -51,7 +59,13 @@ static struct {
 	pid_t tid;
 	struct swa_capture *cap;
 	uint64_t entered, left;
+	int cpu; /* where the handler ran */
 } req;
+
+#define SPIN_NS 30000u /* how long to poll for the handler before sleeping */
+
+static cpu_set_t allowed; /* the process's CPUs when the agent started */
+static int avoided = -1;  /* the CPU the watchdog keeps off */
 
 static sem_t done;
 static int capture_sig;
@@ -152,6 +166,7 @@ static void handler(int sig, siginfo_t *si, void *ucv)
 	if (!atomic_compare_exchange_strong(&req.state, &expected, REQ_COPYING))
 		goto out;
 	req.entered = now_ns();
+	req.cpu = sched_getcpu();
 	struct swa_capture *cap = req.cap;
 	regs_from_ucontext(&cap->regs, ucv);
 	copy_stack(cap, cap->regs.r[SWA_REG_SP]);
@@ -162,10 +177,24 @@ out:
 	errno = saved_errno;
 }
 
+/* Moves the calling thread (the watchdog) off cpu, when another is allowed. */
+static void avoid_cpu(int cpu)
+{
+	if (cpu < 0 || cpu >= CPU_SETSIZE || cpu == avoided || !CPU_ISSET(cpu, &allowed) ||
+	    CPU_COUNT(&allowed) < 2)
+		return;
+	cpu_set_t set = allowed;
+	CPU_CLR(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) == 0)
+		avoided = cpu;
+}
+
 /* Takes the first real-time signal from SIGRTMIN+6 on that nobody handles. */
 int swa_linux_capture_init(void)
 {
 	our_pid = getpid();
+	if (sched_getaffinity(0, sizeof(allowed), &allowed) < 0)
+		CPU_ZERO(&allowed);
 	if (sem_init(&done, 0, 0) < 0)
 		return -errno;
 	for (int sig = SIGRTMIN + 6; sig <= SIGRTMAX - 4; sig++) {
@@ -319,10 +348,30 @@ static int capture_blocked(const struct swa_thread *t, struct swa_capture *cap)
 	return -EAGAIN;
 }
 
-static int capture_signal(const struct swa_thread *t, struct swa_capture *cap, uint64_t timeout_ns)
+/* Polls for the handler's post a little: a thread running elsewhere answers in microseconds. */
+static bool handler_done_soon(void)
+{
+	uint64_t until = now_ns() + SPIN_NS;
+	do {
+		for (int i = 0; i < 64; i++) {
+			if (sem_trywait(&done) == 0)
+				return true;
+#if defined(__x86_64__)
+			__builtin_ia32_pause();
+#elif defined(__aarch64__)
+			__asm__ volatile("yield");
+#endif
+		}
+	} while (now_ns() < until);
+	return false;
+}
+
+static int capture_signal(const struct swa_thread *t, struct swa_capture *cap, uint64_t timeout_ns,
+			  int cpu)
 {
 	if (!capture_sig || !handler_installed())
 		return -EPERM; /* the app took our signal: never send it theirs */
+	avoid_cpu(cpu);
 	cap->flags = 0;
 	req.cap = cap;
 	req.tid = (pid_t)t->handle;
@@ -332,7 +381,9 @@ static int capture_signal(const struct swa_thread *t, struct swa_capture *cap, u
 		return -errno;
 	}
 	uint64_t deadline = now_ns() + timeout_ns;
-	for (;;) {
+	for (bool spun = false;; spun = true) {
+		if (!spun && handler_done_soon())
+			break;
 		struct timespec ts = {.tv_sec = (time_t)(deadline / SWA_NS_PER_S),
 				      .tv_nsec = (long)(deadline % SWA_NS_PER_S)};
 		if (sem_clockwait(&done, CLOCK_MONOTONIC, &ts) == 0)
@@ -347,6 +398,7 @@ static int capture_signal(const struct swa_thread *t, struct swa_capture *cap, u
 	}
 	atomic_store(&req.state, REQ_IDLE);
 	cap->held_ns = req.left - req.entered;
+	avoid_cpu(req.cpu); /* the next timer's wake-up and the unwinding: elsewhere */
 	return 0;
 }
 
@@ -355,12 +407,13 @@ int swa_plat_capture(const struct swa_thread *t, struct swa_capture *cap, uint64
 	/* a thread caught between states is looked at again, never signalled in a wait */
 	for (int attempt = 0; attempt < 2; attempt++) {
 		char st;
-		int r = swa_linux_task_state(t->handle, &st);
+		int cpu = -1;
+		int r = swa_linux_task_state_cpu(t->handle, &st, &cpu);
 		if (r < 0)
 			return r == -ENOENT ? -ESRCH : r;
 		switch (st) {
 		case 'R':
-			r = capture_signal(t, cap, timeout_ns);
+			r = capture_signal(t, cap, timeout_ns, cpu);
 			if (r == 0 && !cap->stack_hi && attempt == 0) {
 				/* a stack newer than our snapshot of the mappings: again */
 				swa_plat_prepare_capture();
