@@ -8,6 +8,12 @@
  * through swa_mem_read()/swa_stack_read(), which never fault, and every
  * count, length and nesting has a ceiling: the tables are the app's, and a
  * damaged one must give up the step, not crash the app.
+ *
+ * A cursor reads the tables a block at a time (never across a page, so a
+ * readable byte is never refused for its unreadable neighbour), and the
+ * row a program counter unwinds by is kept in a fixed table of recent
+ * ones, emptied with the page cache when the image list changes: a stack
+ * sampled again costs lookups, not CFA programs.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -19,6 +25,9 @@
 #define MAX_INSNS       4096
 #define MAX_EXPR_STACK  32
 #define MAX_EXPR_OPS    256
+#define BLOCK           64   /* bytes a cursor reads at once */
+#define PAGE_MIN        4096 /* the smallest page: blocks never cross one */
+#define RULE_SLOTS      256  /* rows kept, by program counter */
 
 enum {
 	PE_ABSPTR = 0x00,
@@ -40,23 +49,46 @@ struct cursor {
 	uint64_t p, end;
 	uint64_t datarel; /* base of DW_EH_PE_datarel */
 	bool bad;
+	uint32_t blk_n; /* blk holds [blk_lo, blk_lo + blk_n) */
+	uint64_t blk_lo;
+	uint8_t blk[BLOCK];
 };
+
+/* The n bytes at the cursor (n <= 8, p + n <= end checked), read a block at a time. */
+static const uint8_t *cursor_bytes(struct cursor *c, unsigned n)
+{
+	if (c->blk_n && c->p >= c->blk_lo && c->p + n <= c->blk_lo + c->blk_n)
+		return c->blk + (c->p - c->blk_lo);
+	uint64_t len = BLOCK, avail = c->end - c->p, to_page = PAGE_MIN - c->p % PAGE_MIN;
+	if (len > avail)
+		len = avail;
+	if (len > to_page)
+		len = to_page;
+	if (len < n)
+		len = n; /* straddles a page: just these bytes */
+	c->blk_n = 0;
+	if (swa_mem_read(c->p, c->blk, (size_t)len) < 0)
+		return NULL;
+	c->blk_lo = c->p;
+	c->blk_n = (uint32_t)len;
+	return c->blk;
+}
 
 static uint8_t get_u8(struct cursor *c)
 {
-	uint8_t b = 0;
-	if (c->p >= c->end || swa_mem_read(c->p, &b, 1) < 0) {
+	const uint8_t *b;
+	if (c->p >= c->end || !(b = cursor_bytes(c, 1))) {
 		c->bad = true;
 		return 0;
 	}
 	c->p++;
-	return b;
+	return *b;
 }
 
 static uint64_t get_fixed(struct cursor *c, unsigned n)
 {
-	uint8_t b[8] = {0};
-	if (c->p + n > c->end || c->p + n < c->p || swa_mem_read(c->p, b, n) < 0) {
+	const uint8_t *b;
+	if (c->p + n > c->end || c->p + n < c->p || !(b = cursor_bytes(c, n))) {
 		c->bad = true;
 		return 0;
 	}
@@ -834,32 +866,80 @@ static bool guess_frame_pointer(struct swa_unwind_ctx *uc, struct swa_regs *regs
 	return false;
 }
 
-int swa_cfi_step(struct swa_unwind_ctx *uc, const struct swa_image *im, struct swa_regs *regs,
-		 bool pc_is_return, bool *ret_signal_frame)
+/* ---- rows by program counter ---- */
+
+struct rule_slot {
+	uint64_t key; /* pc << 1 | pc_is_return, 0 when empty */
+	const struct swa_image *im;
+	uint32_t ra_reg;
+	bool signal_frame;
+	struct row row;
+};
+
+/* one unwinder thread, the watchdog: a fixed table, no allocation */
+static struct rule_slot rule_slots[RULE_SLOTS];
+
+void swa_cfi_invalidate(void)
 {
-	uint64_t lookup = pc_is_return ? regs->pc - 1 : regs->pc;
+	for (size_t i = 0; i < RULE_SLOTS; i++)
+		rule_slots[i].key = 0;
+}
+
+static struct rule_slot *rule_slot(uint64_t key)
+{
+	return &rule_slots[(key * 0x9e3779b97f4a7c15ull) >> 56 & (RULE_SLOTS - 1)];
+}
+
+/* The row pc unwinds by, from the tables; NULL when they have none or are damaged. */
+static const struct rule_slot *find_row(const struct swa_image *im, uint64_t pc, bool pc_is_return,
+					int *ret_err)
+{
+	uint64_t key = pc << 1 | pc_is_return;
+	struct rule_slot *slot = rule_slot(key);
+	if (slot->key == key && slot->im == im)
+		return slot;
+	uint64_t lookup = pc_is_return ? pc - 1 : pc;
 	uint64_t fde_at = swa_cfi_find_fde(im, lookup);
+	*ret_err = -ENOENT;
 	if (!fde_at)
-		return -ENOENT;
+		return NULL;
 	struct cie cie;
 	struct fde fde;
+	*ret_err = -EINVAL;
 	if (parse_fde(fde_at, &cie, &fde) < 0)
-		return -EINVAL;
+		return NULL;
 	if (cie.signal_frame)
-		lookup = regs->pc;
+		lookup = pc;
+	*ret_err = -ENOENT;
 	if (lookup < fde.pc_begin || lookup >= fde.pc_end || !reg_ok(cie.ra_reg))
-		return -ENOENT;
+		return NULL;
 
-	static struct cfa_state st; /* one unwinder thread: the watchdog */
+	static struct cfa_state st;
+	*ret_err = -EINVAL;
 	memset(&st.row, 0, sizeof(st.row));
 	if (run_cfa(&st, &cie, cie.insns, cie.insns_end, fde.pc_begin, UINT64_MAX, cie.fde_enc) < 0)
-		return -EINVAL;
+		return NULL;
 	st.initial = st.row;
 	st.depth = 0;
 	if (run_cfa(&st, &cie, fde.insns, fde.insns_end, fde.pc_begin, lookup, cie.fde_enc) < 0)
-		return -EINVAL;
+		return NULL;
+	slot->key = key;
+	slot->im = im;
+	slot->ra_reg = cie.ra_reg;
+	slot->signal_frame = cie.signal_frame;
+	slot->row = st.row;
+	return slot;
+}
 
-	const struct row *row = &st.row;
+int swa_cfi_step(struct swa_unwind_ctx *uc, const struct swa_image *im, struct swa_regs *regs,
+		 bool pc_is_return, bool *ret_signal_frame)
+{
+	int err = -ENOENT;
+	const struct rule_slot *slot = find_row(im, regs->pc, pc_is_return, &err);
+	if (!slot)
+		return err;
+	struct cie cie = {.ra_reg = slot->ra_reg, .signal_frame = slot->signal_frame};
+	const struct row *row = &slot->row;
 	uint64_t cfa;
 	if (row->cfa_is_expr) {
 		if (eval_expr(uc, regs, row->cfa_expr, row->cfa_expr_len, 0, false, &cfa) < 0)
