@@ -1,8 +1,9 @@
 /*
  * What an operating-system backend of the agent provides to the portable
- * core (the .c files at the top of injector/).  The Linux backend lives in injector/linux/, the
- * Darwin one will live in injector/darwin/; nothing outside those folders
- * tests for the operating system.
+ * core (the .c files at the top of injector/).  The Linux backend lives in
+ * injector/linux/, the Darwin one (iOS, the simulator, macOS) in
+ * injector/darwin/; nothing outside those folders tests for the operating
+ * system.
  *
  * The shape follows the sampling contract (HACKING.md, "The agent's
  * contracts": capture while held, unwind after release): swa_plat_capture()

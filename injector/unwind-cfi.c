@@ -890,55 +890,37 @@ static struct rule_slot *rule_slot(uint64_t key)
 	return &rule_slots[(key * 0x9e3779b97f4a7c15ull) >> 56 & (RULE_SLOTS - 1)];
 }
 
-/* The row pc unwinds by, from the tables; NULL when they have none or are damaged. */
-static const struct rule_slot *find_row(const struct swa_image *im, uint64_t pc, bool pc_is_return,
-					int *ret_err)
+/* Runs the FDE at fde_at up to pc into slot's row; -errno when it does not cover pc. */
+static int row_from_fde(uint64_t fde_at, uint64_t pc, bool pc_is_return, struct rule_slot *slot)
 {
-	uint64_t key = pc << 1 | pc_is_return;
-	struct rule_slot *slot = rule_slot(key);
-	if (slot->key == key && slot->im == im)
-		return slot;
 	uint64_t lookup = pc_is_return ? pc - 1 : pc;
-	uint64_t fde_at = swa_cfi_find_fde(im, lookup);
-	*ret_err = -ENOENT;
-	if (!fde_at)
-		return NULL;
 	struct cie cie;
 	struct fde fde;
-	*ret_err = -EINVAL;
 	if (parse_fde(fde_at, &cie, &fde) < 0)
-		return NULL;
+		return -EINVAL;
 	if (cie.signal_frame)
 		lookup = pc;
-	*ret_err = -ENOENT;
 	if (lookup < fde.pc_begin || lookup >= fde.pc_end || !reg_ok(cie.ra_reg))
-		return NULL;
+		return -ENOENT;
 
-	static struct cfa_state st;
-	*ret_err = -EINVAL;
+	static struct cfa_state st; /* one unwinder thread: the watchdog */
 	memset(&st.row, 0, sizeof(st.row));
 	if (run_cfa(&st, &cie, cie.insns, cie.insns_end, fde.pc_begin, UINT64_MAX, cie.fde_enc) < 0)
-		return NULL;
+		return -EINVAL;
 	st.initial = st.row;
 	st.depth = 0;
 	if (run_cfa(&st, &cie, fde.insns, fde.insns_end, fde.pc_begin, lookup, cie.fde_enc) < 0)
-		return NULL;
-	slot->key = key;
-	slot->im = im;
+		return -EINVAL;
 	slot->ra_reg = cie.ra_reg;
 	slot->signal_frame = cie.signal_frame;
 	slot->row = st.row;
-	return slot;
+	return 0;
 }
 
-int swa_cfi_step(struct swa_unwind_ctx *uc, const struct swa_image *im, struct swa_regs *regs,
-		 bool pc_is_return, bool *ret_signal_frame)
+/* One step by a row: the caller's registers from the current ones. */
+static int apply_row(struct swa_unwind_ctx *uc, const struct rule_slot *slot, struct swa_regs *regs,
+		     bool *ret_signal_frame)
 {
-	int err = -ENOENT;
-	const struct rule_slot *slot = find_row(im, regs->pc, pc_is_return, &err);
-	if (!slot)
-		return err;
-	struct cie cie = {.ra_reg = slot->ra_reg, .signal_frame = slot->signal_frame};
 	const struct row *row = &slot->row;
 	uint64_t cfa;
 	if (row->cfa_is_expr) {
@@ -953,7 +935,7 @@ int swa_cfi_step(struct swa_unwind_ctx *uc, const struct swa_image *im, struct s
 		cfa = regs->r[row->cfa_reg] + (uint64_t)row->cfa_off;
 	}
 
-	const struct rule *ra_rule = &row->rules[cie.ra_reg];
+	const struct rule *ra_rule = &row->rules[slot->ra_reg];
 	if (ra_rule->kind == R_UNDEF)
 		return 0;
 	struct swa_regs next = {0};
@@ -965,11 +947,40 @@ int swa_cfi_step(struct swa_unwind_ctx *uc, const struct swa_image *im, struct s
 		if (known)
 			swa_regs_set(&next, i, v);
 	}
-	if (!swa_regs_has(&next, cie.ra_reg))
+	if (!swa_regs_has(&next, slot->ra_reg))
 		return -ENOENT;
-	next.pc = swa_arch_strip(next.r[cie.ra_reg]);
+	next.pc = swa_arch_strip(next.r[slot->ra_reg]);
 	swa_regs_set(&next, SWA_REG_SP, cfa);
 	*regs = next;
-	*ret_signal_frame = cie.signal_frame;
+	*ret_signal_frame = slot->signal_frame;
 	return 1;
+}
+
+int swa_cfi_step(struct swa_unwind_ctx *uc, const struct swa_image *im, struct swa_regs *regs,
+		 bool pc_is_return, bool *ret_signal_frame)
+{
+	uint64_t key = regs->pc << 1 | pc_is_return;
+	struct rule_slot *slot = rule_slot(key);
+	if (slot->key != key || slot->im != im) {
+		uint64_t fde_at = swa_cfi_find_fde(im, pc_is_return ? regs->pc - 1 : regs->pc);
+		if (!fde_at)
+			return -ENOENT;
+		slot->key = 0;
+		int r = row_from_fde(fde_at, regs->pc, pc_is_return, slot);
+		if (r < 0)
+			return r;
+		slot->key = key;
+		slot->im = im;
+	}
+	return apply_row(uc, slot, regs, ret_signal_frame);
+}
+
+int swa_cfi_step_fde(struct swa_unwind_ctx *uc, uint64_t fde_at, struct swa_regs *regs,
+		     bool pc_is_return, bool *ret_signal_frame)
+{
+	static struct rule_slot scratch; /* FDEs found another way are not kept */
+	int r = row_from_fde(fde_at, regs->pc, pc_is_return, &scratch);
+	if (r < 0)
+		return r;
+	return apply_row(uc, &scratch, regs, ret_signal_frame);
 }

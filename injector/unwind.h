@@ -80,6 +80,14 @@ int swa_stack_read(struct swa_unwind_ctx *uc, uint64_t addr, uint64_t *ret);
 int swa_cfi_step(struct swa_unwind_ctx *uc, const struct swa_image *im, struct swa_regs *regs,
 		 bool pc_is_return, bool *ret_signal_frame);
 
+/*
+ * The same step by the FDE at fde_at (Mach-O's compact unwind names one in
+ * __eh_frame instead of an .eh_frame_hdr table); -ENOENT when it does not
+ * cover the program counter.
+ */
+int swa_cfi_step_fde(struct swa_unwind_ctx *uc, uint64_t fde_at, struct swa_regs *regs,
+		     bool pc_is_return, bool *ret_signal_frame);
+
 /* Finds the FDE covering pc in im's .eh_frame_hdr table: its address or 0. */
 uint64_t swa_cfi_find_fde(const struct swa_image *im, uint64_t pc);
 /* Parses im->eh_hdr into the table fields; 0 or -errno. */

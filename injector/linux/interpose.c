@@ -72,6 +72,27 @@ static inline bool watched(void)
 		return r_;                                                                         \
 	} while (0)
 
+/*
+ * A zero timeout only peeks: Foundation's run loop adds such polls every
+ * turn and a callback that lets the run loop handle its sources makes them
+ * in the middle of a stall, so they are not waits and pass straight through.
+ */
+#define PEEK(zero, call)                                                                           \
+	do {                                                                                       \
+		if (zero)                                                                          \
+			return call;                                                               \
+	} while (0)
+
+static inline bool ts_zero(const struct timespec *ts)
+{
+	return ts && ts->tv_sec == 0 && ts->tv_nsec == 0;
+}
+
+static inline bool tv_zero(const struct timeval *tv)
+{
+	return tv && tv->tv_sec == 0 && tv->tv_usec == 0;
+}
+
 #define MISSING(fn)                                                                                \
 	do {                                                                                       \
 		if (!(fn)) {                                                                       \
@@ -84,6 +105,7 @@ EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
 {
 	int (*f)(struct pollfd *, nfds_t, int) = get_poll();
 	MISSING(f);
+	PEEK(timeout == 0, f(fds, n, timeout));
 	HOOK("poll", f(fds, n, timeout));
 }
 
@@ -95,6 +117,7 @@ EXPORT int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t len)
 {
 	int (*f)(struct pollfd *, nfds_t, int, size_t) = get___poll_chk();
 	MISSING(f);
+	PEEK(timeout == 0, f(fds, n, timeout, len));
 	HOOK("poll", f(fds, n, timeout, len));
 }
 
@@ -102,6 +125,7 @@ EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts, const 
 {
 	int (*f)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *) = get_ppoll();
 	MISSING(f);
+	PEEK(ts_zero(ts), f(fds, n, ts, mask));
 	HOOK("ppoll", f(fds, n, ts, mask));
 }
 
@@ -111,6 +135,7 @@ EXPORT int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *ts,
 	int (*f)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *, size_t) =
 	    get___ppoll_chk();
 	MISSING(f);
+	PEEK(ts_zero(ts), f(fds, n, ts, mask, len));
 	HOOK("ppoll", f(fds, n, ts, mask, len));
 }
 
@@ -118,6 +143,7 @@ EXPORT int epoll_wait(int ep, struct epoll_event *ev, int max, int timeout)
 {
 	int (*f)(int, struct epoll_event *, int, int) = get_epoll_wait();
 	MISSING(f);
+	PEEK(timeout == 0, f(ep, ev, max, timeout));
 	HOOK("epoll_wait", f(ep, ev, max, timeout));
 }
 
@@ -125,6 +151,7 @@ EXPORT int epoll_pwait(int ep, struct epoll_event *ev, int max, int timeout, con
 {
 	int (*f)(int, struct epoll_event *, int, int, const sigset_t *) = get_epoll_pwait();
 	MISSING(f);
+	PEEK(timeout == 0, f(ep, ev, max, timeout, m));
 	HOOK("epoll_pwait", f(ep, ev, max, timeout, m));
 }
 
@@ -134,6 +161,7 @@ EXPORT int epoll_pwait2(int ep, struct epoll_event *ev, int max, const struct ti
 	int (*f)(int, struct epoll_event *, int, const struct timespec *, const sigset_t *) =
 	    get_epoll_pwait2();
 	MISSING(f);
+	PEEK(ts_zero(ts), f(ep, ev, max, ts, m));
 	HOOK("epoll_pwait2", f(ep, ev, max, ts, m));
 }
 
@@ -141,6 +169,7 @@ EXPORT int select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
 {
 	int (*f)(int, fd_set *, fd_set *, fd_set *, struct timeval *) = get_select();
 	MISSING(f);
+	PEEK(tv_zero(tv), f(n, r, w, e, tv));
 	HOOK("select", f(n, r, w, e, tv));
 }
 
@@ -150,6 +179,7 @@ EXPORT int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec
 	int (*f)(int, fd_set *, fd_set *, fd_set *, const struct timespec *, const sigset_t *) =
 	    get_pselect();
 	MISSING(f);
+	PEEK(ts_zero(ts), f(n, r, w, e, ts, m));
 	HOOK("pselect", f(n, r, w, e, ts, m));
 }
 

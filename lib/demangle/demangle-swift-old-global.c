@@ -84,6 +84,7 @@ static struct swn *funcsig_arg(struct swd *d)
 	} else if (peek(d) == 'c' && peek2(d) == 'l') {
 		d->pos += 2;
 		a->index = SA_CLOSURE;
+		a->index2 = 1; /* the old mangling demangles the closure's name */
 		if (!spec_payload(d, a))
 			return NULL;
 		struct swn *types = node(d, K_TYPE_LIST);

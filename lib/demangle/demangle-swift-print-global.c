@@ -16,11 +16,13 @@ static void print_spec_arg(struct pr *p, const struct swn *a)
 		if (!name)
 			return;
 		puts_(p, "[Closure Propagated : ");
-		if (swd_demangle_text(name->text, name->tlen, p->simp, p->out, 1) <= 0)
+		/* swift demangle shows a current mangling's closure as mangled */
+		if (!a->index2 ||
+		    swd_demangle_text(name->text, name->tlen, p->simp, p->out, 1) <= 0)
 			text(p, name);
 		puts_(p, ", Argument Types : [");
-		if (types)
-			swd_pr_join(p, types, ", ");
+		if (types) /* swift demangle puts nothing between the types */
+			swd_pr_join(p, types, "");
 		puts_(p, "]");
 		break;
 	case SA_CONST_FN:
@@ -61,26 +63,35 @@ static void print_spec_arg(struct pr *p, const struct swn *a)
 		break;
 	case SA_OPTIONS: {
 		static const char *const names[] = {
-		    "Generic",
+		    "Existential To Protocol Constrained Generic",
 		    "Dead",
 		    "Owned To Guaranteed",
 		    "Guaranteed To Owned",
 		    "Exploded",
 		    "Value Promoted from Box",
 		    "Stack Promoted from Box",
+		    "InOut Converted to Out",
 		};
-		static const unsigned order[] = {0, 1, 2, 3, 4, 5, 6};
 		bool first = true;
-		for (unsigned i = 0; i < 7; i++) {
-			if (!(a->index2 & (1u << order[i])))
+		for (unsigned i = 0; i < 8; i++) {
+			if (!(a->index2 & (1u << i)))
 				continue;
 			if (!first)
 				puts_(p, " and ");
 			first = false;
-			puts_(p, names[order[i]]);
+			puts_(p, names[i]);
 		}
 		break;
 	}
+	case SA_CONST_STRUCT: /* its type, then its fields' constants */
+		if (!a->nkids)
+			return;
+		puts_(p, "[Constant Propagated Struct : ");
+		swd_pr_print(p, a->kids[a->nkids - 1]);
+		puts_(p, "]");
+		for (unsigned i = 0; i + 1 < a->nkids; i++)
+			print_spec_arg(p, a->kids[i]);
+		break;
 	case SA_SAME_CLOSURE:
 		puts_(p, "[Closure Propagated : same as Arg[");
 		putn(p, a->index2);
@@ -138,6 +149,8 @@ static void print_spec(struct pr *p, const struct swn *s)
 			if (!first)
 				puts_(p, ", ");
 			first = false;
+			if (s->index == 1)
+				puts_(p, "Signature = ");
 			swd_pr_print(p, params->kids[i]);
 		}
 	}
@@ -156,6 +169,8 @@ static void print_autodiff(struct pr *p, const struct swn *a)
 	if (!(a->flags & SWF_READONLY))
 		puts_(p, " of ");
 	swd_pr_print(p, a->kids[0]);
+	if (p->simp)
+		return;
 	puts_(p, " with respect to parameters ");
 	swd_pr_subset(p, a->index);
 	puts_(p, " and results ");
@@ -216,7 +231,7 @@ static bool print_decoration(struct pr *p, const struct swn *n)
 		swd_pr_print(p, n->kids[0]);
 		break;
 	case K_PREFIX:
-		if (!(p->simp && n->tlen == 7 && memcmp(n->text, "merged ", 7) == 0))
+		if (!(p->simp && n->index == 1))
 			text(p, n);
 		swd_pr_print(p, n->kids[0]);
 		break;
@@ -252,9 +267,15 @@ static bool print_decoration(struct pr *p, const struct swn *n)
 static void print_special(struct pr *p, const struct swn *n)
 {
 	if (!(n->flags & SWF_OTHER_FORM)) {
+		if (p->simp && n->index == 1) { /* simplified, the operand alone */
+			swd_pr_print(p, n->kids[0]);
+			return;
+		}
 		text(p, n);
 		puts_(p, " ");
 		swd_pr_print(p, n->kids[0]);
+		if (n->nkids > 1) /* an outlined operation's generic signature */
+			swd_pr_sig(p, n->kids[1]);
 		return;
 	}
 	/* a partial apply forwarder, "for" only with an operand */
@@ -269,16 +290,13 @@ static void print_special(struct pr *p, const struct swn *n)
 
 static void print_reabstract(struct pr *p, const struct swn *n)
 {
-	if (p->simp) {
+	/* a thunk with a self type is shown whole, even simplified */
+	if (p->simp && !(n->flags & SWF_EXTRA_KID)) {
 		puts_(p, "thunk for ");
 		swd_pr_print(p, n->kids[0]);
 		return;
 	}
 	text(p, n);
-	if (n->flags & SWF_EXTRA_KID) {
-		puts_(p, " with self type ");
-		swd_pr_print(p, n->kids[n->nkids - 1]);
-	}
 	if (n->nkids > 2 && n->kids[2]->kind == K_SIG) {
 		puts_(p, " ");
 		swd_pr_sig(p, n->kids[2]);
@@ -287,6 +305,10 @@ static void print_reabstract(struct pr *p, const struct swn *n)
 	swd_pr_print(p, n->kids[0]);
 	puts_(p, " to ");
 	swd_pr_print(p, n->kids[1]);
+	if (n->flags & SWF_EXTRA_KID) {
+		puts_(p, " self ");
+		swd_pr_print(p, n->kids[n->nkids - 1]);
+	}
 }
 
 /* Thunks and partial applies: code that forwards to other code. */
@@ -352,7 +374,15 @@ static bool print_autodiff_node(struct pr *p, const struct swn *n)
 	switch (n->kind) {
 	case K_AUTODIFF_REORDER:
 		puts_(p, "autodiff self-reordering reabstraction thunk for ");
+		if (p->simp) {
+			swd_pr_print(p, n->kids[0]);
+			break;
+		}
 		text(p, n);
+		if (n->nkids > 2) { /* swift demangle puts two spaces after it */
+			swd_pr_sig(p, n->kids[2]);
+			puts_(p, " ");
+		}
 		puts_(p, " from ");
 		swd_pr_print(p, n->kids[0]);
 		puts_(p, " to ");
@@ -377,20 +407,24 @@ static bool print_keypath(struct pr *p, const struct swn *n)
 		return false;
 	text(p, n);
 	puts_(p, " ");
-	if (n->kind == K_KEYPATH) {
-		swd_pr_print(p, n->kids[0]);
-		if (n->kids[1]->nkids) {
-			puts_(p, " : ");
-			swd_pr_join(p, n->kids[1], ", ");
-		}
-	} else {
+	if (n->kind == K_KEYPATH_EQ) { /* "operator for (A, B)" */
+		puts_(p, "(");
 		swd_pr_join(p, n->kids[1], ", ");
+		puts_(p, ")");
+		if (n->nkids > 2) {
+			puts_(p, " ");
+			swd_pr_sig(p, n->kids[2]);
+		}
+		return true;
 	}
-	if (n->nkids > 2) {
-		puts_(p, " ");
+	swd_pr_print(p, n->kids[0]);
+	/* swift demangle: the signature, then the types run together */
+	if (n->nkids > 2 || n->kids[1]->nkids)
+		puts_(p, " : ");
+	if (n->nkids > 2)
 		swd_pr_sig(p, n->kids[2]);
-	}
-	if (n->kind == K_KEYPATH && (n->flags & SWF_READONLY))
+	swd_pr_join(p, n->kids[1], "");
+	if (n->flags & SWF_READONLY)
 		puts_(p, ", serialized");
 	return true;
 }
@@ -403,10 +437,8 @@ static void print_assoc_wt_access(struct pr *p, const struct swn *n)
 	} else {
 		puts_(p, "associated type witness table accessor for ");
 		swd_pr_join(p, n->kids[1], ".");
-		if (!p->simp) {
-			puts_(p, " : ");
-			swd_pr_print(p, n->kids[2]);
-		}
+		puts_(p, " : ");
+		swd_pr_print(p, n->kids[2]);
 	}
 	puts_(p, " in ");
 	swd_pr_print(p, n->kids[0]);

@@ -140,32 +140,51 @@ struct swn *swd_pop_protocol(struct swd *d)
 /* ------------------------------------------------------------------ */
 /* identifiers */
 
-static bool word_start(int c)
+/*
+ * The words of an identifier, for later word substitutions: a word starts
+ * at anything but a digit or '_' and ends before a '_', at the end, or
+ * before an upper-case letter that follows a character that is not one.
+ * Only the first 26 words of a name count, and most names reach them early.
+ */
+static void split_words(struct swd *d, const char *s, size_t n)
 {
-	return c != 0 && !isdig(c) && c != '_';
+	size_t i = 0;
+	while (i < n && d->nwords < 26) {
+		while (i < n && (isdig((unsigned char)s[i]) || s[i] == '_'))
+			i++;
+		if (i == n)
+			return;
+		size_t start = i++;
+		while (i < n && s[i] != '_' &&
+		       !(isup((unsigned char)s[i]) && !isup((unsigned char)s[i - 1])))
+			i++;
+		if (i - start >= 2 && i - start < 256) {
+			d->words[d->nwords] = s + start;
+			d->wordlen[d->nwords] = (uint8_t)(i - start);
+			d->nwords++;
+		}
+	}
 }
 
-static bool word_end(int c, int prev)
-{
-	return c == '_' || c == 0 || (!isup(prev) && isup(c));
-}
-
+/* Words are split when a substitution asks for one, not for every identifier. */
 static void add_words(struct swd *d, const char *s, size_t n)
 {
-	int start = -1;
-	for (size_t i = 0; i <= n; i++) {
-		int c = i < n ? (unsigned char)s[i] : 0;
-		if (start >= 0 && word_end(c, (unsigned char)s[i - 1])) {
-			if ((int)i - start >= 2 && d->nwords < 26 && i - (size_t)start < 256) {
-				d->words[d->nwords] = s + start;
-				d->wordlen[d->nwords] = (uint8_t)(i - (size_t)start);
-				d->nwords++;
-			}
-			start = -1;
-		}
-		if (start < 0 && word_start(c))
-			start = (int)i;
+	if (d->nwords >= 26)
+		return;
+	if (d->npending == sizeof(d->pending) / sizeof(d->pending[0])) {
+		for (unsigned i = 0; i < d->npending; i++)
+			split_words(d, d->pending[i], d->pendlen[i]);
+		d->npending = 0;
 	}
+	d->pending[d->npending] = s;
+	d->pendlen[d->npending++] = n;
+}
+
+static void flush_words(struct swd *d)
+{
+	for (unsigned i = 0; i < d->npending; i++)
+		split_words(d, d->pending[i], d->pendlen[i]);
+	d->npending = 0;
 }
 
 /* Punycode digit with Swift's alphabet: a-z 0..25, A-J 26..35. */
@@ -298,6 +317,7 @@ static struct swn *identifier(struct swd *d)
 	int pieces = 0;
 	do {
 		while (words && (islow(peek(d)) || isup(peek(d)))) {
+			flush_words(d); /* this identifier's own parts too */
 			int ch = next(d);
 			unsigned idx;
 			if (islow(ch)) {

@@ -139,17 +139,18 @@ enum swk {
 	K_OUTLINED_BRIDGE, /* kid: entity; text */
 	/* globals and thunks: kids: [inner global], ...; text for simple prefixes */
 	K_GLOBAL,
-	K_PREFIX,            /* text + " " + kid0 (or "text for kid0") see flags */
-	K_SUFFIX,            /* unmangled suffix: text */
+	K_PREFIX, /* text + " " + kid0 (or "text for kid0") see flags; index 1: bare when simplified
+		   */
+	K_SUFFIX, /* unmangled suffix: text */
 	K_ASYNC_PARTIAL,     /* kid: global; index; flags: await/suspend */
 	K_CONFORMANCE,       /* kids: type, protocol, [module] */
 	K_WITNESS_THUNK,     /* kids: conformance, entity */
 	K_REABSTRACT,        /* kids: from, to, [sig]; text */
 	K_REABSTRACT_SELF,   /* kids: self type, from, to, [sig] */
-	K_AUTODIFF_REORDER,  /* kids: from, to; text kind */
+	K_AUTODIFF_REORDER,  /* kids: from, to, [sig]; text kind */
 	K_KEYPATH,           /* text; kids: entity, [sig], types... */
 	K_KEYPATH_EQ,        /* text; kids: types..., [sig] */
-	K_SPECIAL,           /* text before kid(0) only: "X for Y" */
+	K_SPECIAL,           /* text before kid(0) only: "X for Y"; index 1: bare when simplified */
 	K_LAZY_WT,           /* kids: type, conformance; text */
 	K_ASSOC_TYPE_ACCESS, /* kids: conformance, name */
 	K_ASSOC_WT_ACCESS,   /* kids: conformance, assoc path, protocol */
@@ -158,7 +159,7 @@ enum swk {
 	K_ASSOC_TYPE_DESC,   /* kid: assoc ref */
 	K_FIELD_OFFSET,      /* kid: entity; text */
 	K_VALUE_WITNESS,     /* kid: type; text */
-	K_SPEC,              /* kids: params..., [global]; text; flags */
+	K_SPEC,              /* kids: params..., [global]; text; flags; index 1: partial */
 	K_SPEC_PARAM,        /* kids: types/conformances */
 	K_SPEC_FUNCSIG,      /* kids: K_SPEC_ARG...; flags */
 	K_SPEC_ARG,          /* text kind; kids: payload */
@@ -210,7 +211,10 @@ enum swk {
 #define SWF_CONF_PROTOCOL_MODULE 2u
 
 /* What a K_SPEC_ARG's index says a specialized argument became; index2
- * holds the option bits of SA_OPTIONS and the argument of SA_SAME_CLOSURE. */
+ * holds the option bits of SA_OPTIONS and the argument of SA_SAME_CLOSURE,
+ * and for SA_CLOSURE 1 when the closure's name is to be demangled (the old
+ * mangling's; swift demangle shows the current mangling's as mangled).
+ * SA_CONST_STRUCT's kids are its fields (K_SPEC_ARG), then its type. */
 enum swd_spec_arg {
 	SA_NONE,
 	SA_CLOSURE,
@@ -222,6 +226,7 @@ enum swd_spec_arg {
 	SA_CONST_KEYPATH,
 	SA_OPTIONS,
 	SA_SAME_CLOSURE,
+	SA_CONST_STRUCT,
 };
 
 /* function type attributes (K_FUNC flags) */
@@ -269,6 +274,10 @@ struct swd {
 	const char *words[26];
 	uint8_t wordlen[26];
 	unsigned nwords;
+	/* identifiers whose words are not split yet: only a word substitution needs them */
+	const char *pending[16];
+	size_t pendlen[16];
+	unsigned npending;
 	unsigned depth;    /* legacy parser recursion */
 	bool old_mangling; /* _T0: a few operators differ */
 	_Alignas(16) char first_block[32768];
@@ -292,7 +301,9 @@ struct swn *swd_parse_new(struct swd *d);
 struct swn *swd_parse_old(struct swd *d);
 
 /* Prints a Global node; 0 or -errno (-E2BIG past the ceiling, -EINVAL if too deep). */
-int swd_print(const struct swn *root, bool simplified, struct sw_buf *out);
+/* nested: a name inside another (a constant-propagated function), which
+ * swift demangle prints without the sugar of Optional, Array and Dictionary */
+int swd_print(const struct swn *root, bool simplified, bool nested, struct sw_buf *out);
 
 bool swd_is_type(const struct swn *n);
 /* Demangles a whole Swift symbol (with its prefix) into out: 1, 0 if not one,
