@@ -6,7 +6,8 @@ handler's own time, about 1.1 us; longer gaps are other processes' time
 slices, printed apart) and its involuntary context switches (goal: none
 from the watchdog; on a loaded machine other processes add some),
 and the sampling's coverage (goal: >= 95% of the intervals, no gap longer
-than 2 intervals).  Medians of interleaved runs; with a second stallwatch
+than 2 intervals); the same spin without the agent, in the same rounds,
+gives the machine's own share.  Medians of interleaved runs; with a second stallwatch
 (argument 3) both are run side by side."""
 import json
 import os
@@ -46,10 +47,27 @@ def run(tool):
     }
 
 
+def run_alone():
+    """The same spin without the agent: what the machine itself takes, per 1 ms slot."""
+    d = tempfile.mkdtemp()
+    out = os.path.join(d, "hold")
+    env = dict(os.environ)
+    env.pop("LD_PRELOAD", None)
+    subprocess.run([app, out, str(SPIN_MS)], env=env, check=True, timeout=60)
+    with open(out) as f:
+        got = dict((l.split()[0], float(l.split()[1])) for l in f)
+    return {"held_us": got["gap-ns"] / 1000 / SPIN_MS, "preempt": got["preemptions"] / SPIN_MS}
+
+
 results = {t: [] for t in tools}
+alone = []
 for _ in range(ROUNDS):
+    alone.append(run_alone())
     for t in tools:
         results[t].append(run(t))
+print("without the agent (the machine's own noise): %.1f us lost and %.3f preemptions per 1 ms"
+      % (statistics.median(x["held_us"] for x in alone),
+         statistics.median(x["preempt"] for x in alone)))
 for t in tools:
     r = results[t]
 
