@@ -3,10 +3,14 @@
  * descriptors and a zero timeout) timed per iteration; bench-agent.py runs
  * it with and without the agent preloaded.  Also, in-process, the explicit
  * hook pair (stallwatch_before_wait/after_wait) alone when the agent is
- * loaded, and the resident memory after an idle second (VmRSS).
+ * loaded, and the resident memory after an idle second (VmRSS).  With
+ * --idle-thread the process has one more thread that only sleeps, as the
+ * agent's process has: the C library's waits take their multithreaded path.
  */
 #include <dlfcn.h>
 #include <poll.h>
+#include <pthread.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,11 +37,26 @@ static long rss_kib(void)
 	return kib;
 }
 
+static void *idle(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
-	long iters = argc > 1 ? atol(argv[1]) : 2000000;
+	if (argc > 1 && strcmp(argv[1], "--idle-thread") == 0) {
+		pthread_t t;
+		if (pthread_create(&t, NULL, idle, NULL) != 0)
+			return 1;
+		argc--;
+		argv++;
+	}
+	long iters = argc > 1 ? atol(argv[1]) : 1000000;
 	double best = 1e18;
-	for (int run = 0; run < 9; run++) {
+	for (int run = 0; run < 7; run++) {
 		double t0 = now_ns();
 		for (long i = 0; i < iters; i++)
 			poll(NULL, 0, 0);

@@ -75,8 +75,15 @@ void swa_log_lost(int fd);
 
 /* ---- the main loop's activity (loop.c) ---- */
 
-/* 0 while the loop waits, else the monotonic ns at which the iteration began. */
+/*
+ * 0 while the loop waits, else a stamp of when the iteration began: equal
+ * stamps are the same iteration; swa_loop_stamp_ns() gives its monotonic ns.
+ */
 extern _Atomic uint64_t swa_loop_busy_since;
+/* The watchdog, each tick: calibrates the cheap clock the loop stamps with. */
+void swa_loop_calibrate(void);
+/* A stamp in monotonic ns (on the watchdog's thread, after swa_loop_calibrate). */
+uint64_t swa_loop_stamp_ns(uint64_t stamp);
 /* Set by the watchdog while it watches an iteration: the loop then notes when it waits. */
 extern _Atomic bool swa_loop_watched;
 extern _Atomic uint64_t swa_loop_waited_at;

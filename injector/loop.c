@@ -13,8 +13,20 @@
  * A run loop's Entry, BeforeTimers and BeforeSources mark the loop busy
  * only when it was idle: a nested run loop entered from a callback must not
  * restart the outer iteration's clock.
+ *
+ * The clock read is the processor's cycle counter (rdtsc, cntvct_el0: a
+ * dozen ns where clock_gettime costs thirty) once the watchdog has
+ * calibrated it against the monotonic clock; until then, or where the
+ * counter does not tick at a constant rate, the monotonic clock itself.  A
+ * stamp from the counter carries SWA_STAMP_TICKS; only the watchdog turns
+ * stamps into ns, against an anchor it takes each tick, so the rate's error
+ * applies to the iteration's age alone (microseconds in a long stall).
  */
 #include <pthread.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <x86intrin.h>
+#endif
 
 #include "agent.h"
 #include "stallwatch.h"
@@ -28,6 +40,99 @@ bool swa_active;
 _Atomic bool swa_main_known;
 _Atomic bool swa_loop_background;
 static pthread_t main_pthread;
+
+#define SWA_STAMP_TICKS (1ull << 63)
+#define CALIBRATE_NS    50000000ull /* the shortest baseline for a rate */
+
+static _Atomic bool stamp_ticks; /* the counter is calibrated: stamps use it */
+static struct {
+	bool usable, started, rebased;
+	uint64_t base_ticks, base_ns; /* the first pair: the rate's baseline */
+	uint64_t ticks, ns;           /* the last pair: the conversions' anchor */
+	double ns_per_tick;
+} cal;
+
+static inline uint64_t read_ticks(void)
+{
+#if defined(__x86_64__)
+	return __rdtsc();
+#elif defined(__aarch64__)
+	uint64_t v;
+	__asm__ volatile("mrs %0, cntvct_el0" : "=r"(v));
+	return v;
+#endif
+}
+
+/* Whether the counter ticks at one rate whatever the power state. */
+static bool ticks_constant(void)
+{
+#if defined(__x86_64__)
+	unsigned a, b, c, d;
+	if (!__get_cpuid(0x80000007, &a, &b, &c, &d))
+		return false;
+	return (d >> 8) & 1; /* invariant TSC */
+#else
+	return true; /* the generic timer */
+#endif
+}
+
+static inline uint64_t loop_stamp(void)
+{
+	if (atomic_load_explicit(&stamp_ticks, memory_order_relaxed))
+		return read_ticks() | SWA_STAMP_TICKS;
+	return swa_plat_now();
+}
+
+/* A counter reading and the monotonic time at it: the closest of three pairs. */
+static void read_pair(uint64_t *ticks, uint64_t *ns)
+{
+	uint64_t best = UINT64_MAX;
+	for (int i = 0; i < 3; i++) {
+		uint64_t t0 = read_ticks(), n = swa_plat_now(), t1 = read_ticks();
+		if (t1 - t0 < best) {
+			best = t1 - t0;
+			*ticks = t0 + (t1 - t0) / 2;
+			*ns = n;
+		}
+	}
+}
+
+void swa_loop_calibrate(void)
+{
+	if (!cal.started) {
+		cal.started = true;
+		cal.usable = ticks_constant();
+		if (cal.usable)
+			read_pair(&cal.base_ticks, &cal.base_ns);
+		cal.rebased = true; /* no rate to compare with yet */
+		return;
+	}
+	if (!cal.usable)
+		return;
+	read_pair(&cal.ticks, &cal.ns);
+	if (cal.ns - cal.base_ns < CALIBRATE_NS || cal.ticks <= cal.base_ticks)
+		return;
+	double rate = (double)(cal.ns - cal.base_ns) / (double)(cal.ticks - cal.base_ticks);
+	if (!cal.rebased && (rate > cal.ns_per_tick * 1.001 || rate < cal.ns_per_tick * 0.999)) {
+		/* the counter's rate moved (a suspend?): the monotonic clock until it is steady */
+		cal.rebased = true;
+		cal.base_ticks = cal.ticks;
+		cal.base_ns = cal.ns;
+		atomic_store_explicit(&stamp_ticks, false, memory_order_relaxed);
+		return;
+	}
+	cal.rebased = false;
+	cal.ns_per_tick = rate;
+	atomic_store_explicit(&stamp_ticks, true, memory_order_relaxed);
+}
+
+uint64_t swa_loop_stamp_ns(uint64_t stamp)
+{
+	if (!(stamp & SWA_STAMP_TICKS) || !cal.ns_per_tick)
+		return stamp;
+	int64_t dt = (int64_t)((stamp & ~SWA_STAMP_TICKS) - (cal.ticks & ~SWA_STAMP_TICKS));
+	return cal.ns + (uint64_t)(int64_t)((double)dt * cal.ns_per_tick);
+}
 
 void swa_loop_set_background(bool background)
 {
@@ -75,7 +180,7 @@ static inline void note_context(const char *context)
 void swa_loop_after_wait(const char *context)
 {
 	note_context(context);
-	atomic_store_explicit(&swa_loop_busy_since, swa_plat_now(), memory_order_relaxed);
+	atomic_store_explicit(&swa_loop_busy_since, loop_stamp(), memory_order_relaxed);
 }
 
 void swa_loop_busy_if_idle(const char *context)

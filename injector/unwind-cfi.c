@@ -8,6 +8,12 @@
  * through swa_mem_read()/swa_stack_read(), which never fault, and every
  * count, length and nesting has a ceiling: the tables are the app's, and a
  * damaged one must give up the step, not crash the app.
+ *
+ * A cursor reads the tables a block at a time (never across a page, so a
+ * readable byte is never refused for its unreadable neighbour), and the
+ * row a program counter unwinds by is kept in a fixed table of recent
+ * ones, emptied with the page cache when the image list changes: a stack
+ * sampled again costs lookups, not CFA programs.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -19,6 +25,9 @@
 #define MAX_INSNS       4096
 #define MAX_EXPR_STACK  32
 #define MAX_EXPR_OPS    256
+#define BLOCK           64   /* bytes a cursor reads at once */
+#define PAGE_MIN        4096 /* the smallest page: blocks never cross one */
+#define RULE_SLOTS      256  /* rows kept, by program counter */
 
 enum {
 	PE_ABSPTR = 0x00,
@@ -40,23 +49,46 @@ struct cursor {
 	uint64_t p, end;
 	uint64_t datarel; /* base of DW_EH_PE_datarel */
 	bool bad;
+	uint32_t blk_n; /* blk holds [blk_lo, blk_lo + blk_n) */
+	uint64_t blk_lo;
+	uint8_t blk[BLOCK];
 };
+
+/* The n bytes at the cursor (n <= 8, p + n <= end checked), read a block at a time. */
+static const uint8_t *cursor_bytes(struct cursor *c, unsigned n)
+{
+	if (c->blk_n && c->p >= c->blk_lo && c->p + n <= c->blk_lo + c->blk_n)
+		return c->blk + (c->p - c->blk_lo);
+	uint64_t len = BLOCK, avail = c->end - c->p, to_page = PAGE_MIN - c->p % PAGE_MIN;
+	if (len > avail)
+		len = avail;
+	if (len > to_page)
+		len = to_page;
+	if (len < n)
+		len = n; /* straddles a page: just these bytes */
+	c->blk_n = 0;
+	if (swa_mem_read(c->p, c->blk, (size_t)len) < 0)
+		return NULL;
+	c->blk_lo = c->p;
+	c->blk_n = (uint32_t)len;
+	return c->blk;
+}
 
 static uint8_t get_u8(struct cursor *c)
 {
-	uint8_t b = 0;
-	if (c->p >= c->end || swa_mem_read(c->p, &b, 1) < 0) {
+	const uint8_t *b;
+	if (c->p >= c->end || !(b = cursor_bytes(c, 1))) {
 		c->bad = true;
 		return 0;
 	}
 	c->p++;
-	return b;
+	return *b;
 }
 
 static uint64_t get_fixed(struct cursor *c, unsigned n)
 {
-	uint8_t b[8] = {0};
-	if (c->p + n > c->end || c->p + n < c->p || swa_mem_read(c->p, b, n) < 0) {
+	const uint8_t *b;
+	if (c->p + n > c->end || c->p + n < c->p || !(b = cursor_bytes(c, n))) {
 		c->bad = true;
 		return 0;
 	}
@@ -834,25 +866,40 @@ static bool guess_frame_pointer(struct swa_unwind_ctx *uc, struct swa_regs *regs
 	return false;
 }
 
-int swa_cfi_step(struct swa_unwind_ctx *uc, const struct swa_image *im, struct swa_regs *regs,
-		 bool pc_is_return, bool *ret_signal_frame)
+/* ---- rows by program counter ---- */
+
+struct rule_slot {
+	uint64_t key; /* pc << 1 | pc_is_return, 0 when empty */
+	const struct swa_image *im;
+	uint32_t ra_reg;
+	bool signal_frame;
+	struct row row;
+};
+
+/* one unwinder thread, the watchdog: a fixed table, no allocation */
+static struct rule_slot rule_slots[RULE_SLOTS];
+
+void swa_cfi_invalidate(void)
 {
-	uint64_t fde_at = swa_cfi_find_fde(im, pc_is_return ? regs->pc - 1 : regs->pc);
-	if (!fde_at)
-		return -ENOENT;
-	return swa_cfi_step_fde(uc, fde_at, regs, pc_is_return, ret_signal_frame);
+	for (size_t i = 0; i < RULE_SLOTS; i++)
+		rule_slots[i].key = 0;
 }
 
-int swa_cfi_step_fde(struct swa_unwind_ctx *uc, uint64_t fde_at, struct swa_regs *regs,
-		     bool pc_is_return, bool *ret_signal_frame)
+static struct rule_slot *rule_slot(uint64_t key)
 {
-	uint64_t lookup = pc_is_return ? regs->pc - 1 : regs->pc;
+	return &rule_slots[(key * 0x9e3779b97f4a7c15ull) >> 56 & (RULE_SLOTS - 1)];
+}
+
+/* Runs the FDE at fde_at up to pc into slot's row; -errno when it does not cover pc. */
+static int row_from_fde(uint64_t fde_at, uint64_t pc, bool pc_is_return, struct rule_slot *slot)
+{
+	uint64_t lookup = pc_is_return ? pc - 1 : pc;
 	struct cie cie;
 	struct fde fde;
 	if (parse_fde(fde_at, &cie, &fde) < 0)
 		return -EINVAL;
 	if (cie.signal_frame)
-		lookup = regs->pc;
+		lookup = pc;
 	if (lookup < fde.pc_begin || lookup >= fde.pc_end || !reg_ok(cie.ra_reg))
 		return -ENOENT;
 
@@ -864,8 +911,17 @@ int swa_cfi_step_fde(struct swa_unwind_ctx *uc, uint64_t fde_at, struct swa_regs
 	st.depth = 0;
 	if (run_cfa(&st, &cie, fde.insns, fde.insns_end, fde.pc_begin, lookup, cie.fde_enc) < 0)
 		return -EINVAL;
+	slot->ra_reg = cie.ra_reg;
+	slot->signal_frame = cie.signal_frame;
+	slot->row = st.row;
+	return 0;
+}
 
-	const struct row *row = &st.row;
+/* One step by a row: the caller's registers from the current ones. */
+static int apply_row(struct swa_unwind_ctx *uc, const struct rule_slot *slot, struct swa_regs *regs,
+		     bool *ret_signal_frame)
+{
+	const struct row *row = &slot->row;
 	uint64_t cfa;
 	if (row->cfa_is_expr) {
 		if (eval_expr(uc, regs, row->cfa_expr, row->cfa_expr_len, 0, false, &cfa) < 0)
@@ -879,7 +935,7 @@ int swa_cfi_step_fde(struct swa_unwind_ctx *uc, uint64_t fde_at, struct swa_regs
 		cfa = regs->r[row->cfa_reg] + (uint64_t)row->cfa_off;
 	}
 
-	const struct rule *ra_rule = &row->rules[cie.ra_reg];
+	const struct rule *ra_rule = &row->rules[slot->ra_reg];
 	if (ra_rule->kind == R_UNDEF)
 		return 0;
 	struct swa_regs next = {0};
@@ -891,11 +947,40 @@ int swa_cfi_step_fde(struct swa_unwind_ctx *uc, uint64_t fde_at, struct swa_regs
 		if (known)
 			swa_regs_set(&next, i, v);
 	}
-	if (!swa_regs_has(&next, cie.ra_reg))
+	if (!swa_regs_has(&next, slot->ra_reg))
 		return -ENOENT;
-	next.pc = swa_arch_strip(next.r[cie.ra_reg]);
+	next.pc = swa_arch_strip(next.r[slot->ra_reg]);
 	swa_regs_set(&next, SWA_REG_SP, cfa);
 	*regs = next;
-	*ret_signal_frame = cie.signal_frame;
+	*ret_signal_frame = slot->signal_frame;
 	return 1;
+}
+
+int swa_cfi_step(struct swa_unwind_ctx *uc, const struct swa_image *im, struct swa_regs *regs,
+		 bool pc_is_return, bool *ret_signal_frame)
+{
+	uint64_t key = regs->pc << 1 | pc_is_return;
+	struct rule_slot *slot = rule_slot(key);
+	if (slot->key != key || slot->im != im) {
+		uint64_t fde_at = swa_cfi_find_fde(im, pc_is_return ? regs->pc - 1 : regs->pc);
+		if (!fde_at)
+			return -ENOENT;
+		slot->key = 0;
+		int r = row_from_fde(fde_at, regs->pc, pc_is_return, slot);
+		if (r < 0)
+			return r;
+		slot->key = key;
+		slot->im = im;
+	}
+	return apply_row(uc, slot, regs, ret_signal_frame);
+}
+
+int swa_cfi_step_fde(struct swa_unwind_ctx *uc, uint64_t fde_at, struct swa_regs *regs,
+		     bool pc_is_return, bool *ret_signal_frame)
+{
+	static struct rule_slot scratch; /* FDEs found another way are not kept */
+	int r = row_from_fde(fde_at, regs->pc, pc_is_return, &scratch);
+	if (r < 0)
+		return r;
+	return apply_row(uc, &scratch, regs, ret_signal_frame);
 }

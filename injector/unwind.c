@@ -33,6 +33,7 @@ void swa_mem_invalidate(void)
 {
 	for (size_t i = 0; i < CACHE_PAGES; i++)
 		cache_pages[i].addr = 0;
+	swa_cfi_invalidate();
 }
 
 static const uint8_t *cached_page(uint64_t page)

@@ -92,5 +92,7 @@ int swa_cfi_step_fde(struct swa_unwind_ctx *uc, uint64_t fde_at, struct swa_regs
 uint64_t swa_cfi_find_fde(const struct swa_image *im, uint64_t pc);
 /* Parses im->eh_hdr into the table fields; 0 or -errno. */
 int swa_cfi_index(struct swa_image *im);
+/* Forgets the rows kept by program counter (the image list changed). */
+void swa_cfi_invalidate(void);
 
 #endif

@@ -39,7 +39,7 @@
 
 struct watch {
 	bool active, committed, lost;
-	uint64_t start, paused, next, samples, dropped, stall_id;
+	uint64_t start, start_stamp, paused, next, samples, dropped, stall_id;
 	uint64_t cpu0, cpu0_time;
 	uint64_t gap_from, gap_ns; /* the last stop taken out */
 	struct swa_rec_begin *begin;
@@ -373,11 +373,14 @@ static uint64_t tick(uint64_t now)
 	}
 	if (swa_ping_active())
 		swa_ping_tick(now);
-	uint64_t busy = atomic_load_explicit(&swa_loop_busy_since, memory_order_acquire);
+	uint64_t stamp = atomic_load_explicit(&swa_loop_busy_since, memory_order_acquire);
+	uint64_t busy = stamp ? swa_loop_stamp_ns(stamp) : 0;
+	if (busy > now)
+		busy = now; /* a stamp just taken, within the counter's rounding */
 	if (!atomic_load_explicit(&swa_main_known, memory_order_acquire))
 		return now + interval; /* no loop to watch before the main thread is known */
 	if (w.active) {
-		if (busy != w.start) {
+		if (stamp != w.start_stamp) {
 			/* when the loop noted its wait; the tick may have begun before it */
 			uint64_t at = atomic_load(&swa_loop_waited_at);
 			watch_end(at >= w.start ? at : now, now);
@@ -397,6 +400,7 @@ static uint64_t tick(uint64_t now)
 	if (busy && busy <= now) {
 		if (now >= busy + interval) {
 			watch_begin(busy, now);
+			w.start_stamp = stamp;
 			return now;
 		}
 		return busy + interval;
@@ -424,6 +428,7 @@ static void *watchdog_main(void *arg)
 		}
 		/* before tick() uses now: a stop since the last look is known first */
 		account_pause(now, (uint64_t)atomic_load(&swa_cfg.interval_us) * SWA_NS_PER_US);
+		swa_loop_calibrate(); /* before tick() converts the loop's stamp */
 		uint64_t next = tick(now);
 		if (next > now)
 			swa_plat_sleep_until(next);

@@ -26,6 +26,14 @@
  * Stack bounds come from a snapshot of /proc/self/maps taken before a
  * round of captures (swa_plat_prepare_capture), parsed with raw reads into
  * a static table the handler searches.
+ *
+ * The held thread must not wait for the watchdog: the watchdog keeps off
+ * the CPU the thread runs on (its affinity excludes the CPU /proc names
+ * before the signal and the one the handler ran on after), so neither the
+ * handler's wake-up nor the watchdog's next timer, nor the unwinding after
+ * the release, preempts it; and it waits for the handler by polling the
+ * semaphore for a few microseconds before it sleeps, which usually needs no
+ * wake-up at all.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -61,7 +69,13 @@ static struct {
 	pid_t tid;
 	struct swa_capture *cap;
 	uint64_t entered, left;
+	int cpu; /* where the handler ran */
 } req;
+
+#define SPIN_NS 30000u /* how long to poll for the handler before sleeping */
+
+static cpu_set_t allowed; /* the process's CPUs when the agent started */
+static int avoided = -1;  /* the CPU the watchdog keeps off */
 
 static sem_t done;
 static int capture_sig;
@@ -205,6 +219,7 @@ static void handler(int sig, siginfo_t *si, void *ucv)
 	if (!atomic_compare_exchange_strong(&req.state, &expected, REQ_COPYING))
 		goto out;
 	req.entered = swa_linux_now_ns();
+	req.cpu = sched_getcpu();
 	struct swa_capture *cap = req.cap;
 	regs_from_ucontext(&cap->regs, ucv);
 	copy_stack(cap, cap->regs.r[SWA_REG_SP]);
@@ -213,6 +228,18 @@ static void handler(int sig, siginfo_t *si, void *ucv)
 	sem_post(&done);
 out:
 	errno = saved_errno;
+}
+
+/* Moves the calling thread (the watchdog) off cpu, when another is allowed. */
+static void avoid_cpu(int cpu)
+{
+	if (cpu < 0 || cpu >= CPU_SETSIZE || cpu == avoided || !CPU_ISSET(cpu, &allowed) ||
+	    CPU_COUNT(&allowed) < 2)
+		return;
+	cpu_set_t set = allowed;
+	CPU_CLR(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) == 0)
+		avoided = cpu;
 }
 
 /* Takes the first real-time signal from SIGRTMIN+6 on that nobody handles. */
@@ -227,6 +254,8 @@ int swa_linux_capture_init(bool no_signals)
 	cookie = (void *)(uintptr_t)(seed * 0x9e3779b97f4a7c15ull | 1);
 	for (int i = 0; i < 2; i++)
 		app_action[i].sa_handler = SIG_DFL;
+	if (sched_getaffinity(0, sizeof(allowed), &allowed) < 0)
+		CPU_ZERO(&allowed);
 	if (sem_init(&done, 0, 0) < 0)
 		return -errno;
 	for (int sig = SIGRTMIN + 6; sig <= SIGRTMAX - 4; sig++) {
@@ -483,10 +512,30 @@ static int send_signal(pid_t tid)
 	return (int)syscall(SYS_rt_tgsigqueueinfo, our_pid, tid, capture_sig, &si);
 }
 
-static int capture_signal(const struct swa_thread *t, struct swa_capture *cap, uint64_t timeout_ns)
+/* Polls for the handler's post a little: a thread running elsewhere answers in microseconds. */
+static bool handler_done_soon(void)
+{
+	uint64_t until = swa_linux_now_ns() + SPIN_NS;
+	do {
+		for (int i = 0; i < 64; i++) {
+			if (sem_trywait(&done) == 0)
+				return true;
+#if defined(__x86_64__)
+			__builtin_ia32_pause();
+#elif defined(__aarch64__)
+			__asm__ volatile("yield");
+#endif
+		}
+	} while (swa_linux_now_ns() < until);
+	return false;
+}
+
+static int capture_signal(const struct swa_thread *t, struct swa_capture *cap, uint64_t timeout_ns,
+			  int cpu)
 {
 	if (!capture_sig || !handler_installed())
 		return -EBUSY; /* the app took our signal with a raw system call */
+	avoid_cpu(cpu);
 	cap->flags = 0;
 	req.cap = cap;
 	req.tid = (pid_t)t->handle;
@@ -503,7 +552,9 @@ static int capture_signal(const struct swa_thread *t, struct swa_capture *cap, u
 		return -e;
 	}
 	uint64_t deadline = swa_linux_now_ns() + timeout_ns;
-	for (;;) {
+	for (bool spun = false;; spun = true) {
+		if (!spun && handler_done_soon())
+			break;
 		struct timespec ts = {.tv_sec = (time_t)(deadline / SWA_NS_PER_S),
 				      .tv_nsec = (long)(deadline % SWA_NS_PER_S)};
 		if (sem_clockwait(&done, CLOCK_MONOTONIC, &ts) == 0)
@@ -521,6 +572,7 @@ static int capture_signal(const struct swa_thread *t, struct swa_capture *cap, u
 	atomic_store(&req.state, REQ_IDLE);
 	atomic_store(&sending, false);
 	cap->held_ns = req.left - req.entered;
+	avoid_cpu(req.cpu); /* the next timer's wake-up and the unwinding: elsewhere */
 	return 0;
 }
 
@@ -548,6 +600,7 @@ int swa_plat_capture(const struct swa_thread *t, struct swa_capture *cap, uint64
 	for (int attempt = 0; attempt < 2; attempt++) {
 		char st;
 		uint64_t blocked;
+		int cpu = -1;
 		int r = task_status(t->handle, &st, &blocked);
 		if (r < 0)
 			return r == -ENOENT ? -ESRCH : r;
@@ -561,9 +614,9 @@ int swa_plat_capture(const struct swa_thread *t, struct swa_capture *cap, uint64
 			 * The status took long to read: look again with the cheaper stat,
 			 * so that a thread entering a wait meanwhile is not cut short.
 			 */
-			if (swa_linux_task_state(t->handle, &st) < 0 || st != 'R')
+			if (swa_linux_task_state_cpu(t->handle, &st, &cpu) < 0 || st != 'R')
 				continue;
-			r = capture_signal(t, cap, timeout_ns);
+			r = capture_signal(t, cap, timeout_ns, cpu);
 			if (r == 0 && !cap->stack_hi && attempt == 0) {
 				/* a stack newer than our snapshot of the mappings: again */
 				swa_plat_prepare_capture();

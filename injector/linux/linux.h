@@ -13,6 +13,8 @@ pid_t swa_linux_gettid(void);
 int swa_linux_read_file(const char *path, char *buf, size_t cap);
 int swa_linux_task_path(char *buf, size_t cap, uint64_t tid, const char *file);
 int swa_linux_task_state(uint64_t tid, char *ret_state);
+/* The same, and the CPU the task last ran on (-1 if unknown). */
+int swa_linux_task_state_cpu(uint64_t tid, char *ret_state, int *ret_cpu);
 /* process_vm_readv() is missing: we run under an emulator such as qemu-user. */
 bool swa_linux_emulated(void);
 int swa_linux_capture_init(bool no_signals);

@@ -164,7 +164,7 @@ int swa_linux_task_path(char *buf, size_t cap, uint64_t tid, const char *file)
 	return n > 0 && (size_t)n < cap ? 0 : -ENAMETOOLONG;
 }
 
-int swa_linux_task_state(uint64_t tid, char *ret_state)
+int swa_linux_task_state_cpu(uint64_t tid, char *ret_state, int *ret_cpu)
 {
 	char path[64], buf[512];
 	swa_linux_task_path(path, sizeof(path), tid, "stat");
@@ -175,7 +175,20 @@ int swa_linux_task_state(uint64_t tid, char *ret_state)
 	if (!paren || paren[1] != ' ' || !paren[2])
 		return -EINVAL;
 	*ret_state = paren[2];
+	if (ret_cpu) {
+		/* "processor" is field 39; the state after the name is field 3 */
+		const char *p = paren + 2;
+		for (int field = 3; field < 39 && p; field++)
+			if ((p = strchr(p, ' ')))
+				p++;
+		*ret_cpu = p ? atoi(p) : -1;
+	}
 	return 0;
+}
+
+int swa_linux_task_state(uint64_t tid, char *ret_state)
+{
+	return swa_linux_task_state_cpu(tid, ret_state, NULL);
 }
 
 int swa_plat_thread_state(const struct swa_thread *t, enum swa_thread_state *ret)
