@@ -58,6 +58,19 @@ extern bool swa_active;
 void swa_loop_before_wait(const char *hook);
 void swa_loop_after_wait(void);
 
+/* ---- which waits are the loop's (loop-wait.c); main thread only ---- */
+
+/* The learnt key of the loop's own wait, 0 while still learning. */
+extern uint64_t swa_loop_wait_key;
+/* The slow path of a wait whose key is not swa_loop_wait_key: whether it is the loop's. */
+bool swa_loop_wait_is_own(uint64_t key);
+
+/* A wait's key: its call site mixed with its wait object (0 when it has none). */
+static inline uint64_t swa_loop_wait_key_of(const void *site, uint64_t object)
+{
+	return (uint64_t)(uintptr_t)site ^ (object * 0x9e3779b97f4a7c15ull);
+}
+
 /* ---- images (images.c) ---- */
 
 /* Re-reads the image list when the backend says it changed; pushes records. */

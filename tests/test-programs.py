@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""What real programs showed (issue 14), with `stallwatch run` on real programs.
+
+    test-programs.py SCENARIO
+
+with STALLWATCH, STALLWATCH_AGENT, STALLAPP, STALLAPP_GLIB, SW_CC and
+SW_SOURCE_ROOT in the environment, as tests/meson.build sets them.  Each step
+of the apps prints "step KIND begin NS" / "step KIND end NS" (CLOCK_MONOTONIC),
+so what is expected comes from the programs themselves.  Exit 77: skipped.
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from swtest import check, failures
+
+STALLWATCH = os.environ.get("STALLWATCH", "")
+SOURCE = os.environ.get("SW_SOURCE_ROOT", "")
+APPS = os.path.join(SOURCE, "tests", "apps")
+
+
+def skip(why):
+    print("SKIP:", why)
+    sys.exit(77)
+
+
+def run(app_args, args=(), timeout=90, env=None):
+    """stallwatch run, recorded: (NDJSON objects of report, app lines, stderr, status).
+
+    The program's own lines and run's output share a pipe and may interleave,
+    so the NDJSON comes from `report` on the recording instead.
+    """
+    with tempfile.TemporaryDirectory() as tmp:
+        rec = os.path.join(tmp, "run.swtrace")
+        p = subprocess.run([STALLWATCH, "run", "--format", "ndjson", "-o", rec, *args, "--",
+                            *app_args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, timeout=timeout, env=env)
+        app = [l for l in p.stdout.splitlines() if not l.startswith("{")]
+        r = subprocess.run([STALLWATCH, "report", "--format", "ndjson", *args_report(args), rec],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        objs = [json.loads(l) for l in r.stdout.splitlines() if l.startswith("{")]
+    return objs, app, p.stderr, p.returncode
+
+
+def args_report(args):
+    """The options of run that report takes too (output options)."""
+    out, it = [], iter(args)
+    for a in it:
+        if a in ("--threshold", "--interval"):
+            next(it)
+        elif a != "--all-threads":
+            out.append(a)
+    return out
+
+
+def stalls(objs):
+    return [o for o in objs if o.get("type") == "stall"]
+
+
+def steps(app):
+    """kind -> (begin, end) in monotonic ns, from the app's own lines."""
+    out, begun = {}, {}
+    for line in app:
+        m = re.match(r"step (\S+) (begin|end) (\d+)", line)
+        if m and m.group(2) == "begin":
+            begun[m.group(1)] = int(m.group(3))
+        elif m:
+            out[m.group(1)] = (begun.pop(m.group(1)), int(m.group(3)))
+    return out
+
+
+def stall_of(sts, span):
+    """The stall that began within 30 ms of span's begin, or None."""
+    for st in sts:
+        if abs(st["monotonic_start_ns"] - span[0]) < 30_000_000:
+            return st
+    return None
+
+
+def heaviest_names(st):
+    return [f["symbol"] or "" for f in st.get("heaviest", [])]
+
+
+def expect_blocked(sts, spans, kind, calls, culprit=None):
+    """One stall for step kind, lasting it, with a wait call (and culprit) on its heaviest path."""
+    if not check(kind in spans, "%s: the program did not run the step" % kind):
+        return
+    st = stall_of(sts, spans[kind])
+    if not check(st is not None, "%s: no stall for a blocking call of %.0f ms" %
+                 (kind, (spans[kind][1] - spans[kind][0]) / 1e6)):
+        return
+    want = (spans[kind][1] - spans[kind][0]) / 1e6
+    check(abs(st["duration_ms"] - want) < 40,
+          "%s: stall of %.1f ms, the call took %.1f ms" % (kind, st["duration_ms"], want))
+    names = heaviest_names(st)
+    print("%s: %.1f ms, heaviest %s" % (kind, st["duration_ms"], " > ".join(names)))
+    check(any(re.search(calls, n) for n in names),
+          "%s: no %s on the heaviest path" % (kind, calls))
+    if culprit:
+        check(culprit in names, "%s: %s not on the heaviest path" % (kind, culprit))
+
+
+def expect_none(sts, spans, kind):
+    if not check(kind in spans, "%s: the program did not run the step" % kind):
+        return
+    st = stall_of(sts, spans[kind])
+    check(st is None, "%s: a loop that waits was reported as a stall of %.1f ms" %
+          (kind, st["duration_ms"] if st else 0))
+
+
+# ---- 1. blocking calls inside callbacks -----------------------------------
+
+
+def scenario_nested_c():
+    objs, app, err, status = run([os.environ["STALLAPP"], "idle:100", "pollwait:500",
+                                  "zeropoll:400", "busy:300"])
+    check(status == 0, "run exited %d: %s" % (status, err))
+    sts, spans = stalls(objs), steps(app)
+    expect_blocked(sts, spans, "pollwait", r"poll", "stall_pollwait")
+    # polls that return at once are not waits: the spin around them is the stall
+    if check("zeropoll" in spans and stall_of(sts, spans["zeropoll"]) is not None,
+             "zeropoll: zero-timeout polls ended the stall"):
+        st = stall_of(sts, spans["zeropoll"])
+        check(st["duration_ms"] > 380, "zeropoll: stall of %.1f ms < 400" % st["duration_ms"])
+    expect_blocked(sts, spans, "busy", r"stall_busy_inner")
+    check(len(sts) == 3, "expected 3 stalls, got %d" % len(sts))
+
+
+def scenario_nested_glib():
+    app = os.environ.get("STALLAPP_GLIB")
+    if not app:
+        skip("GLib not found at configure time")
+    objs, out, err, status = run([app, "idle:20", "idle:20", "idle:20", "nested:600",
+                                  "pollwait:400"])
+    check(status == 0, "run exited %d: %s" % (status, err))
+    sts = stalls(objs)
+    ticks = [int(l.split("ticks=")[1]) for l in out if l.startswith("nested end")]
+    check(ticks and ticks[0] >= 30, "the nested loop did not serve its timer: %s" % ticks)
+    spans = steps(out)
+    expect_blocked(sts, spans, "pollwait", r"poll", "stall_pollwait")
+    check(len(sts) == 1, "a nested g_main_loop_run on the default context is no stall: "
+          "%d stalls" % len(sts))
+
+
+def scenario_nested_python():
+    py = sys.executable
+    objs, app, err, status = run([py, os.path.join(APPS, "blocking.py"),
+                                  "subprocess", "recv", "sleeptask"])
+    check(status == 0, "run exited %d: %s" % (status, err))
+    sts, spans = stalls(objs), steps(app)
+    expect_blocked(sts, spans, "subprocess", r"poll")
+    expect_blocked(sts, spans, "recv", r"poll")
+    expect_none(sts, spans, "sleeptask")
+    check(len(sts) == 2, "expected 2 stalls, got %d" % len(sts))
+
+
+def scenario_nested_node():
+    node = shutil.which("node") or shutil.which("nodejs")
+    if not node:
+        skip("node not found (Debian package nodejs)")
+    objs, app, err, status = run([node, os.path.join(APPS, "blocking.js"),
+                                  "execSync", "spawnSync", "timer"])
+    check(status == 0, "run exited %d: %s" % (status, err))
+    sts, spans = stalls(objs), steps(app)
+    expect_blocked(sts, spans, "execSync", r"epoll|poll")
+    expect_blocked(sts, spans, "spawnSync", r"epoll|poll")
+    expect_none(sts, spans, "timer")
+
+
+SCENARIOS = {
+    "nested-c": scenario_nested_c,
+    "nested-glib": scenario_nested_glib,
+    "nested-python": scenario_nested_python,
+    "nested-node": scenario_nested_node,
+}
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
+        print("usage: test-programs.py {%s}" % "|".join(SCENARIOS), file=sys.stderr)
+        sys.exit(2)
+    SCENARIOS[sys.argv[1]]()
+    if failures:
+        print("%d failure(s)" % len(failures))
+        sys.exit(1)
+    print("ok")
