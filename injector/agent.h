@@ -108,6 +108,8 @@ struct swa_rec_image {
 	uint32_t index, id_kind, id_len;
 	uint64_t load_address, text_vmaddr, text_size;
 	uint8_t id[32];
+	uint32_t nmore_text;
+	struct swa_text_range more_text[SWA_MAX_MORE_TEXT];
 	char path[]; /* NUL-terminated */
 };
 

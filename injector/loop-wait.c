@@ -23,7 +23,7 @@
 #include "agent.h"
 
 #define LEARN_WAITS   3
-#define RELEARN_WAITS 64
+#define RELEARN_WAITS 16
 #define CANDIDATES    4
 
 uint64_t swa_loop_wait_key;

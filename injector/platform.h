@@ -102,6 +102,8 @@ int swa_plat_capture(const struct swa_thread *t, struct swa_capture *cap, uint64
 /* Reads len bytes at addr without ever faulting; -EFAULT when unreadable. */
 int swa_plat_read(uint64_t addr, void *dst, size_t len);
 
+#define SWA_MAX_MORE_TEXT 8
+
 /*
  * The loaded images, delivered one by one to the callback; returns the
  * backend's change counter, so the core only rebuilds when it moved.
@@ -116,6 +118,11 @@ struct swa_plat_image {
 	uint8_t id[32];
 	const char *path;
 	bool loader; /* the dynamic loader itself */
+	/* executable segments after the first (file address, size), same slide */
+	uint32_t nmore_text;
+	struct swa_text_range {
+		uint64_t vmaddr, size;
+	} more_text[SWA_MAX_MORE_TEXT];
 };
 typedef void (*swa_plat_image_fn)(const struct swa_plat_image *im, void *ctx);
 uint64_t swa_plat_images_generation(void);

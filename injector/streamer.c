@@ -130,6 +130,11 @@ static void image_msg(const struct swa_rec_image *rec, struct sw_wire_msg *m)
 	memcpy(m->image.id, rec->id, m->image.id_len);
 	m->image.path = rec->path;
 	m->image.arch = SWA_ARCH_NAME;
+	m->image.nmore_text = rec->nmore_text;
+	for (uint32_t i = 0; i < rec->nmore_text && i < SW_WIRE_MAX_MORE_TEXT; i++) {
+		m->image.more_text[i].vmaddr = rec->more_text[i].vmaddr;
+		m->image.more_text[i].size = rec->more_text[i].size;
+	}
 }
 
 static void put_image_cb(const void *rec, size_t len, void *ctx)

@@ -171,11 +171,52 @@ def scenario_nested_node():
     expect_none(sts, spans, "timer")
 
 
+# ---- 2. every executable segment of an image -------------------------------
+
+
+def tree_names(lines):
+    """The symbol of each line of a tree (`#1  400.0 ms  64.5%  0.0 ms  SYMBOL ...`)."""
+    out = []
+    for l in lines:
+        m = re.match(r"#\d+\s+\S+ ms\s+\S+%\s+\S+ ms\s+(.*?)(\s{2}|$)", l)
+        if m:
+            out.append(m.group(1).strip())
+    return out
+
+
+def build(tmp, source, out, *flags):
+    cc = os.environ.get("SW_CC", "cc")
+    subprocess.run([cc, "-O1", "-g", "-fno-omit-frame-pointer", "-o", os.path.join(tmp, out),
+                    os.path.join(APPS, source), *flags], check=True)
+    return os.path.join(tmp, out)
+
+
+def scenario_segments():
+    with tempfile.TemporaryDirectory() as tmp:
+        exe = build(tmp, "farcode.c", "farcode", "-Wl,--section-start=fartext=0x4000000")
+        ph = subprocess.run(["readelf", "-lW", exe], stdout=subprocess.PIPE, text=True).stdout
+        xloads = [l for l in ph.splitlines() if l.split()[:1] == ["LOAD"] and " R E " in l]
+        if not check(len(xloads) == 2, "the fixture has %d executable segments, not 2" % len(xloads)):
+            return
+        p = subprocess.run([STALLWATCH, "run", "--color", "never", "--", exe],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
+    tree = [l for l in p.stdout.splitlines() if l.startswith("#1 ")]
+    print("\n".join(tree))
+    names = tree_names(tree)
+    check(p.returncode == 0, "run exited %d: %s" % (p.returncode, p.stderr))
+    # main -> far_outer -> far_inner -> now_ms, each named, nothing bare between
+    if check("main" in names, "main not in the tree"):
+        path = names[names.index("main"):names.index("main") + 4]
+        check(path == ["main", "far_outer", "far_inner", "now_ms"],
+              "code in the second executable segment is not symbolicated: %s" % path)
+
+
 SCENARIOS = {
     "nested-c": scenario_nested_c,
     "nested-glib": scenario_nested_glib,
     "nested-python": scenario_nested_python,
     "nested-node": scenario_nested_node,
+    "segments": scenario_segments,
 }
 
 if __name__ == "__main__":

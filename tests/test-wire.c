@@ -113,6 +113,25 @@ static void test_other_messages(void)
 	CHECK(memcmp(out.image.id, m.image.id, 20) == 0);
 	CHECK_STR(out.image.path, "/usr/lib/libglib-2.0.so.0");
 	CHECK_STR(out.image.arch, "x86_64");
+	CHECK_INT(out.image.nmore_text, 0);
+	/* without further segments the body is the one of protocol 1's first agents */
+	static uint8_t plain[256], more[256];
+	int plain_len = sw_wire_encode(NULL, plain, sizeof(plain), &m);
+
+	/* further executable segments: after every older field, so old readers skip them */
+	m.image.nmore_text = 2;
+	m.image.more_text[0] = (struct sw_wire_text_range){0x4000000, 0x69};
+	m.image.more_text[1] = (struct sw_wire_text_range){0x8000000, 0x1000};
+	int more_len = sw_wire_encode(NULL, more, sizeof(more), &m);
+	CHECK(plain_len > 0 && more_len > plain_len);
+	CHECK(memcmp(plain + 2, more + 2, (size_t)plain_len - 2) == 0);
+	round_trip(&m, &out);
+	CHECK_INT(out.image.nmore_text, 2);
+	CHECK(out.image.more_text[0].vmaddr == 0x4000000 && out.image.more_text[0].size == 0x69);
+	CHECK(out.image.more_text[1].vmaddr == 0x8000000 && out.image.more_text[1].size == 0x1000);
+	m.image.nmore_text = SW_WIRE_MAX_MORE_TEXT + 1;
+	CHECK(sw_wire_encode(NULL, more, sizeof(more), &m) < 0);
+	m.image.nmore_text = 0;
 
 	m = (struct sw_wire_msg){.type = SW_MSG_STALL_BEGIN,
 				 .stall_begin = {3, 1234, 1000000, 251000000, "poll"}};

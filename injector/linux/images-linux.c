@@ -1,6 +1,6 @@
 /*
  * The loaded images on Linux, from dl_iterate_phdr(): each object's load
- * bias, executable segment, GNU build-id note and .eh_frame_hdr.  Called
+ * bias, executable segments, GNU build-id note and .eh_frame_hdr.  Called
  * only by the watchdog while no thread is held (dl_iterate_phdr takes the
  * loader's lock).
  */
@@ -66,6 +66,11 @@ static int each_object(struct dl_phdr_info *info, size_t size, void *data)
 		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && !im.text_size) {
 			im.text_vmaddr = ph->p_vaddr;
 			im.text_size = ph->p_memsz;
+		} else if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+			/* code in a further segment (Node's real code is in its second) */
+			if (im.nmore_text < SWA_MAX_MORE_TEXT)
+				im.more_text[im.nmore_text++] =
+				    (struct swa_text_range){ph->p_vaddr, ph->p_memsz};
 		} else if (ph->p_type == PT_GNU_EH_FRAME) {
 			im.unwind_info = info->dlpi_addr + ph->p_vaddr;
 		} else if (ph->p_type == PT_NOTE && !im.id_len) {

@@ -158,6 +158,8 @@ static int on_image(struct sw_stalls *c, const struct sw_wire_image *im)
 	slot->id_len = im->id_len <= SW_WIRE_MAX_ID ? im->id_len : 0;
 	memcpy(slot->id, im->id, slot->id_len);
 	slot->removed = false;
+	slot->nmore_text = im->nmore_text <= SW_WIRE_MAX_MORE_TEXT ? im->nmore_text : 0;
+	memcpy(slot->more_text, im->more_text, slot->nmore_text * sizeof(slot->more_text[0]));
 	return 0;
 }
 
@@ -169,13 +171,26 @@ static void on_image_removed(struct sw_stalls *c, uint32_t index)
 			c->images[i].removed = true;
 }
 
+/* Whether addr lies in one of im's executable segments. */
+static bool image_holds(const struct sw_stall_image *im, uint64_t addr)
+{
+	if (addr >= im->load_address && addr - im->load_address < im->text_size)
+		return true;
+	for (uint32_t i = 0; i < im->nmore_text; i++) {
+		/* the same slide as the first segment's */
+		uint64_t lo = im->load_address + (im->more_text[i].vmaddr - im->text_vmaddr);
+		if (addr >= lo && addr - lo < im->more_text[i].size)
+			return true;
+	}
+	return false;
+}
+
 const struct sw_stall_image *sw_stalls_image_at(const struct sw_stalls *c, uint64_t addr)
 {
 	const struct sw_stall_image *best = NULL;
 	for (size_t i = 0; i < c->nimages; i++) {
 		const struct sw_stall_image *im = &c->images[i];
-		if (addr >= im->load_address && addr - im->load_address < im->text_size &&
-		    (!best || best->removed || !im->removed))
+		if (image_holds(im, addr) && (!best || best->removed || !im->removed))
 			best = im;
 	}
 	return best;

@@ -43,6 +43,8 @@ struct sw_stall_image {
 	uint8_t id[SW_WIRE_MAX_ID];
 	char *path, *arch;
 	bool removed;
+	uint32_t nmore_text; /* further executable segments, same slide */
+	struct sw_wire_text_range more_text[SW_WIRE_MAX_MORE_TEXT];
 };
 
 struct sw_stalls_info {

@@ -145,7 +145,19 @@ static bool get_image(struct reader *r, struct sw_wire_image *im)
 		return fail(r, "truncated image id");
 	memcpy(im->id, r->p, im->id_len);
 	r->p += im->id_len;
-	return get_str(r, &im->path) && get_str(r, &im->arch);
+	im->nmore_text = 0;
+	if (!get_str(r, &im->path) || !get_str(r, &im->arch))
+		return false;
+	if (r->p == r->end)
+		return true; /* an agent from before further segments */
+	if (!get_u32(r, &im->nmore_text))
+		return false;
+	if (im->nmore_text > SW_WIRE_MAX_MORE_TEXT)
+		return fail(r, "too many executable segments");
+	for (uint32_t i = 0; i < im->nmore_text; i++)
+		if (!get_uleb(r, &im->more_text[i].vmaddr) || !get_uleb(r, &im->more_text[i].size))
+			return false;
+	return true;
 }
 
 /* Finds the state of a thread, making room for it when asked. */

@@ -101,7 +101,18 @@ static bool put_image(struct writer *w, const struct sw_wire_image *im)
 	put_uleb(w, im->id_kind);
 	put_uleb(w, im->id_len);
 	put_bytes(w, im->id, im->id_len);
-	return put_str(w, im->path) && put_str(w, im->arch);
+	if (!put_str(w, im->path) || !put_str(w, im->arch))
+		return false;
+	if (!im->nmore_text)
+		return true; /* as before the field existed */
+	if (im->nmore_text > SW_WIRE_MAX_MORE_TEXT)
+		return false;
+	put_uleb(w, im->nmore_text);
+	for (uint32_t i = 0; i < im->nmore_text; i++) {
+		put_uleb(w, im->more_text[i].vmaddr);
+		put_uleb(w, im->more_text[i].size);
+	}
+	return true;
 }
 
 static struct sw_wire_encoder_thread *find_thread(struct sw_wire_encoder *enc, uint64_t tid)

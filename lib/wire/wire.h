@@ -32,6 +32,8 @@
 #define SW_WIRE_MAX_STRING 4096u
 #define SW_WIRE_MAX_FRAMES 4096u
 #define SW_WIRE_MAX_ID     32u
+/* Executable segments of an image besides its first (Node has several). */
+#define SW_WIRE_MAX_MORE_TEXT 8u
 /* The largest encoded message: type, length and body. */
 #define SW_WIRE_MAX_MESSAGE (SW_WIRE_MAX_BODY + 4u)
 
@@ -127,6 +129,11 @@ struct sw_wire_image {
 	uint8_t id[SW_WIRE_MAX_ID];
 	const char *path;
 	const char *arch;
+	/* further executable segments (file address, size), same slide; old readers skip them */
+	uint32_t nmore_text;
+	struct sw_wire_text_range {
+		uint64_t vmaddr, size;
+	} more_text[SW_WIRE_MAX_MORE_TEXT];
 };
 
 struct sw_wire_image_removed {
