@@ -62,8 +62,11 @@ void swa_loop_after_wait(void);
 
 /* The learnt key of the loop's own wait, 0 while still learning. */
 extern uint64_t swa_loop_wait_key;
-/* The slow path of a wait whose key is not swa_loop_wait_key: whether it is the loop's. */
-bool swa_loop_wait_is_own(uint64_t key);
+/*
+ * The slow path of a wait whose key is not swa_loop_wait_key: whether it is
+ * the loop's; sp is the stack address the wait was called from.
+ */
+bool swa_loop_wait_is_own(uint64_t key, uint64_t sp);
 
 /* A wait's key: its call site mixed with its wait object (0 when it has none). */
 static inline uint64_t swa_loop_wait_key_of(const void *site, uint64_t object)

@@ -10,69 +10,58 @@
  * caller of poll/epoll_wait/select) mixed with its wait object (the epoll
  * instance; poll and select sets are named by their call site alone).  The
  * loop's key is learnt from the first waits: the first key seen LEARN_WAITS
- * times; until then every wait counts as the loop's, as before.  Afterwards
- * the hooks compare the key with swa_loop_wait_key -- one comparison -- and
- * only a match makes the loop idle.  A loop that moves for good (a second
- * asyncio.run(), a new epoll instance) is learnt again once another key
- * has been waited on RELEARN_WAITS times in a row with no wait of the
- * learnt one between; the key it replaced is kept and taken back at its
- * first wait.  stallwatch-agent(7) states the rule and its limits.
+ * times, with the stack depth it waits at; until then every wait counts as
+ * the loop's, as before.  Afterwards the hooks compare the key with
+ * swa_loop_wait_key -- one comparison -- and a match makes the loop idle.
+ * Any other wait is the loop's only when it waits no deeper in the stack
+ * than the loop did: the loop's wait moved (a second call site of the same
+ * idle code, a second asyncio.run(), a new epoll instance) and its key is
+ * learnt instead.  A wait deeper down is a call made from inside an
+ * iteration.  stallwatch-agent(7) states the rule and its limits.
  *
  * Only the main thread runs this, from the interposed calls.
  */
 #include "agent.h"
 
-#define LEARN_WAITS   3
-#define RELEARN_WAITS 16
-#define CANDIDATES    4
+#define LEARN_WAITS 3
+#define CANDIDATES  4
 
 uint64_t swa_loop_wait_key;
-static uint64_t previous_key;
+static uint64_t loop_sp; /* where the loop's wait was called from (stacks grow down) */
 static struct {
-	uint64_t key;
+	uint64_t key, sp;
 	uint32_t count;
 } candidates[CANDIDATES];
-static uint64_t other_key, other_iteration;
-static uint32_t other_count;
 
-static bool learn(uint64_t key)
+static bool learn(uint64_t key, uint64_t sp)
 {
 	size_t fewest = 0;
 	for (size_t i = 0; i < CANDIDATES; i++) {
 		if (candidates[i].key == key) {
-			if (++candidates[i].count >= LEARN_WAITS)
+			if (sp > candidates[i].sp)
+				candidates[i].sp = sp;
+			if (++candidates[i].count >= LEARN_WAITS) {
+				loop_sp = candidates[i].sp;
 				swa_loop_wait_key = key;
+			}
 			return true;
 		}
 		if (candidates[i].count < candidates[fewest].count)
 			fewest = i;
 	}
 	candidates[fewest].key = key;
+	candidates[fewest].sp = sp;
 	candidates[fewest].count = 1;
 	return true;
 }
 
-bool swa_loop_wait_is_own(uint64_t key)
+bool swa_loop_wait_is_own(uint64_t key, uint64_t sp)
 {
 	if (!swa_loop_wait_key)
-		return learn(key);
-	if (key == previous_key && previous_key) {
-		previous_key = swa_loop_wait_key;
-		swa_loop_wait_key = key;
-		other_count = 0;
-		return true;
-	}
-	/* a wait of the learnt key in between began a new iteration */
-	uint64_t iteration = atomic_load_explicit(&swa_loop_busy_since, memory_order_relaxed);
-	if (key != other_key || iteration != other_iteration) {
-		other_key = key;
-		other_iteration = iteration;
-		other_count = 0;
-	}
-	if (++other_count < RELEARN_WAITS)
-		return false;
-	previous_key = swa_loop_wait_key;
+		return learn(key, sp);
+	if (sp < loop_sp)
+		return false; /* deeper than the loop waits: inside an iteration */
 	swa_loop_wait_key = key;
-	other_count = 0;
+	loop_sp = sp;
 	return true;
 }

@@ -211,12 +211,51 @@ def scenario_segments():
               "code in the second executable segment is not symbolicated: %s" % path)
 
 
+# ---- 5. samples that could not be unwound ----------------------------------
+
+
+def scenario_stopped():
+    if os.uname().machine != "x86_64":
+        skip("the fixture's frame-pointer trick is x86-64 assembly")
+    with tempfile.TemporaryDirectory() as tmp:
+        exe = build(tmp, "lostframes.c", "lostframes", "-fno-asynchronous-unwind-tables",
+                    "-fno-unwind-tables")
+        rec = os.path.join(tmp, "run.swtrace")
+        p = subprocess.run([STALLWATCH, "run", "--color", "never", "-o", rec, "--", exe,
+                            "lost", "plain"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, timeout=60)
+        check(p.returncode == 0, "run exited %d: %s" % (p.returncode, p.stderr))
+        report = lambda *a: subprocess.run([STALLWATCH, "report", "--color", "never", *a, rec],
+                                           stdout=subprocess.PIPE, text=True).stdout
+        objs = [json.loads(l) for l in report("--format", "ndjson").splitlines()]
+        folded = report("--format", "folded")
+    sts = stalls(objs)
+    if not check(len(sts) == 2, "expected 2 stalls, got %d" % len(sts)):
+        return
+    lost, plain = sts
+    print("unwinding_stopped:", lost.get("unwinding_stopped"), "of", lost["samples"],
+          "/", plain.get("unwinding_stopped"))
+    check(0 < lost.get("unwinding_stopped", 0) < lost["samples"],
+          "the partial samples are not counted in the stall's JSON")
+    check(plain.get("unwinding_stopped") == 0, "whole stacks counted as stopped")
+    check(lost["signature"] == plain["signature"],
+          "partial stacks changed the signature: %s vs %s" % (lost["signature"], plain["signature"]))
+    roots = [tree_names([l])[0] for l in p.stdout.splitlines()
+             if re.match(r"#1\s+\S+ ms\s+\S+%\s+\S+ ms  \S", l)]
+    print("roots of #1:", roots)
+    check(sorted(roots) == ["<unwinding stopped>", "_start"],
+          "partial stacks are not under one marked root: %s" % roots)
+    check(re.search(r";<unwinding stopped>;lost_spin \d+$", folded, re.M) is not None,
+          "folded output lacks the marked root")
+
+
 SCENARIOS = {
     "nested-c": scenario_nested_c,
     "nested-glib": scenario_nested_glib,
     "nested-python": scenario_nested_python,
     "nested-node": scenario_nested_node,
     "segments": scenario_segments,
+    "stopped": scenario_stopped,
 }
 
 if __name__ == "__main__":

@@ -51,14 +51,18 @@ static inline bool watched(void)
 	return swa_active && swa_plat_on_main_thread();
 }
 
-/* A wait of the loop: not one that returns at once, and from the loop's site and object. */
+/*
+ * A wait of the loop: not one that returns at once, and from the loop's site
+ * and object (or no deeper in the stack than the loop waits).
+ */
 #define LOOP_WAIT(immediate, object)                                                               \
 	(!(immediate) && watched() &&                                                              \
-	 own_wait(swa_loop_wait_key_of(__builtin_return_address(0), (uint64_t)(object))))
+	 own_wait(swa_loop_wait_key_of(__builtin_return_address(0), (uint64_t)(object)),           \
+		  (uint64_t)(uintptr_t)__builtin_frame_address(0)))
 
-static inline bool own_wait(uint64_t key)
+static inline bool own_wait(uint64_t key, uint64_t sp)
 {
-	return key == swa_loop_wait_key || swa_loop_wait_is_own(key);
+	return key == swa_loop_wait_key || swa_loop_wait_is_own(key, sp);
 }
 
 static inline bool zero_ts(const struct timespec *ts)

@@ -24,11 +24,14 @@ void sw_stall_figures(const struct sw_stalls *c, const struct sw_stall *s,
 	uint64_t duration = s->duration_ns;
 	uint64_t main_samples = 0, blocked = 0;
 	bool truncated = false;
+	ret->unwinding_stopped = 0;
 	for (size_t i = 0; i < s->nsamples; i++) {
 		if (s->sample[i].thread_id == s->thread_id) {
 			main_samples++;
 			if (s->sample[i].flags & SW_SAMPLE_BLOCKED)
 				blocked++;
+			if (sw_stalls_sample_stopped(c, &s->sample[i]))
+				ret->unwinding_stopped++;
 		}
 		if (s->sample[i].flags & SW_SAMPLE_TRUNCATED)
 			truncated = true;
@@ -179,16 +182,18 @@ int sw_render_ndjson_stall(struct sw_buf *out, const struct sw_stalls *c, const 
 	json_str(out, in->process_name);
 	sw_buf_puts(out, ",\"bundle_id\":");
 	json_str(out, in->bundle_id);
-	sw_buf_printf(out,
-		      ",\"thread\":%" PRIu64 ",\"context\":\"%s\",\"start_ns\":%" PRIu64
-		      ",\"monotonic_start_ns\":%" PRIu64 ",\"duration_ms\":%.3f"
-		      ",\"sampled_ms\":%.3f,\"cpu_ms\":%.3f,\"samples\":%" PRIu64
-		      ",\"interval_ms\":%.3f,\"dropped\":%" PRIu64
-		      ",\"kind\":\"%s\",\"complete\":%s,\"truncated\":%s,\"sample_times_ms\":[",
-		      s->thread_id, s->context, sw_stalls_ns(c, s->start_time),
-		      in->clock_base + sw_stalls_ns(c, s->start_time), f.duration_ms, f.sampled_ms,
-		      f.cpu_ms, f.main_samples, f.interval_ms, s->dropped, f.kind,
-		      s->ended ? "true" : "false", f.truncated ? "true" : "false");
+	sw_buf_printf(
+	    out,
+	    ",\"thread\":%" PRIu64 ",\"context\":\"%s\",\"start_ns\":%" PRIu64
+	    ",\"monotonic_start_ns\":%" PRIu64 ",\"duration_ms\":%.3f"
+	    ",\"sampled_ms\":%.3f,\"cpu_ms\":%.3f,\"samples\":%" PRIu64
+	    ",\"interval_ms\":%.3f,\"dropped\":%" PRIu64
+	    ",\"kind\":\"%s\",\"complete\":%s,\"truncated\":%s,\"unwinding_stopped\":%" PRIu64
+	    ",\"sample_times_ms\":[",
+	    s->thread_id, s->context, sw_stalls_ns(c, s->start_time),
+	    in->clock_base + sw_stalls_ns(c, s->start_time), f.duration_ms, f.sampled_ms, f.cpu_ms,
+	    f.main_samples, f.interval_ms, s->dropped, f.kind, s->ended ? "true" : "false",
+	    f.truncated ? "true" : "false", f.unwinding_stopped);
 	bool first = true;
 	for (size_t i = 0; i < s->nsamples; i++) {
 		if (s->sample[i].thread_id != s->thread_id)

@@ -212,7 +212,8 @@ static const struct sw_tree_frame *culprit(struct sw_profile *p, const struct sw
 	if (sw_tree_stall_default_tree(p, ms, &t) < 0)
 		return NULL;
 	const struct sw_tree_frame *best = NULL, *leaf = NULL;
-	for (uint32_t i = t->first_root; i != UINT32_MAX; i = t->nodes[i].first_child) {
+	uint32_t root = sw_tree_signature_root(p, t);
+	for (uint32_t i = root; i != UINT32_MAX; i = t->nodes[i].first_child) {
 		const struct sw_tree_frame *f = sw_profile_get_frame(p, t->nodes[i].frame);
 		const struct sw_tree_image *img = sw_profile_get_image(p, f->image);
 		leaf = f;

@@ -43,6 +43,7 @@ struct sw_report {
 	size_t nids, ids_cap;
 	uint32_t *stack;
 	struct sw_buf missing, name, full;
+	uint32_t stopped_frame; /* SW_TREE_UNWINDING_STOPPED's frame id + 1, 0 until needed */
 };
 
 int sw_report_new(struct sw_profile *p, struct sw_symsearch *search, struct sw_report **ret)
@@ -283,6 +284,17 @@ static int add_sample(struct sw_report *r, const struct sw_stalls *c, struct sw_
 	if (e < 0)
 		return e;
 	size_t depth = 0;
+	if (sw_stalls_sample_stopped(c, smp)) {
+		/* a partial stack: under one marked root, not beside the thread's entry */
+		if (!r->stopped_frame) {
+			struct sw_tree_frame f = {.name = SW_TREE_UNWINDING_STOPPED};
+			uint32_t id;
+			if ((e = sw_profile_frame(r->p, &f, &id)) < 0)
+				return e;
+			r->stopped_frame = id + 1;
+		}
+		r->stack[depth++] = r->stopped_frame - 1;
+	}
 	/* frames are leaf first; every frame but the leaf is a return address */
 	for (uint32_t k = smp->depth; k-- > 0;) {
 		const struct sw_stall_image *im = sw_stalls_image_at(c, smp->frames[k]);

@@ -22,7 +22,9 @@
  * frame outside system images are left out (libc or libm internals would
  * otherwise split one hang into several signatures).  The hash is 64-bit FNV-1a over
  * "image\0linkage\0" for each frame from the root, with "?" standing for an
- * unknown image or function name.
+ * unknown image or function name.  Samples whose unwinding stopped early
+ * (under SW_TREE_UNWINDING_STOPPED) are left out: the heaviest of the other
+ * roots starts the path.
  *
  * Ownership: the profile owns every string and array it hands out; they
  * live until sw_profile_free().  A tree refers to its profile's frames and
@@ -70,6 +72,18 @@ struct sw_tree_frame {
 	bool has_offset;
 	bool inlined; /* an inlined call: the frame before it (its caller) contains it */
 };
+
+/*
+ * The root under which report.c puts samples whose unwinding stopped before
+ * the thread's entry: a frame of no image with this name and no linkage
+ * name.  Signatures leave it out (sw_tree_frame_is_stopped()).
+ */
+#define SW_TREE_UNWINDING_STOPPED "<unwinding stopped>"
+bool sw_tree_frame_is_stopped(const struct sw_tree_frame *f);
+/* The root the heaviest path of signatures and culprits starts at: t's heaviest, not the marker. */
+struct sw_tree;
+struct sw_profile;
+uint32_t sw_tree_signature_root(const struct sw_profile *p, const struct sw_tree *t);
 
 struct sw_tree_thread {
 	uint64_t id;

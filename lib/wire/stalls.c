@@ -185,6 +185,14 @@ static bool image_holds(const struct sw_stall_image *im, uint64_t addr)
 	return false;
 }
 
+#define SW_DEFAULT_MAX_DEPTH 512 /* the agent's, for recordings whose hello lacks it */
+
+bool sw_stalls_sample_stopped(const struct sw_stalls *c, const struct sw_stall_sample *s)
+{
+	uint32_t max = c->info.config.max_depth ? c->info.config.max_depth : SW_DEFAULT_MAX_DEPTH;
+	return (s->flags & SW_SAMPLE_TRUNCATED) && s->depth < max;
+}
+
 const struct sw_stall_image *sw_stalls_image_at(const struct sw_stalls *c, uint64_t addr)
 {
 	const struct sw_stall_image *best = NULL;

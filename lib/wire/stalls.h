@@ -79,6 +79,11 @@ const struct sw_stall *sw_stalls_flush(struct sw_stalls *c);
 const struct sw_stalls_info *sw_stalls_info(const struct sw_stalls *c);
 /* The image holding addr (the newest one when ranges were reused), or NULL. */
 const struct sw_stall_image *sw_stalls_image_at(const struct sw_stalls *c, uint64_t addr);
+/*
+ * Whether the unwinding of a sample stopped before the thread's entry: cut
+ * for another reason than the depth limit (a frame it could not step over).
+ */
+bool sw_stalls_sample_stopped(const struct sw_stalls *c, const struct sw_stall_sample *s);
 /* Converts agent ticks to nanoseconds. */
 uint64_t sw_stalls_ns(const struct sw_stalls *c, uint64_t ticks);
 
