@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "recording.h"
+#include "wire/recording.h"
 #include "test.h"
 
 static char dir[] = "/tmp/sw-test-recording-XXXXXX";

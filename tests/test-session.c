@@ -15,10 +15,10 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "error.h"
-#include "session.h"
+#include "util/error.h"
+#include "session/session.h"
 #include "test.h"
-#include "transport.h"
+#include "session/transport.h"
 
 static struct sw_wire_encoder enc;
 

@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "macho.h"
-#include "object.h"
+#include "util/buf.h"
+#include "objfile/macho.h"
+#include "objfile/object.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
