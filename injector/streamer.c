@@ -7,8 +7,9 @@
  * client only slows this thread: the watchdog never waits for it, the ring
  * fills and its overflow is counted and reported as dropped.
  *
- * Writes use MSG_NOSIGNAL: a client that vanished must not raise SIGPIPE in
- * the app.
+ * Sockets and the wake pipe come from the backend, close-on-exec and
+ * non-blocking; its send never raises SIGPIPE (a client that vanished must
+ * not kill the app).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -97,7 +98,7 @@ static void put_hello(void)
 	m.hello.agent_version = SW_VERSION;
 	m.hello.arch = SWA_ARCH_NAME;
 	m.hello.os_version = swa_plat_os_version();
-	m.hello.device_model = "";
+	m.hello.device_model = swa_plat_device_model();
 	m.hello.process_name = swa_plat_process_name();
 	m.hello.bundle_id = swa_cfg.bundle_id;
 	m.hello.pid = (uint64_t)getpid();
@@ -244,14 +245,13 @@ static void close_client(void)
 static void flush(void)
 {
 	while (client >= 0 && outoff < outlen) {
-		ssize_t n =
-		    send(client, outbuf + outoff, outlen - outoff, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (n < 0 && errno == EINTR)
+		long n = swa_plat_send(client, outbuf + outoff, outlen - outoff);
+		if (n == -EINTR)
 			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		if (n == -EAGAIN || n == -EWOULDBLOCK)
 			return;
 		if (n <= 0) {
-			swa_log("client went away: %s", n < 0 ? strerror(errno) : "closed");
+			swa_log("client went away: %s", n < 0 ? strerror((int)-n) : "closed");
 			close_client();
 			return;
 		}
@@ -264,7 +264,7 @@ static void flush(void)
 
 static void accept_client(void)
 {
-	int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	int fd = swa_plat_accept(listen_fd);
 	if (fd < 0)
 		return;
 	if (client >= 0) {
@@ -412,6 +412,7 @@ static uint64_t finish_deadline;
 static void *streamer_main(void *arg)
 {
 	(void)arg;
+	swa_plat_name_self("sw-streamer");
 	swa_plat_thread_self(&swa_streamer_thread);
 	for (;;) {
 		if (atomic_load(&stop_requested)) {
@@ -458,8 +459,9 @@ int swa_streamer_start(void)
 			swa_cfg.listen[0] ? swa_cfg.listen : "127.0.0.1:27300", strerror(-r));
 		return r;
 	}
-	if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
-		return -errno;
+	r = swa_plat_pipe(wake_pipe);
+	if (r < 0)
+		return r;
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	wall_base = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
@@ -470,7 +472,6 @@ int swa_streamer_start(void)
 	r = pthread_create(&thread, NULL, streamer_main, NULL);
 	if (r)
 		return -r;
-	pthread_setname_np(thread, "sw-streamer");
 	pthread_detach(thread);
 	swa_log("listening on %s", listen_desc);
 	return 0;

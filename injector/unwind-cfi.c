@@ -822,7 +822,8 @@ static bool guess_frame_pointer(struct swa_unwind_ctx *uc, struct swa_regs *regs
 		uint64_t next, ra;
 		if (swa_stack_read(uc, a, &next) < 0 || swa_stack_read(uc, a + 8, &ra) < 0)
 			return false;
-		next = swa_arch_strip(next);
+		int async = 0;
+		next = swa_arch_frame_pointer(next, &async);
 		if (next <= a || next >= hi || (next & 7))
 			continue;
 		if (!swa_images_find(swa_arch_strip(ra)))

@@ -90,7 +90,8 @@ static int fp_step(struct swa_unwind_ctx *uc, struct swa_regs *regs, uint64_t *l
 {
 	if (!swa_regs_has(regs, SWA_REG_FP))
 		return -ENOENT;
-	uint64_t fp = swa_arch_strip(regs->r[SWA_REG_FP]);
+	int async = 0;
+	uint64_t fp = swa_arch_frame_pointer(regs->r[SWA_REG_FP], &async);
 	uint64_t sp = regs->r[SWA_REG_SP];
 	if (fp == 0)
 		return 0;
@@ -103,6 +104,7 @@ static int fp_step(struct swa_unwind_ctx *uc, struct swa_regs *regs, uint64_t *l
 	ra = swa_arch_strip(ra);
 	if (ra == 0)
 		return 0;
+	uc->async |= async;
 	struct swa_regs next = {0};
 	swa_regs_set(&next, SWA_REG_FP, next_fp);
 #if defined(__x86_64__)
@@ -131,7 +133,8 @@ static bool leaf_lr(struct swa_unwind_ctx *uc, const struct swa_regs *regs, uint
 	if (!swa_regs_has(regs, SWA_REG_LR) || !swa_regs_has(regs, SWA_REG_FP))
 		return false;
 	uint64_t lr = swa_arch_strip(regs->r[SWA_REG_LR]);
-	uint64_t fp = swa_arch_strip(regs->r[SWA_REG_FP]), saved = 0;
+	int async = 0;
+	uint64_t fp = swa_arch_frame_pointer(regs->r[SWA_REG_FP], &async), saved = 0;
 	if (!lr || !swa_images_find(lr))
 		return false;
 	if (in_stack(uc->cap, fp) && swa_stack_read(uc, fp + 8, &saved) == 0 &&
@@ -145,7 +148,7 @@ static bool leaf_lr(struct swa_unwind_ctx *uc, const struct swa_regs *regs, uint
 uint32_t swa_unwind(const struct swa_capture *cap, uint64_t *frames, uint32_t max,
 		    uint32_t *ret_flags)
 {
-	struct swa_unwind_ctx uc = {.cap = cap, .live_reads = (cap->flags & SWA_CAPTURE_BLOCKED)};
+	struct swa_unwind_ctx uc = {.cap = cap, .live_reads = (cap->flags & SWA_CAPTURE_STILL)};
 	struct swa_regs regs = cap->regs;
 	uint32_t depth = 0, flags = 0;
 	uint64_t last_fp = 0;
@@ -182,7 +185,7 @@ uint32_t swa_unwind(const struct swa_capture *cap, uint64_t *frames, uint32_t ma
 			r = fp_step(&uc, &regs, &last_fp);
 		}
 		if (r == 0) {
-			*ret_flags = flags;
+			*ret_flags = flags | (uc.async ? SWA_UNWIND_ASYNC : 0);
 			return depth;
 		}
 		if (r < 0)
@@ -195,6 +198,6 @@ uint32_t swa_unwind(const struct swa_capture *cap, uint64_t *frames, uint32_t ma
 		frames[depth++] = regs.pc;
 		pc_is_return = !signal_frame;
 	}
-	*ret_flags = flags | SWA_UNWIND_TRUNCATED;
+	*ret_flags = flags | SWA_UNWIND_TRUNCATED | (uc.async ? SWA_UNWIND_ASYNC : 0);
 	return depth;
 }

@@ -20,9 +20,12 @@ struct swa_image {
 	uint64_t lo, hi; /* runtime range of the executable segment */
 	uint64_t slide;
 	uint64_t text_vmaddr, text_size;
-	uint64_t eh_hdr;   /* runtime address of .eh_frame_hdr, 0 if none */
-	uint64_t eh_table; /* its binary-search table, 0 if unusable */
-	uint64_t eh_frame; /* .eh_frame */
+	uint32_t unwind_kind;                   /* swa_unwind_kind */
+	uint64_t unwind_info, unwind_info_size; /* Mach-O __unwind_info (runtime), 0 if none */
+	uint64_t eh_frame_size;                 /* Mach-O __eh_frame's size */
+	uint64_t eh_hdr;                        /* runtime address of .eh_frame_hdr, 0 if none */
+	uint64_t eh_table;                      /* its binary-search table, 0 if unusable */
+	uint64_t eh_frame; /* .eh_frame (from eh_hdr on ELF, __eh_frame on Mach-O) */
 	uint32_t fde_count;
 	uint8_t table_enc;
 	uint32_t id_kind, id_len;
@@ -47,6 +50,7 @@ enum swa_unwind_flags {
 	SWA_UNWIND_TRUNCATED = 1u << 0,
 	SWA_UNWIND_LEAF_FROM_LR = 1u << 1,
 	SWA_UNWIND_CFI = 1u << 2,
+	SWA_UNWIND_ASYNC = 1u << 3, /* a Swift async frame (bit 60 of a saved fp) was crossed */
 };
 
 /*
@@ -61,6 +65,7 @@ uint32_t swa_unwind(const struct swa_capture *cap, uint64_t *frames, uint32_t ma
 struct swa_unwind_ctx {
 	const struct swa_capture *cap;
 	bool live_reads; /* read the live stack beyond the copy */
+	bool async;      /* crossed a Swift async frame */
 };
 
 /* Reads 8 bytes of stack at addr: from the copy, else fault-safely. */

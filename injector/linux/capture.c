@@ -305,7 +305,7 @@ static int capture_blocked(const struct swa_thread *t, struct swa_capture *cap)
 #if defined(__x86_64__)
 		swa_regs_set(&cap->regs, 16, pc);
 #endif
-		cap->flags = SWA_CAPTURE_BLOCKED;
+		cap->flags = SWA_CAPTURE_BLOCKED | SWA_CAPTURE_STILL;
 		uint64_t t0 = now_ns();
 		int r = copy_remote(cap, sp);
 		cap->held_ns = now_ns() - t0;

@@ -13,6 +13,10 @@
  *
  * A statically linked program, a raw syscall() and an io_uring loop never
  * reach these; such loops call stallwatch_before_wait()/after_wait().
+ *
+ * With another detector chosen (hooks-linux.c) the waits report nothing:
+ * the first one on the main thread only tells that the main loop runs, so
+ * Core Foundation or libdispatch can be reached safely from then on.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -24,6 +28,7 @@
 
 #include "../agent.h"
 #include "../platform.h"
+#include "linux.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -46,9 +51,14 @@ REAL(epoll_pwait2, int, (int, struct epoll_event *, int, const struct timespec *
 REAL(select, int, (int, fd_set *, fd_set *, fd_set *, struct timeval *))
 REAL(pselect, int, (int, fd_set *, fd_set *, fd_set *, const struct timespec *, const sigset_t *))
 
+static _Atomic bool hooks_on;
+static bool trigger_only;
+_Atomic bool swa_linux_main_waited;
+
 static inline bool watched(void)
 {
-	return swa_active && swa_plat_on_main_thread();
+	return swa_active && atomic_load_explicit(&hooks_on, memory_order_relaxed) &&
+	       swa_loop_on_main_thread();
 }
 
 /*
@@ -74,10 +84,14 @@ static inline bool zero_ts(const struct timespec *ts)
 	do {                                                                                       \
 		if (!(loop_wait))                                                                  \
 			return call;                                                               \
-		swa_loop_before_wait(hookname);                                                    \
+		if (trigger_only) {                                                                \
+			atomic_store_explicit(&swa_linux_main_waited, true, memory_order_relaxed); \
+			return call;                                                               \
+		}                                                                                  \
+		swa_loop_before_wait();                                                            \
 		int r_ = call;                                                                     \
 		int e_ = errno;                                                                    \
-		swa_loop_after_wait();                                                             \
+		swa_loop_after_wait(SWA_LOOP_DEFAULT_CONTEXT);                                     \
 		errno = e_;                                                                        \
 		return r_;                                                                         \
 	} while (0)
@@ -163,9 +177,13 @@ EXPORT int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec
 	HOOK("pselect", LOOP_WAIT(zero_ts(ts), 0), f(n, r, w, e, ts, m));
 }
 
-/* Resolves every real function up front, from the agent's constructor. */
-void swa_plat_hooks_init(void)
+/*
+ * Resolves every real function up front, from the agent's constructor, and
+ * turns the hooks on: reporting, or only noting the main loop's first wait.
+ */
+int swa_linux_waits_start(bool only_trigger)
 {
+	trigger_only = only_trigger;
 	get_poll();
 	get_ppoll();
 	get___poll_chk();
@@ -175,4 +193,17 @@ void swa_plat_hooks_init(void)
 	get_epoll_pwait2();
 	get_select();
 	get_pselect();
+	atomic_store(&hooks_on, true);
+	return 0;
+}
+
+void swa_linux_waits_stop(void)
+{
+	atomic_store(&hooks_on, false);
+}
+
+/* Another detector could not start: the waits report after all. */
+void swa_linux_waits_report(void)
+{
+	trigger_only = false;
 }
