@@ -87,6 +87,15 @@ void swa_loop_busy_if_idle(const char *context);
 
 /* ---- which waits are the loop's (loop-wait.c); main thread only ---- */
 
+/*
+ * When the main loop was first seen waiting (monotonic ns), 0 until then:
+ * set by the first interposed wait, or by the watchdog when it first sees an
+ * iteration begin (the explicit hooks, run-loop observers).  Sent in stats,
+ * so "0 stalls" can say whether anything was watched.
+ */
+extern _Atomic uint64_t swa_loop_first_wait;
+void swa_loop_note_first_wait(uint64_t t);
+
 /* The learnt key of the loop's own wait, 0 while still learning. */
 extern uint64_t swa_loop_wait_key;
 /*

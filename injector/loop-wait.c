@@ -27,14 +27,23 @@
 #define CANDIDATES  4
 
 uint64_t swa_loop_wait_key;
+_Atomic uint64_t swa_loop_first_wait;
 static uint64_t loop_sp; /* where the loop's wait was called from (stacks grow down) */
 static struct {
 	uint64_t key, sp;
 	uint32_t count;
 } candidates[CANDIDATES];
 
+void swa_loop_note_first_wait(uint64_t t)
+{
+	uint64_t none = 0;
+	atomic_compare_exchange_strong(&swa_loop_first_wait, &none, t ? t : 1);
+}
+
 static bool learn(uint64_t key, uint64_t sp)
 {
+	if (!atomic_load_explicit(&swa_loop_first_wait, memory_order_relaxed))
+		swa_loop_note_first_wait(swa_plat_now());
 	size_t fewest = 0;
 	for (size_t i = 0; i < CANDIDATES; i++) {
 		if (candidates[i].key == key) {

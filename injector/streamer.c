@@ -158,6 +158,9 @@ static int put_stats(void)
 	swa_plat_thread_cpu_ns(&swa_watchdog_thread, &a);
 	swa_plat_thread_cpu_ns(&swa_streamer_thread, &b);
 	m.stats.agent_cpu_ns = a + b;
+	uint64_t first = atomic_load(&swa_loop_first_wait);
+	m.stats.has_loop = true;
+	m.stats.loop_first_wait = first ? ticks(first) + 1 : 0;
 	int r = put(&m);
 	if (r == 0)
 		sent_stats = m.stats;

@@ -366,6 +366,8 @@ static uint64_t tick(uint64_t now)
 	if (swa_ping_active())
 		swa_ping_tick(now);
 	uint64_t busy = atomic_load_explicit(&swa_loop_busy_since, memory_order_acquire);
+	if (busy && !atomic_load_explicit(&swa_loop_first_wait, memory_order_relaxed))
+		swa_loop_note_first_wait(busy); /* an iteration began: the loop had waited */
 	if (!atomic_load_explicit(&swa_main_known, memory_order_acquire))
 		return now + interval; /* no loop to watch before the main thread is known */
 	if (w.active) {

@@ -249,6 +249,54 @@ def scenario_stopped():
           "folded output lacks the marked root")
 
 
+# ---- 6. say when nothing was watched ----------------------------------------
+
+
+def summary_of(objs):
+    return next((o for o in objs if o.get("type") == "summary"), None)
+
+
+def scenario_unwatched():
+    gzip = shutil.which("gzip")
+    if not gzip:
+        skip("gzip not found")
+    # a program with no event loop at all
+    with tempfile.TemporaryDirectory() as tmp:
+        data = os.path.join(tmp, "data")
+        with open(data, "w") as f:
+            f.write("stallwatch " * 100000)
+        objs, _, err, status = run([gzip, data])
+    summ = summary_of(objs)
+    print(err)
+    check(status == 0, "run exited %d" % status)
+    check(summ is not None and summ["loop"] == "never-waited",
+          "summary does not say the loop never waited: %s" % summ)
+    check(summ is not None and "stallwatch_before_wait()" in (summ.get("advice") or ""),
+          "summary gives no advice: %s" % summ)
+    check("nothing was watched" in err and "stallwatch_before_wait()" in err,
+          "stderr does not say nothing was watched, and what to do")
+    # a program that works 600 ms before its loop first waits
+    late = ("import time, select\n"
+            "end = time.monotonic() + 0.6\n"
+            "while time.monotonic() < end: pass\n"
+            "p = select.poll()\n"
+            "for i in range(10): p.poll(20)\n")
+    objs, _, err, status = run([sys.executable, "-c", late])
+    summ = summary_of(objs)
+    print(err)
+    check(summ is not None and summ["loop"] == "late" and 590 <= summ["loop_first_wait_ms"] < 1500,
+          "summary does not say the loop started late: %s" % summ)
+    check(re.search(r"first waited \d+ ms after the start", err) is not None,
+          "stderr does not say the start was not watched")
+    # a loop watched from the start: nothing to say
+    objs, _, err, status = run([os.environ["STALLAPP"], "busy:300"])
+    summ = summary_of(objs)
+    check(summ is not None and summ["loop"] == "watched" and summ["advice"] is None,
+          "a watched loop: %s" % summ)
+    check("not watched" not in err and "nothing was watched" not in err,
+          "a watched loop said otherwise: %s" % err)
+
+
 SCENARIOS = {
     "nested-c": scenario_nested_c,
     "nested-glib": scenario_nested_glib,
@@ -256,6 +304,7 @@ SCENARIOS = {
     "nested-node": scenario_nested_node,
     "segments": scenario_segments,
     "stopped": scenario_stopped,
+    "unwatched": scenario_unwatched,
 }
 
 if __name__ == "__main__":

@@ -239,5 +239,19 @@ int sw_render_ndjson_summary(struct sw_buf *out, const struct sw_stalls *c, uint
 		json_str(out, in->goodbye_text);
 	else
 		sw_buf_puts(out, "null");
+	static const char *const watched[] = {"null", "\"watched\"", "\"never-waited\"",
+					      "\"late\""};
+	uint64_t first_ns;
+	enum sw_stalls_watched w = sw_stalls_watched(c, &first_ns);
+	sw_buf_printf(out, ",\"loop\":%s,\"loop_first_wait_ms\":", watched[w]);
+	if (w == SW_WATCHED_YES || w == SW_WATCHED_LATE)
+		sw_buf_printf(out, "%.3f", first_ns / 1e6);
+	else
+		sw_buf_puts(out, "null");
+	sw_buf_puts(out, ",\"advice\":");
+	if (sw_stalls_watched_advice(w))
+		json_str(out, sw_stalls_watched_advice(w));
+	else
+		sw_buf_puts(out, "null");
 	return sw_buf_puts(out, "}\n") < 0 ? -ENOMEM : 0;
 }

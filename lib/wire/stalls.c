@@ -185,6 +185,38 @@ static bool image_holds(const struct sw_stall_image *im, uint64_t addr)
 	return false;
 }
 
+enum sw_stalls_watched sw_stalls_watched(const struct sw_stalls *c, uint64_t *ret_first_ns)
+{
+	const struct sw_wire_stats *st = &c->info.stats;
+	*ret_first_ns = 0;
+	if (!st->has_loop)
+		return SW_WATCHED_UNKNOWN;
+	if (!st->loop_first_wait)
+		return SW_WATCHED_NEVER;
+	*ret_first_ns = sw_stalls_ns(c, st->loop_first_wait - 1);
+	uint64_t threshold =
+	    (uint64_t)(c->info.config.threshold_ms ? c->info.config.threshold_ms : 250);
+	return *ret_first_ns >= threshold * 1000000 ? SW_WATCHED_LATE : SW_WATCHED_YES;
+}
+
+const char *sw_stalls_watched_advice(enum sw_stalls_watched w)
+{
+	switch (w) {
+	case SW_WATCHED_NEVER:
+		return "if it has an event loop that waits another way (io_uring, a condition "
+		       "variable, "
+		       "a static binary), call stallwatch_before_wait() and "
+		       "stallwatch_after_wait() "
+		       "from <stallwatch/stallwatch.h> around its wait; see stallwatch-agent(7)";
+	case SW_WATCHED_LATE:
+		return "to watch the start too, call stallwatch_after_wait() from "
+		       "<stallwatch/stallwatch.h> first thing in main(): the start then counts as "
+		       "an iteration of the loop; see stallwatch-agent(7)";
+	default:
+		return NULL;
+	}
+}
+
 #define SW_DEFAULT_MAX_DEPTH 512 /* the agent's, for recordings whose hello lacks it */
 
 bool sw_stalls_sample_stopped(const struct sw_stalls *c, const struct sw_stall_sample *s)

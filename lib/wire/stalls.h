@@ -84,6 +84,17 @@ const struct sw_stall_image *sw_stalls_image_at(const struct sw_stalls *c, uint6
  * for another reason than the depth limit (a frame it could not step over).
  */
 bool sw_stalls_sample_stopped(const struct sw_stalls *c, const struct sw_stall_sample *s);
+/* Whether the agent watched the program's main loop, from its last stats. */
+enum sw_stalls_watched {
+	SW_WATCHED_UNKNOWN, /* an agent from before it said */
+	SW_WATCHED_YES,     /* the loop waited early enough */
+	SW_WATCHED_NEVER,   /* the program never waited in a loop the agent sees */
+	SW_WATCHED_LATE,    /* its loop first waited a threshold or more after the start */
+};
+/* Also sets *ret_first_ns to when the loop first waited (ns since the agent's start). */
+enum sw_stalls_watched sw_stalls_watched(const struct sw_stalls *c, uint64_t *ret_first_ns);
+/* The advice that goes with an answer other than YES (a sentence, no final stop), or NULL. */
+const char *sw_stalls_watched_advice(enum sw_stalls_watched w);
 /* Converts agent ticks to nanoseconds. */
 uint64_t sw_stalls_ns(const struct sw_stalls *c, uint64_t ticks);
 

@@ -311,8 +311,12 @@ static bool get_body(struct reader *r, struct sw_wire_msg *m)
 	case SW_MSG_SAMPLE:
 		return get_sample(r, &m->sample);
 	case SW_MSG_STATS:
-		return get_uleb(r, &m->stats.samples) && get_uleb(r, &m->stats.dropped) &&
-		       get_uleb(r, &m->stats.stalls) && get_uleb(r, &m->stats.agent_cpu_ns);
+		if (!get_uleb(r, &m->stats.samples) || !get_uleb(r, &m->stats.dropped) ||
+		    !get_uleb(r, &m->stats.stalls) || !get_uleb(r, &m->stats.agent_cpu_ns))
+			return false;
+		m->stats.has_loop = r->p < r->end; /* absent from older agents */
+		m->stats.loop_first_wait = 0;
+		return !m->stats.has_loop || get_uleb(r, &m->stats.loop_first_wait);
 	case SW_MSG_SYMBOL_HINT:
 		return get_u32(r, &m->symbol_hint.image_index) &&
 		       get_uleb(r, &m->symbol_hint.offset) && get_uleb(r, &m->symbol_hint.size) &&

@@ -247,6 +247,8 @@ static bool put_body(struct sw_wire_encoder *enc, struct writer *w, const struct
 		put_uleb(w, m->stats.dropped);
 		put_uleb(w, m->stats.stalls);
 		put_uleb(w, m->stats.agent_cpu_ns);
+		if (m->stats.has_loop)
+			put_uleb(w, m->stats.loop_first_wait);
 		return true;
 	case SW_MSG_SYMBOL_HINT:
 		put_uleb(w, m->symbol_hint.image_index);

@@ -172,6 +172,12 @@ struct sw_wire_stats {
 	uint64_t dropped;
 	uint64_t stalls;
 	uint64_t agent_cpu_ns;
+	/*
+	 * When the main loop was first seen waiting: ticks since clock_base + 1,
+	 * 0 when it never was.  has_loop is false for agents from before the field.
+	 */
+	bool has_loop;
+	uint64_t loop_first_wait;
 };
 
 struct sw_wire_symbol_hint {
