@@ -156,6 +156,17 @@ struct swa_rec_removed {
 	uint32_t index;
 };
 
+struct swa_rec_hint {
+	uint32_t image_index;
+	uint64_t offset, size; /* from the image's load address */
+	char name[];           /* NUL-terminated */
+};
+
+/* Symbol hints for frames in memory-only images (hints.c; watchdog thread). */
+void swa_hints_note(const uint64_t *frames, uint32_t depth);
+/* Pushes the hints held back while the ring was held. */
+void swa_hints_flush(void);
+
 /* Wakes the streamer after records were committed. */
 void swa_streamer_wake(void);
 

@@ -139,6 +139,7 @@ static void found(const struct swa_plat_image *pim, void *ctx)
 	memcpy(im->id, pim->id, sizeof(im->id));
 	im->path = path;
 	im->loader = pim->loader;
+	im->memory_only = pim->memory_only;
 	im->nmore_text = pim->nmore_text <= SWA_MAX_MORE_TEXT ? pim->nmore_text : 0;
 	memcpy(im->more_text, pim->more_text, sizeof(im->more_text));
 	im->seen = true;

@@ -167,7 +167,8 @@ struct swa_plat_image {
 	uint32_t id_len;
 	uint8_t id[32];
 	const char *path;
-	bool loader; /* the dynamic loader itself */
+	bool loader;      /* the dynamic loader itself */
+	bool memory_only; /* no file the host could read (the vDSO): the agent sends hints */
 	/* executable segments after the first (file address, size), same slide */
 	uint32_t nmore_text;
 	struct swa_text_range {
@@ -175,6 +176,14 @@ struct swa_plat_image {
 	} more_text[SWA_MAX_MORE_TEXT];
 };
 typedef void (*swa_plat_image_fn)(const struct swa_plat_image *im, void *ctx);
+
+/*
+ * The symbol holding pc in a memory_only image, from the image's own
+ * symbol table in memory: its runtime address, size and NUL-terminated
+ * name.  Never called while a thread is held.  0, -ENOENT or -ENOSYS.
+ */
+int swa_plat_memory_symbol(uint64_t pc, uint64_t *ret_addr, uint64_t *ret_size, char *name,
+			   size_t cap);
 uint64_t swa_plat_images_generation(void);
 int swa_plat_images(swa_plat_image_fn fn, void *ctx);
 

@@ -209,6 +209,14 @@ static bool record_msg(uint16_t type, const void *p, struct sw_wire_msg *m)
 	case SW_MSG_IMAGE_REMOVED:
 		m->image_removed.index = ((const struct swa_rec_removed *)p)->index;
 		return true;
+	case SW_MSG_SYMBOL_HINT: {
+		const struct swa_rec_hint *h = p;
+		m->symbol_hint.image_index = h->image_index;
+		m->symbol_hint.offset = h->offset;
+		m->symbol_hint.size = h->size;
+		m->symbol_hint.name = h->name;
+		return true;
+	}
 	}
 	return false;
 }

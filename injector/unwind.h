@@ -35,6 +35,7 @@ struct swa_image {
 	bool announced;
 	bool gone;           /* unloaded, removal not announced yet */
 	bool loader;         /* the dynamic loader: its lock may be held */
+	bool memory_only;    /* no file on the host: symbols go out as hints */
 	uint32_t nmore_text; /* executable segments after the first */
 	struct swa_text_range more_text[SWA_MAX_MORE_TEXT];
 };

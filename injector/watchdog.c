@@ -171,6 +171,7 @@ static void sample_thread(const struct swa_thread *t, uint32_t max)
 			depth = swa_unwind(&cap, frames, max, &uflags);
 		}
 		flags = wire_flags(uflags, cap.flags);
+		swa_hints_note(frames, depth); /* the thread is released: reading is safe */
 	} else if (r == -ENOTSUP) {
 		flags |= SW_SAMPLE_BLOCKED;
 	}
@@ -247,6 +248,7 @@ static void commit(uint64_t now)
 	swa_ring_commit(&swa_ring);
 	w.committed = true;
 	swa_images_refresh(); /* announces images learnt during the pre-roll */
+	swa_hints_flush();
 	atomic_fetch_add(&swa_stalls_total, 1);
 	swa_streamer_wake();
 }

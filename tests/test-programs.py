@@ -211,6 +211,39 @@ def scenario_segments():
               "code in the second executable segment is not symbolicated: %s" % path)
 
 
+# ---- 4. images that exist only in memory -----------------------------------
+
+
+def scenario_vdso():
+    # busy:400 spins on clock_gettime(), which runs in the vDSO
+    with tempfile.TemporaryDirectory() as tmp:
+        rec = os.path.join(tmp, "run.swtrace")
+        p = subprocess.run([STALLWATCH, "run", "--color", "never", "-o", rec, "--",
+                            os.environ["STALLAPP"], "busy:400"], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, timeout=60)
+        check(p.returncode == 0, "run exited %d: %s" % (p.returncode, p.stderr))
+        # recordings keep the hints: report names the same frames
+        r = subprocess.run([STALLWATCH, "report", "--format", "ndjson", rec],
+                           stdout=subprocess.PIPE, text=True)
+        objs = [json.loads(l) for l in r.stdout.splitlines()]
+    vdso_lines = [l for l in p.stdout.splitlines() if "(linux-vdso.so.1)" in l]
+    print("\n".join(vdso_lines))
+    if not check(vdso_lines, "no frame in the vDSO: the test cannot say anything"):
+        return
+    names = tree_names(vdso_lines)
+    check(all(re.search(r"clock_gettime", n) for n in names),
+          "vDSO frames not named from the agent's hints: %s" % names)
+    sts = stalls(objs)
+    if not check(len(sts) == 1, "expected 1 stall, got %d" % len(sts)):
+        return
+    frames = sts[0]["heaviest"]
+    vdso = [f for f in frames if f["image"] == "linux-vdso.so.1"]
+    other = [f for f in frames if f["image"] != "linux-vdso.so.1"]
+    check(vdso and all(f.get("hint") is True and "clock_gettime" in f["symbol"] for f in vdso),
+          "the recording's vDSO frames are not marked as hinted: %s" % vdso)
+    check(not any(f.get("hint") for f in other), "frames with files marked as hinted")
+
+
 # ---- 5. samples that could not be unwound ----------------------------------
 
 
@@ -304,6 +337,7 @@ SCENARIOS = {
     "nested-node": scenario_nested_node,
     "segments": scenario_segments,
     "stopped": scenario_stopped,
+    "vdso": scenario_vdso,
     "unwatched": scenario_unwatched,
 }
 

@@ -8,6 +8,7 @@
  * counter moved, never while a thread is held; the path strings are dyld's
  * own and live as long as the image.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -136,6 +137,18 @@ int swa_plat_images(swa_plat_image_fn fn, void *ctx)
 			fn(&table[i].im, ctx);
 	pthread_mutex_unlock(&lock);
 	return 0;
+}
+
+/* Symbols of images in memory only (the shared cache) are not read yet. */
+int swa_plat_memory_symbol(uint64_t pc, uint64_t *ret_addr, uint64_t *ret_size, char *name,
+			   size_t cap)
+{
+	(void)pc;
+	(void)ret_addr;
+	(void)ret_size;
+	(void)name;
+	(void)cap;
+	return -ENOSYS;
 }
 
 bool swa_darwin_image_in_cache(uint64_t slide, uint64_t text_vmaddr)

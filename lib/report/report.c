@@ -183,6 +183,21 @@ static int symbolicate(struct sw_report *r, const struct sw_report_image *im, ui
 		if (n < 0)
 			note_missing(r, m, im, &err);
 	}
+	bool hinted = false;
+	if (n <= 0 && im && im->hints) {
+		/* nothing better: the name the agent read from the image in memory */
+		const struct sw_stall_hint *h =
+		    sw_stalls_hint_at(im->hints, addr - (ret ? 1 : 0) - im->load_address);
+		if (h) {
+			frames[0] = (struct sw_frame){
+			    .function = h->name,
+			    .offset = addr - im->load_address - h->offset,
+			    .flags = SW_FRAME_SYMBOL,
+			};
+			n = 1;
+			hinted = true;
+		}
+	}
 	if (n <= 0) {
 		frames[0] = (struct sw_frame){0};
 		n = 1;
@@ -209,6 +224,7 @@ static int symbolicate(struct sw_report *r, const struct sw_report_image *im, ui
 		    .offset = f->offset,
 		    .has_offset = (f->flags & SW_FRAME_SYMBOL) && k == n - 1,
 		    .inlined = k < n - 1,
+		    .hinted = hinted,
 		};
 		demangled(r, f->function, &tf.name, &tf.full_name);
 		int e = sw_profile_frame(r->p, &tf, &r->ids[r->nids]);
@@ -308,6 +324,7 @@ static int add_sample(struct sw_report *r, const struct sw_stalls *c, struct sw_
 			    .arch = im->arch,
 			    .load_address = im->load_address,
 			    .text_size = im->text_size,
+			    .hints = im->nhints ? im : NULL,
 			};
 		const uint32_t *ids;
 		size_t n;

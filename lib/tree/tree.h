@@ -71,6 +71,7 @@ struct sw_tree_frame {
 	uint64_t offset;       /* from the function's symbol; meaningful with has_offset */
 	bool has_offset;
 	bool inlined; /* an inlined call: the frame before it (its caller) contains it */
+	bool hinted;  /* named by the agent's symbol hint (an image in memory only) */
 };
 
 /*

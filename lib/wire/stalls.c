@@ -58,6 +58,9 @@ void sw_stalls_free(struct sw_stalls *c)
 	for (size_t i = 0; i < c->nimages; i++) {
 		free(c->images[i].path);
 		free(c->images[i].arch);
+		for (size_t k = 0; k < c->images[i].nhints; k++)
+			free(c->images[i].hints[k].name);
+		free(c->images[i].hints);
 	}
 	free(c->images);
 	for (size_t i = 0; i < c->nnames; i++)
@@ -161,6 +164,48 @@ static int on_image(struct sw_stalls *c, const struct sw_wire_image *im)
 	slot->nmore_text = im->nmore_text <= SW_WIRE_MAX_MORE_TEXT ? im->nmore_text : 0;
 	memcpy(slot->more_text, im->more_text, slot->nmore_text * sizeof(slot->more_text[0]));
 	return 0;
+}
+
+#define MAX_HINTS 65536 /* per image */
+
+/* Keeps a hint with the image that has its index now, sorted, once. */
+static int on_hint(struct sw_stalls *c, const struct sw_wire_symbol_hint *h)
+{
+	struct sw_stall_image *im = NULL;
+	for (size_t i = 0; i < c->nimages; i++)
+		if (c->images[i].index == h->image_index && !c->images[i].removed)
+			im = &c->images[i];
+	if (!im || !h->name || !h->name[0])
+		return 0;
+	size_t k = 0;
+	while (k < im->nhints && im->hints[k].offset < h->offset)
+		k++;
+	if (k < im->nhints && im->hints[k].offset == h->offset)
+		return 0;
+	if (im->nhints == MAX_HINTS)
+		return -E2BIG;
+	struct sw_stall_hint *hints = realloc(im->hints, (im->nhints + 1) * sizeof(*hints));
+	if (!hints)
+		return -ENOMEM;
+	im->hints = hints;
+	char *name = strdup(h->name);
+	if (!name)
+		return -ENOMEM;
+	memmove(&hints[k + 1], &hints[k], (im->nhints - k) * sizeof(*hints));
+	hints[k] = (struct sw_stall_hint){h->offset, h->size, name};
+	im->nhints++;
+	return 0;
+}
+
+const struct sw_stall_hint *sw_stalls_hint_at(const struct sw_stall_image *im, uint64_t offset)
+{
+	for (size_t k = im->nhints; k-- > 0;)
+		if (im->hints[k].offset <= offset)
+			return offset - im->hints[k].offset <
+				       (im->hints[k].size ? im->hints[k].size : 1)
+				   ? &im->hints[k]
+				   : NULL;
+	return NULL;
 }
 
 static void on_image_removed(struct sw_stalls *c, uint32_t index)
@@ -341,6 +386,8 @@ int sw_stalls_feed(struct sw_stalls *c, const struct sw_wire_msg *m,
 	case SW_MSG_STATS:
 		c->info.stats = m->stats;
 		return 0;
+	case SW_MSG_SYMBOL_HINT:
+		return on_hint(c, &m->symbol_hint);
 	case SW_MSG_CONFIG_REPLY:
 		c->info.config = m->config_reply.config;
 		return 0;

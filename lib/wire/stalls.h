@@ -36,6 +36,12 @@ struct sw_stall {
 	bool ended; /* false for a stall cut off by the end of the stream */
 };
 
+/* A symbol the agent read from memory (symbol-hint): offset from the image's load address. */
+struct sw_stall_hint {
+	uint64_t offset, size;
+	char *name;
+};
+
 struct sw_stall_image {
 	uint32_t index;
 	uint64_t load_address, text_vmaddr, text_size;
@@ -43,6 +49,8 @@ struct sw_stall_image {
 	uint8_t id[SW_WIRE_MAX_ID];
 	char *path, *arch;
 	bool removed;
+	struct sw_stall_hint *hints; /* sorted by offset */
+	size_t nhints;
 	uint32_t nmore_text; /* further executable segments, same slide */
 	struct sw_wire_text_range more_text[SW_WIRE_MAX_MORE_TEXT];
 };
@@ -84,6 +92,8 @@ const struct sw_stall_image *sw_stalls_image_at(const struct sw_stalls *c, uint6
  * for another reason than the depth limit (a frame it could not step over).
  */
 bool sw_stalls_sample_stopped(const struct sw_stalls *c, const struct sw_stall_sample *s);
+/* The hint of im holding offset (from its load address), or NULL. */
+const struct sw_stall_hint *sw_stalls_hint_at(const struct sw_stall_image *im, uint64_t offset);
 /* Whether the agent watched the program's main loop, from its last stats. */
 enum sw_stalls_watched {
 	SW_WATCHED_UNKNOWN, /* an agent from before it said */
