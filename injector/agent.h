@@ -130,6 +130,8 @@ extern _Atomic uint64_t swa_stalls_total;
 struct swa_rec_sample {
 	uint64_t stall_id, time, thread_id;
 	uint32_t flags, depth;
+	uint64_t elided; /* SW_SAMPLE_ELIDED: frames left out before frames[elided_at] */
+	uint32_t elided_at;
 	char name[SWA_THREAD_NAME_MAX];
 	uint64_t frames[];
 };

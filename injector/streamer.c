@@ -182,6 +182,8 @@ static bool record_msg(uint16_t type, const void *p, struct sw_wire_msg *m)
 		m->sample.flags = s->flags;
 		m->sample.depth = s->depth;
 		m->sample.frames = s->frames;
+		m->sample.elided = s->elided;
+		m->sample.elided_at = s->elided_at;
 		return true;
 	}
 	case SW_MSG_STALL_BEGIN: {

@@ -8,6 +8,7 @@ SW_SOURCE_ROOT in the environment, as tests/meson.build sets them.  Each step
 of the apps prints "step KIND begin NS" / "step KIND end NS" (CLOCK_MONOTONIC),
 so what is expected comes from the programs themselves.  Exit 77: skipped.
 """
+import gzip
 import json
 import os
 import re
@@ -211,6 +212,56 @@ def scenario_segments():
               "code in the second executable segment is not symbolicated: %s" % path)
 
 
+# ---- 3. deep stacks keep both ends -----------------------------------------
+
+
+def scenario_deep():
+    with tempfile.TemporaryDirectory() as tmp:
+        exe = build(tmp, "deep.c", "deep")
+        rec = os.path.join(tmp, "run.swtrace")
+        p = subprocess.run([STALLWATCH, "run", "--color", "never", "-o", rec, "--", exe,
+                            "3000", "2000"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, timeout=60)
+        check(p.returncode == 0, "run exited %d: %s" % (p.returncode, p.stderr))
+        report = lambda *a: subprocess.run([STALLWATCH, "report", "--color", "never", *a, rec],
+                                           stdout=subprocess.PIPE).stdout
+        outputs = {f: report("--format", f) for f in
+                   ("tree", "sample", "json", "ndjson", "folded", "speedscope", "pprof")}
+    objs = [json.loads(l) for l in outputs["ndjson"].decode().splitlines()]
+    sts = stalls(objs)
+    if not check(len(sts) == 2, "expected 2 stalls, got %d" % len(sts)):
+        return
+    for st, n in zip(sts, (3000, 2000)):
+        names = heaviest_names(st)
+        print("%d deep: %s" % (n, " > ".join(names)))
+        # the heaviest path runs from the entry to the culprit, one node between
+        gap = [x for x in names if re.fullmatch(r"<\d+ frames left out>", x)]
+        if not check(len(gap) == 1, "%d deep: no single node for the frames left out" % n):
+            continue
+        left = int(gap[0][1:].split()[0])
+        check(n - 520 < left < n, "%d deep: %d frames said to be left out" % (n, left))
+        check(names[:5] == ["_start", "__libc_start_main", "__libc_start_call_main", "main",
+                            "deep_outer"], "%d deep: the outermost frames are missing" % n)
+        i = names.index(gap[0])
+        check(names[i + 1] == "deep_recurse" and "deep_spin" in names[i + 1:],
+              "%d deep: the innermost frames are missing" % n)
+        check(st.get("signature_version") == 2, "signature without its rule's version")
+    check(sts[0]["signature"] == sts[1]["signature"],
+          "the count of frames left out split the signature")
+    # the first samples of the deepest stall outgrew the stack copy, and said so;
+    # the copy grew, so later ones reach the entry
+    flags = [s["flags"] for s in sts[0]["stacks"]]
+    short = sum(1 for f in flags if "copy_short" in f)
+    whole = sum(c["count"] for c in sts[0]["stacks"] if "copy_short" not in c["flags"])
+    print("copy_short stacks: %d, samples after the copy grew: %d" % (short, whole))
+    check(0 < short <= 3, "%d samples with a short copy (expected the first one to three)" % short)
+    check(whole >= 20, "the copy did not grow: %d whole samples" % whole)
+    for fmt, out in outputs.items():
+        if fmt == "pprof" and out[:2] == b"\x1f\x8b":
+            out = gzip.decompress(out)
+        check(b" frames left out>" in out, "%s output lacks the frames-left-out node" % fmt)
+
+
 # ---- 4. images that exist only in memory -----------------------------------
 
 
@@ -337,6 +388,7 @@ SCENARIOS = {
     "nested-node": scenario_nested_node,
     "segments": scenario_segments,
     "stopped": scenario_stopped,
+    "deep": scenario_deep,
     "vdso": scenario_vdso,
     "unwatched": scenario_unwatched,
 }

@@ -247,6 +247,7 @@ static void check_sample(uint64_t stall, uint64_t tid, const char *name, const u
 
 static void test_samples(void)
 {
+	static uint8_t buf[SW_WIRE_MAX_MESSAGE];
 	uint64_t frames[SW_WIRE_MAX_FRAMES];
 	char names[100][16];
 	for (int i = 0; i < 100; i++)
@@ -270,6 +271,28 @@ static void test_samples(void)
 	round_trip(&m, &out);
 	CHECK_STR(out.sample.thread_name, "renderer");
 
+	/* both ends of a deep stack: the count of frames left out rides along */
+	memset(&out, 0x5a, sizeof(out));
+	m.sample.flags = SW_SAMPLE_ELIDED | SW_SAMPLE_COPY_SHORT | SW_SAMPLE_CFI;
+	m.sample.elided = 2497;
+	m.sample.elided_at = depth - 1;
+	round_trip(&m, &out);
+	CHECK_INT(out.sample.flags, SW_SAMPLE_ELIDED | SW_SAMPLE_COPY_SHORT | SW_SAMPLE_CFI);
+	CHECK_INT(out.sample.elided, 2497);
+	CHECK_INT(out.sample.elided_at, depth - 1);
+	CHECK_INT(out.sample.depth, depth);
+	m.sample.flags = 0;
+	memset(&out, 0x5a, sizeof(out));
+	round_trip(&m, &out);
+	CHECK_INT(out.sample.flags, 0);
+	CHECK_INT(out.sample.elided, 0);
+	m.sample.flags = SW_SAMPLE_ELIDED;
+	m.sample.elided_at = depth + 1; /* past the stack */
+	CHECK_INT(sw_wire_encode(&enc, buf, sizeof(buf), &m), -EINVAL);
+	m.sample.flags = 0;
+	m.sample.elided = 0;
+	m.sample.elided_at = 0;
+
 	/* empty, maximal and deeper-than-the-encoder-keeps stacks */
 	check_sample(2, 6, NULL, frames, 0, SW_SAMPLE_TRUNCATED);
 	for (uint32_t i = 0; i < SW_WIRE_MAX_FRAMES; i++)
@@ -280,7 +303,6 @@ static void test_samples(void)
 	check_sample(2, 6, NULL, frames + 2, SW_WIRE_ENCODER_FRAMES, 0);
 
 	/* over the limit */
-	static uint8_t buf[SW_WIRE_MAX_MESSAGE];
 	m.sample.depth = SW_WIRE_MAX_FRAMES + 1;
 	CHECK_INT(sw_wire_encode(&enc, buf, sizeof(buf), &m), -EINVAL);
 }

@@ -259,6 +259,8 @@ int sw_render_json_stall(struct sw_profile *p, struct sw_tree_stall *s,
 	}
 	TRY(sw_json_key(b, &first, "signature"));
 	TRY(sw_buf_printf(b, "\"%016llx\"", (unsigned long long)sw_tree_stall_signature(p, s)));
+	TRY(sw_json_key(b, &first, "signature_version"));
+	TRY(sw_json_u64(b, SW_TREE_SIGNATURE_VERSION));
 	TRY(sw_json_key(b, &first, "heaviest"));
 	TRY(heaviest_json(p, s, o, b));
 	TRY(stall_trees(p, s, o, &first, b));
@@ -295,6 +297,8 @@ int sw_render_json_summary(struct sw_profile *p, const struct sw_summary *sum,
 	}
 	TRY(sw_json_key(b, &first, "signatures"));
 	TRY(sw_json_u64(b, sum->nsignatures));
+	TRY(sw_json_key(b, &first, "signature_version"));
+	TRY(sw_json_u64(b, SW_TREE_SIGNATURE_VERSION));
 	TRY(sw_json_key(b, &first, "top"));
 	TRY(sw_buf_putc(b, '['));
 	for (size_t i = 0; i < sum->ntop; i++) {

@@ -55,7 +55,8 @@ void sw_stall_figures(const struct sw_stalls *c, const struct sw_stall *s,
 
 static bool same_stack(const struct sw_stall_sample *a, const struct sw_stall_sample *b)
 {
-	return a->thread_id == b->thread_id && a->depth == b->depth &&
+	return a->thread_id == b->thread_id && a->depth == b->depth && a->elided == b->elided &&
+	       a->elided_at == b->elided_at &&
 	       (a->flags & SW_SAMPLE_TRUNCATED) == (b->flags & SW_SAMPLE_TRUNCATED) &&
 	       memcmp(a->frames, b->frames, a->depth * sizeof(uint64_t)) == 0;
 }
@@ -120,6 +121,8 @@ static void json_flags(struct sw_buf *out, uint32_t flags)
 	    {SW_SAMPLE_CFI, "cfi"},
 	    {SW_SAMPLE_ASYNC, "async"},
 	    {SW_SAMPLE_BLOCKED, "blocked"},
+	    {SW_SAMPLE_ELIDED, "elided"},
+	    {SW_SAMPLE_COPY_SHORT, "copy_short"},
 	};
 	bool first = true;
 	sw_buf_putc(out, '[');
@@ -214,7 +217,11 @@ int sw_render_ndjson_stall(struct sw_buf *out, const struct sw_stalls *c, const 
 		sw_buf_puts(out, ",\"frames\":[");
 		for (uint32_t k = 0; k < x->depth; k++)
 			sw_buf_printf(out, "%s\"0x%" PRIx64 "\"", k ? "," : "", x->frames[k]);
-		sw_buf_puts(out, "]}");
+		sw_buf_puts(out, "]");
+		if (x->flags & SW_SAMPLE_ELIDED)
+			sw_buf_printf(out, ",\"elided\":%" PRIu64 ",\"elided_at\":%" PRIu32,
+				      x->elided, x->elided_at);
+		sw_buf_puts(out, "}");
 	}
 	sw_buf_puts(out, "],");
 	json_images(out, c, st, n);

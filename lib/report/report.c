@@ -5,6 +5,7 @@
  * it, outermost first), and samples become stacks of those ids.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -292,6 +293,17 @@ int sw_report_frames(struct sw_report *r, const struct sw_report_image *im, uint
 	return 0;
 }
 
+/* The frame id of the node standing for n frames left out of a deep stack. */
+static int left_out(struct sw_report *r, uint64_t n)
+{
+	char name[64];
+	snprintf(name, sizeof(name), "<%" PRIu64 " frames left out>", n);
+	struct sw_tree_frame f = {.linkage = SW_TREE_FRAMES_LEFT_OUT, .name = name}; /* interned */
+	uint32_t id;
+	int e = sw_profile_frame(r->p, &f, &id);
+	return e < 0 ? e : (int)id;
+}
+
 static int add_sample(struct sw_report *r, const struct sw_stalls *c, struct sw_tree_stall *ts,
 		      const struct sw_stall_sample *smp, uint64_t weight)
 {
@@ -313,6 +325,13 @@ static int add_sample(struct sw_report *r, const struct sw_stalls *c, struct sw_
 	}
 	/* frames are leaf first; every frame but the leaf is a return address */
 	for (uint32_t k = smp->depth; k-- > 0;) {
+		if ((smp->flags & SW_SAMPLE_ELIDED) && k + 1 == smp->elided_at && smp->elided) {
+			/* the outermost frames are in: one node says how many came between */
+			if ((e = left_out(r, smp->elided)) < 0)
+				return e;
+			if (depth < SW_TREE_MAX_DEPTH)
+				r->stack[depth++] = (uint32_t)e;
+		}
 		const struct sw_stall_image *im = sw_stalls_image_at(c, smp->frames[k]);
 		struct sw_report_image ri;
 		if (im)

@@ -81,6 +81,15 @@ struct sw_tree_frame {
  */
 #define SW_TREE_UNWINDING_STOPPED "<unwinding stopped>"
 bool sw_tree_frame_is_stopped(const struct sw_tree_frame *f);
+/*
+ * The linkage name of the node between the outermost and the innermost
+ * frames of a stack too deep to keep whole; its display name says how many
+ * frames were left out.  Signatures see only the linkage name, so any number
+ * of frames left out is one path.  Signatures from rule 2 on (which also
+ * leave out <unwinding stopped>) say so in the JSON's signature_version.
+ */
+#define SW_TREE_FRAMES_LEFT_OUT   "<frames left out>"
+#define SW_TREE_SIGNATURE_VERSION 2
 /* The root the heaviest path of signatures and culprits starts at: t's heaviest, not the marker. */
 struct sw_tree;
 struct sw_profile;

@@ -267,6 +267,9 @@ const char *sw_stalls_watched_advice(enum sw_stalls_watched w)
 bool sw_stalls_sample_stopped(const struct sw_stalls *c, const struct sw_stall_sample *s)
 {
 	uint32_t max = c->info.config.max_depth ? c->info.config.max_depth : SW_DEFAULT_MAX_DEPTH;
+	if (s->flags & SW_SAMPLE_ELIDED)
+		return s->flags &
+		       SW_SAMPLE_TRUNCATED; /* agents that elide never cut at the limit */
 	return (s->flags & SW_SAMPLE_TRUNCATED) && s->depth < max;
 }
 
@@ -330,6 +333,8 @@ static int on_sample(struct sw_stalls *c, const struct sw_wire_sample *m)
 	x->thread_id = m->thread_id;
 	x->flags = m->flags;
 	x->depth = m->depth;
+	x->elided = m->flags & SW_SAMPLE_ELIDED ? m->elided : 0;
+	x->elided_at = m->flags & SW_SAMPLE_ELIDED ? m->elided_at : 0;
 	x->thread_name = intern(c, m->thread_name);
 	x->frames = malloc((m->depth ? m->depth : 1) * sizeof(uint64_t));
 	if (!x->frames)

@@ -19,7 +19,10 @@ struct sw_stall_sample {
 	uint64_t thread_id;
 	uint32_t flags; /* sw_wire_sample_flags */
 	uint32_t depth;
-	uint64_t *frames;        /* leaf first */
+	uint64_t *frames; /* leaf first */
+	/* SW_SAMPLE_ELIDED: elided frames left out between frames[elided_at - 1] and [elided_at] */
+	uint32_t elided_at;
+	uint64_t elided;
 	const char *thread_name; /* owned by the collector */
 };
 

@@ -282,6 +282,12 @@ static bool get_sample(struct reader *r, struct sw_wire_sample *s)
 		return false;
 	if (name)
 		memcpy(t->name, name, strlen(name) + 1);
+	s->elided = 0;
+	s->elided_at = 0;
+	if ((flags & SW_SAMPLE_ELIDED) && (!get_uleb(r, &s->elided) || !get_u32(r, &s->elided_at)))
+		return false;
+	if (s->elided_at > s->depth)
+		return fail(r, "frames left out past the stack");
 	s->flags = flags & SW_SAMPLE_PUBLIC_MASK;
 	s->thread_name = t->name;
 	s->frames = t->frames;

@@ -211,6 +211,12 @@ static bool put_sample(struct sw_wire_encoder *enc, struct writer *w,
 		put_str(w, s->thread_name);
 	put_uleb(w, s->depth);
 	put_frames(w, s, prev);
+	if (flags & SW_SAMPLE_ELIDED) {
+		if (s->elided_at > s->depth)
+			return false;
+		put_uleb(w, s->elided);
+		put_uleb(w, s->elided_at);
+	}
 	*ret_remember = true;
 	return true;
 }

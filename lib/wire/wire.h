@@ -76,6 +76,8 @@ enum sw_wire_sample_flags {
 	SW_SAMPLE_CFI = 1u << 2,          /* some frames were unwound by CFI */
 	SW_SAMPLE_ASYNC = 1u << 3,        /* an async (Swift concurrency) frame was seen */
 	SW_SAMPLE_BLOCKED = 1u << 4,      /* thread was in a system call, read without a signal */
+	SW_SAMPLE_ELIDED = 1u << 5,       /* frames between both ends were left out (elided) */
+	SW_SAMPLE_COPY_SHORT = 1u << 6,   /* the stack copy stopped before the stack's top */
 	SW_SAMPLE_PUBLIC_MASK = 0xffu,
 };
 
@@ -165,6 +167,13 @@ struct sw_wire_sample {
 	uint32_t flags;          /* sw_wire_sample_flags */
 	uint32_t depth;
 	const uint64_t *frames; /* depth addresses, leaf (program counter) first */
+	/*
+	 * With SW_SAMPLE_ELIDED: frames[0..elided_at) are the innermost frames,
+	 * frames[elided_at..depth) the outermost, and elided frames between them
+	 * were left out.
+	 */
+	uint32_t elided_at;
+	uint64_t elided;
 };
 
 struct sw_wire_stats {
