@@ -25,6 +25,10 @@ with_agent = min((run(agent_env) for _ in range(3)), key=lambda r: r["poll-loop 
 added = with_agent["poll-loop ns/iteration"] - base["poll-loop ns/iteration"]
 print("empty poll loop: %.1f ns/iteration without the agent, %.1f with: +%.1f ns (target <= 60; ratio %.2f)"
       % (base["poll-loop ns/iteration"], with_agent["poll-loop ns/iteration"], added, added / 60))
+if "ready-poll-loop ns/iteration" in with_agent:
+    b, w = base["ready-poll-loop ns/iteration"], with_agent["ready-poll-loop ns/iteration"]
+    print("ready poll loop (every poll through the hooks): %.1f ns/iteration without the agent, "
+          "%.1f with: +%.1f ns (target <= 60; ratio %.2f)" % (b, w, w - b, (w - b) / 60))
 if "hook-pair ns/iteration" in with_agent:
     print("explicit hook pair alone: %.1f ns/iteration" % with_agent["hook-pair ns/iteration"])
 rss = with_agent["rss-kib"] - base["rss-kib"]

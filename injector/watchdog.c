@@ -205,10 +205,13 @@ static void sample_thread(const struct swa_thread *t, uint32_t max)
 			depth = swa_unwind(&cap, frames, WALK_MAX, &uflags);
 		}
 		flags = wire_flags(uflags, cap.flags);
-		swa_hints_note(frames, depth); /* the thread is released: reading is safe */
+		uint32_t walked = depth;
 		depth = keep_ends(depth, max, &elided, &elided_at);
 		if (elided)
 			flags |= SW_SAMPLE_ELIDED;
+		else if (depth < walked)
+			flags |= SW_SAMPLE_TRUNCATED; /* a limit too small to keep both ends */
+		swa_hints_note(frames, depth);        /* the thread is released: reading is safe */
 		if (c && (cap.flags & SWA_CAPTURE_PARTIAL) && !(cap.flags & SWA_CAPTURE_BLOCKED))
 			/* let the copy reach the top next time, within COPY_MAX */
 			c->copy_kb = cap.copy_cap * 2 > COPY_MAX
