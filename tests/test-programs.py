@@ -147,6 +147,30 @@ def scenario_nested_glib():
           "%d stalls" % len(sts))
 
 
+def python_with_gi():
+    """An interpreter that has GLib's introspection (python3-gi), or None."""
+    for py in (sys.executable, shutil.which("python3"), "/usr/bin/python3"):
+        if py and subprocess.run([py, "-c", "import gi; gi.require_version('GLib', '2.0')"],
+                                 stderr=subprocess.DEVNULL).returncode == 0:
+            return py
+    return None
+
+
+def scenario_nested_python_glib():
+    py = python_with_gi()
+    if not py:
+        skip("no Python with gi (Debian package python3-gi)")
+    objs, app, err, status = run([py, os.path.join(APPS, "blocking_glib.py"),
+                                  "subprocess", "nested"])
+    check(status == 0, "run exited %d: %s" % (status, err))
+    sts, spans = stalls(objs), steps(app)
+    ticks = [int(l.split("=")[1]) for l in app if l.startswith("nested ticks=")]
+    check(ticks and ticks[0] >= 30, "the nested loop did not serve the tick: %s" % ticks)
+    expect_blocked(sts, spans, "subprocess", r"poll")
+    expect_none(sts, spans, "nested")
+    check(len(sts) == 1, "expected 1 stall, got %d" % len(sts))
+
+
 def scenario_nested_python():
     py = sys.executable
     objs, app, err, status = run([py, os.path.join(APPS, "blocking.py"),
@@ -385,6 +409,7 @@ SCENARIOS = {
     "nested-c": scenario_nested_c,
     "nested-glib": scenario_nested_glib,
     "nested-python": scenario_nested_python,
+    "nested-python-glib": scenario_nested_python_glib,
     "nested-node": scenario_nested_node,
     "segments": scenario_segments,
     "stopped": scenario_stopped,
