@@ -17,18 +17,23 @@
  * than the loop did: the loop's wait moved (a second call site of the same
  * idle code, a second asyncio.run(), a new epoll instance) and its key is
  * learnt instead.  A wait deeper down is a call made from inside an
- * iteration.  stallwatch-agent(7) states the rule and its limits.
+ * iteration -- unless it waits RELEARN_WAITS times within one iteration: then
+ * the loop moved deeper, and it is learnt too.  stallwatch-agent(7) states
+ * the rule and its limits.
  *
  * Only the main thread runs this, from the interposed calls.
  */
 #include "agent.h"
 
-#define LEARN_WAITS 3
-#define CANDIDATES  4
+#define LEARN_WAITS   3
+#define RELEARN_WAITS 16
+#define CANDIDATES    4
 
 uint64_t swa_loop_wait_key;
 _Atomic uint64_t swa_loop_first_wait;
 static uint64_t loop_sp; /* where the loop's wait was called from (stacks grow down) */
+static uint64_t other_key, other_iteration;
+static uint32_t other_count;
 static struct {
 	uint64_t key, sp;
 	uint32_t count;
@@ -64,13 +69,29 @@ static bool learn(uint64_t key, uint64_t sp)
 	return true;
 }
 
+/*
+ * A deeper wait repeated RELEARN_WAITS times within one iteration is a loop
+ * that moved deeper (or a nested loop that has become the loop): learnt.
+ */
+static bool moved_deeper(uint64_t key)
+{
+	uint64_t iteration = atomic_load_explicit(&swa_loop_busy_since, memory_order_relaxed);
+	if (key != other_key || iteration != other_iteration) {
+		other_key = key;
+		other_iteration = iteration;
+		other_count = 0;
+	}
+	return ++other_count >= RELEARN_WAITS;
+}
+
 bool swa_loop_wait_is_own(uint64_t key, uint64_t sp)
 {
 	if (!swa_loop_wait_key)
 		return learn(key, sp);
-	if (sp < loop_sp)
+	if (sp < loop_sp && !moved_deeper(key))
 		return false; /* deeper than the loop waits: inside an iteration */
 	swa_loop_wait_key = key;
 	loop_sp = sp;
+	other_count = 0;
 	return true;
 }
