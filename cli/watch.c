@@ -76,6 +76,27 @@ static void summary_extra(struct sw_output *out, const struct sw_stalls *c, uint
 	sw_buf_finish(&b);
 }
 
+/* "0 stalls" also when nothing was watched: says which, and what to do. */
+static void say_watched(const struct sw_stalls *c, uint64_t stalls)
+{
+	uint64_t first_ns;
+	enum sw_stalls_watched w = sw_stalls_watched(c, &first_ns);
+	if (w == SW_WATCHED_NEVER)
+		fprintf(
+		    stderr,
+		    "stallwatch: nothing was watched: the program never waited in an event loop "
+		    "the agent sees (poll, epoll, select or the explicit hooks)\n");
+	else if (w == SW_WATCHED_LATE)
+		fprintf(
+		    stderr,
+		    "stallwatch: its loop first waited %.0f ms after the start: the time before "
+		    "was not watched%s\n",
+		    first_ns / 1e6, stalls ? "" : " (0 stalls covers the rest only)");
+	const char *advice = sw_stalls_watched_advice(w);
+	if (advice)
+		fprintf(stderr, "stallwatch: %s\n", advice);
+}
+
 /* Several streams may share one output (attach --all-devices). */
 static void lock(const struct sw_watch_options *o)
 {
@@ -217,6 +238,8 @@ int sw_watch_stream(struct sw_session *s, const struct sw_watch_options *o, bool
 	fprintf(stderr, "stallwatch: %llu stall%s from %s (pid %llu)\n", (unsigned long long)stalls,
 		stalls == 1 ? "" : "s", in->process_name[0] ? in->process_name : what,
 		(unsigned long long)in->pid);
+	if (in->have_hello)
+		say_watched(c, stalls);
 	if (rec && sw_recording_writer_close(rec, &err) < 0 && status == SW_EXIT_OK) {
 		status = sw_cli_fail(SW_FAIL_OUTPUT, err.code, "cannot write '%s': %s", o->output,
 				     sw_error_str(&err));

@@ -119,6 +119,31 @@ void swa_loop_after_wait(const char *context);
 /* The loop is working, but a running iteration keeps its start (nested run loops). */
 void swa_loop_busy_if_idle(const char *context);
 
+/* ---- which waits are the loop's (loop-wait.c); main thread only ---- */
+
+/*
+ * When the main loop was first seen waiting (monotonic ns), 0 until then:
+ * set by the first interposed wait, or by the watchdog when it first sees an
+ * iteration begin (the explicit hooks, run-loop observers).  Sent in stats,
+ * so "0 stalls" can say whether anything was watched.
+ */
+extern _Atomic uint64_t swa_loop_first_wait;
+void swa_loop_note_first_wait(uint64_t t);
+
+/* The learnt key of the loop's own wait, 0 while still learning. */
+extern uint64_t swa_loop_wait_key;
+/*
+ * The slow path of a wait whose key is not swa_loop_wait_key: whether it is
+ * the loop's; sp is the stack address the wait was called from.
+ */
+bool swa_loop_wait_is_own(uint64_t key, uint64_t sp);
+
+/* A wait's key: its call site mixed with its wait object (0 when it has none). */
+static inline uint64_t swa_loop_wait_key_of(const void *site, uint64_t object)
+{
+	return (uint64_t)(uintptr_t)site ^ (object * 0x9e3779b97f4a7c15ull);
+}
+
 /* ---- images (images.c) ---- */
 
 /* Re-reads the image list when the backend says it changed; pushes records. */
@@ -139,6 +164,8 @@ extern _Atomic uint64_t swa_stalls_total;
 struct swa_rec_sample {
 	uint64_t stall_id, time, thread_id;
 	uint32_t flags, depth;
+	uint64_t elided; /* SW_SAMPLE_ELIDED: frames left out before frames[elided_at] */
+	uint32_t elided_at;
 	char name[SWA_THREAD_NAME_MAX];
 	uint64_t frames[];
 };
@@ -156,6 +183,8 @@ struct swa_rec_image {
 	uint32_t index, id_kind, id_len;
 	uint64_t load_address, text_vmaddr, text_size;
 	uint8_t id[32];
+	uint32_t nmore_text;
+	struct swa_text_range more_text[SWA_MAX_MORE_TEXT];
 	char path[]; /* NUL-terminated */
 };
 
@@ -165,15 +194,13 @@ struct swa_rec_removed {
 
 struct swa_rec_hint {
 	uint32_t image_index;
-	uint64_t offset, size;
-	char name[]; /* NUL-terminated */
+	uint64_t offset, size; /* from the image's load address */
+	char name[];           /* NUL-terminated */
 };
 
-/* ---- symbol hints (hints.c) ---- */
-
-/* Notes the frames of a sample that fall in images marked for hints. */
+/* Symbol hints for frames in memory-only images (hints.c; watchdog thread). */
 void swa_hints_note(const uint64_t *frames, uint32_t depth);
-/* Resolves what was noted and pushes the hints; never while the ring is held. */
+/* Pushes the hints held back while the ring was held. */
 void swa_hints_flush(void);
 
 /* Wakes the streamer after records were committed. */

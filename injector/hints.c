@@ -1,17 +1,11 @@
 /*
- * Symbol hints: names the host cannot have.  A Darwin system library lives
- * in the dyld shared cache, of which a Linux farm host has no copy, so for
- * frames in such images (the backend marks them) the agent sends the
- * nearest symbol it finds in the image's own symbol table, with the wire's
- * symbol-hint message; the host prefers its own symbols and marks names
- * that came from hints.
- *
- * While a stall is watched, the watchdog only notes the addresses (a
- * bounded set, after each unwind, no thread held); when the stall ends and
- * the ring is released, each noted address is resolved once, on the
- * watchdog's thread, and its hint pushed.  Each function is sent once per
- * image load (a bounded table of what was sent), so a stall's hints cost
- * nothing the next time.
+ * Symbol hints for images the host has no file for (the vDSO on Linux, the
+ * dyld shared cache on Darwin): after a sample was unwound -- the thread is
+ * released -- its frames in such images are looked up in the image's own
+ * symbol table in memory, and each symbol goes out once as a symbol-hint
+ * record.  While the ring is held (a pre-roll that may still be rolled
+ * back) hints wait in a small queue, so none is lost with a rollback.
+ * Only the watchdog thread runs this.
  */
 #include <string.h>
 
@@ -19,76 +13,71 @@
 #include "unwind.h"
 #include "wire/wire.h"
 
-#define PENDING   256
-#define SENT      4096
-#define NAME_MAX_ 1024
+#define SENT    256 /* symbols already sent, by runtime address */
+#define PENDING 16
+#define NAME    128
 
-static uint64_t pending[PENDING];
-static size_t npending;
-static struct {
-	uint64_t start, end; /* runtime range of a function already hinted */
-} sent[SENT];
+static uint64_t sent[SENT];
 static size_t nsent;
+static struct pending {
+	uint32_t image_index;
+	uint64_t offset, size, addr;
+	char name[NAME];
+} pending[PENDING];
+static size_t npending;
 
-static bool already_sent(uint64_t pc)
+static bool known(uint64_t addr)
 {
 	for (size_t i = 0; i < nsent; i++)
-		if (pc >= sent[i].start && pc < sent[i].end)
+		if (sent[i] == addr)
+			return true;
+	for (size_t i = 0; i < npending; i++)
+		if (pending[i].addr == addr)
 			return true;
 	return false;
 }
 
-void swa_hints_note(const uint64_t *frames, uint32_t depth)
+static void note(const struct swa_image *im, uint64_t pc)
 {
-	for (uint32_t i = 0; i < depth && npending < PENDING; i++) {
-		uint64_t pc = i ? frames[i] - 1 : frames[i];
-		const struct swa_image *im = swa_images_find(pc);
-		if (!im || !im->hints || already_sent(pc))
-			continue;
-		bool dup = false;
-		for (size_t j = 0; j < npending && !dup; j++)
-			dup = pending[j] == pc;
-		if (!dup)
-			pending[npending++] = pc;
-	}
+	struct pending p = {.image_index = im->index};
+	if (npending == PENDING || nsent == SENT ||
+	    swa_plat_memory_symbol(pc, &p.addr, &p.size, p.name, sizeof(p.name)) < 0 ||
+	    known(p.addr) || p.addr < im->lo)
+		return;
+	p.offset = p.addr - im->lo;
+	pending[npending++] = p;
 }
 
-static void push_hint(const struct swa_image *im, uint64_t start, uint64_t size, const char *name)
+void swa_hints_note(const uint64_t *frames, uint32_t depth)
 {
-	size_t len = strnlen(name, NAME_MAX_);
-	struct swa_rec_hint *rec =
-	    swa_ring_reserve(&swa_ring, SW_MSG_SYMBOL_HINT, sizeof(*rec) + len + 1);
-	if (!rec) {
-		atomic_fetch_add(&swa_dropped, 1);
-		return;
+	for (uint32_t i = 0; i < depth; i++) {
+		uint64_t pc = i ? frames[i] - 1 : frames[i]; /* a return address: the call */
+		const struct swa_image *im = swa_images_find(pc);
+		if (im && im->memory_only)
+			note(im, pc);
 	}
-	rec->image_index = im->index;
-	rec->offset = start - im->lo;
-	rec->size = size;
-	memcpy(rec->name, name, len);
-	rec->name[len] = '\0';
-	swa_ring_push(&swa_ring);
+	swa_hints_flush();
 }
 
 void swa_hints_flush(void)
 {
-	if (swa_ring.held)
+	if (!npending || swa_ring.held)
 		return;
 	for (size_t i = 0; i < npending; i++) {
-		uint64_t pc = pending[i], start, size;
-		const char *name;
-		const struct swa_image *im = swa_images_find(pc);
-		if (!im || already_sent(pc) ||
-		    swa_plat_symbol_hint(im->slide, im->text_vmaddr, pc, &start, &size, &name) < 0)
+		const struct pending *p = &pending[i];
+		size_t len = sizeof(struct swa_rec_hint) + strlen(p->name) + 1;
+		struct swa_rec_hint *rec = swa_ring_reserve(&swa_ring, SW_MSG_SYMBOL_HINT, len);
+		if (!rec) {
+			atomic_fetch_add(&swa_dropped, 1);
 			continue;
-		if (start < im->lo || start > pc)
-			continue;
-		push_hint(im, start, size, name);
-		if (nsent == SENT)
-			nsent = 0; /* forget them all: at worst a name is sent again */
-		sent[nsent].start = start;
-		sent[nsent].end = size ? start + size : pc + 1;
-		nsent++;
+		}
+		rec->image_index = p->image_index;
+		rec->offset = p->offset;
+		rec->size = p->size;
+		memcpy(rec->name, p->name, strlen(p->name) + 1);
+		swa_ring_push(&swa_ring);
+		sent[nsent++] = p->addr;
 	}
 	npending = 0;
+	swa_streamer_wake();
 }

@@ -20,9 +20,14 @@
 #include "wire/wire.h"
 
 #define MAX_IMAGES 1024
+#define MAX_RANGES (MAX_IMAGES + 256) /* few images have more than one executable segment */
 
 static struct swa_image *images[MAX_IMAGES]; /* by index, NULL when free */
-static struct swa_image *sorted[MAX_IMAGES];
+/* every executable segment of every image, by address */
+static struct range {
+	uint64_t lo, hi;
+	struct swa_image *im;
+} sorted[MAX_RANGES];
 static size_t nsorted;
 static uint64_t generation = UINT64_MAX;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -32,12 +37,12 @@ const struct swa_image *swa_images_find(uint64_t pc)
 	size_t lo = 0, hi = nsorted;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (pc < sorted[mid]->lo)
+		if (pc < sorted[mid].lo)
 			hi = mid;
-		else if (pc >= sorted[mid]->hi)
+		else if (pc >= sorted[mid].hi)
 			lo = mid + 1;
 		else
-			return sorted[mid];
+			return sorted[mid].im;
 	}
 	return NULL;
 }
@@ -55,6 +60,8 @@ static size_t image_rec(const struct swa_image *im, struct swa_rec_image *rec, s
 	rec->text_vmaddr = im->text_vmaddr;
 	rec->text_size = im->text_size;
 	memcpy(rec->id, im->id, sizeof(rec->id));
+	rec->nmore_text = im->nmore_text;
+	memcpy(rec->more_text, im->more_text, sizeof(rec->more_text));
 	memcpy(rec->path, im->path, path_len + 1);
 	return len;
 }
@@ -86,7 +93,8 @@ static void push_removed(uint32_t index)
 static bool same_image(const struct swa_image *a, const struct swa_plat_image *b)
 {
 	return a->slide == b->slide && a->text_vmaddr == b->text_vmaddr &&
-	       a->text_size == b->text_size && strcmp(a->path, b->path) == 0;
+	       a->text_size == b->text_size && a->nmore_text == b->nmore_text &&
+	       strcmp(a->path, b->path) == 0;
 }
 
 static void found(const struct swa_plat_image *pim, void *ctx)
@@ -131,7 +139,9 @@ static void found(const struct swa_plat_image *pim, void *ctx)
 	memcpy(im->id, pim->id, sizeof(im->id));
 	im->path = path;
 	im->loader = pim->loader;
-	im->hints = pim->hints;
+	im->memory_only = pim->memory_only;
+	im->nmore_text = pim->nmore_text <= SWA_MAX_MORE_TEXT ? pim->nmore_text : 0;
+	memcpy(im->more_text, pim->more_text, sizeof(im->more_text));
 	im->seen = true;
 	if (im->eh_hdr)
 		swa_cfi_index(im);
@@ -140,9 +150,19 @@ static void found(const struct swa_plat_image *pim, void *ctx)
 
 static int by_address(const void *a, const void *b)
 {
-	const struct swa_image *x = *(struct swa_image *const *)a;
-	const struct swa_image *y = *(struct swa_image *const *)b;
+	const struct range *x = a, *y = b;
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Every executable segment of im into the lookup table. */
+static void add_ranges(struct swa_image *im)
+{
+	if (nsorted < MAX_RANGES)
+		sorted[nsorted++] = (struct range){im->lo, im->hi, im};
+	for (uint32_t i = 0; i < im->nmore_text && nsorted < MAX_RANGES; i++) {
+		uint64_t lo = im->slide + im->more_text[i].vmaddr;
+		sorted[nsorted++] = (struct range){lo, lo + im->more_text[i].size, im};
+	}
 }
 
 /*
@@ -173,7 +193,7 @@ int swa_images_refresh(void)
 			if (!im->seen)
 				im->gone = true;
 			if (!im->gone)
-				sorted[nsorted++] = im;
+				add_ranges(im);
 		}
 		qsort(sorted, nsorted, sizeof(sorted[0]), by_address);
 		generation = gen;

@@ -152,6 +152,8 @@ int swa_plat_capture(const struct swa_thread *t, struct swa_capture *cap, uint64
 /* Reads len bytes at addr without ever faulting; -EFAULT when unreadable. */
 int swa_plat_read(uint64_t addr, void *dst, size_t len);
 
+#define SWA_MAX_MORE_TEXT 8
+
 /*
  * The loaded images, delivered one by one to the callback; returns the
  * backend's change counter, so the core only rebuilds when it moved.
@@ -175,10 +177,24 @@ struct swa_plat_image {
 	uint32_t id_len;
 	uint8_t id[32];
 	const char *path;
-	bool loader; /* the dynamic loader itself */
-	bool hints;  /* the host will have no symbols for it: send symbol hints */
+	bool loader;      /* the dynamic loader itself */
+	bool memory_only; /* no file the host could read (the vDSO): the agent sends hints */
+	/* executable segments after the first (file address, size), same slide */
+	uint32_t nmore_text;
+	struct swa_text_range {
+		uint64_t vmaddr, size;
+	} more_text[SWA_MAX_MORE_TEXT];
 };
 typedef void (*swa_plat_image_fn)(const struct swa_plat_image *im, void *ctx);
+
+/*
+ * The symbol holding pc in a memory_only image (the vDSO on Linux, the
+ * dyld shared cache on Darwin), from the image's own symbol table in
+ * memory: its runtime address, size and NUL-terminated name.  Never called while a thread is held.
+ * 0, -ENOENT or -ENOSYS.
+ */
+int swa_plat_memory_symbol(uint64_t pc, uint64_t *ret_addr, uint64_t *ret_size, char *name,
+			   size_t cap);
 uint64_t swa_plat_images_generation(void);
 int swa_plat_images(swa_plat_image_fn fn, void *ctx);
 
@@ -215,15 +231,6 @@ long swa_plat_send(int fd, const void *buf, size_t len);
 int swa_plat_publish_token(const char *listen_desc, char *token, size_t cap);
 void swa_plat_unpublish_token(void);
 bool swa_plat_connection_proves(int fd);
-
-/*
- * The nearest symbol at or below pc in an image marked for hints (Darwin:
- * one in the dyld shared cache, by its in-memory symbol table), on the
- * agent's own thread, never while a thread is held.  *ret_name points into
- * the image.  0, -ENOENT, or -ENOTSUP where the backend has no hints.
- */
-int swa_plat_symbol_hint(uint64_t slide, uint64_t text_vmaddr, uint64_t pc, uint64_t *ret_start,
-			 uint64_t *ret_size, const char **ret_name);
 
 /* Raises the calling thread's scheduling priority where allowed. */
 void swa_plat_raise_priority(void);

@@ -156,6 +156,11 @@ static void image_msg(const struct swa_rec_image *rec, struct sw_wire_msg *m)
 	memcpy(m->image.id, rec->id, m->image.id_len);
 	m->image.path = rec->path;
 	m->image.arch = SWA_ARCH_NAME;
+	m->image.nmore_text = rec->nmore_text;
+	for (uint32_t i = 0; i < rec->nmore_text && i < SW_WIRE_MAX_MORE_TEXT; i++) {
+		m->image.more_text[i].vmaddr = rec->more_text[i].vmaddr;
+		m->image.more_text[i].size = rec->more_text[i].size;
+	}
 }
 
 static void put_image_cb(const void *rec, size_t len, void *ctx)
@@ -178,6 +183,9 @@ static int put_stats(void)
 	swa_plat_thread_cpu_ns(&swa_watchdog_thread, &a);
 	swa_plat_thread_cpu_ns(&swa_streamer_thread, &b);
 	m.stats.agent_cpu_ns = a + b;
+	uint64_t first = atomic_load(&swa_loop_first_wait);
+	m.stats.has_loop = true;
+	m.stats.loop_first_wait = first ? ticks(first) + 1 : 0;
 	int r = put(&m);
 	if (r == 0)
 		sent_stats = m.stats;
@@ -199,6 +207,8 @@ static bool record_msg(uint16_t type, const void *p, struct sw_wire_msg *m)
 		m->sample.flags = s->flags;
 		m->sample.depth = s->depth;
 		m->sample.frames = s->frames;
+		m->sample.elided = s->elided;
+		m->sample.elided_at = s->elided_at;
 		return true;
 	}
 	case SW_MSG_STALL_BEGIN: {

@@ -33,12 +33,14 @@ struct swa_image {
 	char *path;
 	bool seen;
 	bool announced;
-	bool gone;   /* unloaded, removal not announced yet */
-	bool loader; /* the dynamic loader: its lock may be held */
-	bool hints;  /* send symbol hints for its frames (the host has no copy) */
+	bool gone;           /* unloaded, removal not announced yet */
+	bool loader;         /* the dynamic loader: its lock may be held */
+	bool memory_only;    /* no file on the host: symbols go out as hints */
+	uint32_t nmore_text; /* executable segments after the first */
+	struct swa_text_range more_text[SWA_MAX_MORE_TEXT];
 };
 
-/* Finds the image whose executable segment holds pc (images.c). */
+/* Finds the image one of whose executable segments holds pc (images.c). */
 const struct swa_image *swa_images_find(uint64_t pc);
 
 /* Reads image memory through a small page cache (fault-safe). */

@@ -30,8 +30,11 @@
 #include "wire/wire.h"
 
 #define COPY_CAP        (256 * 1024)
-#define CAPTURE_TIMEOUT 50000000ull /* ns */
-#define LATE_PAUSE      50000000ull /* a tick this late may be a stopped process */
+#define COPY_MAX        (1024 * 1024) /* a thread whose stack outgrew COPY_CAP: at most this */
+#define WALK_MAX        16384         /* frames walked before both ends are kept */
+#define OUTER_MAX       64            /* outermost frames kept of a deep stack */
+#define CAPTURE_TIMEOUT 50000000ull   /* ns */
+#define LATE_PAUSE      50000000ull   /* a tick this late may be a stopped process */
 #define MAX_THREADS     1024
 #define CACHE_THREADS   64
 #define CACHE_FRAMES    128
@@ -50,12 +53,13 @@ struct cached_stack {
 	uint64_t tid, cpu;
 	uint32_t depth, flags;
 	uint64_t frames[CACHE_FRAMES];
+	uint32_t copy_kb; /* this thread's stack copy, when it outgrew COPY_CAP (0: COPY_CAP) */
 };
 
 void (*swa_plat_hooks_tick)(void);
 static struct watch w;
-static uint8_t *copy_buf;
-static uint64_t frames[SWA_MAX_DEPTH];
+static uint8_t *copy_buf, *big_copy;
+static uint64_t frames[WALK_MAX];
 static struct swa_thread *threads;
 static struct cached_stack cache[CACHE_THREADS];
 static uint64_t stall_seq;
@@ -83,6 +87,7 @@ static struct cached_stack *cache_find(uint64_t tid, bool create)
 		free_slot = &cache[tid % CACHE_THREADS];
 	free_slot->tid = tid;
 	free_slot->depth = 0;
+	free_slot->copy_kb = 0;
 	return free_slot;
 }
 
@@ -99,11 +104,13 @@ static uint32_t wire_flags(uint32_t uflags, uint32_t cflags)
 		f |= SW_SAMPLE_ASYNC;
 	if (cflags & SWA_CAPTURE_BLOCKED)
 		f |= SW_SAMPLE_BLOCKED;
+	if (cflags & SWA_CAPTURE_PARTIAL)
+		f |= SW_SAMPLE_COPY_SHORT;
 	return f;
 }
 
 static void push_sample(const struct swa_thread *t, uint64_t time, const uint64_t *fr,
-			uint32_t depth, uint32_t flags)
+			uint32_t depth, uint32_t flags, uint64_t elided, uint32_t elided_at)
 {
 	size_t len = sizeof(struct swa_rec_sample) + depth * sizeof(uint64_t);
 	struct swa_rec_sample *rec =
@@ -118,6 +125,8 @@ static void push_sample(const struct swa_thread *t, uint64_t time, const uint64_
 	rec->thread_id = t->id;
 	rec->flags = flags;
 	rec->depth = depth;
+	rec->elided = elided;
+	rec->elided_at = elided_at;
 	memcpy(rec->name, t->name, sizeof(rec->name));
 	memcpy(rec->frames, fr, depth * sizeof(uint64_t));
 	swa_ring_push(&swa_ring);
@@ -147,31 +156,67 @@ static bool unknown_image(uint32_t depth)
 	return true;
 }
 
+/*
+ * A stack deeper than max keeps both ends: its innermost frames (the
+ * culprit) and its outermost (main, the thread's entry), and says how many
+ * were left out between them.
+ */
+static uint32_t keep_ends(uint32_t depth, uint32_t max, uint64_t *ret_elided, uint32_t *ret_at)
+{
+	*ret_elided = 0;
+	*ret_at = 0;
+	if (depth <= max || max < 4)
+		return depth <= max ? depth : max;
+	uint32_t outer = max / 8 > OUTER_MAX ? OUTER_MAX : (max / 8 ? max / 8 : 1);
+	uint32_t inner = max - outer;
+	memmove(&frames[inner], &frames[depth - outer], outer * sizeof(frames[0]));
+	*ret_elided = depth - max;
+	*ret_at = inner;
+	return max;
+}
+
 static void sample_thread(const struct swa_thread *t, uint32_t max)
 {
 	uint64_t cpu = 0;
 	bool have_cpu = swa_plat_thread_cpu_ns(t, &cpu) == 0;
 	struct cached_stack *c = cache_find(t->id, have_cpu);
 	if (c && have_cpu && c->depth && c->cpu == cpu && c->depth <= max) {
-		push_sample(t, swa_plat_now(), c->frames, c->depth, c->flags);
+		push_sample(t, swa_plat_now(), c->frames, c->depth, c->flags, 0, 0);
 		return;
 	}
 	struct swa_capture cap = {.copy = copy_buf, .copy_cap = COPY_CAP};
+	if (c && c->copy_kb && (big_copy || (big_copy = malloc(COPY_MAX)))) {
+		cap.copy = big_copy; /* no thread is held while we allocate */
+		cap.copy_cap = (size_t)c->copy_kb * 1024;
+	}
 	uint64_t time = swa_plat_now();
 	int r = swa_plat_capture(t, &cap, CAPTURE_TIMEOUT);
-	uint32_t depth = 0, flags = SW_SAMPLE_TRUNCATED;
+	uint32_t depth = 0, flags = SW_SAMPLE_TRUNCATED, elided_at = 0;
+	uint64_t elided = 0;
 	if (r == -ESRCH)
 		return;
 	if (r == 0) {
 		uint32_t uflags;
-		depth = swa_unwind(&cap, frames, max, &uflags);
+		/* the whole copy, so a deep stack keeps its outermost frames too */
+		depth = swa_unwind(&cap, frames, WALK_MAX, &uflags);
 		if (unknown_image(depth)) {
 			/* a library loaded since the last look: learn it, unwind the copy again */
 			swa_images_refresh();
-			depth = swa_unwind(&cap, frames, max, &uflags);
+			depth = swa_unwind(&cap, frames, WALK_MAX, &uflags);
 		}
 		flags = wire_flags(uflags, cap.flags);
-		swa_hints_note(frames, depth);
+		uint32_t walked = depth;
+		depth = keep_ends(depth, max, &elided, &elided_at);
+		if (elided)
+			flags |= SW_SAMPLE_ELIDED;
+		else if (depth < walked)
+			flags |= SW_SAMPLE_TRUNCATED; /* a limit too small to keep both ends */
+		swa_hints_note(frames, depth);        /* the thread is released: reading is safe */
+		if (c && (cap.flags & SWA_CAPTURE_PARTIAL) && !(cap.flags & SWA_CAPTURE_BLOCKED))
+			/* let the copy reach the top next time, within COPY_MAX */
+			c->copy_kb = cap.copy_cap * 2 > COPY_MAX
+					 ? COPY_MAX / 1024
+					 : (uint32_t)(cap.copy_cap * 2 / 1024);
 	} else if (r == -ENOTSUP) {
 		flags |= SW_SAMPLE_BLOCKED;
 	} else if (r == -EACCES) {
@@ -181,8 +226,8 @@ static void sample_thread(const struct swa_thread *t, uint32_t max)
 	} else if (r == -ESHUTDOWN) {
 		flags = SW_SAMPLE_PASSIVE;
 	}
-	push_sample(t, time, frames, depth, flags);
-	if (c && r == 0 && depth <= CACHE_FRAMES) {
+	push_sample(t, time, frames, depth, flags, elided, elided_at);
+	if (c && r == 0 && depth <= CACHE_FRAMES && !elided) {
 		c->cpu = cpu;
 		c->depth = depth;
 		c->flags = flags;
@@ -254,6 +299,7 @@ static void commit(uint64_t now)
 	swa_ring_commit(&swa_ring);
 	w.committed = true;
 	swa_images_refresh(); /* announces images learnt during the pre-roll */
+	swa_hints_flush();
 	atomic_fetch_add(&swa_stalls_total, 1);
 	swa_streamer_wake();
 }
@@ -377,6 +423,8 @@ static uint64_t tick(uint64_t now)
 	uint64_t busy = stamp ? swa_loop_stamp_ns(stamp) : 0;
 	if (busy > now)
 		busy = now; /* a stamp just taken, within the counter's rounding */
+	if (busy && !atomic_load_explicit(&swa_loop_first_wait, memory_order_relaxed))
+		swa_loop_note_first_wait(busy); /* an iteration began: the loop had waited */
 	if (!atomic_load_explicit(&swa_main_known, memory_order_acquire))
 		return now + interval; /* no loop to watch before the main thread is known */
 	if (w.active) {

@@ -242,10 +242,15 @@ def scenario_stalls():
         st = seen["recurse"]
         top = heaviest(st, st["thread"])
         names = symbolize(st, top["frames"])
-        check(st["truncated"] and "truncated" in top["flags"], "recursion: not marked truncated")
+        # deeper than the cap: both ends kept, the count between them said (issue 14)
+        check("elided" in top["flags"] and "truncated" not in top["flags"],
+              "recursion: both ends not kept: %s" % top["flags"])
         check(len(top["frames"]) == 512, "recursion: depth %d, expected the cap 512" % len(top["frames"]))
+        check(2400 < top.get("elided", 0) < 3000, "recursion: %s frames left out" % top.get("elided"))
         check(names.count("stall_recurse") >= 500, "recursion: %d stall_recurse frames"
               % names.count("stall_recurse"))
+        check(chain_in_order(names, ["main", "run_step", "stall_recurse", "spin_ms"]),
+              "recursion: the entry and the culprit are not both kept")
     summary = [o for o in objs if o.get("type") == "summary"]
     check(summary and summary[-1]["dropped"] == 0, "summary: dropped %s" % (summary and summary[-1]["dropped"]))
     with open(rec, "rb") as f:
@@ -584,7 +589,7 @@ def aarch64_stalls(protection):
         check(all(int(f, 16) < (1 << 48) for s in st["stacks"] for f in s["frames"]),
               "aarch64: pointer-authentication bits left in frames")
         top = heaviest(stalls[1], stalls[1]["thread"])
-        check(len(top["frames"]) == 512 and "truncated" in top["flags"],
+        check(len(top["frames"]) == 512 and "elided" in top["flags"],
               "aarch64 recursion depth %d %s" % (len(top["frames"]), top["flags"]))
     shutil.rmtree(d)
 

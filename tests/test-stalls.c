@@ -208,6 +208,75 @@ static void images_by_address(void)
 	CHECK(sw_stalls_image_at(c, 0x501000) == NULL);
 }
 
+/* Further executable segments, hints and what the agent watched (issue 14). */
+static void issue14(void)
+{
+	struct sw_stalls *saved = c;
+	CHECK_INT(sw_stalls_new(&c), 0);
+	hello(7);
+	struct sw_wire_msg m = {.type = SW_MSG_STATS};
+	uint64_t first = 1;
+	CHECK_INT(sw_stalls_watched(c, &first),
+		  SW_WATCHED_UNKNOWN); /* an agent that does not say */
+	m.stats.has_loop = true;
+	feed(&m, NULL);
+	CHECK_INT(sw_stalls_watched(c, &first), SW_WATCHED_NEVER);
+	CHECK(sw_stalls_watched_advice(SW_WATCHED_NEVER) &&
+	      strstr(sw_stalls_watched_advice(SW_WATCHED_NEVER), "stallwatch_before_wait()"));
+	m.stats.loop_first_wait = 600000000 + 1; /* ticks + 1, 1/1 clock: 600 ms */
+	feed(&m, NULL);
+	CHECK_INT(sw_stalls_watched(c, &first), SW_WATCHED_LATE);
+	CHECK(first == 600000000);
+	m.stats.loop_first_wait = 20000000 + 1;
+	feed(&m, NULL);
+	CHECK_INT(sw_stalls_watched(c, &first), SW_WATCHED_YES);
+	CHECK(sw_stalls_watched_advice(SW_WATCHED_YES) == NULL);
+
+	/* a second executable segment 64 MiB on, same slide */
+	m = (struct sw_wire_msg){.type = SW_MSG_IMAGE_ADDED};
+	m.image = (struct sw_wire_image){.index = 1,
+					 .load_address = 0x10001000,
+					 .text_vmaddr = 0x1000,
+					 .text_size = 0x1000,
+					 .path = "/far",
+					 .arch = "x86_64",
+					 .nmore_text = 1};
+	m.image.more_text[0] = (struct sw_wire_text_range){0x4001000, 0x100};
+	CHECK_INT(feed(&m, NULL), 0);
+	const struct sw_stall_image *im = sw_stalls_image_at(c, 0x14001010);
+	CHECK(im && !strcmp(im->path, "/far"));
+	CHECK(sw_stalls_image_at(c, 0x14001100) == NULL);
+	CHECK(sw_stalls_image_at(c, 0x10002000) == NULL);
+
+	/* hints: kept sorted once each, found by offset within their size */
+	const char *names[] = {"b", "a", "b-again"};
+	uint64_t offsets[] = {0x200, 0x100, 0x200};
+	for (int i = 0; i < 3; i++) {
+		m = (struct sw_wire_msg){.type = SW_MSG_SYMBOL_HINT};
+		m.symbol_hint = (struct sw_wire_symbol_hint){1, offsets[i], 0x40, names[i]};
+		CHECK_INT(feed(&m, NULL), 0);
+	}
+	im = sw_stalls_image_at(c, 0x10001000);
+	CHECK(im && im->nhints == 2);
+	const struct sw_stall_hint *h = im ? sw_stalls_hint_at(im, 0x23f) : NULL;
+	CHECK(h && !strcmp(h->name, "b"));
+	CHECK(im && sw_stalls_hint_at(im, 0x140) == NULL);
+	CHECK(im && sw_stalls_hint_at(im, 0xff) == NULL);
+
+	/* unwinding stopped: cut for another reason than the limit */
+	uint64_t fr[3] = {0x10001010, 0x10001020, 0x10001030};
+	struct sw_stall_sample s = {.flags = SW_SAMPLE_TRUNCATED, .depth = 3, .frames = fr};
+	CHECK(sw_stalls_sample_stopped(c, &s));
+	s.depth = 512; /* the default limit: cut there, not stopped */
+	CHECK(!sw_stalls_sample_stopped(c, &s));
+	s.flags |= SW_SAMPLE_ELIDED; /* agents that keep both ends never cut at the limit */
+	CHECK(sw_stalls_sample_stopped(c, &s));
+	s.flags = SW_SAMPLE_ELIDED;
+	CHECK(!sw_stalls_sample_stopped(c, &s));
+	sw_stalls_free(c);
+	c = saved;
+}
+
 static void ceilings(void)
 {
 	static uint64_t deep[SW_WIRE_MAX_FRAMES];
@@ -234,6 +303,7 @@ int main(void)
 	complete_stall();
 	blocked_and_orphans();
 	images_by_address();
+	issue14();
 	ceilings();
 	sw_stalls_free(c);
 	sw_stalls_free(NULL);

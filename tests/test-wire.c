@@ -113,6 +113,25 @@ static void test_other_messages(void)
 	CHECK(memcmp(out.image.id, m.image.id, 20) == 0);
 	CHECK_STR(out.image.path, "/usr/lib/libglib-2.0.so.0");
 	CHECK_STR(out.image.arch, "x86_64");
+	CHECK_INT(out.image.nmore_text, 0);
+	/* without further segments the body is the one of protocol 1's first agents */
+	static uint8_t plain[256], more[256];
+	int plain_len = sw_wire_encode(NULL, plain, sizeof(plain), &m);
+
+	/* further executable segments: after every older field, so old readers skip them */
+	m.image.nmore_text = 2;
+	m.image.more_text[0] = (struct sw_wire_text_range){0x4000000, 0x69};
+	m.image.more_text[1] = (struct sw_wire_text_range){0x8000000, 0x1000};
+	int more_len = sw_wire_encode(NULL, more, sizeof(more), &m);
+	CHECK(plain_len > 0 && more_len > plain_len);
+	CHECK(memcmp(plain + 2, more + 2, (size_t)plain_len - 2) == 0);
+	round_trip(&m, &out);
+	CHECK_INT(out.image.nmore_text, 2);
+	CHECK(out.image.more_text[0].vmaddr == 0x4000000 && out.image.more_text[0].size == 0x69);
+	CHECK(out.image.more_text[1].vmaddr == 0x8000000 && out.image.more_text[1].size == 0x1000);
+	m.image.nmore_text = SW_WIRE_MAX_MORE_TEXT + 1;
+	CHECK(sw_wire_encode(NULL, more, sizeof(more), &m) < 0);
+	m.image.nmore_text = 0;
 
 	m = (struct sw_wire_msg){.type = SW_MSG_STALL_BEGIN,
 				 .stall_begin = {3, 1234, 1000000, 251000000, "poll"}};
@@ -228,6 +247,7 @@ static void check_sample(uint64_t stall, uint64_t tid, const char *name, const u
 
 static void test_samples(void)
 {
+	static uint8_t buf[SW_WIRE_MAX_MESSAGE];
 	uint64_t frames[SW_WIRE_MAX_FRAMES];
 	char names[100][16];
 	for (int i = 0; i < 100; i++)
@@ -251,6 +271,28 @@ static void test_samples(void)
 	round_trip(&m, &out);
 	CHECK_STR(out.sample.thread_name, "renderer");
 
+	/* both ends of a deep stack: the count of frames left out rides along */
+	memset(&out, 0x5a, sizeof(out));
+	m.sample.flags = SW_SAMPLE_ELIDED | SW_SAMPLE_COPY_SHORT | SW_SAMPLE_CFI;
+	m.sample.elided = 2497;
+	m.sample.elided_at = depth - 1;
+	round_trip(&m, &out);
+	CHECK_INT(out.sample.flags, SW_SAMPLE_ELIDED | SW_SAMPLE_COPY_SHORT | SW_SAMPLE_CFI);
+	CHECK_INT(out.sample.elided, 2497);
+	CHECK_INT(out.sample.elided_at, depth - 1);
+	CHECK_INT(out.sample.depth, depth);
+	m.sample.flags = 0;
+	memset(&out, 0x5a, sizeof(out));
+	round_trip(&m, &out);
+	CHECK_INT(out.sample.flags, 0);
+	CHECK_INT(out.sample.elided, 0);
+	m.sample.flags = SW_SAMPLE_ELIDED;
+	m.sample.elided_at = depth + 1; /* past the stack */
+	CHECK_INT(sw_wire_encode(&enc, buf, sizeof(buf), &m), -EINVAL);
+	m.sample.flags = 0;
+	m.sample.elided = 0;
+	m.sample.elided_at = 0;
+
 	/* empty, maximal and deeper-than-the-encoder-keeps stacks */
 	check_sample(2, 6, NULL, frames, 0, SW_SAMPLE_TRUNCATED);
 	for (uint32_t i = 0; i < SW_WIRE_MAX_FRAMES; i++)
@@ -261,7 +303,6 @@ static void test_samples(void)
 	check_sample(2, 6, NULL, frames + 2, SW_WIRE_ENCODER_FRAMES, 0);
 
 	/* over the limit */
-	static uint8_t buf[SW_WIRE_MAX_MESSAGE];
 	m.sample.depth = SW_WIRE_MAX_FRAMES + 1;
 	CHECK_INT(sw_wire_encode(&enc, buf, sizeof(buf), &m), -EINVAL);
 }

@@ -101,7 +101,7 @@ static void added(const struct mach_header *mh, intptr_t slide)
 		describe(table[i].header, slide, &table[i].im);
 		table[i].im.path = path;
 		table[i].in_cache = (mh->flags & MH_DYLIB_IN_CACHE_) != 0;
-		table[i].im.hints = table[i].in_cache;
+		table[i].im.memory_only = table[i].in_cache;
 		break;
 	}
 	atomic_fetch_add(&generation, 1);
@@ -192,26 +192,40 @@ static const struct nlist_64 *nearest(const struct symtab *t, uint64_t addr, uin
 	return best;
 }
 
-int swa_plat_symbol_hint(uint64_t slide, uint64_t text_vmaddr, uint64_t pc, uint64_t *ret_start,
-			 uint64_t *ret_size, const char **ret_name)
+/*
+ * The nearest symbol at or below pc in an image of the dyld shared cache,
+ * from the image's own symbol table in memory: the host has no copy of
+ * the cache, so these names go out as symbol hints.
+ */
+int swa_plat_memory_symbol(uint64_t pc, uint64_t *ret_addr, uint64_t *ret_size, char *name,
+			   size_t cap)
 {
 	const struct mach_header_64 *mh = NULL;
+	uint64_t slide = 0;
 	pthread_mutex_lock(&lock);
-	for (size_t i = 0; i < MAX_IMAGES && !mh; i++)
-		if (table[i].header && table[i].in_cache && table[i].im.slide == slide &&
-		    table[i].im.text_vmaddr == text_vmaddr)
+	for (size_t i = 0; i < MAX_IMAGES && !mh; i++) {
+		const struct swa_plat_image *im = &table[i].im;
+		uint64_t lo = im->text_vmaddr + im->slide;
+		if (table[i].header && table[i].in_cache && pc >= lo && pc - lo < im->text_size) {
 			mh = table[i].header; /* cached images are never unloaded */
+			slide = im->slide;
+		}
+	}
 	pthread_mutex_unlock(&lock);
 	struct symtab t;
 	if (!mh || !find_symtab(mh, slide, &t))
 		return -ENOENT;
 	uint64_t next;
 	const struct nlist_64 *n = nearest(&t, pc - slide, &next);
-	if (!n)
+	if (!n || !cap)
 		return -ENOENT;
-	const char *name = t.strs + n->n_strx;
-	*ret_name = name[0] == '_' ? name + 1 : name; /* C's leading underscore */
-	*ret_start = n->n_value + slide;
+	const char *sym = t.strs + n->n_strx;
+	if (sym[0] == '_')
+		sym++; /* C's leading underscore */
+	size_t len = strnlen(sym, cap - 1);
+	memcpy(name, sym, len);
+	name[len] = '\0';
+	*ret_addr = n->n_value + slide;
 	*ret_size = next == UINT64_MAX ? 0 : next - n->n_value;
 	return 0;
 }

@@ -1,12 +1,14 @@
 /*
  * The loaded images on Linux, from dl_iterate_phdr(): each object's load
- * bias, executable segment, GNU build-id note and .eh_frame_hdr.  Called
+ * bias, executable segments, GNU build-id note and .eh_frame_hdr.  Called
  * only by the watchdog while no thread is held (dl_iterate_phdr takes the
  * loader's lock).
  */
 #include <elf.h>
+#include <errno.h>
 #include <link.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include "../platform.h"
@@ -66,6 +68,11 @@ static int each_object(struct dl_phdr_info *info, size_t size, void *data)
 		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && !im.text_size) {
 			im.text_vmaddr = ph->p_vaddr;
 			im.text_size = ph->p_memsz;
+		} else if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+			/* code in a further segment (Node's real code is in its second) */
+			if (im.nmore_text < SWA_MAX_MORE_TEXT)
+				im.more_text[im.nmore_text++] =
+				    (struct swa_text_range){ph->p_vaddr, ph->p_memsz};
 		} else if (ph->p_type == PT_GNU_EH_FRAME) {
 			im.unwind_kind = SWA_UNWIND_KIND_EH_FRAME_HDR;
 			im.unwind_info = info->dlpi_addr + ph->p_vaddr;
@@ -75,9 +82,56 @@ static int each_object(struct dl_phdr_info *info, size_t size, void *data)
 	}
 	it->first = false;
 	im.loader = interp[0] && im.path && strcmp(im.path, interp) == 0;
+	const ElfW(Ehdr) *vdso = (const ElfW(Ehdr) *)getauxval(AT_SYSINFO_EHDR);
+	im.memory_only =
+	    vdso && (const void *)info->dlpi_phdr == (const char *)vdso + vdso->e_phoff;
 	if (im.text_size && im.path)
 		it->fn(&im, it->ctx);
 	return 0;
+}
+
+/*
+ * The vDSO's symbols, from its .dynsym in memory: the kernel maps the whole
+ * ELF file, section headers included.
+ */
+int swa_plat_memory_symbol(uint64_t pc, uint64_t *ret_addr, uint64_t *ret_size, char *name,
+			   size_t cap)
+{
+	const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)getauxval(AT_SYSINFO_EHDR);
+	if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || !eh->e_shoff || !cap)
+		return -ENOENT;
+	const char *base = (const char *)eh;
+	const ElfW(Phdr) *ph = (const ElfW(Phdr) *)(base + eh->e_phoff);
+	uint64_t bias = (uint64_t)(uintptr_t)base;
+	for (unsigned i = 0; i < eh->e_phnum; i++)
+		if (ph[i].p_type == PT_LOAD) {
+			bias -= ph[i].p_vaddr - ph[i].p_offset;
+			break;
+		}
+	const ElfW(Shdr) *sh = (const ElfW(Shdr) *)(base + eh->e_shoff);
+	for (unsigned i = 0; i < eh->e_shnum; i++) {
+		if (sh[i].sh_type != SHT_DYNSYM || sh[i].sh_link >= eh->e_shnum ||
+		    !sh[i].sh_entsize)
+			continue;
+		const ElfW(Sym) *sym = (const ElfW(Sym) *)(base + sh[i].sh_offset);
+		const char *str = base + sh[sh[i].sh_link].sh_offset;
+		size_t n = sh[i].sh_size / sh[i].sh_entsize, strsz = sh[sh[i].sh_link].sh_size;
+		for (size_t k = 0; k < n; k++) {
+			uint64_t lo = bias + sym[k].st_value;
+			if (ELF64_ST_TYPE(sym[k].st_info) != STT_FUNC || sym[k].st_name >= strsz ||
+			    pc < lo || pc - lo >= (sym[k].st_size ? sym[k].st_size : 1))
+				continue;
+			size_t len = strnlen(str + sym[k].st_name, strsz - sym[k].st_name);
+			if (len >= cap)
+				len = cap - 1;
+			memcpy(name, str + sym[k].st_name, len);
+			name[len] = '\0';
+			*ret_addr = lo;
+			*ret_size = sym[k].st_size;
+			return 0;
+		}
+	}
+	return -ENOENT;
 }
 
 int swa_plat_images(swa_plat_image_fn fn, void *ctx)

@@ -6,6 +6,11 @@
  * every other thread passes straight through.  The real functions come from
  * dlsym(RTLD_NEXT) the first time they are needed.
  *
+ * Not every wait of the main thread is its loop waiting (loop-wait.c): a
+ * wait that returns at once (a zero timeout) is passed straight through, and
+ * so is one whose call site and wait object are not the loop's: a blocking
+ * call inside a callback stays part of the busy iteration.
+ *
  * pthread_exit() on the main thread counts as its loop's last wait.
  *
  * A statically linked program, a raw syscall() and an io_uring loop never
@@ -61,9 +66,31 @@ static inline bool watched(void)
 	       swa_loop_on_main_thread();
 }
 
-#define HOOK(hookname, call)                                                                       \
+/*
+ * A wait of the loop: not one that returns at once, and from the loop's site
+ * and object (or no deeper in the stack than the loop waits).  A zero
+ * timeout only peeks: Foundation's run loop adds such polls every turn, and
+ * a callback that lets the run loop handle its sources makes them in the
+ * middle of a stall, so they are not waits.
+ */
+#define LOOP_WAIT(immediate, object)                                                               \
+	(!(immediate) && watched() &&                                                              \
+	 own_wait(swa_loop_wait_key_of(__builtin_return_address(0), (uint64_t)(object)),           \
+		  (uint64_t)(uintptr_t)__builtin_frame_address(0)))
+
+static inline bool own_wait(uint64_t key, uint64_t sp)
+{
+	return key == swa_loop_wait_key || swa_loop_wait_is_own(key, sp);
+}
+
+static inline bool zero_ts(const struct timespec *ts)
+{
+	return ts && ts->tv_sec == 0 && ts->tv_nsec == 0;
+}
+
+#define HOOK(hookname, loop_wait, call)                                                            \
 	do {                                                                                       \
-		if (!watched())                                                                    \
+		if (!(loop_wait))                                                                  \
 			return call;                                                               \
 		if (trigger_only) {                                                                \
 			atomic_store_explicit(&swa_linux_main_waited, true, memory_order_relaxed); \
@@ -77,27 +104,6 @@ static inline bool watched(void)
 		return r_;                                                                         \
 	} while (0)
 
-/*
- * A zero timeout only peeks: Foundation's run loop adds such polls every
- * turn and a callback that lets the run loop handle its sources makes them
- * in the middle of a stall, so they are not waits and pass straight through.
- */
-#define PEEK(zero, call)                                                                           \
-	do {                                                                                       \
-		if (zero)                                                                          \
-			return call;                                                               \
-	} while (0)
-
-static inline bool ts_zero(const struct timespec *ts)
-{
-	return ts && ts->tv_sec == 0 && ts->tv_nsec == 0;
-}
-
-static inline bool tv_zero(const struct timeval *tv)
-{
-	return tv && tv->tv_sec == 0 && tv->tv_usec == 0;
-}
-
 #define MISSING(fn)                                                                                \
 	do {                                                                                       \
 		if (!(fn)) {                                                                       \
@@ -110,8 +116,7 @@ EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
 {
 	int (*f)(struct pollfd *, nfds_t, int) = get_poll();
 	MISSING(f);
-	PEEK(timeout == 0, f(fds, n, timeout));
-	HOOK("poll", f(fds, n, timeout));
+	HOOK("poll", LOOP_WAIT(timeout == 0, 0), f(fds, n, timeout));
 }
 
 int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t len);
@@ -122,16 +127,14 @@ EXPORT int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t len)
 {
 	int (*f)(struct pollfd *, nfds_t, int, size_t) = get___poll_chk();
 	MISSING(f);
-	PEEK(timeout == 0, f(fds, n, timeout, len));
-	HOOK("poll", f(fds, n, timeout, len));
+	HOOK("poll", LOOP_WAIT(timeout == 0, 0), f(fds, n, timeout, len));
 }
 
 EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts, const sigset_t *mask)
 {
 	int (*f)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *) = get_ppoll();
 	MISSING(f);
-	PEEK(ts_zero(ts), f(fds, n, ts, mask));
-	HOOK("ppoll", f(fds, n, ts, mask));
+	HOOK("ppoll", LOOP_WAIT(zero_ts(ts), 0), f(fds, n, ts, mask));
 }
 
 EXPORT int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *ts,
@@ -140,24 +143,21 @@ EXPORT int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *ts,
 	int (*f)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *, size_t) =
 	    get___ppoll_chk();
 	MISSING(f);
-	PEEK(ts_zero(ts), f(fds, n, ts, mask, len));
-	HOOK("ppoll", f(fds, n, ts, mask, len));
+	HOOK("ppoll", LOOP_WAIT(zero_ts(ts), 0), f(fds, n, ts, mask, len));
 }
 
 EXPORT int epoll_wait(int ep, struct epoll_event *ev, int max, int timeout)
 {
 	int (*f)(int, struct epoll_event *, int, int) = get_epoll_wait();
 	MISSING(f);
-	PEEK(timeout == 0, f(ep, ev, max, timeout));
-	HOOK("epoll_wait", f(ep, ev, max, timeout));
+	HOOK("epoll_wait", LOOP_WAIT(timeout == 0, ep + 1), f(ep, ev, max, timeout));
 }
 
 EXPORT int epoll_pwait(int ep, struct epoll_event *ev, int max, int timeout, const sigset_t *m)
 {
 	int (*f)(int, struct epoll_event *, int, int, const sigset_t *) = get_epoll_pwait();
 	MISSING(f);
-	PEEK(timeout == 0, f(ep, ev, max, timeout, m));
-	HOOK("epoll_pwait", f(ep, ev, max, timeout, m));
+	HOOK("epoll_pwait", LOOP_WAIT(timeout == 0, ep + 1), f(ep, ev, max, timeout, m));
 }
 
 EXPORT int epoll_pwait2(int ep, struct epoll_event *ev, int max, const struct timespec *ts,
@@ -166,16 +166,14 @@ EXPORT int epoll_pwait2(int ep, struct epoll_event *ev, int max, const struct ti
 	int (*f)(int, struct epoll_event *, int, const struct timespec *, const sigset_t *) =
 	    get_epoll_pwait2();
 	MISSING(f);
-	PEEK(ts_zero(ts), f(ep, ev, max, ts, m));
-	HOOK("epoll_pwait2", f(ep, ev, max, ts, m));
+	HOOK("epoll_pwait2", LOOP_WAIT(zero_ts(ts), ep + 1), f(ep, ev, max, ts, m));
 }
 
 EXPORT int select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
 {
 	int (*f)(int, fd_set *, fd_set *, fd_set *, struct timeval *) = get_select();
 	MISSING(f);
-	PEEK(tv_zero(tv), f(n, r, w, e, tv));
-	HOOK("select", f(n, r, w, e, tv));
+	HOOK("select", LOOP_WAIT(tv && !tv->tv_sec && !tv->tv_usec, 0), f(n, r, w, e, tv));
 }
 
 EXPORT int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec *ts,
@@ -184,8 +182,7 @@ EXPORT int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec
 	int (*f)(int, fd_set *, fd_set *, fd_set *, const struct timespec *, const sigset_t *) =
 	    get_pselect();
 	MISSING(f);
-	PEEK(ts_zero(ts), f(n, r, w, e, ts, m));
-	HOOK("pselect", f(n, r, w, e, ts, m));
+	HOOK("pselect", LOOP_WAIT(zero_ts(ts), 0), f(n, r, w, e, ts, m));
 }
 
 /*

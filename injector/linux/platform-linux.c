@@ -309,18 +309,6 @@ void swa_plat_release_threads(struct swa_thread *threads, size_t n)
 	(void)n;
 }
 
-int swa_plat_symbol_hint(uint64_t slide, uint64_t text_vmaddr, uint64_t pc, uint64_t *ret_start,
-			 uint64_t *ret_size, const char **ret_name)
-{
-	(void)slide;
-	(void)text_vmaddr;
-	(void)pc;
-	(void)ret_start;
-	(void)ret_size;
-	(void)ret_name;
-	return -ENOTSUP; /* no image is marked for hints here */
-}
-
 void swa_plat_raise_priority(void)
 {
 	struct sched_param sp = {.sched_priority = 1};

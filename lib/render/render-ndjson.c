@@ -42,7 +42,11 @@ static int frame_fields(const struct sw_profile *p, const struct sw_tree_frame *
 	TRY(sw_json_key(b, first, "address"));
 	TRY(sw_buf_printf(b, "\"0x%llx\"", (unsigned long long)f->address));
 	TRY(sw_json_key(b, first, "inlined"));
-	return sw_buf_puts(b, f->inlined ? "true" : "false");
+	TRY(sw_buf_puts(b, f->inlined ? "true" : "false"));
+	if (!f->hinted)
+		return 0;
+	TRY(sw_json_key(b, first, "hint"));
+	return sw_buf_puts(b, "true");
 }
 
 /*
@@ -293,6 +297,8 @@ int sw_render_json_summary(struct sw_profile *p, const struct sw_summary *sum,
 	}
 	TRY(sw_json_key(b, &first, "signatures"));
 	TRY(sw_json_u64(b, sum->nsignatures));
+	TRY(sw_json_key(b, &first, "signature_version"));
+	TRY(sw_json_u64(b, SW_SIGNATURE_VERSION));
 	TRY(sw_json_key(b, &first, "top"));
 	TRY(sw_buf_putc(b, '['));
 	for (size_t i = 0; i < sum->ntop; i++) {

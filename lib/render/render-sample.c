@@ -60,6 +60,8 @@ static int node_line(const struct sw_tree *t, uint32_t i, const struct sw_render
 				  sw_render_clean(sw_tree_frame_name(p, f, o->tree.full_names,
 								     scratch, sizeof(scratch)),
 						  c1, sizeof(c1)));
+	if (r >= 0 && sw_tree_frame_is_stopped(f))
+		return sw_buf_putc(out, '\n'); /* a marker, not a place in the program */
 	if (r >= 0)
 		r = sw_buf_printf(out, "  (in %s)",
 				  img ? sw_render_clean(img->name, c2, sizeof(c2)) : "???");

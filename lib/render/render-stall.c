@@ -25,11 +25,14 @@ void sw_stall_figures(const struct sw_stalls *c, const struct sw_stall *s,
 	uint64_t duration = s->duration_ns;
 	uint64_t main_samples = 0, blocked = 0;
 	bool truncated = false;
+	ret->unwinding_stopped = 0;
 	for (size_t i = 0; i < s->nsamples; i++) {
 		if (s->sample[i].thread_id == s->thread_id) {
 			main_samples++;
 			if (s->sample[i].flags & SW_SAMPLE_BLOCKED)
 				blocked++;
+			if (sw_stalls_sample_stopped(c, &s->sample[i]))
+				ret->unwinding_stopped++;
 		}
 		if (s->sample[i].flags & SW_SAMPLE_TRUNCATED)
 			truncated = true;
@@ -53,7 +56,8 @@ void sw_stall_figures(const struct sw_stalls *c, const struct sw_stall *s,
 
 static bool same_stack(const struct sw_stall_sample *a, const struct sw_stall_sample *b)
 {
-	return a->thread_id == b->thread_id && a->depth == b->depth &&
+	return a->thread_id == b->thread_id && a->depth == b->depth && a->elided == b->elided &&
+	       a->elided_at == b->elided_at &&
 	       (a->flags & SW_SAMPLE_TRUNCATED) == (b->flags & SW_SAMPLE_TRUNCATED) &&
 	       memcmp(a->frames, b->frames, a->depth * sizeof(uint64_t)) == 0;
 }
@@ -121,6 +125,8 @@ static void json_flags(struct sw_buf *out, uint32_t flags)
 	    {SW_SAMPLE_SIGNAL_BLOCKED, "signal_blocked"},
 	    {SW_SAMPLE_NO_SIGNAL, "no_signal"},
 	    {SW_SAMPLE_PASSIVE, "passive"},
+	    {SW_SAMPLE_ELIDED, "elided"},
+	    {SW_SAMPLE_COPY_SHORT, "copy_short"},
 	};
 	bool first = true;
 	sw_buf_putc(out, '[');
@@ -183,16 +189,18 @@ int sw_render_ndjson_stall(struct sw_buf *out, const struct sw_stalls *c, const 
 	json_str(out, in->process_name);
 	sw_buf_puts(out, ",\"bundle_id\":");
 	json_str(out, in->bundle_id);
-	sw_buf_printf(out,
-		      ",\"thread\":%" PRIu64 ",\"context\":\"%s\",\"start_ns\":%" PRIu64
-		      ",\"monotonic_start_ns\":%" PRIu64 ",\"duration_ms\":%.3f"
-		      ",\"sampled_ms\":%.3f,\"cpu_ms\":%.3f,\"samples\":%" PRIu64
-		      ",\"interval_ms\":%.3f,\"dropped\":%" PRIu64
-		      ",\"kind\":\"%s\",\"complete\":%s,\"truncated\":%s,\"sample_times_ms\":[",
-		      s->thread_id, s->context, sw_stalls_ns(c, s->start_time),
-		      in->clock_base + sw_stalls_ns(c, s->start_time), f.duration_ms, f.sampled_ms,
-		      f.cpu_ms, f.main_samples, f.interval_ms, s->dropped, f.kind,
-		      s->ended ? "true" : "false", f.truncated ? "true" : "false");
+	sw_buf_printf(
+	    out,
+	    ",\"thread\":%" PRIu64 ",\"context\":\"%s\",\"start_ns\":%" PRIu64
+	    ",\"monotonic_start_ns\":%" PRIu64 ",\"duration_ms\":%.3f"
+	    ",\"sampled_ms\":%.3f,\"cpu_ms\":%.3f,\"samples\":%" PRIu64
+	    ",\"interval_ms\":%.3f,\"dropped\":%" PRIu64
+	    ",\"kind\":\"%s\",\"complete\":%s,\"truncated\":%s,\"unwinding_stopped\":%" PRIu64
+	    ",\"sample_times_ms\":[",
+	    s->thread_id, s->context, sw_stalls_ns(c, s->start_time),
+	    in->clock_base + sw_stalls_ns(c, s->start_time), f.duration_ms, f.sampled_ms, f.cpu_ms,
+	    f.main_samples, f.interval_ms, s->dropped, f.kind, s->ended ? "true" : "false",
+	    f.truncated ? "true" : "false", f.unwinding_stopped);
 	bool first = true;
 	for (size_t i = 0; i < s->nsamples; i++) {
 		if (s->sample[i].thread_id != s->thread_id)
@@ -213,7 +221,11 @@ int sw_render_ndjson_stall(struct sw_buf *out, const struct sw_stalls *c, const 
 		sw_buf_puts(out, ",\"frames\":[");
 		for (uint32_t k = 0; k < x->depth; k++)
 			sw_buf_printf(out, "%s\"0x%" PRIx64 "\"", k ? "," : "", x->frames[k]);
-		sw_buf_puts(out, "]}");
+		sw_buf_puts(out, "]");
+		if (x->flags & SW_SAMPLE_ELIDED)
+			sw_buf_printf(out, ",\"elided\":%" PRIu64 ",\"elided_at\":%" PRIu32,
+				      x->elided, x->elided_at);
+		sw_buf_puts(out, "}");
 	}
 	sw_buf_puts(out, "],");
 	json_images(out, c, st, n);
@@ -236,6 +248,20 @@ int sw_render_ndjson_summary(struct sw_buf *out, const struct sw_stalls *c, uint
 		      sw_ns_to_ms(in->stats.agent_cpu_ns));
 	if (in->have_goodbye)
 		json_str(out, in->goodbye_text);
+	else
+		sw_buf_puts(out, "null");
+	static const char *const watched[] = {"null", "\"watched\"", "\"never-waited\"",
+					      "\"late\""};
+	uint64_t first_ns;
+	enum sw_stalls_watched w = sw_stalls_watched(c, &first_ns);
+	sw_buf_printf(out, ",\"loop\":%s,\"loop_first_wait_ms\":", watched[w]);
+	if (w == SW_WATCHED_YES || w == SW_WATCHED_LATE)
+		sw_buf_printf(out, "%.3f", first_ns / 1e6);
+	else
+		sw_buf_puts(out, "null");
+	sw_buf_puts(out, ",\"advice\":");
+	if (sw_stalls_watched_advice(w))
+		json_str(out, sw_stalls_watched_advice(w));
 	else
 		sw_buf_puts(out, "null");
 	return sw_buf_puts(out, "}\n") < 0 ? -ENOMEM : 0;

@@ -20,8 +20,9 @@ int sw_render_ndjson_summary(struct sw_buf *out, const struct sw_stalls *c, uint
 /* The figures a stall's NDJSON object carries. */
 struct sw_stall_figures {
 	double duration_ms, cpu_ms, sampled_ms, interval_ms;
-	const char *kind; /* "busy" or "blocked" */
-	bool truncated;   /* some sample was cut */
+	const char *kind;           /* "busy" or "blocked" */
+	bool truncated;             /* some sample was cut */
+	uint64_t unwinding_stopped; /* the stalled thread's samples whose unwinding stopped early */
 	uint64_t main_samples;
 };
 void sw_stall_figures(const struct sw_stalls *c, const struct sw_stall *s,

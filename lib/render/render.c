@@ -205,6 +205,14 @@ int sw_summary_compute(struct sw_profile *p, struct sw_summary *ret)
 	return 0;
 }
 
+/* Whether node i hangs under the <unwinding stopped> root, which culprits ignore. */
+static bool under_stopped(const struct sw_profile *p, const struct sw_tree *t, uint32_t i)
+{
+	while (t->nodes[i].parent != UINT32_MAX)
+		i = t->nodes[i].parent;
+	return sw_tree_frame_is_stopped(sw_profile_get_frame(p, t->nodes[i].frame));
+}
+
 /* A function of the app's own code with a name: not a system image, not sub_<hex>. */
 static bool own_named(const struct sw_profile *p, const struct sw_tree_frame *f)
 {
@@ -227,6 +235,8 @@ const struct sw_tree_frame *sw_render_culprit(struct sw_profile *p, const struct
 	uint64_t best_w = 0;
 	/* each node's self time goes to its nearest own, named, not inlined caller */
 	for (uint32_t i = 0; charged && i < t->nnodes; i++) {
+		if (under_stopped(p, t, i))
+			continue;
 		uint32_t k = i;
 		while (k != UINT32_MAX) {
 			const struct sw_tree_frame *f = sw_profile_get_frame(p, t->nodes[k].frame);
@@ -243,7 +253,8 @@ const struct sw_tree_frame *sw_render_culprit(struct sw_profile *p, const struct
 			best = sw_profile_get_frame(p, t->nodes[i].frame);
 		}
 	/* none: the deepest frame of the heaviest path, as a last resort */
-	for (uint32_t i = t->first_root; !best && i != UINT32_MAX; i = t->nodes[i].first_child)
+	for (uint32_t i = sw_tree_signature_root(p, t); !best && i != UINT32_MAX;
+	     i = t->nodes[i].first_child)
 		leaf = sw_profile_get_frame(p, t->nodes[i].frame);
 	free(charged);
 	sw_tree_free(t);

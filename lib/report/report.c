@@ -5,6 +5,7 @@
  * it, outermost first), and samples become stacks of those ids.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,7 @@ struct sw_report {
 	size_t nids, ids_cap;
 	uint32_t *stack;
 	struct sw_buf missing, name, full;
+	uint32_t stopped_frame; /* SW_TREE_UNWINDING_STOPPED's frame id + 1, 0 until needed */
 };
 
 int sw_report_new(struct sw_profile *p, struct sw_symsearch *search, struct sw_report **ret)
@@ -183,6 +185,21 @@ static int symbolicate(struct sw_report *r, const struct sw_report_image *im, ui
 		if (n < 0)
 			note_missing(r, m, im, &err);
 	}
+	bool hinted = false;
+	if (n <= 0 && im && im->hints) {
+		/* nothing better: the name the agent read from the image in memory */
+		const struct sw_stall_hint *h =
+		    sw_stalls_hint_at(im->hints, addr - (ret ? 1 : 0) - im->load_address);
+		if (h) {
+			frames[0] = (struct sw_frame){
+			    .function = h->name,
+			    .offset = addr - im->load_address - h->offset,
+			    .flags = SW_FRAME_SYMBOL,
+			};
+			n = 1;
+			hinted = true;
+		}
+	}
 	if (n <= 0) {
 		frames[0] = (struct sw_frame){0};
 		n = 1;
@@ -209,6 +226,7 @@ static int symbolicate(struct sw_report *r, const struct sw_report_image *im, ui
 		    .offset = f->offset,
 		    .has_offset = (f->flags & SW_FRAME_SYMBOL) && k == n - 1,
 		    .inlined = k < n - 1,
+		    .hinted = hinted,
 		};
 		demangled(r, f->function, &tf.name, &tf.full_name);
 		int e = sw_profile_frame(r->p, &tf, &r->ids[r->nids]);
@@ -276,6 +294,17 @@ int sw_report_frames(struct sw_report *r, const struct sw_report_image *im, uint
 	return 0;
 }
 
+/* The frame id of the node standing for n frames left out of a deep stack. */
+static int left_out(struct sw_report *r, uint64_t n)
+{
+	char name[64];
+	snprintf(name, sizeof(name), "<%" PRIu64 " frames left out>", n);
+	struct sw_tree_frame f = {.linkage = SW_TREE_FRAMES_LEFT_OUT, .name = name}; /* interned */
+	uint32_t id;
+	int e = sw_profile_frame(r->p, &f, &id);
+	return e < 0 ? e : (int)id;
+}
+
 static int add_sample(struct sw_report *r, const struct sw_stalls *c, struct sw_tree_stall *ts,
 		      const struct sw_stall_sample *smp, uint64_t weight)
 {
@@ -284,8 +313,26 @@ static int add_sample(struct sw_report *r, const struct sw_stalls *c, struct sw_
 	if (e < 0)
 		return e;
 	size_t depth = 0;
+	if (sw_stalls_sample_stopped(c, smp)) {
+		/* a partial stack: under one marked root, not beside the thread's entry */
+		if (!r->stopped_frame) {
+			struct sw_tree_frame f = {.name = SW_TREE_UNWINDING_STOPPED};
+			uint32_t id;
+			if ((e = sw_profile_frame(r->p, &f, &id)) < 0)
+				return e;
+			r->stopped_frame = id + 1;
+		}
+		r->stack[depth++] = r->stopped_frame - 1;
+	}
 	/* frames are leaf first; every frame but the leaf is a return address */
 	for (uint32_t k = smp->depth; k-- > 0;) {
+		if ((smp->flags & SW_SAMPLE_ELIDED) && k + 1 == smp->elided_at && smp->elided) {
+			/* the outermost frames are in: one node says how many came between */
+			if ((e = left_out(r, smp->elided)) < 0)
+				return e;
+			if (depth < SW_TREE_MAX_DEPTH)
+				r->stack[depth++] = (uint32_t)e;
+		}
 		const struct sw_stall_image *im = sw_stalls_image_at(c, smp->frames[k]);
 		struct sw_report_image ri;
 		if (im)
@@ -297,6 +344,7 @@ static int add_sample(struct sw_report *r, const struct sw_stalls *c, struct sw_
 			    .arch = im->arch,
 			    .load_address = im->load_address,
 			    .text_size = im->text_size,
+			    .hints = im->nhints ? im : NULL,
 			};
 		const uint32_t *ids;
 		size_t n;

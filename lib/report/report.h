@@ -49,6 +49,8 @@ struct sw_report_image {
 	const char *arch; /* NULL: the only or the host's slice */
 	uint64_t load_address, text_size;
 	bool system; /* known to be the system's even without a path */
+	/* symbols the agent read from memory, used when the symbolicator finds none */
+	const struct sw_stall_image *hints;
 };
 
 /*

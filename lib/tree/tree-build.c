@@ -613,6 +613,19 @@ size_t sw_tree_heaviest(const struct sw_tree *t, uint32_t *path, size_t max)
 	return n;
 }
 
+bool sw_tree_frame_is_stopped(const struct sw_tree_frame *f)
+{
+	return !f->image && !f->linkage && f->name && !strcmp(f->name, SW_TREE_UNWINDING_STOPPED);
+}
+
+uint32_t sw_tree_signature_root(const struct sw_profile *p, const struct sw_tree *t)
+{
+	uint32_t root = t->first_root;
+	if (root != NONE && sw_tree_frame_is_stopped(&p->frames[t->nodes[root].frame].f))
+		root = t->nodes[root].next_sibling; /* partial stacks say nothing stable */
+	return root;
+}
+
 uint64_t sw_tree_stall_signature(const struct sw_profile *p, struct sw_tree_stall *s)
 {
 	if (s->has_signature)
@@ -626,14 +639,15 @@ uint64_t sw_tree_stall_signature(const struct sw_profile *p, struct sw_tree_stal
 	 * out: which libc or libm internal happens to be heaviest is noise that
 	 * would split one hang into several signatures.
 	 */
+	uint32_t root = sw_tree_signature_root(p, t);
 	uint32_t last = NONE;
-	for (uint32_t i = t->first_root; i != NONE; i = t->nodes[i].first_child) {
+	for (uint32_t i = root; i != NONE; i = t->nodes[i].first_child) {
 		const struct sw_tree_image *img =
 		    sw_profile_get_image(p, p->frames[t->nodes[i].frame].f.image);
 		if (!img || !img->system)
 			last = i;
 	}
-	for (uint32_t i = t->first_root; i != NONE; i = t->nodes[i].first_child) {
+	for (uint32_t i = root; i != NONE; i = t->nodes[i].first_child) {
 		const struct sw_tree_frame *f = &p->frames[t->nodes[i].frame].f;
 		const struct sw_tree_image *img = sw_profile_get_image(p, f->image);
 		const char *image = img ? img->name : "?";

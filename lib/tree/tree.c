@@ -234,7 +234,7 @@ static uint64_t frame_hash(const struct sw_tree_frame *f)
 	h = mix64(h ^ (uintptr_t)f->linkage) + (uintptr_t)f->name;
 	h = mix64(h ^ (uintptr_t)f->full_name) + (uintptr_t)f->file;
 	h = mix64(h ^ f->address) + f->offset;
-	return mix64(h ^ (f->inlined | f->has_offset << 1));
+	return mix64(h ^ (f->inlined | f->has_offset << 1 | f->hinted << 2));
 }
 
 static bool frame_equal(const struct sw_tree_frame *a, const struct sw_tree_frame *b)
@@ -242,7 +242,7 @@ static bool frame_equal(const struct sw_tree_frame *a, const struct sw_tree_fram
 	return a->image == b->image && a->linkage == b->linkage && a->name == b->name &&
 	       a->full_name == b->full_name && a->file == b->file && a->line == b->line &&
 	       a->address == b->address && a->offset == b->offset &&
-	       a->has_offset == b->has_offset && a->inlined == b->inlined;
+	       a->has_offset == b->has_offset && a->inlined == b->inlined && a->hinted == b->hinted;
 }
 
 static int grow_frame_table(struct sw_profile *p)

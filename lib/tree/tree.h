@@ -22,7 +22,9 @@
  * frame outside system images are left out (libc or libm internals would
  * otherwise split one hang into several signatures).  The hash is 64-bit FNV-1a over
  * "image\0linkage\0" for each frame from the root, with "?" standing for an
- * unknown image or function name.
+ * unknown image or function name.  Samples whose unwinding stopped early
+ * (under SW_TREE_UNWINDING_STOPPED) are left out: the heaviest of the other
+ * roots starts the path.
  *
  * Ownership: the profile owns every string and array it hands out; they
  * live until sw_profile_free().  A tree refers to its profile's frames and
@@ -69,7 +71,28 @@ struct sw_tree_frame {
 	uint64_t offset;       /* from the function's symbol; meaningful with has_offset */
 	bool has_offset;
 	bool inlined; /* an inlined call: the frame before it (its caller) contains it */
+	bool hinted;  /* named by the agent's symbol hint (an image in memory only) */
 };
+
+/*
+ * The root under which report.c puts samples whose unwinding stopped before
+ * the thread's entry: a frame of no image with this name and no linkage
+ * name.  Signatures leave it out (sw_tree_frame_is_stopped()).
+ */
+#define SW_TREE_UNWINDING_STOPPED "<unwinding stopped>"
+bool sw_tree_frame_is_stopped(const struct sw_tree_frame *f);
+/*
+ * The linkage name of the node between the outermost and the innermost
+ * frames of a stack too deep to keep whole; its display name says how many
+ * frames were left out.  Signatures see only the linkage name, so any number
+ * of frames left out is one path.  Signatures from rule 2 on (which also
+ * leave out <unwinding stopped>) say so in the JSON's signature_version.
+ */
+#define SW_TREE_FRAMES_LEFT_OUT "<frames left out>"
+/* The root the heaviest path of signatures and culprits starts at: t's heaviest, not the marker. */
+struct sw_tree;
+struct sw_profile;
+uint32_t sw_tree_signature_root(const struct sw_profile *p, const struct sw_tree *t);
 
 struct sw_tree_thread {
 	uint64_t id;
@@ -255,9 +278,10 @@ size_t sw_tree_heaviest(const struct sw_tree *t, uint32_t *path, size_t max);
  * The version of the signature's recipe, written beside signatures in
  * NDJSON ("signature_version") and checked by --baseline: bump it whenever
  * a change makes the same hang hash differently, so that baselines made
- * before the change are refused instead of matching nothing.
+ * before the change are refused instead of matching nothing.  2: deep
+ * stacks keep both ends, and <unwinding stopped> is left out.
  */
-#define SW_SIGNATURE_VERSION 1
+#define SW_SIGNATURE_VERSION 2
 
 /*
  * Computes (once) and returns the stall's signature: the heaviest path of

@@ -58,6 +58,9 @@ void sw_stalls_free(struct sw_stalls *c)
 	for (size_t i = 0; i < c->nimages; i++) {
 		free(c->images[i].path);
 		free(c->images[i].arch);
+		for (size_t k = 0; k < c->images[i].nhints; k++)
+			free(c->images[i].hints[k].name);
+		free(c->images[i].hints);
 	}
 	free(c->images);
 	for (size_t i = 0; i < c->nnames; i++)
@@ -159,7 +162,51 @@ static int on_image(struct sw_stalls *c, const struct sw_wire_image *im)
 	slot->id_len = im->id_len <= SW_WIRE_MAX_ID ? im->id_len : 0;
 	memcpy(slot->id, im->id, slot->id_len);
 	slot->removed = false;
+	slot->nmore_text = im->nmore_text <= SW_WIRE_MAX_MORE_TEXT ? im->nmore_text : 0;
+	memcpy(slot->more_text, im->more_text, slot->nmore_text * sizeof(slot->more_text[0]));
 	return 0;
+}
+
+#define MAX_HINTS 65536 /* per image */
+
+/* Keeps a hint with the image that has its index now, sorted, once. */
+static int on_hint(struct sw_stalls *c, const struct sw_wire_symbol_hint *h)
+{
+	struct sw_stall_image *im = NULL;
+	for (size_t i = 0; i < c->nimages; i++)
+		if (c->images[i].index == h->image_index && !c->images[i].removed)
+			im = &c->images[i];
+	if (!im || !h->name || !h->name[0])
+		return 0;
+	size_t k = 0;
+	while (k < im->nhints && im->hints[k].offset < h->offset)
+		k++;
+	if (k < im->nhints && im->hints[k].offset == h->offset)
+		return 0;
+	if (im->nhints == MAX_HINTS)
+		return -E2BIG;
+	struct sw_stall_hint *hints = realloc(im->hints, (im->nhints + 1) * sizeof(*hints));
+	if (!hints)
+		return -ENOMEM;
+	im->hints = hints;
+	char *name = strdup(h->name);
+	if (!name)
+		return -ENOMEM;
+	memmove(&hints[k + 1], &hints[k], (im->nhints - k) * sizeof(*hints));
+	hints[k] = (struct sw_stall_hint){h->offset, h->size, name};
+	im->nhints++;
+	return 0;
+}
+
+const struct sw_stall_hint *sw_stalls_hint_at(const struct sw_stall_image *im, uint64_t offset)
+{
+	for (size_t k = im->nhints; k-- > 0;)
+		if (im->hints[k].offset <= offset)
+			return offset - im->hints[k].offset <
+				       (im->hints[k].size ? im->hints[k].size : 1)
+				   ? &im->hints[k]
+				   : NULL;
+	return NULL;
 }
 
 static void on_image_removed(struct sw_stalls *c, uint32_t index)
@@ -170,13 +217,69 @@ static void on_image_removed(struct sw_stalls *c, uint32_t index)
 			c->images[i].removed = true;
 }
 
+/* Whether addr lies in one of im's executable segments. */
+static bool image_holds(const struct sw_stall_image *im, uint64_t addr)
+{
+	if (addr >= im->load_address && addr - im->load_address < im->text_size)
+		return true;
+	for (uint32_t i = 0; i < im->nmore_text; i++) {
+		/* the same slide as the first segment's */
+		uint64_t lo = im->load_address + (im->more_text[i].vmaddr - im->text_vmaddr);
+		if (addr >= lo && addr - lo < im->more_text[i].size)
+			return true;
+	}
+	return false;
+}
+
+enum sw_stalls_watched sw_stalls_watched(const struct sw_stalls *c, uint64_t *ret_first_ns)
+{
+	const struct sw_wire_stats *st = &c->info.stats;
+	*ret_first_ns = 0;
+	if (!st->has_loop)
+		return SW_WATCHED_UNKNOWN;
+	if (!st->loop_first_wait)
+		return SW_WATCHED_NEVER;
+	*ret_first_ns = sw_stalls_ns(c, st->loop_first_wait - 1);
+	uint64_t threshold =
+	    (uint64_t)(c->info.config.threshold_ms ? c->info.config.threshold_ms : 250);
+	return *ret_first_ns >= threshold * 1000000 ? SW_WATCHED_LATE : SW_WATCHED_YES;
+}
+
+const char *sw_stalls_watched_advice(enum sw_stalls_watched w)
+{
+	switch (w) {
+	case SW_WATCHED_NEVER:
+		return "if it has an event loop that waits another way (io_uring, a condition "
+		       "variable, "
+		       "a static binary), call stallwatch_before_wait() and "
+		       "stallwatch_after_wait() "
+		       "from <stallwatch/stallwatch.h> around its wait; see stallwatch-agent(7)";
+	case SW_WATCHED_LATE:
+		return "to watch the start too, call stallwatch_after_wait() from "
+		       "<stallwatch/stallwatch.h> first thing in main(): the start then counts as "
+		       "an iteration of the loop; see stallwatch-agent(7)";
+	default:
+		return NULL;
+	}
+}
+
+#define SW_DEFAULT_MAX_DEPTH 512 /* the agent's, for recordings whose hello lacks it */
+
+bool sw_stalls_sample_stopped(const struct sw_stalls *c, const struct sw_stall_sample *s)
+{
+	uint32_t max = c->info.config.max_depth ? c->info.config.max_depth : SW_DEFAULT_MAX_DEPTH;
+	if (s->flags & SW_SAMPLE_ELIDED)
+		return s->flags &
+		       SW_SAMPLE_TRUNCATED; /* agents that elide never cut at the limit */
+	return (s->flags & SW_SAMPLE_TRUNCATED) && s->depth < max;
+}
+
 const struct sw_stall_image *sw_stalls_image_at(const struct sw_stalls *c, uint64_t addr)
 {
 	const struct sw_stall_image *best = NULL;
 	for (size_t i = 0; i < c->nimages; i++) {
 		const struct sw_stall_image *im = &c->images[i];
-		if (addr >= im->load_address && addr - im->load_address < im->text_size &&
-		    (!best || best->removed || !im->removed))
+		if (image_holds(im, addr) && (!best || best->removed || !im->removed))
 			best = im;
 	}
 	return best;
@@ -237,6 +340,8 @@ static int on_sample(struct sw_stalls *c, const struct sw_wire_sample *m)
 	x->thread_id = m->thread_id;
 	x->flags = m->flags;
 	x->depth = m->depth;
+	x->elided = m->flags & SW_SAMPLE_ELIDED ? m->elided : 0;
+	x->elided_at = m->flags & SW_SAMPLE_ELIDED ? m->elided_at : 0;
 	x->thread_name = intern(c, m->thread_name);
 	x->frames = malloc((m->depth ? m->depth : 1) * sizeof(uint64_t));
 	if (!x->frames)
@@ -293,6 +398,8 @@ int sw_stalls_feed(struct sw_stalls *c, const struct sw_wire_msg *m,
 	case SW_MSG_STATS:
 		c->info.stats = m->stats;
 		return 0;
+	case SW_MSG_SYMBOL_HINT:
+		return on_hint(c, &m->symbol_hint);
 	case SW_MSG_CONFIG_REPLY:
 		c->info.config = m->config_reply.config;
 		return 0;

@@ -19,7 +19,10 @@ struct sw_stall_sample {
 	uint64_t thread_id;
 	uint32_t flags; /* sw_wire_sample_flags */
 	uint32_t depth;
-	uint64_t *frames;        /* leaf first */
+	uint64_t *frames; /* leaf first */
+	/* SW_SAMPLE_ELIDED: elided frames left out between frames[elided_at - 1] and [elided_at] */
+	uint32_t elided_at;
+	uint64_t elided;
 	const char *thread_name; /* owned by the collector */
 };
 
@@ -37,6 +40,12 @@ struct sw_stall {
 	bool cut;   /* it reached a limit: later samples are left out */
 };
 
+/* A symbol the agent read from memory (symbol-hint): offset from the image's load address. */
+struct sw_stall_hint {
+	uint64_t offset, size;
+	char *name;
+};
+
 struct sw_stall_image {
 	uint32_t index;
 	uint64_t load_address, text_vmaddr, text_size;
@@ -44,6 +53,10 @@ struct sw_stall_image {
 	uint8_t id[SW_WIRE_MAX_ID];
 	char *path, *arch;
 	bool removed;
+	struct sw_stall_hint *hints; /* sorted by offset */
+	size_t nhints;
+	uint32_t nmore_text; /* further executable segments, same slide */
+	struct sw_wire_text_range more_text[SW_WIRE_MAX_MORE_TEXT];
 };
 
 struct sw_stalls_info {
@@ -80,6 +93,24 @@ const struct sw_stall *sw_stalls_flush(struct sw_stalls *c);
 const struct sw_stalls_info *sw_stalls_info(const struct sw_stalls *c);
 /* The image holding addr (the newest one when ranges were reused), or NULL. */
 const struct sw_stall_image *sw_stalls_image_at(const struct sw_stalls *c, uint64_t addr);
+/*
+ * Whether the unwinding of a sample stopped before the thread's entry: cut
+ * for another reason than the depth limit (a frame it could not step over).
+ */
+bool sw_stalls_sample_stopped(const struct sw_stalls *c, const struct sw_stall_sample *s);
+/* The hint of im holding offset (from its load address), or NULL. */
+const struct sw_stall_hint *sw_stalls_hint_at(const struct sw_stall_image *im, uint64_t offset);
+/* Whether the agent watched the program's main loop, from its last stats. */
+enum sw_stalls_watched {
+	SW_WATCHED_UNKNOWN, /* an agent from before it said */
+	SW_WATCHED_YES,     /* the loop waited early enough */
+	SW_WATCHED_NEVER,   /* the program never waited in a loop the agent sees */
+	SW_WATCHED_LATE,    /* its loop first waited a threshold or more after the start */
+};
+/* Also sets *ret_first_ns to when the loop first waited (ns since the agent's start). */
+enum sw_stalls_watched sw_stalls_watched(const struct sw_stalls *c, uint64_t *ret_first_ns);
+/* The advice that goes with an answer other than YES (a sentence, no final stop), or NULL. */
+const char *sw_stalls_watched_advice(enum sw_stalls_watched w);
 /* Converts agent ticks to nanoseconds. */
 uint64_t sw_stalls_ns(const struct sw_stalls *c, uint64_t ticks);
 

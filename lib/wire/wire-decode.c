@@ -172,7 +172,19 @@ static bool get_image(struct reader *r, struct sw_wire_image *im)
 		return fail(r, "truncated image id");
 	memcpy(im->id, r->p, im->id_len);
 	r->p += im->id_len;
-	return get_str(r, &im->path) && get_str(r, &im->arch);
+	im->nmore_text = 0;
+	if (!get_str(r, &im->path) || !get_str(r, &im->arch))
+		return false;
+	if (r->p == r->end)
+		return true; /* an agent from before further segments */
+	if (!get_u32(r, &im->nmore_text))
+		return false;
+	if (im->nmore_text > SW_WIRE_MAX_MORE_TEXT)
+		return fail(r, "too many executable segments");
+	for (uint32_t i = 0; i < im->nmore_text; i++)
+		if (!get_uleb(r, &im->more_text[i].vmaddr) || !get_uleb(r, &im->more_text[i].size))
+			return false;
+	return true;
 }
 
 /* Finds the state of a thread, making room for it when asked. */
@@ -297,6 +309,12 @@ static bool get_sample(struct reader *r, struct sw_wire_sample *s)
 		return false;
 	if (name)
 		memcpy(t->name, name, strlen(name) + 1);
+	s->elided = 0;
+	s->elided_at = 0;
+	if ((flags & SW_SAMPLE_ELIDED) && (!get_uleb(r, &s->elided) || !get_u32(r, &s->elided_at)))
+		return false;
+	if (s->elided_at > s->depth)
+		return fail(r, "frames left out past the stack");
 	s->flags = flags & SW_SAMPLE_PUBLIC_MASK;
 	s->thread_name = t->name;
 	s->frames = t->frames;
@@ -326,8 +344,12 @@ static bool get_body(struct reader *r, struct sw_wire_msg *m)
 	case SW_MSG_SAMPLE:
 		return get_sample(r, &m->sample);
 	case SW_MSG_STATS:
-		return get_uleb(r, &m->stats.samples) && get_uleb(r, &m->stats.dropped) &&
-		       get_uleb(r, &m->stats.stalls) && get_uleb(r, &m->stats.agent_cpu_ns);
+		if (!get_uleb(r, &m->stats.samples) || !get_uleb(r, &m->stats.dropped) ||
+		    !get_uleb(r, &m->stats.stalls) || !get_uleb(r, &m->stats.agent_cpu_ns))
+			return false;
+		m->stats.has_loop = r->p < r->end; /* absent from older agents */
+		m->stats.loop_first_wait = 0;
+		return !m->stats.has_loop || get_uleb(r, &m->stats.loop_first_wait);
 	case SW_MSG_SYMBOL_HINT:
 		return get_u32(r, &m->symbol_hint.image_index) &&
 		       get_uleb(r, &m->symbol_hint.offset) && get_uleb(r, &m->symbol_hint.size) &&

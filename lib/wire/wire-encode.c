@@ -101,7 +101,18 @@ static bool put_image(struct writer *w, const struct sw_wire_image *im)
 	put_uleb(w, im->id_kind);
 	put_uleb(w, im->id_len);
 	put_bytes(w, im->id, im->id_len);
-	return put_str(w, im->path) && put_str(w, im->arch);
+	if (!put_str(w, im->path) || !put_str(w, im->arch))
+		return false;
+	if (!im->nmore_text)
+		return true; /* as before the field existed */
+	if (im->nmore_text > SW_WIRE_MAX_MORE_TEXT)
+		return false;
+	put_uleb(w, im->nmore_text);
+	for (uint32_t i = 0; i < im->nmore_text; i++) {
+		put_uleb(w, im->more_text[i].vmaddr);
+		put_uleb(w, im->more_text[i].size);
+	}
+	return true;
 }
 
 static struct sw_wire_encoder_thread *find_thread(struct sw_wire_encoder *enc, uint64_t tid)
@@ -200,6 +211,12 @@ static bool put_sample(struct sw_wire_encoder *enc, struct writer *w,
 		put_str(w, s->thread_name);
 	put_uleb(w, s->depth);
 	put_frames(w, s, prev);
+	if (flags & SW_SAMPLE_ELIDED) {
+		if (s->elided_at > s->depth)
+			return false;
+		put_uleb(w, s->elided);
+		put_uleb(w, s->elided_at);
+	}
 	*ret_remember = true;
 	return true;
 }
@@ -236,6 +253,8 @@ static bool put_body(struct sw_wire_encoder *enc, struct writer *w, const struct
 		put_uleb(w, m->stats.dropped);
 		put_uleb(w, m->stats.stalls);
 		put_uleb(w, m->stats.agent_cpu_ns);
+		if (m->stats.has_loop)
+			put_uleb(w, m->stats.loop_first_wait);
 		return true;
 	case SW_MSG_SYMBOL_HINT:
 		put_uleb(w, m->symbol_hint.image_index);

@@ -19,7 +19,7 @@
 	(SW_CONFIG_HAS_THRESHOLD | SW_CONFIG_HAS_INTERVAL | SW_CONFIG_HAS_FLAGS |                  \
 	 SW_CONFIG_HAS_MAX_DEPTH)
 
-/* Sample flag bits above SW_SAMPLE_PUBLIC_MASK describe the encoding. */
+/* Sample flag bits outside SW_SAMPLE_PUBLIC_MASK describe the encoding. */
 enum {
 	SW_SAMPLE_WIRE_NAME = 1u << 8, /* the thread's name follows the flags */
 	SW_SAMPLE_WIRE_REF = 1u << 9,  /* frames are relative to the thread's previous stack */

@@ -51,6 +51,8 @@
 #define SW_WIRE_MAX_STRING 4096u
 #define SW_WIRE_MAX_FRAMES 4096u
 #define SW_WIRE_MAX_ID     32u
+/* Executable segments of an image besides its first (Node has several). */
+#define SW_WIRE_MAX_MORE_TEXT 8u
 /* The largest encoded message: type, length and body. */
 #define SW_WIRE_MAX_MESSAGE (SW_WIRE_MAX_BODY + 4u)
 
@@ -97,7 +99,11 @@ enum sw_wire_sample_flags {
 	SW_SAMPLE_SIGNAL_BLOCKED = 1u << 5, /* the thread runs and blocks the agent's signal */
 	SW_SAMPLE_NO_SIGNAL = 1u << 6,      /* it runs, and the agent sends no signals */
 	SW_SAMPLE_PASSIVE = 1u << 7,        /* the agent samples nothing (a seccomp filter) */
-	SW_SAMPLE_PUBLIC_MASK = 0xffu,
+	/* frames between both ends were left out (elided, elided_at follow the frames) */
+	SW_SAMPLE_ELIDED = 1u << 10,
+	SW_SAMPLE_COPY_SHORT = 1u << 11, /* the stack copy stopped before the stack's top */
+	/* 0x100 and 0x200 are the encoding's (wire-private.h) */
+	SW_SAMPLE_PUBLIC_MASK = 0xcffu,
 };
 
 enum sw_wire_config_flags {
@@ -152,6 +158,11 @@ struct sw_wire_image {
 	uint8_t id[SW_WIRE_MAX_ID];
 	const char *path;
 	const char *arch;
+	/* further executable segments (file address, size), same slide; old readers skip them */
+	uint32_t nmore_text;
+	struct sw_wire_text_range {
+		uint64_t vmaddr, size;
+	} more_text[SW_WIRE_MAX_MORE_TEXT];
 };
 
 struct sw_wire_image_removed {
@@ -183,6 +194,13 @@ struct sw_wire_sample {
 	uint32_t flags;          /* sw_wire_sample_flags */
 	uint32_t depth;
 	const uint64_t *frames; /* depth addresses, leaf (program counter) first */
+	/*
+	 * With SW_SAMPLE_ELIDED: frames[0..elided_at) are the innermost frames,
+	 * frames[elided_at..depth) the outermost, and elided frames between them
+	 * were left out.
+	 */
+	uint32_t elided_at;
+	uint64_t elided;
 };
 
 struct sw_wire_stats {
@@ -190,6 +208,12 @@ struct sw_wire_stats {
 	uint64_t dropped;
 	uint64_t stalls;
 	uint64_t agent_cpu_ns;
+	/*
+	 * When the main loop was first seen waiting: ticks since clock_base + 1,
+	 * 0 when it never was.  has_loop is false for agents from before the field.
+	 */
+	bool has_loop;
+	uint64_t loop_first_wait;
 };
 
 struct sw_wire_symbol_hint {

@@ -17,6 +17,8 @@
  *   plugin:MS        dlopen $STALLAPP_PLUGIN and stall MS in plugin_outer ->
  *                    plugin_inner, then dlclose it
  *   gap:MS           idle time between the following steps
+ *   pollwait:MS      stall_pollwait: a blocking poll of a silent pipe for MS
+ *   zeropoll:MS      stall_zeropoll spins MS with a zero-timeout poll each 1 ms
  *
  * and the hazards of hazards.c.
  */
@@ -25,6 +27,7 @@
 #endif
 #include <dlfcn.h>
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -198,6 +201,34 @@ static void run_child(int ms)
 	printf("child pid=%d status=%d\n", (int)pid, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 }
 
+/* A blocking call inside a callback: the loop is not waiting, it is stuck. */
+NOINLINE void stall_pollwait(int ms);
+NOINLINE void stall_pollwait(int ms)
+{
+	int fds[2];
+	if (pipe(fds) < 0)
+		return;
+	struct pollfd p = {.fd = fds[0], .events = POLLIN};
+	long long end = now_ns() + ms * 1000000LL;
+	while (now_ns() < end) /* EINTR: wait out the rest */
+		poll(&p, 1, (int)((end - now_ns()) / 1000000) + 1);
+	close(fds[0]);
+	close(fds[1]);
+	sink++;
+}
+
+/* Polls that return at once are not waits: this is a busy stall. */
+NOINLINE void stall_zeropoll(int ms);
+NOINLINE void stall_zeropoll(int ms)
+{
+	long long end = now_ns() + ms * 1000000LL;
+	while (now_ns() < end) {
+		poll(NULL, 0, 0);
+		spin_ms(1);
+	}
+	sink++;
+}
+
 int run_step(const char *step)
 {
 	char kind[32];
@@ -236,6 +267,10 @@ int run_step(const char *step)
 		stall_plugin(a);
 	else if (!strcmp(kind, "child"))
 		run_child(a);
+	else if (!strcmp(kind, "pollwait"))
+		stall_pollwait(a);
+	else if (!strcmp(kind, "zeropoll"))
+		stall_zeropoll(a);
 	else if (hazard_step(kind, a, b) < 0)
 		return -1;
 	long long t1 = now_ns();

@@ -1,0 +1,429 @@
+#!/usr/bin/env python3
+"""What real programs showed (issue 14), with `stallwatch run` on real programs.
+
+    test-programs.py SCENARIO
+
+with STALLWATCH, STALLWATCH_AGENT, STALLAPP, STALLAPP_GLIB, SW_CC and
+SW_SOURCE_ROOT in the environment, as tests/meson.build sets them.  Each step
+of the apps prints "step KIND begin NS" / "step KIND end NS" (CLOCK_MONOTONIC),
+so what is expected comes from the programs themselves.  Exit 77: skipped.
+"""
+import gzip
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from swtest import check, failures
+
+STALLWATCH = os.environ.get("STALLWATCH", "")
+SOURCE = os.environ.get("SW_SOURCE_ROOT", "")
+APPS = os.path.join(SOURCE, "tests", "apps")
+
+
+def skip(why):
+    print("SKIP:", why)
+    sys.exit(77)
+
+
+def run(app_args, args=(), timeout=90, env=None):
+    """stallwatch run, recorded: (NDJSON objects of report, app lines, stderr, status).
+
+    The program's own lines and run's output share a pipe and may interleave,
+    so the NDJSON comes from `report` on the recording instead.
+    """
+    with tempfile.TemporaryDirectory() as tmp:
+        rec = os.path.join(tmp, "run.swtrace")
+        p = subprocess.run([STALLWATCH, "run", "--format", "ndjson", "-o", rec, *args, "--",
+                            *app_args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, timeout=timeout, env=env)
+        app = [l for l in p.stdout.splitlines() if not l.startswith("{")]
+        r = subprocess.run([STALLWATCH, "report", "--format", "ndjson", *args_report(args), rec],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        objs = [json.loads(l) for l in r.stdout.splitlines() if l.startswith("{")]
+    return objs, app, p.stderr, p.returncode
+
+
+def args_report(args):
+    """The options of run that report takes too (output options)."""
+    out, it = [], iter(args)
+    for a in it:
+        if a in ("--threshold", "--interval"):
+            next(it)
+        elif a != "--all-threads":
+            out.append(a)
+    return out
+
+
+def stalls(objs):
+    return [o for o in objs if o.get("type") == "stall"]
+
+
+def steps(app):
+    """kind -> (begin, end) in monotonic ns, from the app's own lines."""
+    out, begun = {}, {}
+    for line in app:
+        m = re.match(r"step (\S+) (begin|end) (\d+)", line)
+        if m and m.group(2) == "begin":
+            begun[m.group(1)] = int(m.group(3))
+        elif m:
+            out[m.group(1)] = (begun.pop(m.group(1)), int(m.group(3)))
+    return out
+
+
+def stall_of(sts, span):
+    """The stall that began within 30 ms of span's begin, or None."""
+    for st in sts:
+        if abs(st["monotonic_start_ns"] - span[0]) < 30_000_000:
+            return st
+    return None
+
+
+def heaviest_names(st):
+    return [f["symbol"] or "" for f in st.get("heaviest", [])]
+
+
+def expect_blocked(sts, spans, kind, calls, culprit=None):
+    """One stall for step kind, lasting it, with a wait call (and culprit) on its heaviest path."""
+    if not check(kind in spans, "%s: the program did not run the step" % kind):
+        return
+    st = stall_of(sts, spans[kind])
+    if not check(st is not None, "%s: no stall for a blocking call of %.0f ms" %
+                 (kind, (spans[kind][1] - spans[kind][0]) / 1e6)):
+        return
+    want = (spans[kind][1] - spans[kind][0]) / 1e6
+    check(abs(st["duration_ms"] - want) < 40,
+          "%s: stall of %.1f ms, the call took %.1f ms" % (kind, st["duration_ms"], want))
+    names = heaviest_names(st)
+    print("%s: %.1f ms, heaviest %s" % (kind, st["duration_ms"], " > ".join(names)))
+    check(any(re.search(calls, n) for n in names),
+          "%s: no %s on the heaviest path" % (kind, calls))
+    if culprit:
+        check(culprit in names, "%s: %s not on the heaviest path" % (kind, culprit))
+
+
+def expect_none(sts, spans, kind):
+    if not check(kind in spans, "%s: the program did not run the step" % kind):
+        return
+    st = stall_of(sts, spans[kind])
+    check(st is None, "%s: a loop that waits was reported as a stall of %.1f ms" %
+          (kind, st["duration_ms"] if st else 0))
+
+
+# ---- 1. blocking calls inside callbacks -----------------------------------
+
+
+def scenario_nested_c():
+    objs, app, err, status = run([os.environ["STALLAPP"], "idle:100", "pollwait:500",
+                                  "zeropoll:400", "busy:300"])
+    check(status == 0, "run exited %d: %s" % (status, err))
+    sts, spans = stalls(objs), steps(app)
+    expect_blocked(sts, spans, "pollwait", r"poll", "stall_pollwait")
+    # polls that return at once are not waits: the spin around them is the stall
+    if check("zeropoll" in spans and stall_of(sts, spans["zeropoll"]) is not None,
+             "zeropoll: zero-timeout polls ended the stall"):
+        st = stall_of(sts, spans["zeropoll"])
+        check(st["duration_ms"] > 380, "zeropoll: stall of %.1f ms < 400" % st["duration_ms"])
+    expect_blocked(sts, spans, "busy", r"stall_busy_inner")
+    check(len(sts) == 3, "expected 3 stalls, got %d" % len(sts))
+
+
+def scenario_nested_glib():
+    app = os.environ.get("STALLAPP_GLIB")
+    if not app:
+        skip("GLib not found at configure time")
+    objs, out, err, status = run([app, "idle:20", "idle:20", "idle:20", "nested:600",
+                                  "pollwait:400"])
+    check(status == 0, "run exited %d: %s" % (status, err))
+    sts = stalls(objs)
+    ticks = [int(l.split("ticks=")[1]) for l in out if l.startswith("nested end")]
+    check(ticks and ticks[0] >= 30, "the nested loop did not serve its timer: %s" % ticks)
+    spans = steps(out)
+    expect_blocked(sts, spans, "pollwait", r"poll", "stall_pollwait")
+    check(len(sts) == 1, "a nested g_main_loop_run on the default context is no stall: "
+          "%d stalls" % len(sts))
+
+
+def python_with_gi():
+    """An interpreter that has GLib's introspection (python3-gi), or None."""
+    for py in (sys.executable, shutil.which("python3"), "/usr/bin/python3"):
+        if py and subprocess.run([py, "-c", "import gi; gi.require_version('GLib', '2.0')"],
+                                 stderr=subprocess.DEVNULL).returncode == 0:
+            return py
+    return None
+
+
+def scenario_nested_python_glib():
+    py = python_with_gi()
+    if not py:
+        skip("no Python with gi (Debian package python3-gi)")
+    objs, app, err, status = run([py, os.path.join(APPS, "blocking_glib.py"),
+                                  "subprocess", "nested"])
+    check(status == 0, "run exited %d: %s" % (status, err))
+    sts, spans = stalls(objs), steps(app)
+    ticks = [int(l.split("=")[1]) for l in app if l.startswith("nested ticks=")]
+    check(ticks and ticks[0] >= 30, "the nested loop did not serve the tick: %s" % ticks)
+    expect_blocked(sts, spans, "subprocess", r"poll")
+    expect_none(sts, spans, "nested")
+    check(len(sts) == 1, "expected 1 stall, got %d" % len(sts))
+
+
+def scenario_nested_python():
+    py = sys.executable
+    objs, app, err, status = run([py, os.path.join(APPS, "blocking.py"),
+                                  "subprocess", "recv", "sleeptask"])
+    check(status == 0, "run exited %d: %s" % (status, err))
+    sts, spans = stalls(objs), steps(app)
+    expect_blocked(sts, spans, "subprocess", r"poll")
+    expect_blocked(sts, spans, "recv", r"poll")
+    expect_none(sts, spans, "sleeptask")
+    check(len(sts) == 2, "expected 2 stalls, got %d" % len(sts))
+
+
+def scenario_nested_node():
+    node = shutil.which("node") or shutil.which("nodejs")
+    if not node:
+        skip("node not found (Debian package nodejs)")
+    objs, app, err, status = run([node, os.path.join(APPS, "blocking.js"),
+                                  "execSync", "spawnSync", "timer"])
+    check(status == 0, "run exited %d: %s" % (status, err))
+    sts, spans = stalls(objs), steps(app)
+    expect_blocked(sts, spans, "execSync", r"epoll|poll")
+    expect_blocked(sts, spans, "spawnSync", r"epoll|poll")
+    expect_none(sts, spans, "timer")
+
+
+# ---- 2. every executable segment of an image -------------------------------
+
+
+def tree_names(lines):
+    """The symbol of each line of a tree (`#1  400.0 ms  64.5%  0.0 ms  SYMBOL ...`)."""
+    out = []
+    for l in lines:
+        m = re.match(r"#\d+\s+\S+ ms\s+\S+%\s+\S+ ms\s+(.*?)(\s{2}|$)", l)
+        if m:
+            out.append(m.group(1).strip())
+    return out
+
+
+def build(tmp, source, out, *flags):
+    cc = os.environ.get("SW_CC", "cc")
+    subprocess.run([cc, "-O1", "-g", "-fno-omit-frame-pointer", "-o", os.path.join(tmp, out),
+                    os.path.join(APPS, source), *flags], check=True)
+    return os.path.join(tmp, out)
+
+
+def scenario_segments():
+    with tempfile.TemporaryDirectory() as tmp:
+        exe = build(tmp, "farcode.c", "farcode", "-Wl,--section-start=fartext=0x4000000")
+        ph = subprocess.run(["readelf", "-lW", exe], stdout=subprocess.PIPE, text=True).stdout
+        xloads = [l for l in ph.splitlines() if l.split()[:1] == ["LOAD"] and " R E " in l]
+        if not check(len(xloads) == 2, "the fixture has %d executable segments, not 2" % len(xloads)):
+            return
+        p = subprocess.run([STALLWATCH, "run", "--color", "never", "--", exe],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
+    tree = [l for l in p.stdout.splitlines() if l.startswith("#1 ")]
+    print("\n".join(tree))
+    names = tree_names(tree)
+    check(p.returncode == 0, "run exited %d: %s" % (p.returncode, p.stderr))
+    # main -> far_outer -> far_inner -> now_ms, each named, nothing bare between
+    if check("main" in names, "main not in the tree"):
+        path = names[names.index("main"):names.index("main") + 4]
+        check(path == ["main", "far_outer", "far_inner", "now_ms"],
+              "code in the second executable segment is not symbolicated: %s" % path)
+
+
+# ---- 3. deep stacks keep both ends -----------------------------------------
+
+
+def scenario_deep():
+    with tempfile.TemporaryDirectory() as tmp:
+        exe = build(tmp, "deep.c", "deep")
+        rec = os.path.join(tmp, "run.swtrace")
+        p = subprocess.run([STALLWATCH, "run", "--color", "never", "-o", rec, "--", exe,
+                            "3000", "2000"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, timeout=60)
+        check(p.returncode == 0, "run exited %d: %s" % (p.returncode, p.stderr))
+        report = lambda *a: subprocess.run([STALLWATCH, "report", "--color", "never", *a, rec],
+                                           stdout=subprocess.PIPE).stdout
+        outputs = {f: report("--format", f) for f in
+                   ("tree", "sample", "json", "ndjson", "folded", "speedscope", "pprof")}
+    objs = [json.loads(l) for l in outputs["ndjson"].decode().splitlines()]
+    sts = stalls(objs)
+    if not check(len(sts) == 2, "expected 2 stalls, got %d" % len(sts)):
+        return
+    for st, n in zip(sts, (3000, 2000)):
+        names = heaviest_names(st)
+        print("%d deep: %s" % (n, " > ".join(names)))
+        # the heaviest path runs from the entry to the culprit, one node between
+        gap = [x for x in names if re.fullmatch(r"<\d+ frames left out>", x)]
+        if not check(len(gap) == 1, "%d deep: no single node for the frames left out" % n):
+            continue
+        left = int(gap[0][1:].split()[0])
+        check(n - 520 < left < n, "%d deep: %d frames said to be left out" % (n, left))
+        check(names[:5] == ["_start", "__libc_start_main", "__libc_start_call_main", "main",
+                            "deep_outer"], "%d deep: the outermost frames are missing" % n)
+        i = names.index(gap[0])
+        check(names[i + 1] == "deep_recurse" and "deep_spin" in names[i + 1:],
+              "%d deep: the innermost frames are missing" % n)
+        check(st.get("signature_version") == 2, "signature without its rule's version")
+    check(sts[0]["signature"] == sts[1]["signature"],
+          "the count of frames left out split the signature")
+    # the first samples of the deepest stall outgrew the stack copy, and said so;
+    # the copy grew, so later ones reach the entry
+    flags = [s["flags"] for s in sts[0]["stacks"]]
+    short = sum(1 for f in flags if "copy_short" in f)
+    whole = sum(c["count"] for c in sts[0]["stacks"] if "copy_short" not in c["flags"])
+    print("copy_short stacks: %d, samples after the copy grew: %d" % (short, whole))
+    check(0 < short <= 3, "%d samples with a short copy (expected the first one to three)" % short)
+    check(whole >= 20, "the copy did not grow: %d whole samples" % whole)
+    for fmt, out in outputs.items():
+        if fmt == "pprof" and out[:2] == b"\x1f\x8b":
+            out = gzip.decompress(out)
+        check(b" frames left out>" in out, "%s output lacks the frames-left-out node" % fmt)
+
+
+# ---- 4. images that exist only in memory -----------------------------------
+
+
+def scenario_vdso():
+    # busy:400 spins on clock_gettime(), which runs in the vDSO
+    with tempfile.TemporaryDirectory() as tmp:
+        rec = os.path.join(tmp, "run.swtrace")
+        p = subprocess.run([STALLWATCH, "run", "--color", "never", "-o", rec, "--",
+                            os.environ["STALLAPP"], "busy:400"], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, timeout=60)
+        check(p.returncode == 0, "run exited %d: %s" % (p.returncode, p.stderr))
+        # recordings keep the hints: report names the same frames
+        r = subprocess.run([STALLWATCH, "report", "--format", "ndjson", rec],
+                           stdout=subprocess.PIPE, text=True)
+        objs = [json.loads(l) for l in r.stdout.splitlines()]
+    vdso_lines = [l for l in p.stdout.splitlines() if "(linux-vdso.so.1)" in l]
+    print("\n".join(vdso_lines))
+    if not check(vdso_lines, "no frame in the vDSO: the test cannot say anything"):
+        return
+    names = tree_names(vdso_lines)
+    check(all(re.search(r"clock_gettime", n) for n in names),
+          "vDSO frames not named from the agent's hints: %s" % names)
+    sts = stalls(objs)
+    if not check(len(sts) == 1, "expected 1 stall, got %d" % len(sts)):
+        return
+    frames = sts[0]["heaviest"]
+    vdso = [f for f in frames if f["image"] == "linux-vdso.so.1"]
+    other = [f for f in frames if f["image"] != "linux-vdso.so.1"]
+    check(vdso and all(f.get("hint") is True and "clock_gettime" in f["symbol"] for f in vdso),
+          "the recording's vDSO frames are not marked as hinted: %s" % vdso)
+    check(not any(f.get("hint") for f in other), "frames with files marked as hinted")
+
+
+# ---- 5. samples that could not be unwound ----------------------------------
+
+
+def scenario_stopped():
+    if os.uname().machine != "x86_64":
+        skip("the fixture's frame-pointer trick is x86-64 assembly")
+    with tempfile.TemporaryDirectory() as tmp:
+        exe = build(tmp, "lostframes.c", "lostframes", "-fno-asynchronous-unwind-tables",
+                    "-fno-unwind-tables")
+        rec = os.path.join(tmp, "run.swtrace")
+        p = subprocess.run([STALLWATCH, "run", "--color", "never", "-o", rec, "--", exe,
+                            "lost", "plain"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, timeout=60)
+        check(p.returncode == 0, "run exited %d: %s" % (p.returncode, p.stderr))
+        report = lambda *a: subprocess.run([STALLWATCH, "report", "--color", "never", *a, rec],
+                                           stdout=subprocess.PIPE, text=True).stdout
+        objs = [json.loads(l) for l in report("--format", "ndjson").splitlines()]
+        folded = report("--format", "folded")
+    sts = stalls(objs)
+    if not check(len(sts) == 2, "expected 2 stalls, got %d" % len(sts)):
+        return
+    lost, plain = sts
+    print("unwinding_stopped:", lost.get("unwinding_stopped"), "of", lost["samples"],
+          "/", plain.get("unwinding_stopped"))
+    check(0 < lost.get("unwinding_stopped", 0) < lost["samples"],
+          "the partial samples are not counted in the stall's JSON")
+    check(plain.get("unwinding_stopped") == 0, "whole stacks counted as stopped")
+    check(lost["signature"] == plain["signature"],
+          "partial stacks changed the signature: %s vs %s" % (lost["signature"], plain["signature"]))
+    roots = [tree_names([l])[0] for l in p.stdout.splitlines()
+             if re.match(r"#1\s+\S+ ms\s+\S+%\s+\S+ ms  \S", l)]
+    print("roots of #1:", roots)
+    check(sorted(roots) == ["<unwinding stopped>", "_start"],
+          "partial stacks are not under one marked root: %s" % roots)
+    check(re.search(r";<unwinding stopped>;lost_spin \d+$", folded, re.M) is not None,
+          "folded output lacks the marked root")
+
+
+# ---- 6. say when nothing was watched ----------------------------------------
+
+
+def summary_of(objs):
+    return next((o for o in objs if o.get("type") == "summary"), None)
+
+
+def scenario_unwatched():
+    gzip = shutil.which("gzip")
+    if not gzip:
+        skip("gzip not found")
+    # a program with no event loop at all
+    with tempfile.TemporaryDirectory() as tmp:
+        data = os.path.join(tmp, "data")
+        with open(data, "w") as f:
+            f.write("stallwatch " * 100000)
+        objs, _, err, status = run([gzip, data])
+    summ = summary_of(objs)
+    print(err)
+    check(status == 0, "run exited %d" % status)
+    check(summ is not None and summ["loop"] == "never-waited",
+          "summary does not say the loop never waited: %s" % summ)
+    check(summ is not None and "stallwatch_before_wait()" in (summ.get("advice") or ""),
+          "summary gives no advice: %s" % summ)
+    check("nothing was watched" in err and "stallwatch_before_wait()" in err,
+          "stderr does not say nothing was watched, and what to do")
+    # a program that works 600 ms before its loop first waits
+    late = ("import time, select\n"
+            "end = time.monotonic() + 0.6\n"
+            "while time.monotonic() < end: pass\n"
+            "p = select.poll()\n"
+            "for i in range(10): p.poll(20)\n")
+    objs, _, err, status = run([sys.executable, "-c", late])
+    summ = summary_of(objs)
+    print(err)
+    check(summ is not None and summ["loop"] == "late" and 590 <= summ["loop_first_wait_ms"] < 1500,
+          "summary does not say the loop started late: %s" % summ)
+    check(re.search(r"first waited \d+ ms after the start", err) is not None,
+          "stderr does not say the start was not watched")
+    # a loop watched from the start: nothing to say
+    objs, _, err, status = run([os.environ["STALLAPP"], "busy:300"])
+    summ = summary_of(objs)
+    check(summ is not None and summ["loop"] == "watched" and summ["advice"] is None,
+          "a watched loop: %s" % summ)
+    check("not watched" not in err and "nothing was watched" not in err,
+          "a watched loop said otherwise: %s" % err)
+
+
+SCENARIOS = {
+    "nested-c": scenario_nested_c,
+    "nested-glib": scenario_nested_glib,
+    "nested-python": scenario_nested_python,
+    "nested-python-glib": scenario_nested_python_glib,
+    "nested-node": scenario_nested_node,
+    "segments": scenario_segments,
+    "stopped": scenario_stopped,
+    "deep": scenario_deep,
+    "vdso": scenario_vdso,
+    "unwatched": scenario_unwatched,
+}
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
+        print("usage: test-programs.py {%s}" % "|".join(SCENARIOS), file=sys.stderr)
+        sys.exit(2)
+    SCENARIOS[sys.argv[1]]()
+    if failures:
+        print("%d failure(s)" % len(failures))
+        sys.exit(1)
+    print("ok")
