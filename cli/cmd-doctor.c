@@ -323,6 +323,8 @@ static const char *const known_vars[] = {
     "STALLWATCH_FORCE",
     "STALLWATCH_DEMO",
     "STALLWATCH_DYLIB",
+    "STALLWATCH_PROOF",
+    "STALLWATCH_SIGNALS",
     NULL,
 };
 

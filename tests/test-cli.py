@@ -115,6 +115,7 @@ def make_stand_ins(d):
         r = subprocess.run([os.environ.get("SW_CC", "cc"), "-g", "-O0", "-fno-omit-frame-pointer",
                             "-o", os.path.join(d, name), src, "-Dmain=stallapp_main",
                             os.path.join(apps, "stallapp.c"), os.path.join(apps, "steps.c"),
+                            os.path.join(apps, "hazards.c"),
                             "-ldl", "-pthread"], capture_output=True, text=True)
         check(r.returncode == 0, "cannot build the stand-in %s: %s" % (name, r.stderr))
     if PLUGIN:
@@ -137,7 +138,9 @@ def consumers_missing(cmd):
 
 
 def start_agent_app(d, port, sock):
-    env = dict(os.environ, LD_PRELOAD=AGENT, STALLWATCH_LISTEN="127.0.0.1:%d" % port)
+    # the agent leaves its token where attach, run with the same $XDG_RUNTIME_DIR, finds it
+    env = dict(os.environ, LD_PRELOAD=AGENT, STALLWATCH_LISTEN="127.0.0.1:%d" % port,
+               XDG_RUNTIME_DIR=d)
     app = subprocess.Popen([STALLAPP, "idle:1500", "busy:300", "idle:500"], env=env,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     env["STALLWATCH_LISTEN"] = "unix:" + sock

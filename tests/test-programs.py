@@ -223,7 +223,7 @@ def scenario_segments():
         xloads = [l for l in ph.splitlines() if l.split()[:1] == ["LOAD"] and " R E " in l]
         if not check(len(xloads) == 2, "the fixture has %d executable segments, not 2" % len(xloads)):
             return
-        p = subprocess.run([STALLWATCH, "run", "--color", "never", "--", exe],
+        p = subprocess.run([STALLWATCH, "run", "--color", "never", "--results", "-", "--", exe],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
     tree = [l for l in p.stdout.splitlines() if l.startswith("#1 ")]
     print("\n".join(tree))
@@ -243,7 +243,7 @@ def scenario_deep():
     with tempfile.TemporaryDirectory() as tmp:
         exe = build(tmp, "deep.c", "deep")
         rec = os.path.join(tmp, "run.swtrace")
-        p = subprocess.run([STALLWATCH, "run", "--color", "never", "-o", rec, "--", exe,
+        p = subprocess.run([STALLWATCH, "run", "--color", "never", "--results", "-", "-o", rec, "--", exe,
                             "3000", "2000"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            text=True, timeout=60)
         check(p.returncode == 0, "run exited %d: %s" % (p.returncode, p.stderr))
@@ -293,7 +293,7 @@ def scenario_vdso():
     # busy:400 spins on clock_gettime(), which runs in the vDSO
     with tempfile.TemporaryDirectory() as tmp:
         rec = os.path.join(tmp, "run.swtrace")
-        p = subprocess.run([STALLWATCH, "run", "--color", "never", "-o", rec, "--",
+        p = subprocess.run([STALLWATCH, "run", "--color", "never", "--results", "-", "-o", rec, "--",
                             os.environ["STALLAPP"], "busy:400"], stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True, timeout=60)
         check(p.returncode == 0, "run exited %d: %s" % (p.returncode, p.stderr))
@@ -329,7 +329,7 @@ def scenario_stopped():
         exe = build(tmp, "lostframes.c", "lostframes", "-fno-asynchronous-unwind-tables",
                     "-fno-unwind-tables")
         rec = os.path.join(tmp, "run.swtrace")
-        p = subprocess.run([STALLWATCH, "run", "--color", "never", "-o", rec, "--", exe,
+        p = subprocess.run([STALLWATCH, "run", "--color", "never", "--results", "-", "-o", rec, "--", exe,
                             "lost", "plain"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            text=True, timeout=60)
         check(p.returncode == 0, "run exited %d: %s" % (p.returncode, p.stderr))

@@ -173,6 +173,11 @@ bool sw_tree_path_is_system(const char *path)
 	if (strncmp(path, "linux-vdso", 10) == 0 || strncmp(path, "linux-gate", 10) == 0 ||
 	    strcmp(path, "[vdso]") == 0)
 		return true;
+	/* the agent: its own frames (its wrappers of sleeping calls) are never the app's */
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	if (strcmp(base, "libstallwatch-agent.so") == 0 ||
+	    strcmp(base, "libstallwatch.dylib") == 0 || strstr(path, "Stallwatch.framework/"))
+		return true;
 	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
 		if (strncmp(path, prefixes[i], strlen(prefixes[i])) == 0)
 			return true;
