@@ -77,6 +77,12 @@ const struct sw_stall *sw_stalls_flush(struct sw_stalls *c);
 const struct sw_stalls_info *sw_stalls_info(const struct sw_stalls *c);
 /* The image holding addr (the newest one when ranges were reused), or NULL. */
 const struct sw_stall_image *sw_stalls_image_at(const struct sw_stalls *c, uint64_t addr);
+/*
+ * A number that changes whenever what sw_stalls_image_at() would answer may
+ * change (an image added or removed), unique across the process's
+ * collectors, never 0: callers key caches of image lookups by it.
+ */
+uint64_t sw_stalls_images_epoch(const struct sw_stalls *c);
 /* Converts agent ticks to nanoseconds. */
 uint64_t sw_stalls_ns(const struct sw_stalls *c, uint64_t ticks);
 
