@@ -121,8 +121,8 @@ static const char *base_name(const char *path)
 	return slash && slash[1] ? slash + 1 : path;
 }
 
-/* The map entry (index + 1) of an image, added when new; 0 on failure. */
-static uint32_t map_image(struct sw_report *r, const struct sw_report_image *im)
+/* The map entry (index + 1) of an image, added when new; -E2BIG past the profile's limit. */
+static int map_image(struct sw_report *r, const struct sw_report_image *im, uint32_t *ret_key)
 {
 	struct sw_tree_image ti = {
 	    .name = im->path ? base_name(im->path) : im->name,
@@ -135,21 +135,25 @@ static uint32_t map_image(struct sw_report *r, const struct sw_report_image *im)
 	if (im->id)
 		memcpy(ti.id, im->id, ti.id_len);
 	uint32_t idx;
-	if (sw_profile_image(r->p, &ti, &idx) < 0)
-		return 0;
+	int e = sw_profile_image(r->p, &ti, &idx);
+	if (e < 0)
+		return e;
 	for (size_t i = 0; i < r->nimages; i++)
-		if (r->images[i].profile_index == idx)
-			return (uint32_t)i + 1;
+		if (r->images[i].profile_index == idx) {
+			*ret_key = (uint32_t)i + 1;
+			return 0;
+		}
 	if (r->nimages == r->images_cap) {
 		size_t cap = r->images_cap ? r->images_cap * 2 : 64;
 		struct image_map *n = realloc(r->images, cap * sizeof(*n));
 		if (!n)
-			return 0;
+			return -ENOMEM;
 		r->images = n;
 		r->images_cap = cap;
 	}
 	r->images[r->nimages++] = (struct image_map){idx, false};
-	return (uint32_t)r->nimages;
+	*ret_key = (uint32_t)r->nimages;
+	return 0;
 }
 
 /* Demangled names: simplified into r->name, full into r->full; NULL when not mangled. */
@@ -276,9 +280,10 @@ static int grow_slots(struct sw_report *r)
 int sw_report_frames(struct sw_report *r, const struct sw_report_image *im, uint64_t addr, bool ret,
 		     const uint32_t **ret_ids, size_t *ret_n)
 {
-	uint32_t key = im ? map_image(r, im) : 0;
-	if (im && !key)
-		return -ENOMEM;
+	uint32_t key = 0;
+	int e = im ? map_image(r, im, &key) : 0;
+	if (e < 0)
+		return e;
 	if (r->nslots * 2 >= r->slots_cap && grow_slots(r) < 0)
 		return -ENOMEM;
 	uint64_t h = slot_hash(key, addr, ret);

@@ -61,7 +61,8 @@ struct sw_report_image {
 /*
  * Symbolicates addr in img (NULL: an address in no known image) into
  * profile frame ids, outermost (the function) first, then the calls
- * inlined into it.  *ret_ids stays valid until the next call.
+ * inlined into it.  *ret_ids stays valid until the next call.  -E2BIG
+ * when img would be the profile's SW_TREE_MAX_IMAGES + 1st image.
  */
 int sw_report_frames(struct sw_report *r, const struct sw_report_image *img, uint64_t addr,
 		     bool return_address, const uint32_t **ret_ids, size_t *ret_n);
