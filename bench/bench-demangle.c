@@ -1,6 +1,6 @@
 /*
  * Benchmark of the Swift demangler: names per second over the Swift corpus
- * (../shared/corpora/swift-manglings.txt, its mangled names repeated to one
+ * (tests/data/demangle/swift-manglings.txt, its mangled names repeated to one
  * million), full and simplified styles, and the peak memory of the process.
  * Times are CPU time of the thread, so other load on the machine matters
  * less.  Figures are printed with their ratio to the target (one million names per

@@ -22,6 +22,7 @@
 #include "wire/recording.h"
 #include "render/render-stall.h"
 #include "report/report.h"
+#include "util/time-units.h"
 
 #define SOURCE_MAX 128
 
@@ -40,7 +41,8 @@ static void source_name(const char *path, char *out, size_t size)
 static bool in_duration(const struct sw_output_options *o, const struct sw_stalls *c,
 			const struct sw_stall *st)
 {
-	return !o->duration_s || (double)sw_stalls_ns(c, st->start_time) <= o->duration_s * 1e9;
+	return !o->duration_s ||
+	       (double)sw_stalls_ns(c, st->start_time) <= o->duration_s * (double)SW_NS_PER_S;
 }
 
 /* Prints the stalls of rec, which it frees. */

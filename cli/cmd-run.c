@@ -20,6 +20,7 @@
 #include "session/session.h"
 #include "session/transport.h"
 #include "watch.h"
+#include "util/time-units.h"
 
 #define HELLO_TIMEOUT_MS 5000
 
@@ -90,7 +91,8 @@ static int connect_agent(struct child *ch, const char *spec, struct sw_session *
 		if (reap(ch))
 			return -ECHILD;
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		long ms = (now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000;
+		long ms = (now.tv_sec - t0.tv_sec) * (long)SW_MS_PER_S +
+			  (now.tv_nsec - t0.tv_nsec) / (long)SW_NS_PER_MS;
 		if (ms > HELLO_TIMEOUT_MS)
 			return -ETIMEDOUT;
 		struct timespec pause = {0, 20000000};

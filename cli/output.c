@@ -13,6 +13,7 @@
 #include "output.h"
 #include "report/report.h"
 #include "symbols/symsearch.h"
+#include "util/time-units.h"
 
 struct sw_output {
 	const struct sw_output_options *o;
@@ -231,7 +232,8 @@ static bool stall_fails(const struct sw_output_options *o, const struct sw_tree_
 {
 	if (o->fail_on_stall)
 		return true;
-	return o->have_fail_longer && s->info.duration_ns > (uint64_t)o->fail_longer_ms * 1000000;
+	return o->have_fail_longer &&
+	       s->info.duration_ns > (uint64_t)o->fail_longer_ms * SW_NS_PER_MS;
 }
 
 void sw_output_set_summary_extra(struct sw_output *out, const char *json)
@@ -304,7 +306,7 @@ static int write_junit(struct sw_output *out)
 	struct sw_junit_options jo = {
 	    .fail_on_stall = out->o->fail_on_stall || !out->o->have_fail_longer,
 	    .fail_longer_ns =
-		out->o->have_fail_longer ? (uint64_t)out->o->fail_longer_ms * 1000000 : 0,
+		out->o->have_fail_longer ? (uint64_t)out->o->fail_longer_ms * SW_NS_PER_MS : 0,
 	    .qualify = out->render.qualify,
 	};
 	int e = sw_render_junit(out->profile, &jo, &x);

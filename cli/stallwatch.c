@@ -14,6 +14,7 @@
 
 #include "cli.h"
 #include "config.h"
+#include "wire/wire.h"
 
 extern const struct sw_cmd sw_cmd_help;
 extern const struct sw_cmd sw_cmd_devices;
@@ -97,7 +98,7 @@ static void print_main_help(FILE *out)
 
 static void print_version(void)
 {
-	printf("stallwatch %s (protocol %d)\n", SW_VERSION, SW_PROTOCOL_VERSION);
+	printf("stallwatch %s (protocol %d)\n", SW_VERSION, SW_WIRE_PROTOCOL);
 }
 
 void sw_cli_print_help(const struct sw_cmd *cmd, FILE *out)

@@ -1,7 +1,7 @@
 /*
  * The exit statuses of the stallwatch command, in one place.
  *
- * DESIGN.md's table is the contract; stallwatch(1) documents it under EXIT
+ * This table is the contract; stallwatch(1) documents it under EXIT
  * STATUS and tests/test-docs.py keeps the two in agreement, reading the
  * SW_STATUS_LIST below.
  */

@@ -15,6 +15,7 @@
 #include "report/report.h"
 #include "wire/stalls.h"
 #include "watch.h"
+#include "util/time-units.h"
 
 void sw_watch_options_init(struct sw_watch_options *o)
 {
@@ -95,7 +96,8 @@ static double elapsed_s(const struct timespec *t0)
 {
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) / 1e9;
+	return (double)(now.tv_sec - t0->tv_sec) +
+	       (double)(now.tv_nsec - t0->tv_nsec) / (double)SW_NS_PER_S;
 }
 
 int sw_watch_stream(struct sw_session *s, const struct sw_watch_options *o, bool (*stop)(void *ctx),

@@ -10,7 +10,6 @@
  * Nothing here prints unless STALLWATCH_LOG asks for it; a failure only
  * leaves the agent inactive, never the app broken.
  */
-#include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -48,20 +47,16 @@ __attribute__((constructor)) static void swa_init(void)
 {
 	if (!swa_config_should_activate())
 		return;
-	Dl_info info;
-	const char *self = dladdr(&swa_active, &info) ? info.dli_fname : NULL;
 	swa_config_load();
-	swa_config_scrub_environment(self);
-	swa_plat_hooks_init();
+	swa_config_scrub_environment(swa_plat_agent_path());
 	int r = swa_plat_init();
 	if (r < 0) {
 		swa_log("cannot prepare sampling: %s", strerror(-r));
 		return;
 	}
 	if (!swa_cfg.bundle_id[0])
-		snprintf(swa_cfg.bundle_id, sizeof(swa_cfg.bundle_id), "%s",
-			 swa_plat_process_name());
-	swa_plat_thread_self(&swa_main_thread);
+		snprintf(swa_cfg.bundle_id, sizeof(swa_cfg.bundle_id), "%s", swa_plat_bundle_id());
+	swa_loop_learn_main();
 	swa_clock_base = swa_plat_now();
 	void *ring = malloc(swa_cfg.ring_bytes);
 	if (!ring)
@@ -72,10 +67,13 @@ __attribute__((constructor)) static void swa_init(void)
 		return;
 	pthread_atfork(NULL, NULL, atfork_child);
 	swa_active = true;
+	r = swa_plat_hooks_start();
+	if (r < 0)
+		swa_log("cannot watch the main loop: %s", strerror(-r));
 	swa_log("agent %s active in pid %d (threshold %u ms, interval %u us)", SW_VERSION,
 		(int)getpid(), atomic_load(&swa_cfg.threshold_ms),
 		atomic_load(&swa_cfg.interval_us));
-	if (swa_cfg.wait_ms)
+	if (swa_cfg.wait_ms) /* capped by the backend: never blocks an iOS launch */
 		swa_streamer_wait_client(swa_cfg.wait_ms);
 }
 
@@ -83,6 +81,7 @@ __attribute__((destructor)) static void swa_fini(void)
 {
 	if (!swa_active)
 		return;
+	swa_plat_hooks_stop();
 	swa_watchdog_stop();
 	swa_active = false;
 	swa_streamer_stop(2000);

@@ -31,7 +31,8 @@ struct swa_config {
 	char listen[256];
 	char bundle_id[256];
 	char token[256];
-	uint32_t wait_ms; /* wait this long at start for a client (run) */
+	uint32_t wait_ms;  /* wait this long at start for a client (run) */
+	uint32_t detector; /* swa_detector (detect.h) */
 	size_t ring_bytes;
 	int log_fd; /* -1: silent */
 };
@@ -52,11 +53,37 @@ extern _Atomic uint64_t swa_loop_busy_since;
 /* Set by the watchdog while it watches an iteration: the loop then notes when it waits. */
 extern _Atomic bool swa_loop_watched;
 extern _Atomic uint64_t swa_loop_waited_at;
+/* What the iteration runs in (a run-loop mode, "main loop"): a static string. */
+extern _Atomic(const char *) swa_loop_context;
 extern struct swa_thread swa_main_thread;
 extern bool swa_active;
 
-void swa_loop_before_wait(const char *hook);
-void swa_loop_after_wait(void);
+/*
+ * Whether the main thread is known: the constructor learns it when it runs
+ * there, else the first loop hook that runs on it (a dlopen() from another
+ * thread must not make that thread "main").  Nothing is sampled before.
+ */
+extern _Atomic bool swa_main_known;
+/*
+ * The app went to the background (true) or came back: the watchdog ends a
+ * stall in progress and watches nothing while the app is not in front.
+ */
+void swa_loop_set_background(bool background);
+extern _Atomic bool swa_loop_background;
+
+/* Learns the main thread when the caller is it; true when known. */
+bool swa_loop_learn_main(void);
+/* Whether the caller is the main thread, once known; a few ns. */
+bool swa_loop_on_main_thread(void);
+
+#define SWA_LOOP_DEFAULT_CONTEXT "main loop"
+
+/* The loop is about to wait: idle from now on. */
+void swa_loop_before_wait(void);
+/* The loop got work: an iteration begins now, in context (a string kept for good). */
+void swa_loop_after_wait(const char *context);
+/* The loop is working, but a running iteration keeps its start (nested run loops). */
+void swa_loop_busy_if_idle(const char *context);
 
 /* ---- images (images.c) ---- */
 
@@ -78,13 +105,13 @@ extern _Atomic uint64_t swa_stalls_total;
 struct swa_rec_sample {
 	uint64_t stall_id, time, thread_id;
 	uint32_t flags, depth;
-	char name[16];
+	char name[SWA_THREAD_NAME_MAX];
 	uint64_t frames[];
 };
 
 struct swa_rec_begin {
 	uint64_t stall_id, thread_id, start_time, detect_time;
-	char context[16];
+	char context[64];
 };
 
 struct swa_rec_end {
@@ -101,6 +128,19 @@ struct swa_rec_image {
 struct swa_rec_removed {
 	uint32_t index;
 };
+
+struct swa_rec_hint {
+	uint32_t image_index;
+	uint64_t offset, size;
+	char name[]; /* NUL-terminated */
+};
+
+/* ---- symbol hints (hints.c) ---- */
+
+/* Notes the frames of a sample that fall in images marked for hints. */
+void swa_hints_note(const uint64_t *frames, uint32_t depth);
+/* Resolves what was noted and pushes the hints; never while the ring is held. */
+void swa_hints_flush(void);
 
 /* Wakes the streamer after records were committed. */
 void swa_streamer_wake(void);

@@ -43,18 +43,37 @@ static inline int swa_regs_has(const struct swa_regs *regs, unsigned n)
 }
 
 /*
- * Return addresses and frame pointers may carry pointer-authentication bits
- * (arm64e, Linux aarch64 with -mbranch-protection=pac-ret).  User addresses
- * fit in 48 bits on every configuration we run on; the rest is the PAC or a
- * top-byte tag.
+ * Code addresses (return addresses, a held thread's pc and lr) may carry
+ * pointer-authentication bits (arm64e, Linux aarch64 with
+ * -mbranch-protection=pac-ret).  Where they start depends on the system's
+ * address width (39 bits on iOS, 47 on macOS, 48 or 52 on Linux), so no
+ * mask is right everywhere: XPACLRI (hint #7) strips exactly the PAC field
+ * of the running system and is a no-op on cores without PAC.
  */
 static inline uint64_t swa_arch_strip(uint64_t v)
 {
 #if defined(__aarch64__)
-	return v & ((1ull << 48) - 1);
+	register uint64_t lr __asm__("x30") = v;
+	__asm__("hint #7" : "+r"(lr));
+	return lr;
 #else
 	return v;
 #endif
+}
+
+/*
+ * A saved frame pointer with bit 60 set marks a Swift async frame (the
+ * caller's context is an async context, not a stack frame) on arm64 and
+ * x86_64 alike: bits 60-63 are cleared, the walk goes on, and the sample
+ * says it crossed one.
+ */
+#define SWA_ASYNC_FRAME_BIT (1ull << 60)
+
+static inline uint64_t swa_arch_frame_pointer(uint64_t v, int *ret_async)
+{
+	if (v & SWA_ASYNC_FRAME_BIT)
+		*ret_async = 1;
+	return v & ~(0xfull << 60);
 }
 
 #endif

@@ -4,9 +4,11 @@
  * the agent only runs in the process it was started for.  `stallwatch run`
  * names that process with STALLWATCH_EXE (its executable) or STALLWATCH_PID;
  * a process that matches removes the agent's variables and its own entry in
- * LD_PRELOAD from the environment, so its children and a wrapper script's
- * later commands stay untouched; a process that does not match leaves
- * everything as it found it and does nothing.
+ * the preload variable (LD_PRELOAD, DYLD_INSERT_LIBRARIES) from the
+ * environment, so its children and a wrapper script's later commands stay
+ * untouched; a process that does not match leaves everything as it found
+ * it and does nothing.  STALLWATCH_DISABLE=1 turns the agent off; an app
+ * that is not debuggable keeps it off unless STALLWATCH_FORCE=1 (tests).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +20,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "detect.h"
 
 struct swa_config swa_cfg = {.log_fd = -1};
 
@@ -99,12 +102,26 @@ int swa_config_load(void)
 			bytes *= 2;
 		swa_cfg.ring_bytes = bytes;
 	}
-	if (env_uint("STALLWATCH_WAIT_MS", 0, 60000, &v))
-		swa_cfg.wait_ms = (uint32_t)v;
+	if (env_uint("STALLWATCH_WAIT_MS", 0, 60000, &v)) {
+		uint32_t cap = swa_plat_max_start_wait_ms();
+		if (v > cap)
+			swa_log("waiting %lu ms at start is refused here: %u ms at most", v, cap);
+		swa_cfg.wait_ms = (uint32_t)(v > cap ? cap : v);
+	}
 	env_str("STALLWATCH_LISTEN", swa_cfg.listen, sizeof(swa_cfg.listen), "");
-	env_str("STALLWATCH_BUNDLE_ID", swa_cfg.bundle_id, sizeof(swa_cfg.bundle_id),
-		swa_plat_process_name());
+	/* unset: the backend's bundle id or process name, known after swa_plat_init() */
+	env_str("STALLWATCH_BUNDLE_ID", swa_cfg.bundle_id, sizeof(swa_cfg.bundle_id), "");
 	env_str("STALLWATCH_TOKEN", swa_cfg.token, sizeof(swa_cfg.token), "");
+	swa_cfg.detector = SWA_DETECT_DEFAULT;
+	const char *d = getenv("STALLWATCH_DETECTOR");
+	if (d && !strcmp(d, "waits"))
+		swa_cfg.detector = SWA_DETECT_WAITS;
+	else if (d && !strcmp(d, "runloop"))
+		swa_cfg.detector = SWA_DETECT_RUNLOOP;
+	else if (d && !strcmp(d, "ping"))
+		swa_cfg.detector = SWA_DETECT_PING;
+	else if (d && *d)
+		swa_log("ignoring STALLWATCH_DETECTOR=%s (expected waits, runloop or ping)", d);
 	return 0;
 }
 
@@ -112,6 +129,10 @@ int swa_config_load(void)
 bool swa_config_should_activate(void);
 bool swa_config_should_activate(void)
 {
+	if (env_bool("STALLWATCH_DISABLE"))
+		return false;
+	if (!swa_plat_debuggable() && !env_bool("STALLWATCH_FORCE"))
+		return false; /* a Release build that still carries the agent */
 	const char *pid = getenv("STALLWATCH_PID");
 	const char *exe = getenv("STALLWATCH_EXE");
 	if (pid && *pid) {
@@ -137,17 +158,26 @@ bool swa_config_should_activate(void)
 	return true;
 }
 
+/* The last '/' among the n bytes at p (memrchr is a GNU extension). */
+static const char *last_slash(const char *p, size_t n)
+{
+	while (n--)
+		if (p[n] == '/')
+			return p + n;
+	return NULL;
+}
+
 /*
  * Removes every STALLWATCH_ variable, and the entry naming this library from
- * LD_PRELOAD, so nothing started from here loads or activates the agent.
+ * the preload variable, so nothing started from here loads or activates the
+ * agent.
  */
 void swa_config_scrub_environment(const char *agent_path);
 void swa_config_scrub_environment(const char *agent_path)
 {
-	extern char **environ;
 	for (int again = 1; again;) {
 		again = 0;
-		for (char **e = environ; e && *e; e++) {
+		for (char **e = swa_plat_environ(); e && *e; e++) {
 			if (strncmp(*e, "STALLWATCH_", 11) == 0) {
 				char name[128];
 				size_t n = strcspn(*e, "=");
@@ -161,7 +191,8 @@ void swa_config_scrub_environment(const char *agent_path)
 			}
 		}
 	}
-	const char *pre = getenv("LD_PRELOAD");
+	const char *var = swa_plat_preload_variable();
+	const char *pre = getenv(var);
 	if (!pre || !agent_path)
 		return;
 	const char *base = strrchr(agent_path, '/');
@@ -171,7 +202,7 @@ void swa_config_scrub_environment(const char *agent_path)
 	const char *p = pre;
 	while (*p) {
 		size_t n = strcspn(p, ": ");
-		const char *slash = memrchr(p, '/', n);
+		const char *slash = last_slash(p, n);
 		const char *name = slash ? slash + 1 : p;
 		size_t name_len = n - (size_t)(name - p);
 		bool ours = name_len == strlen(base) && memcmp(name, base, name_len) == 0;
@@ -187,7 +218,7 @@ void swa_config_scrub_environment(const char *agent_path)
 	}
 	out[len] = '\0';
 	if (len)
-		setenv("LD_PRELOAD", out, 1);
+		setenv(var, out, 1);
 	else
-		unsetenv("LD_PRELOAD");
+		unsetenv(var);
 }

@@ -1,6 +1,7 @@
 /*
- * The agent's image list: every loaded image with its build id and its
- * unwind index (.eh_frame_hdr), rebuilt by the watchdog when the backend's
+ * The agent's image list: every loaded image with its build id or LC_UUID
+ * and its unwind information (.eh_frame_hdr on ELF; __unwind_info and
+ * __eh_frame on Mach-O, by kind), rebuilt by the watchdog when the backend's
  * change counter moves, never while a thread is held.  Additions and
  * removals go into the ring as records, so a connected client learns about
  * them in order with the samples; a client that connects later gets the
@@ -116,12 +117,21 @@ static void found(const struct swa_plat_image *pim, void *ctx)
 	im->text_size = pim->text_size;
 	im->lo = pim->slide + pim->text_vmaddr;
 	im->hi = im->lo + pim->text_size;
-	im->eh_hdr = pim->unwind_info;
+	im->unwind_kind = pim->unwind_kind;
+	if (pim->unwind_kind == SWA_UNWIND_KIND_EH_FRAME_HDR) {
+		im->eh_hdr = pim->unwind_info;
+	} else if (pim->unwind_kind == SWA_UNWIND_KIND_MACHO) {
+		im->unwind_info = pim->unwind_info;
+		im->unwind_info_size = pim->unwind_info_size;
+		im->eh_frame = pim->eh_frame;
+		im->eh_frame_size = pim->eh_frame_size;
+	}
 	im->id_kind = pim->id_kind;
 	im->id_len = pim->id_len;
 	memcpy(im->id, pim->id, sizeof(im->id));
 	im->path = path;
 	im->loader = pim->loader;
+	im->hints = pim->hints;
 	im->seen = true;
 	if (im->eh_hdr)
 		swa_cfi_index(im);

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "wire/wire.h"
 
 static int listen_unix(const char *path, int *ret_fd)
 {
@@ -25,13 +26,13 @@ static int listen_unix(const char *path, int *ret_fd)
 	if (strlen(path) >= sizeof(sa.sun_path) || !path[0])
 		return -ENAMETOOLONG;
 	strcpy(sa.sun_path, path);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	int fd = swa_plat_socket(AF_UNIX, SOCK_STREAM);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	struct stat st;
 	if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode)) {
 		/* a stale socket nobody answers on is ours to replace */
-		int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		int probe = swa_plat_socket(AF_UNIX, SOCK_STREAM);
 		if (probe >= 0 && connect(probe, (struct sockaddr *)&sa, sizeof(sa)) < 0 &&
 		    errno == ECONNREFUSED)
 			unlink(path);
@@ -68,9 +69,9 @@ static int listen_inet(int family, const void *addr, unsigned port, int *ret_fd)
 		memcpy(&in6->sin6_addr, addr, 16);
 		len = sizeof(*in6);
 	}
-	int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	int fd = swa_plat_socket(family, SOCK_STREAM);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	int one = 1;
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bind(fd, (struct sockaddr *)&ss, len) < 0 || listen(fd, 4) < 0) {
@@ -90,7 +91,7 @@ int swa_listen_open(const char *spec, int *ret_fd, char *desc, size_t desc_len)
 	}
 	uint8_t addr[16];
 	int family = AF_INET;
-	unsigned first = 27300, last = 27309;
+	unsigned first = SW_WIRE_AGENT_PORT_FIRST, last = SW_WIRE_AGENT_PORT_LAST;
 	if (spec[0]) {
 		char host[64];
 		const char *colon = strrchr(spec, ':');

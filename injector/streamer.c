@@ -7,8 +7,9 @@
  * client only slows this thread: the watchdog never waits for it, the ring
  * fills and its overflow is counted and reported as dropped.
  *
- * Writes use MSG_NOSIGNAL: a client that vanished must not raise SIGPIPE in
- * the app.
+ * Sockets and the wake pipe come from the backend, close-on-exec and
+ * non-blocking; its send never raises SIGPIPE (a client that vanished must
+ * not kill the app).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,7 +28,7 @@
 
 #define OUT_CAP        (512 * 1024)
 #define HANDSHAKE_NS   5000000000ull
-#define STATS_EVERY_NS 1000000000ull
+#define STATS_EVERY_NS SWA_NS_PER_S
 
 enum state { NO_CLIENT, HANDSHAKE, STREAMING, CLOSING };
 
@@ -97,7 +98,7 @@ static void put_hello(void)
 	m.hello.agent_version = SW_VERSION;
 	m.hello.arch = SWA_ARCH_NAME;
 	m.hello.os_version = swa_plat_os_version();
-	m.hello.device_model = "";
+	m.hello.device_model = swa_plat_device_model();
 	m.hello.process_name = swa_plat_process_name();
 	m.hello.bundle_id = swa_cfg.bundle_id;
 	m.hello.pid = (uint64_t)getpid();
@@ -200,6 +201,14 @@ static bool record_msg(uint16_t type, const void *p, struct sw_wire_msg *m)
 	case SW_MSG_IMAGE_REMOVED:
 		m->image_removed.index = ((const struct swa_rec_removed *)p)->index;
 		return true;
+	case SW_MSG_SYMBOL_HINT: {
+		const struct swa_rec_hint *h = p;
+		m->symbol_hint.image_index = h->image_index;
+		m->symbol_hint.offset = h->offset;
+		m->symbol_hint.size = h->size;
+		m->symbol_hint.name = h->name;
+		return true;
+	}
 	}
 	return false;
 }
@@ -239,14 +248,13 @@ static void close_client(void)
 static void flush(void)
 {
 	while (client >= 0 && outoff < outlen) {
-		ssize_t n =
-		    send(client, outbuf + outoff, outlen - outoff, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (n < 0 && errno == EINTR)
+		long n = swa_plat_send(client, outbuf + outoff, outlen - outoff);
+		if (n == -EINTR)
 			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		if (n == -EAGAIN || n == -EWOULDBLOCK)
 			return;
 		if (n <= 0) {
-			swa_log("client went away: %s", n < 0 ? strerror(errno) : "closed");
+			swa_log("client went away: %s", n < 0 ? strerror((int)-n) : "closed");
 			close_client();
 			return;
 		}
@@ -259,7 +267,7 @@ static void flush(void)
 
 static void accept_client(void)
 {
-	int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	int fd = swa_plat_accept(listen_fd);
 	if (fd < 0)
 		return;
 	if (client >= 0) {
@@ -407,6 +415,7 @@ static uint64_t finish_deadline;
 static void *streamer_main(void *arg)
 {
 	(void)arg;
+	swa_plat_name_self("sw-streamer");
 	swa_plat_thread_self(&swa_streamer_thread);
 	for (;;) {
 		if (atomic_load(&stop_requested)) {
@@ -449,15 +458,19 @@ int swa_streamer_start(void)
 {
 	int r = swa_listen_open(swa_cfg.listen, &listen_fd, listen_desc, sizeof(listen_desc));
 	if (r < 0) {
-		swa_log("cannot listen on '%s': %s",
-			swa_cfg.listen[0] ? swa_cfg.listen : "127.0.0.1:27300", strerror(-r));
+		if (swa_cfg.listen[0])
+			swa_log("cannot listen on '%s': %s", swa_cfg.listen, strerror(-r));
+		else
+			swa_log("cannot listen on 127.0.0.1:%d-%d: %s", SW_WIRE_AGENT_PORT_FIRST,
+				SW_WIRE_AGENT_PORT_LAST, strerror(-r));
 		return r;
 	}
-	if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
-		return -errno;
+	r = swa_plat_pipe(wake_pipe);
+	if (r < 0)
+		return r;
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	wall_base = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	wall_base = (uint64_t)ts.tv_sec * SWA_NS_PER_S + (uint64_t)ts.tv_nsec;
 	finished = swa_plat_event_new();
 	client_ready = swa_plat_event_new();
 	if (!finished || !client_ready)
@@ -465,7 +478,6 @@ int swa_streamer_start(void)
 	r = pthread_create(&thread, NULL, streamer_main, NULL);
 	if (r)
 		return -r;
-	pthread_setname_np(thread, "sw-streamer");
 	pthread_detach(thread);
 	swa_log("listening on %s", listen_desc);
 	return 0;
@@ -473,16 +485,16 @@ int swa_streamer_start(void)
 
 void swa_streamer_wait_client(uint32_t timeout_ms)
 {
-	swa_plat_event_wait(client_ready, (uint64_t)timeout_ms * 1000000u);
+	swa_plat_event_wait(client_ready, (uint64_t)timeout_ms * SWA_NS_PER_MS);
 	swa_plat_event_signal(client_ready); /* leave it signalled for anyone else */
 }
 
 void swa_streamer_stop(uint32_t timeout_ms)
 {
-	finish_deadline = swa_plat_now() + (uint64_t)timeout_ms * 1000000u;
+	finish_deadline = swa_plat_now() + (uint64_t)timeout_ms * SWA_NS_PER_MS;
 	atomic_store(&stop_requested, true);
 	swa_streamer_wake();
-	swa_plat_event_wait(finished, (uint64_t)(timeout_ms + 100) * 1000000u);
+	swa_plat_event_wait(finished, (uint64_t)(timeout_ms + 100) * SWA_NS_PER_MS);
 	if (strncmp(listen_desc, "unix:", 5) == 0)
 		unlink(listen_desc + 5);
 }

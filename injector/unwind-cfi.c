@@ -822,7 +822,8 @@ static bool guess_frame_pointer(struct swa_unwind_ctx *uc, struct swa_regs *regs
 		uint64_t next, ra;
 		if (swa_stack_read(uc, a, &next) < 0 || swa_stack_read(uc, a + 8, &ra) < 0)
 			return false;
-		next = swa_arch_strip(next);
+		int async = 0;
+		next = swa_arch_frame_pointer(next, &async);
 		if (next <= a || next >= hi || (next & 7))
 			continue;
 		if (!swa_images_find(swa_arch_strip(ra)))
@@ -836,10 +837,16 @@ static bool guess_frame_pointer(struct swa_unwind_ctx *uc, struct swa_regs *regs
 int swa_cfi_step(struct swa_unwind_ctx *uc, const struct swa_image *im, struct swa_regs *regs,
 		 bool pc_is_return, bool *ret_signal_frame)
 {
-	uint64_t lookup = pc_is_return ? regs->pc - 1 : regs->pc;
-	uint64_t fde_at = swa_cfi_find_fde(im, lookup);
+	uint64_t fde_at = swa_cfi_find_fde(im, pc_is_return ? regs->pc - 1 : regs->pc);
 	if (!fde_at)
 		return -ENOENT;
+	return swa_cfi_step_fde(uc, fde_at, regs, pc_is_return, ret_signal_frame);
+}
+
+int swa_cfi_step_fde(struct swa_unwind_ctx *uc, uint64_t fde_at, struct swa_regs *regs,
+		     bool pc_is_return, bool *ret_signal_frame)
+{
+	uint64_t lookup = pc_is_return ? regs->pc - 1 : regs->pc;
 	struct cie cie;
 	struct fde fde;
 	if (parse_fde(fde_at, &cie, &fde) < 0)

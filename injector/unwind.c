@@ -6,6 +6,9 @@
  * where it does not.  Every frame pointer is checked against the stack's
  * bounds, alignment and strictly increasing order; the depth is capped.
  *
+ * Mach-O images describe their functions with compact unwind
+ * (unwind-compact.c), which may escape to __eh_frame for the CFI code.
+ *
  * Stack memory comes from the copy taken while the thread was held; image
  * memory (.eh_frame_hdr, .eh_frame) through a small cache of pages read
  * fault-safely with swa_plat_read(), invalidated when the image list changes.
@@ -13,6 +16,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "unwind-compact.h"
 #include "unwind.h"
 
 #define CACHE_PAGES 64
@@ -90,7 +94,8 @@ static int fp_step(struct swa_unwind_ctx *uc, struct swa_regs *regs, uint64_t *l
 {
 	if (!swa_regs_has(regs, SWA_REG_FP))
 		return -ENOENT;
-	uint64_t fp = swa_arch_strip(regs->r[SWA_REG_FP]);
+	int async = 0;
+	uint64_t fp = swa_arch_frame_pointer(regs->r[SWA_REG_FP], &async);
 	uint64_t sp = regs->r[SWA_REG_SP];
 	if (fp == 0)
 		return 0;
@@ -103,6 +108,7 @@ static int fp_step(struct swa_unwind_ctx *uc, struct swa_regs *regs, uint64_t *l
 	ra = swa_arch_strip(ra);
 	if (ra == 0)
 		return 0;
+	uc->async |= async;
 	struct swa_regs next = {0};
 	swa_regs_set(&next, SWA_REG_FP, next_fp);
 #if defined(__x86_64__)
@@ -131,7 +137,8 @@ static bool leaf_lr(struct swa_unwind_ctx *uc, const struct swa_regs *regs, uint
 	if (!swa_regs_has(regs, SWA_REG_LR) || !swa_regs_has(regs, SWA_REG_FP))
 		return false;
 	uint64_t lr = swa_arch_strip(regs->r[SWA_REG_LR]);
-	uint64_t fp = swa_arch_strip(regs->r[SWA_REG_FP]), saved = 0;
+	int async = 0;
+	uint64_t fp = swa_arch_frame_pointer(regs->r[SWA_REG_FP], &async), saved = 0;
 	if (!lr || !swa_images_find(lr))
 		return false;
 	if (in_stack(uc->cap, fp) && swa_stack_read(uc, fp + 8, &saved) == 0 &&
@@ -142,10 +149,82 @@ static bool leaf_lr(struct swa_unwind_ctx *uc, const struct swa_regs *regs, uint
 }
 #endif
 
+/* The compact-unwind reader's view of image memory and of the stack. */
+static int cu_read_image(void *ctx, uint64_t addr, void *dst, size_t len)
+{
+	return swa_mem_read(addr, dst, len);
+}
+
+static int cu_read_stack(void *ctx, uint64_t addr, void *dst, size_t len)
+{
+	uint64_t v;
+	if (len != 8 || swa_stack_read(ctx, addr, &v) < 0)
+		return -EFAULT;
+	memcpy(dst, &v, 8);
+	return 0;
+}
+
+#if defined(__x86_64__)
+#define CU_ARCH       SWA_CU_X86_64
+#define CU_FRAME_MODE SWA_CU_X86_64_MODE_RBP
+#else
+#define CU_ARCH       SWA_CU_ARM64
+#define CU_FRAME_MODE SWA_CU_ARM64_MODE_FRAME
+#endif
+
+/*
+ * One step by a Mach-O image's compact unwind: its encoding, or the FDE in
+ * __eh_frame it escapes to.  The leaf of a frame-pointer function is left
+ * to the frame-pointer walk, which knows about the link register and
+ * prologues (the encoding describes the body only), unless it stopped on
+ * its first instruction.  A step to a return address outside every image
+ * is refused, so that the frame-pointer walk gets its chance.
+ */
+static int compact_step(struct swa_unwind_ctx *uc, const struct swa_image *im,
+			struct swa_regs *regs, bool pc_is_return, bool *ret_signal_frame)
+{
+	struct swa_cu_reader rd = {cu_read_image, cu_read_stack, uc};
+	struct swa_cu_entry e;
+	uint32_t fde_off;
+	if (!im->unwind_info ||
+	    swa_cu_find(&rd, im->text_vmaddr + im->slide, im->unwind_info, im->unwind_info_size,
+			pc_is_return ? regs->pc - 1 : regs->pc, &e) < 0)
+		return -ENOENT;
+	if (!pc_is_return && (e.encoding & SWA_CU_MODE_MASK) == CU_FRAME_MODE &&
+	    regs->pc != e.start)
+		return -ENOENT;
+	int async = 0;
+	struct swa_cu_frame f = {.pc = regs->pc, .sp = regs->r[SWA_REG_SP], .leaf = !pc_is_return};
+	f.fp = swa_arch_frame_pointer(regs->r[SWA_REG_FP], &async);
+#if defined(SWA_REG_LR)
+	f.lr = swa_arch_strip(regs->r[SWA_REG_LR]);
+	f.has_lr = !pc_is_return && swa_regs_has(regs, SWA_REG_LR);
+#endif
+	int r = swa_cu_step(&rd, CU_ARCH, &e, &f, &fde_off);
+	if (r == SWA_CU_DWARF) {
+		if (!im->eh_frame || fde_off >= im->eh_frame_size)
+			return -ENOENT;
+		return swa_cfi_step_fde(uc, im->eh_frame + fde_off, regs, pc_is_return,
+					ret_signal_frame);
+	}
+	/* an encoding used where it does not hold (a prologue) gives garbage: no image there */
+	if (r < 0 || !swa_images_find(swa_arch_strip(f.pc)))
+		return r < 0 ? r : -EINVAL;
+	bool fp_known = swa_regs_has(regs, SWA_REG_FP);
+	struct swa_regs next = {0};
+	if (fp_known || (e.encoding & SWA_CU_MODE_MASK) == CU_FRAME_MODE)
+		swa_regs_set(&next, SWA_REG_FP, f.fp);
+	swa_regs_set(&next, SWA_REG_SP, f.sp);
+	next.pc = swa_arch_strip(f.pc);
+	uc->async |= async;
+	*regs = next;
+	return 1;
+}
+
 uint32_t swa_unwind(const struct swa_capture *cap, uint64_t *frames, uint32_t max,
 		    uint32_t *ret_flags)
 {
-	struct swa_unwind_ctx uc = {.cap = cap, .live_reads = (cap->flags & SWA_CAPTURE_BLOCKED)};
+	struct swa_unwind_ctx uc = {.cap = cap, .live_reads = (cap->flags & SWA_CAPTURE_STILL)};
 	struct swa_regs regs = cap->regs;
 	uint32_t depth = 0, flags = 0;
 	uint64_t last_fp = 0;
@@ -163,7 +242,10 @@ uint32_t swa_unwind(const struct swa_capture *cap, uint64_t *frames, uint32_t ma
 		bool signal_frame = false;
 		if (im) {
 			struct swa_regs saved = regs;
-			r = swa_cfi_step(&uc, im, &regs, pc_is_return, &signal_frame);
+			if (im->unwind_kind == SWA_UNWIND_KIND_MACHO)
+				r = compact_step(&uc, im, &regs, pc_is_return, &signal_frame);
+			else
+				r = swa_cfi_step(&uc, im, &regs, pc_is_return, &signal_frame);
 			if (r < 0)
 				regs = saved;
 			else if (r > 0)
@@ -182,7 +264,7 @@ uint32_t swa_unwind(const struct swa_capture *cap, uint64_t *frames, uint32_t ma
 			r = fp_step(&uc, &regs, &last_fp);
 		}
 		if (r == 0) {
-			*ret_flags = flags;
+			*ret_flags = flags | (uc.async ? SWA_UNWIND_ASYNC : 0);
 			return depth;
 		}
 		if (r < 0)
@@ -195,6 +277,6 @@ uint32_t swa_unwind(const struct swa_capture *cap, uint64_t *frames, uint32_t ma
 		frames[depth++] = regs.pc;
 		pc_is_return = !signal_frame;
 	}
-	*ret_flags = flags | SWA_UNWIND_TRUNCATED;
+	*ret_flags = flags | SWA_UNWIND_TRUNCATED | (uc.async ? SWA_UNWIND_ASYNC : 0);
 	return depth;
 }

@@ -20,9 +20,12 @@ struct swa_image {
 	uint64_t lo, hi; /* runtime range of the executable segment */
 	uint64_t slide;
 	uint64_t text_vmaddr, text_size;
-	uint64_t eh_hdr;   /* runtime address of .eh_frame_hdr, 0 if none */
-	uint64_t eh_table; /* its binary-search table, 0 if unusable */
-	uint64_t eh_frame; /* .eh_frame */
+	uint32_t unwind_kind;                   /* swa_unwind_kind */
+	uint64_t unwind_info, unwind_info_size; /* Mach-O __unwind_info (runtime), 0 if none */
+	uint64_t eh_frame_size;                 /* Mach-O __eh_frame's size */
+	uint64_t eh_hdr;                        /* runtime address of .eh_frame_hdr, 0 if none */
+	uint64_t eh_table;                      /* its binary-search table, 0 if unusable */
+	uint64_t eh_frame; /* .eh_frame (from eh_hdr on ELF, __eh_frame on Mach-O) */
 	uint32_t fde_count;
 	uint8_t table_enc;
 	uint32_t id_kind, id_len;
@@ -32,6 +35,7 @@ struct swa_image {
 	bool announced;
 	bool gone;   /* unloaded, removal not announced yet */
 	bool loader; /* the dynamic loader: its lock may be held */
+	bool hints;  /* send symbol hints for its frames (the host has no copy) */
 };
 
 /* Finds the image whose executable segment holds pc (images.c). */
@@ -45,6 +49,7 @@ enum swa_unwind_flags {
 	SWA_UNWIND_TRUNCATED = 1u << 0,
 	SWA_UNWIND_LEAF_FROM_LR = 1u << 1,
 	SWA_UNWIND_CFI = 1u << 2,
+	SWA_UNWIND_ASYNC = 1u << 3, /* a Swift async frame (bit 60 of a saved fp) was crossed */
 };
 
 /*
@@ -59,6 +64,7 @@ uint32_t swa_unwind(const struct swa_capture *cap, uint64_t *frames, uint32_t ma
 struct swa_unwind_ctx {
 	const struct swa_capture *cap;
 	bool live_reads; /* read the live stack beyond the copy */
+	bool async;      /* crossed a Swift async frame */
 };
 
 /* Reads 8 bytes of stack at addr: from the copy, else fault-safely. */
@@ -73,6 +79,14 @@ int swa_stack_read(struct swa_unwind_ctx *uc, uint64_t addr, uint64_t *ret);
  */
 int swa_cfi_step(struct swa_unwind_ctx *uc, const struct swa_image *im, struct swa_regs *regs,
 		 bool pc_is_return, bool *ret_signal_frame);
+
+/*
+ * The same step by the FDE at fde_at (Mach-O's compact unwind names one in
+ * __eh_frame instead of an .eh_frame_hdr table); -ENOENT when it does not
+ * cover the program counter.
+ */
+int swa_cfi_step_fde(struct swa_unwind_ctx *uc, uint64_t fde_at, struct swa_regs *regs,
+		     bool pc_is_return, bool *ret_signal_frame);
 
 /* Finds the FDE covering pc in im's .eh_frame_hdr table: its address or 0. */
 uint64_t swa_cfi_find_fde(const struct swa_image *im, uint64_t pc);

@@ -20,10 +20,12 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "agent.h"
+#include "detect.h"
 #include "unwind.h"
 #include "wire/wire.h"
 
@@ -50,6 +52,7 @@ struct cached_stack {
 	uint64_t frames[CACHE_FRAMES];
 };
 
+void (*swa_plat_hooks_tick)(void);
 static struct watch w;
 static uint8_t *copy_buf;
 static uint64_t frames[SWA_MAX_DEPTH];
@@ -92,6 +95,8 @@ static uint32_t wire_flags(uint32_t uflags, uint32_t cflags)
 		f |= SW_SAMPLE_LEAF_FROM_LR;
 	if (uflags & SWA_UNWIND_CFI)
 		f |= SW_SAMPLE_CFI;
+	if (uflags & SWA_UNWIND_ASYNC)
+		f |= SW_SAMPLE_ASYNC;
 	if (cflags & SWA_CAPTURE_BLOCKED)
 		f |= SW_SAMPLE_BLOCKED;
 	return f;
@@ -166,6 +171,7 @@ static void sample_thread(const struct swa_thread *t, uint32_t max)
 			depth = swa_unwind(&cap, frames, max, &uflags);
 		}
 		flags = wire_flags(uflags, cap.flags);
+		swa_hints_note(frames, depth);
 	} else if (r == -ENOTSUP) {
 		flags |= SW_SAMPLE_BLOCKED;
 	}
@@ -193,6 +199,8 @@ static void sample_round(void)
 				continue;
 			sample_thread(&threads[i], max);
 		}
+		if (n > 0)
+			swa_plat_release_threads(threads, (size_t)n);
 	}
 	w.samples++;
 }
@@ -234,7 +242,9 @@ static void commit(uint64_t now)
 	w.begin->thread_id = swa_main_thread.id;
 	w.begin->start_time = w.start;
 	w.begin->detect_time = now;
-	strcpy(w.begin->context, "main loop");
+	const char *context = atomic_load_explicit(&swa_loop_context, memory_order_relaxed);
+	snprintf(w.begin->context, sizeof(w.begin->context), "%s",
+		 context ? context : SWA_LOOP_DEFAULT_CONTEXT);
 	swa_ring_commit(&swa_ring);
 	w.committed = true;
 	swa_images_refresh(); /* announces images learnt during the pre-roll */
@@ -244,7 +254,7 @@ static void commit(uint64_t now)
 
 static void watch_end(uint64_t end, uint64_t now)
 {
-	uint64_t threshold = (uint64_t)atomic_load(&swa_cfg.threshold_ms) * 1000000u;
+	uint64_t threshold = (uint64_t)atomic_load(&swa_cfg.threshold_ms) * SWA_NS_PER_MS;
 	if (w.gap_ns && end <= w.gap_from && w.paused >= w.gap_ns)
 		w.paused -= w.gap_ns; /* it ended before the stop */
 	uint64_t duration = end - w.start > w.paused ? end - w.start - w.paused : 0;
@@ -277,6 +287,7 @@ static void watch_end(uint64_t end, uint64_t now)
 	}
 	*rec = (struct swa_rec_end){w.stall_id, end, duration, cpu, w.samples, w.dropped};
 	swa_ring_push(&swa_ring);
+	swa_hints_flush(); /* after the release: the threads run again */
 	swa_streamer_wake();
 }
 
@@ -293,6 +304,20 @@ static struct {
 	uint64_t tick, cpu, own, wait;
 } prev;
 
+/*
+ * Whether a late tick was a stop rather than a starved watchdog.  Where the
+ * system cannot say how long we waited for a CPU (Darwin), a starved
+ * watchdog and a stopped process look alike: only a debugger that is
+ * attached right now makes it a stop, so an unknown never hides a stall.
+ */
+static bool stopped_not_starved(uint64_t gap, uint64_t interval, uint64_t wait, uint64_t own,
+				bool wait_unknown)
+{
+	if (wait_unknown)
+		return swa_plat_traced();
+	return (wait - prev.wait + own - prev.own) * 2 < gap - interval;
+}
+
 static void account_pause(uint64_t now, uint64_t interval)
 {
 	static unsigned ticks;
@@ -302,13 +327,14 @@ static void account_pause(uint64_t now, uint64_t interval)
 	swa_plat_thread_cpu_ns(&swa_main_thread, &cpu);
 	swa_plat_thread_cpu_ns(&swa_watchdog_thread, &own);
 	/* a proc file read: every tick only while watching, else every tenth */
-	if (w.active || suspicious || ++ticks % 10 == 0)
-		swa_plat_self_wait_ns(&wait);
+	static bool wait_unknown;
+	if (!wait_unknown && (w.active || suspicious || ++ticks % 10 == 0))
+		wait_unknown = swa_plat_self_wait_ns(&wait) == -ENOTSUP;
 	if (suspicious && (cpu - prev.cpu) * 2 < gap &&
-	    (wait - prev.wait + own - prev.own) * 2 < gap - interval) {
+	    stopped_not_starved(gap, interval, wait, own, wait_unknown)) {
 		uint64_t lost = gap - interval;
 		swa_log("a stop of %llu ms: not counted in stalls",
-			(unsigned long long)(lost / 1000000));
+			(unsigned long long)(lost / SWA_NS_PER_MS));
 		if (w.active) {
 			/* unless the watched iteration turns out to have ended before it */
 			uint64_t part = now - w.start < lost ? now - w.start : lost;
@@ -329,9 +355,21 @@ static void account_pause(uint64_t now, uint64_t interval)
 /* One look at the loop; returns when to look next. */
 static uint64_t tick(uint64_t now)
 {
-	uint64_t interval = (uint64_t)atomic_load(&swa_cfg.interval_us) * 1000u;
-	uint64_t threshold = (uint64_t)atomic_load(&swa_cfg.threshold_ms) * 1000000u;
+	uint64_t interval = (uint64_t)atomic_load(&swa_cfg.interval_us) * SWA_NS_PER_US;
+	uint64_t threshold = (uint64_t)atomic_load(&swa_cfg.threshold_ms) * SWA_NS_PER_MS;
+	if (swa_plat_hooks_tick)
+		swa_plat_hooks_tick();
+	if (atomic_load_explicit(&swa_loop_background, memory_order_relaxed)) {
+		/* a suspended app is not a stalled one: what ran before counts, no more */
+		if (w.active)
+			watch_end(now, now);
+		return now + interval;
+	}
+	if (swa_ping_active())
+		swa_ping_tick(now);
 	uint64_t busy = atomic_load_explicit(&swa_loop_busy_since, memory_order_acquire);
+	if (!atomic_load_explicit(&swa_main_known, memory_order_acquire))
+		return now + interval; /* no loop to watch before the main thread is known */
 	if (w.active) {
 		if (busy != w.start) {
 			uint64_t at = atomic_load(&swa_loop_waited_at);
@@ -367,6 +405,7 @@ static uint64_t tick(uint64_t now)
 static void *watchdog_main(void *arg)
 {
 	(void)arg;
+	swa_plat_name_self("sw-watchdog");
 	swa_plat_thread_self(&swa_watchdog_thread);
 	swa_plat_raise_priority();
 	for (;;) {
@@ -377,7 +416,7 @@ static void *watchdog_main(void *arg)
 			break;
 		}
 		/* before tick() uses now: a stop since the last look is known first */
-		account_pause(now, (uint64_t)atomic_load(&swa_cfg.interval_us) * 1000u);
+		account_pause(now, (uint64_t)atomic_load(&swa_cfg.interval_us) * SWA_NS_PER_US);
 		uint64_t next = tick(now);
 		if (next > now)
 			swa_plat_sleep_until(next);
@@ -400,7 +439,6 @@ int swa_watchdog_start(void)
 	int r = pthread_create(&thread, NULL, watchdog_main, NULL);
 	if (r)
 		return -r;
-	pthread_setname_np(thread, "sw-watchdog");
 	pthread_detach(thread);
 	return 0;
 }
@@ -408,6 +446,6 @@ int swa_watchdog_start(void)
 void swa_watchdog_stop(void)
 {
 	atomic_store(&stop_requested, true);
-	uint64_t interval = (uint64_t)atomic_load(&swa_cfg.interval_us) * 1000u;
+	uint64_t interval = (uint64_t)atomic_load(&swa_cfg.interval_us) * SWA_NS_PER_US;
 	swa_plat_event_wait(stopped, interval + 200000000u);
 }

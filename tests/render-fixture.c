@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "render.h"
+#include "render/render.h"
 
 static struct sw_profile *profile;
 static struct sw_tree_stall *stall;

@@ -496,7 +496,8 @@ def scenario_install():
     shutil.rmtree(d)
 
 
-def scenario_aarch64():
+def aarch64_tools():
+    """The cross toolchain and emulator, or a skip."""
     src = os.environ.get("SW_SOURCE_ROOT")
     build = os.environ.get("SW_BUILD_ROOT")
     gcc = shutil.which("aarch64-linux-gnu-gcc")
@@ -504,13 +505,25 @@ def scenario_aarch64():
     sysroot = "/usr/aarch64-linux-gnu"
     if not (src and build and gcc and qemu and os.path.isdir(sysroot)):
         skip("needs aarch64-linux-gnu-gcc, qemu-aarch64 and the aarch64 libc")
+    return src, build, gcc, qemu, sysroot
+
+
+def scenario_aarch64():
+    # return addresses signed with the A key (pac-ret), then the B key
+    for protection in ("pac-ret", "pac-ret+b-key"):
+        print("aarch64 with -mbranch-protection=%s" % protection, flush=True)
+        aarch64_stalls(protection)
+
+
+def aarch64_stalls(protection):
+    src, build, gcc, qemu, sysroot = aarch64_tools()
     d = tempfile.mkdtemp()
     inj = os.path.join(src, "injector")
     agent_srcs = [os.path.join(inj, f) for f in sorted(os.listdir(inj)) if f.endswith(".c")]
     agent_srcs += [os.path.join(inj, "linux", f) for f in sorted(os.listdir(os.path.join(inj, "linux")))
                    if f.endswith(".c")]
     agent_srcs.append(os.path.join(src, "lib", "wire", "wire-encode.c"))
-    flags = ["-O2", "-g", "-mbranch-protection=pac-ret", "-D_GNU_SOURCE", "-std=gnu11"]
+    flags = ["-O2", "-g", "-mbranch-protection=" + protection, "-D_GNU_SOURCE", "-std=gnu11"]
     agent = os.path.join(d, "libstallwatch-agent.so")
     r = subprocess.run([gcc, "-shared", "-fPIC", "-fvisibility=hidden", "-o", agent] + flags
                        + ["-I" + inj, "-I" + os.path.join(src, "lib"), "-I" + build]
@@ -561,6 +574,30 @@ def scenario_aarch64():
     shutil.rmtree(d)
 
 
+def scenario_pac():
+    """tests/test-agent-pac.c under qemu: PAC stripping, the async bit, a signed chain."""
+    src, build, gcc, qemu, sysroot = aarch64_tools()
+    d = tempfile.mkdtemp()
+    inj = os.path.join(src, "injector")
+    prog = os.path.join(d, "test-agent-pac")
+    r = subprocess.run([gcc, "-O2", "-g", "-static", "-D_GNU_SOURCE", "-std=gnu11",
+                        "-mbranch-protection=pac-ret+b-key", "-I" + inj,
+                        "-I" + os.path.join(src, "lib"), "-I" + os.path.join(src, "tests"),
+                        "-I" + build, "-o", prog, os.path.join(src, "tests", "test-agent-pac.c")]
+                       + [os.path.join(inj, f) for f in ("unwind.c", "unwind-cfi.c",
+                                                         "unwind-compact.c")],
+                       capture_output=True, text=True)
+    if not check(r.returncode == 0, "cross-compiling test-agent-pac failed: %s" % r.stderr):
+        return
+    for cpu, args, want in (("max", [], "pac on"), ("cortex-a57", ["nopac"], "pac off")):
+        r = subprocess.run([qemu, "-cpu", cpu, prog] + args, capture_output=True, text=True,
+                           timeout=60)
+        print(r.stdout.strip(), r.stderr.strip(), sep="\n")
+        check(r.returncode == 0 and want in r.stdout,
+              "test-agent-pac on -cpu %s: exit %d" % (cpu, r.returncode))
+    shutil.rmtree(d)
+
+
 def scenario_crash():
     # issue 11 item 9: every stall printed by `run -o` is already on disk,
     # so a SIGKILL of the command after N printed stalls leaves a recording
@@ -603,6 +640,7 @@ SCENARIOS = {
     "glib": scenario_glib,
     "install": scenario_install,
     "aarch64": scenario_aarch64,
+    "pac": scenario_pac,
     "crash": scenario_crash,
 }
 

@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "device-format.h"
+#include "device/device-format.h"
 #include "test.h"
 
 static char *capture(void (*fn)(FILE *f, void *arg), void *arg)

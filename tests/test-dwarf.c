@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dwarf.h"
+#include "dwarf/dwarf.h"
 #include "test.h"
 
 struct bytes {

@@ -18,8 +18,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "dwarf.h"
-#include "object.h"
+#include "dwarf/dwarf.h"
+#include "objfile/object.h"
 #include "test.h"
 
 static char workdir[256];

@@ -4,7 +4,7 @@
  */
 #include <errno.h>
 
-#include "gdb-remote.h"
+#include "device/gdb-remote.h"
 #include "test.h"
 
 static unsigned sum_of(const char *s)

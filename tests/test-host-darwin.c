@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "host/host.h"
-#include "macho.h"
-#include "symsearch.h"
+#include "objfile/macho.h"
+#include "symbols/symsearch.h"
 #include "test.h"
 
 #define XCODE "Library/Developer/Xcode"

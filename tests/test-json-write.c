@@ -4,7 +4,7 @@
  * well-formed UTF-8 (table 3-7): ill-formed bytes become U+FFFD so that
  * the output is always valid JSON.
  */
-#include "json-write.h"
+#include "util/json-write.h"
 #include "test.h"
 
 static const char *str(const char *in)

@@ -15,8 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "macho.h"
-#include "object.h"
+#include "objfile/macho.h"
+#include "objfile/object.h"
 #include "test.h"
 
 static const char *dir;

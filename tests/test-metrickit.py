@@ -6,9 +6,9 @@ this script derives from the payloads itself (python's json module):
   and hangDuration, whose trees must add up to the durations exactly, with
   each path weighing its self count scaled (within a nanosecond of rounding);
   malformed payloads exit 5 with a message, never a crash;
-- the real and malformed payloads of ../shared/metrickit (skipped when
-  absent): bare trees read as sample counts, each root's count the tree's
-  total; tree-garbage.json exits 5.
+- the real and malformed payloads of sentry-cocoa's tests, vendored in
+  tests/data/metrickit-sentry/: bare trees read as sample counts, each
+  root's count the tree's total; tree-garbage.json exits 5.
 - the fixture payload on standard input (`report -`, a pipe) prints what
   the file does.
 
@@ -17,7 +17,10 @@ this script derives from the payloads itself (python's json module):
   tree shows must be those llvm-nm places at the offsets (skipped without
   the Apple-target toolchain).
 
-usage: test-metrickit.py STALLWATCH FIXTURE_DIR SHARED_DIR [MACHO_DATA_DIR]
+Exits 77 (skipped) when the command was built without jansson
+(SW_HAVE_JANSSON=0 in the environment, set by meson).
+
+usage: test-metrickit.py STALLWATCH FIXTURE_DIR SENTRY_DIR [MACHO_DATA_DIR]
 """
 import collections
 import json
@@ -30,7 +33,10 @@ import tempfile
 
 from swtest import check, failures
 
-exe, fixtures, shared = sys.argv[1:4]
+exe, fixtures, sentry = sys.argv[1:4]
+if os.environ.get("SW_HAVE_JANSSON") == "0":
+    print("SKIP: stallwatch was built without jansson, which MetricKit JSON needs")
+    sys.exit(77)
 
 
 def report(*args):
@@ -139,18 +145,16 @@ lines = [l for l in err.splitlines() if "cannot read" in l]
 check(rc == 5 and len(lines) == 1 and "65536" in lines[0] and "unknown error" not in err,
       "65,537 binaries: exit %d, %r" % (rc, lines or err[:300]))
 
-if os.path.isdir(shared):
-    for f in sorted(os.listdir(shared)):
-        if not f.endswith(".json"):
-            continue
-        path = os.path.join(shared, f)
-        if f == "tree-garbage.json":
-            rc, out, err = report(path)
-            check(rc == 5 and "offset" in err, "garbage: exit %d, %r" % (rc, err))
-            continue
-        check_file(path)
-else:
-    print("note: %s is absent; the shared payloads were not tried" % shared)
+sentry_payloads = sorted(f for f in os.listdir(sentry) if f.endswith(".json"))
+check(len(sentry_payloads) >= 8, "%d payloads in %s" % (len(sentry_payloads), sentry))
+for f in sentry_payloads:
+    path = os.path.join(sentry, f)
+    if f == "tree-garbage.json":
+        rc, out, err = report(path)
+        check(rc == 5 and "offset" in err, "garbage: exit %d, %r" % (rc, err))
+        continue
+    check_file(path)
+print("sentry-cocoa payloads: %d read" % len(sentry_payloads))
 
 SWIFT = "$s4Demo5CacheC4load3keySSSS_tF"  # Demo.Cache.load(key: Swift.String) -> Swift.String
 SOURCE = """

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "recording.h"
+#include "wire/recording.h"
 #include "test.h"
 
 static char dir[] = "/tmp/sw-test-recording-XXXXXX";
@@ -228,6 +228,7 @@ static void test_bad_headers(void)
 	write_file(p, v9, sizeof(v9));
 	CHECK_INT(read_recording(p, &warning, &err), -EPROTONOSUPPORT);
 	CHECK(strstr(sw_error_str(&err), "version 9") != NULL);
+	CHECK(strstr(sw_error_str(&err), "newer") != NULL);
 
 	/* a longer header from a later writer is skipped */
 	uint8_t longer[24 + 3] = "SWTRACE";

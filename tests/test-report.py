@@ -8,7 +8,8 @@ real agent in the test app (tests/apps/stallapp), the real command.
 - the trees hold the call chain the app's source defines (steps.c:
   main -> run_step -> stall_busy_outer -> stall_busy_inner -> spin_ms);
 - several recordings merge with qualified ids; CI options give the exit
-  statuses of DESIGN.md (--require-symbols: 6 when the app's binary is gone); --junit writes one test case per signature;
+  statuses of stallwatch(1) (--require-symbols: 6 when the app's binary is
+  gone); --junit writes one test case per signature;
 - a truncated recording prints what precedes the cut and warns; garbage
   exits 5.
 

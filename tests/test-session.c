@@ -15,10 +15,10 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "error.h"
-#include "session.h"
+#include "util/error.h"
+#include "session/session.h"
 #include "test.h"
-#include "transport.h"
+#include "session/transport.h"
 
 static struct sw_wire_encoder enc;
 
@@ -179,6 +179,14 @@ static void failures(void)
 	close(sv[1]);
 	CHECK_INT(start_with(buf, (size_t)n, true, 1000, &err), -EPROTONOSUPPORT);
 	CHECK(strstr(err.msg, "protocol 99") != NULL);
+	CHECK(strstr(err.msg, "newer") != NULL); /* says which side to upgrade */
+	socketpair(AF_UNIX, SOCK_STREAM, 0, sv);
+	put_hello(sv[1], SW_WIRE_PROTOCOL_OLDEST - 1);
+	n = read(sv[0], buf, sizeof(buf));
+	close(sv[0]);
+	close(sv[1]);
+	CHECK_INT(start_with(buf, (size_t)n, true, 1000, &err), -EPROTONOSUPPORT);
+	CHECK(strstr(err.msg, "older") != NULL);
 	CHECK_INT(start_with(NULL, 0, false, 100, &err), -ETIMEDOUT);
 	CHECK_INT(start_with(NULL, 0, true, 1000, &err), -ECONNRESET);
 	CHECK_INT(start_with("\x01\xff\xff\xff\xff\x7f", 6, true, 1000, &err), -EBADMSG);

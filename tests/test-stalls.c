@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "render-stall.h"
-#include "stalls.h"
+#include "render/render-stall.h"
+#include "wire/stalls.h"
 #include "test.h"
 
 static struct sw_stalls *c;

@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "symbolicate.h"
-#include "symsearch.h"
+#include "symbols/symbolicate.h"
+#include "symbols/symsearch.h"
 #include "test.h"
 
 static char workdir[64];

@@ -20,8 +20,8 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "symsearch-private.h"
-#include "symsearch.h"
+#include "symbols/symsearch-private.h"
+#include "symbols/symsearch.h"
 #include "test.h"
 
 extern char **environ;

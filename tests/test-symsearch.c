@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "macho-format.h"
-#include "macho.h"
-#include "symsearch.h"
+#include "objfile/macho-format.h"
+#include "objfile/macho.h"
+#include "symbols/symsearch.h"
 #include "test.h"
 
 static const char *elfdir, *machodir;

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "test.h"
-#include "tree.h"
+#include "tree/tree.h"
 
 #define NONE UINT32_MAX
 

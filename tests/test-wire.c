@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
+#include "util/error.h"
 #include "test.h"
-#include "wire-private.h"
+#include "wire/wire-private.h"
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 

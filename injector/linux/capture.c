@@ -66,7 +66,7 @@ static uint64_t now_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return (uint64_t)ts.tv_sec * SWA_NS_PER_S + (uint64_t)ts.tv_nsec;
 }
 
 /* The writable mapping holding addr: a stack's top is the end of its mapping. */
@@ -305,7 +305,7 @@ static int capture_blocked(const struct swa_thread *t, struct swa_capture *cap)
 #if defined(__x86_64__)
 		swa_regs_set(&cap->regs, 16, pc);
 #endif
-		cap->flags = SWA_CAPTURE_BLOCKED;
+		cap->flags = SWA_CAPTURE_BLOCKED | SWA_CAPTURE_STILL;
 		uint64_t t0 = now_ns();
 		int r = copy_remote(cap, sp);
 		cap->held_ns = now_ns() - t0;
@@ -333,8 +333,8 @@ static int capture_signal(const struct swa_thread *t, struct swa_capture *cap, u
 	}
 	uint64_t deadline = now_ns() + timeout_ns;
 	for (;;) {
-		struct timespec ts = {.tv_sec = (time_t)(deadline / 1000000000u),
-				      .tv_nsec = (long)(deadline % 1000000000u)};
+		struct timespec ts = {.tv_sec = (time_t)(deadline / SWA_NS_PER_S),
+				      .tv_nsec = (long)(deadline % SWA_NS_PER_S)};
 		if (sem_clockwait(&done, CLOCK_MONOTONIC, &ts) == 0)
 			break;
 		if (errno == EINTR)

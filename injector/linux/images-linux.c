@@ -67,6 +67,7 @@ static int each_object(struct dl_phdr_info *info, size_t size, void *data)
 			im.text_vmaddr = ph->p_vaddr;
 			im.text_size = ph->p_memsz;
 		} else if (ph->p_type == PT_GNU_EH_FRAME) {
+			im.unwind_kind = SWA_UNWIND_KIND_EH_FRAME_HDR;
 			im.unwind_info = info->dlpi_addr + ph->p_vaddr;
 		} else if (ph->p_type == PT_NOTE && !im.id_len) {
 			find_build_id(info, ph, &im);

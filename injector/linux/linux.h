@@ -19,6 +19,12 @@ int swa_linux_capture_init(void);
 /* The real-time signal used to capture running threads. */
 int swa_linux_capture_signal(void);
 
+/* The interposed waits (interpose.c): reporting, or noting the main loop runs. */
+int swa_linux_waits_start(bool only_trigger);
+void swa_linux_waits_stop(void);
+void swa_linux_waits_report(void);
+extern _Atomic bool swa_linux_main_waited;
+
 /* For the benchmark: when the last capture handler started and ended. */
 void swa_linux_last_handler_times(uint64_t *entered, uint64_t *left);
 

@@ -9,6 +9,7 @@
  * (open, read, getdents64) on stack buffers: no stdio, no malloc.
  */
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -19,6 +20,7 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/utsname.h>
@@ -29,15 +31,14 @@
 #include "linux.h"
 #include "wire/wire.h"
 
-static pthread_t main_pthread;
 static int read_pipe[2] = {-1, -1};
 static _Atomic int vm_readv_state; /* 0 unknown/works, 1 missing */
 static char os_version[160];
 static char process_name[300];
 
-bool swa_plat_on_main_thread(void)
+bool swa_plat_is_main_thread(void)
 {
-	return pthread_equal(pthread_self(), main_pthread);
+	return swa_linux_gettid() == getpid();
 }
 
 pid_t swa_linux_gettid(void)
@@ -74,20 +75,20 @@ uint64_t swa_plat_now(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return (uint64_t)ts.tv_sec * SWA_NS_PER_S + (uint64_t)ts.tv_nsec;
 }
 
 uint64_t swa_plat_now_boot(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_BOOTTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return (uint64_t)ts.tv_sec * SWA_NS_PER_S + (uint64_t)ts.tv_nsec;
 }
 
 void swa_plat_sleep_until(uint64_t t)
 {
-	struct timespec ts = {.tv_sec = (time_t)(t / 1000000000u),
-			      .tv_nsec = (long)(t % 1000000000u)};
+	struct timespec ts = {.tv_sec = (time_t)(t / SWA_NS_PER_S),
+			      .tv_nsec = (long)(t % SWA_NS_PER_S)};
 	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 		;
 }
@@ -117,8 +118,8 @@ int swa_plat_event_wait(struct swa_event *e, uint64_t timeout_ns)
 	if (!e)
 		return -EINVAL;
 	uint64_t deadline = swa_plat_now() + timeout_ns;
-	struct timespec ts = {.tv_sec = (time_t)(deadline / 1000000000u),
-			      .tv_nsec = (long)(deadline % 1000000000u)};
+	struct timespec ts = {.tv_sec = (time_t)(deadline / SWA_NS_PER_S),
+			      .tv_nsec = (long)(deadline % SWA_NS_PER_S)};
 	for (;;) {
 		if (sem_clockwait(&e->sem, CLOCK_MONOTONIC, &ts) == 0)
 			return 0;
@@ -139,6 +140,12 @@ int swa_plat_self_wait_ns(uint64_t *ret)
 	return 0;
 }
 
+bool swa_plat_traced(void)
+{
+	/* only asked where waits are unknown, which Linux always knows */
+	return false;
+}
+
 int swa_plat_thread_cpu_ns(const struct swa_thread *t, uint64_t *ret)
 {
 	/* the kernel's per-thread CPU clock id, as pthread_getcpuclockid() makes it */
@@ -146,7 +153,7 @@ int swa_plat_thread_cpu_ns(const struct swa_thread *t, uint64_t *ret)
 	struct timespec ts;
 	if (clock_gettime(cid, &ts) < 0)
 		return -errno;
-	*ret = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	*ret = (uint64_t)ts.tv_sec * SWA_NS_PER_S + (uint64_t)ts.tv_nsec;
 	return 0;
 }
 
@@ -200,7 +207,15 @@ int swa_plat_thread_state(const struct swa_thread *t, enum swa_thread_state *ret
 	return 0;
 }
 
-static void thread_name(uint64_t tid, char name[16])
+void swa_plat_name_self(const char *name)
+{
+	/* the kernel keeps 15 bytes; prctl would refuse nothing, it cuts */
+	char cut[16];
+	snprintf(cut, sizeof(cut), "%s", name);
+	pthread_setname_np(pthread_self(), cut);
+}
+
+static void thread_name(uint64_t tid, char name[SWA_THREAD_NAME_MAX])
 {
 	char path[64], buf[32];
 	swa_linux_task_path(path, sizeof(path), tid, "comm");
@@ -249,6 +264,47 @@ int swa_plat_list_threads(struct swa_thread *out, size_t cap)
 	}
 	close(fd);
 	return (int)n;
+}
+
+int swa_plat_socket(int domain, int type)
+{
+	int fd = socket(domain, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	return fd < 0 ? -errno : fd;
+}
+
+int swa_plat_accept(int listen_fd)
+{
+	int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	return fd < 0 ? -errno : fd;
+}
+
+int swa_plat_pipe(int fds[2])
+{
+	return pipe2(fds, O_CLOEXEC | O_NONBLOCK) < 0 ? -errno : 0;
+}
+
+long swa_plat_send(int fd, const void *buf, size_t len)
+{
+	ssize_t n = send(fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+	return n < 0 ? -errno : n;
+}
+
+void swa_plat_release_threads(struct swa_thread *threads, size_t n)
+{
+	(void)threads; /* thread ids are plain numbers here: nothing is held */
+	(void)n;
+}
+
+int swa_plat_symbol_hint(uint64_t slide, uint64_t text_vmaddr, uint64_t pc, uint64_t *ret_start,
+			 uint64_t *ret_size, const char **ret_name)
+{
+	(void)slide;
+	(void)text_vmaddr;
+	(void)pc;
+	(void)ret_start;
+	(void)ret_size;
+	(void)ret_name;
+	return -ENOTSUP; /* no image is marked for hints here */
 }
 
 void swa_plat_raise_priority(void)
@@ -321,6 +377,48 @@ const char *swa_plat_process_name(void)
 	return process_name;
 }
 
+const char *swa_plat_device_model(void)
+{
+	return "";
+}
+
+const char *swa_plat_bundle_id(void)
+{
+	return process_name;
+}
+
+const char *swa_plat_bundle_version(void)
+{
+	return "";
+}
+
+const char *swa_plat_agent_path(void)
+{
+	Dl_info info;
+	return dladdr(&read_pipe, &info) ? info.dli_fname : NULL;
+}
+
+char **swa_plat_environ(void)
+{
+	extern char **environ;
+	return environ;
+}
+
+const char *swa_plat_preload_variable(void)
+{
+	return "LD_PRELOAD";
+}
+
+bool swa_plat_debuggable(void)
+{
+	return true; /* whoever can preload a library could ptrace the process anyway */
+}
+
+uint32_t swa_plat_max_start_wait_ms(void)
+{
+	return 60000;
+}
+
 uint32_t swa_plat_platform(void)
 {
 	return SW_PLATFORM_LINUX;
@@ -328,7 +426,6 @@ uint32_t swa_plat_platform(void)
 
 int swa_plat_init(void)
 {
-	main_pthread = pthread_self();
 	struct utsname u;
 	if (uname(&u) == 0)
 		snprintf(os_version, sizeof(os_version), "%s %s", u.sysname, u.release);
@@ -344,7 +441,7 @@ int swa_plat_init(void)
 		comm[strcspn(comm, "\n")] = '\0';
 		snprintf(process_name, sizeof(process_name), "%.31s", comm);
 	}
-	if (pipe2(read_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+	if (swa_plat_pipe(read_pipe) < 0)
 		read_pipe[0] = read_pipe[1] = -1;
 	/* probe once, so the fallback is known before anything is held */
 	uint64_t probe = 0, v = 0;

@@ -239,7 +239,7 @@ static struct swn *macro_expansion(struct swd *d)
 	settext(m, kind);
 	m->index = (uint64_t)idx;
 	if (attached_name) {
-		m->flags |= SWF_MUTABLE;
+		m->flags |= SWF_EXTRA_KID;
 		if (!add(d, m, attached_name))
 			return NULL;
 	}
@@ -293,7 +293,8 @@ struct swn *swd_f_entity(struct swd *d)
 			return NULL;
 		struct swn *e =
 		    entity4(d, c == 'C' ? K_ALLOCATOR : K_CONSTRUCTOR, ctx, NULL, labels, t);
-		if (!e || (priv && !add(d, e, priv)))
+		/* swift demangle shows the private name of an init, not an allocator's */
+		if (!e || (priv && c == 'c' && !add(d, e, priv)))
 			return NULL;
 		return e;
 	}
@@ -459,7 +460,7 @@ struct swn *swd_h_op(struct swd *d)
 		struct swn *p = swd_pop_protocol(d);
 		struct swn *r = p ? with(d, K_CONF_REF, p, NULL) : NULL;
 		if (r)
-			r->flags = c == 'P' ? 1 : 2;
+			r->flags = c == 'P' ? SWF_CONF_TYPE_MODULE : SWF_CONF_PROTOCOL_MODULE;
 		return r;
 	}
 	case 'C': {
@@ -550,7 +551,7 @@ static bool spec_info(struct swd *d, struct swn *spec)
 	if (nextif(d, 'q'))
 		spec->flags |= SWF_READONLY; /* serialized */
 	if (nextif(d, 'a'))
-		spec->flags |= SWF_MUTABLE;
+		spec->flags |= SWF_ASYNC_REMOVED;
 	else
 		nextif(d, 'r');
 	return isdig(next(d));
@@ -580,6 +581,7 @@ struct swn *swd_partial_spec(struct swd *d, const char *text)
 	struct swn *s = spec_node(d, text);
 	if (!s || !spec_info(d, s))
 		return NULL;
+	s->index = 1; /* partial: the list is the signature */
 	struct swn *t = pop_type(d);
 	struct swn *list = with(d, K_TYPE_LIST, t, NULL);
 	if (!t || !list || !add(d, s, list))
@@ -590,18 +592,48 @@ struct swn *swd_partial_spec(struct swd *d, const char *text)
 	return s;
 }
 
-enum {
-	SA_NONE,
-	SA_CLOSURE,
-	SA_CONST_FN,
-	SA_CONST_GLOBAL,
-	SA_CONST_INT,
-	SA_CONST_FLOAT,
-	SA_CONST_STRING,
-	SA_CONST_KEYPATH,
-	SA_OPTIONS,
-	SA_SAME_CLOSURE,
-};
+/* an integer or float constant ('i' or 'd' already read): its digits */
+static struct swn *const_number(struct swd *d, struct swn *a, int k)
+{
+	size_t start = d->pos;
+	nextif(d, '-');
+	if (!isdig(peek(d)))
+		return NULL;
+	while (isdig(peek(d)))
+		next(d);
+	a->index = k == 'i' ? SA_CONST_INT : SA_CONST_FLOAT;
+	a->text = d->s + start;
+	a->tlen = (uint16_t)(d->pos - start);
+	return a;
+}
+
+/* 'pS': a struct whose fields' constants follow as 'i', 'd' and 'S' */
+static struct swn *const_struct(struct swd *d, struct swn *a)
+{
+	a->index = SA_CONST_STRUCT;
+	while (peek(d) == 'i' || peek(d) == 'd' || peek(d) == 'S') {
+		struct swn *f = node(d, K_SPEC_ARG);
+		if (!f || !add(d, a, f))
+			return NULL;
+		int k = next(d);
+		if (k == 'S')
+			f->index = SA_CONST_STRUCT;
+		else if (!const_number(d, f, k))
+			return NULL;
+	}
+	return a;
+}
+
+/* a struct's types from the stack, its fields' structs' first */
+static bool struct_payload(struct swd *d, struct swn *a, unsigned depth)
+{
+	for (unsigned i = a->nkids; i-- > 0;)
+		if (a->kids[i]->index == SA_CONST_STRUCT &&
+		    (depth > 8 || !struct_payload(d, a->kids[i], depth + 1)))
+			return false;
+	struct swn *t = pop_type(d);
+	return t && add(d, a, t);
+}
 
 static struct swn *spec_arg(struct swd *d, bool ret)
 {
@@ -642,18 +674,10 @@ static struct swn *spec_arg(struct swd *d, bool ret)
 			a->index = SA_CONST_KEYPATH;
 			return a;
 		case 'i':
-		case 'd': {
-			size_t start = d->pos;
-			nextif(d, '-');
-			if (!isdig(peek(d)))
-				return NULL;
-			while (isdig(peek(d)))
-				next(d);
-			a->index = k == 'i' ? SA_CONST_INT : SA_CONST_FLOAT;
-			a->text = d->s + start;
-			a->tlen = (uint16_t)(d->pos - start);
-			return a;
-		}
+		case 'd':
+			return const_number(d, a, k);
+		case 'S':
+			return const_struct(d, a);
 		case 's': {
 			const char *enc;
 			switch (next(d)) {
@@ -678,17 +702,19 @@ static struct swn *spec_arg(struct swd *d, bool ret)
 		}
 	}
 	default: {
-		/* option set: e/d/g/o/x/i/s with modifiers */
 		/*
-		 * generic, dead, owned to guaranteed, guaranteed to owned,
-		 * exploded, box to value, box to stack; D, G, X and O set the
-		 * bits of d, g, x and o
+		 * one letter per argument: existential to generic, dead, owned
+		 * to guaranteed, guaranteed to owned, exploded, box to value,
+		 * box to stack, inout to out; then D, G, X and O add the bits
+		 * of d, g, x and o
 		 */
-		static const unsigned char bits[] = {1, 2, 4, 8, 16, 32, 64, 2, 4, 16, 8};
-		d->pos--;
-		unsigned opts = swd_option_set(d, "edgoxisDGXO", bits);
-		if (!opts)
+		static const char base[] = "edgoxisr";
+		static const unsigned char mods[] = {2, 4, 16, 8};
+		const char *b = strchr(base, c);
+		if (!b || !c)
 			return NULL;
+		unsigned opts = 1u << (b - base);
+		opts |= swd_option_set(d, "DGXO", mods);
 		a->index = SA_OPTIONS;
 		a->index2 = opts;
 		return a;
@@ -738,6 +764,11 @@ struct swn *swd_funcsig_spec(struct swd *d)
 		struct swn *a = args->kids[i];
 		if (a->flags & SWF_READONLY)
 			continue;
+		if (a->index == SA_CONST_STRUCT) {
+			if (!struct_payload(d, a, 0))
+				return NULL;
+			continue;
+		}
 		if (a->index != SA_CLOSURE && a->index != SA_CONST_FN &&
 		    a->index != SA_CONST_GLOBAL && a->index != SA_CONST_STRING &&
 		    a->index != SA_CONST_KEYPATH)
@@ -846,7 +877,7 @@ struct swn *swd_autodiff(struct swd *d, bool vtable, bool witness)
 	if (!index_subset(d, a, &a->index2) || !nextif(d, 'r'))
 		return NULL;
 	if (vtable)
-		a->flags |= SWF_MUTABLE;
+		a->flags |= SWF_OTHER_FORM;
 	if (witness)
 		a->flags |= SWF_READONLY;
 	return a;

@@ -14,19 +14,19 @@
 static struct swn *reabstraction(struct swd *d, const char *text, bool self)
 {
 	struct swn *sig = pop_kind(d, K_SIG);
+	struct swn *st = self ? pop_type(d) : NULL; /* the self type comes last */
 	struct swn *to = pop_type(d);
 	struct swn *from = pop_type(d);
-	if (!to || !from)
+	if (!to || !from || (self && !st))
 		return NULL;
 	struct swn *r = with3(d, K_REABSTRACT, from, to, sig);
 	if (!r)
 		return NULL;
 	settext(r, text);
 	if (self) {
-		struct swn *st = pop_type(d);
-		if (!st || !add(d, r, st))
+		if (!add(d, r, st))
 			return NULL;
-		r->flags |= SWF_MUTABLE;
+		r->flags |= SWF_EXTRA_KID;
 	}
 	return r;
 }
@@ -78,7 +78,7 @@ static struct swn *async_partial(struct swd *d, bool await)
 	if (n) {
 		n->index = (uint64_t)i;
 		if (await)
-			n->flags |= SWF_MUTABLE;
+			n->flags |= SWF_OTHER_FORM;
 	}
 	return n;
 }
@@ -89,10 +89,12 @@ static struct swn *async_partial(struct swd *d, bool await)
  */
 struct op_row {
 	char code;
-	bool prefix;
+	unsigned char prefix; /* true, or with OP_BARE: simplified, the operand alone */
 	const char *text;
 	struct swn *(*pop)(struct swd *d);
 };
+
+#define OP_BARE 2
 
 #define OP_ROWS(rows) (rows), sizeof(rows) / sizeof((rows)[0])
 
@@ -103,8 +105,10 @@ static bool op_row(struct swd *d, int c, const struct op_row *rows, size_t nrows
 		if (rows[i].code != c)
 			continue;
 		struct swn *kid = rows[i].pop(d);
-		*ret = rows[i].prefix ? swd_prefix(d, rows[i].text, kid)
-				      : swd_special(d, rows[i].text, kid);
+		*ret = (rows[i].prefix & 1) ? swd_prefix(d, rows[i].text, kid)
+					    : swd_special(d, rows[i].text, kid);
+		if (*ret && (rows[i].prefix & OP_BARE))
+			(*ret)->index = 1;
 		return true;
 	}
 	return false;
@@ -121,15 +125,16 @@ struct swn *swd_t_op(struct swd *d)
 	    {'O', true, "@nonobjc ", swd_pop_global},
 	    {'o', true, "@objc ", swd_pop_global},
 	    {'D', true, "dynamic ", swd_pop_global},
-	    {'d', false, "direct method reference for", swd_pop_global},
-	    {'E', true, "distributed thunk ", swd_pop_global},
+	    {'d', true, "super ", swd_pop_global},
+	    {'E', OP_BARE | true, "distributed thunk ", swd_pop_global},
 	    {'F', false, "distributed accessor for", swd_pop_global},
-	    {'I', false, "dynamically replaceable thunk for", swd_pop_global},
+	    {'I', OP_BARE, "dynamically replaceable thunk for", swd_pop_global},
 	    {'u', false, "async function pointer to", swd_pop_global},
-	    {'X', false, "dynamically replaceable variable for", swd_pop_global},
+	    {'X', OP_BARE, "dynamically replaceable variable for", swd_pop_global},
+	    {'x', OP_BARE, "dynamically replaceable key for", swd_pop_global},
 	    {'j', false, "dispatch thunk of", swd_pop_global},
 	    {'q', false, "method descriptor for", swd_pop_global},
-	    {'m', true, "merged ", swd_pop_global},
+	    {'m', OP_BARE | true, "merged ", swd_pop_global},
 	    {'S', false, "protocol self-conformance witness for", swd_pop_global},
 	    {'C', false, "coroutine continuation prototype for", pop_type},
 	    {'c', false, "curry thunk of", swd_pop_global},
@@ -149,12 +154,12 @@ struct swn *swd_t_op(struct swd *d)
 		if (!n || (g && !add(d, n, g)))
 			return NULL;
 		settext(n, c == 'A' ? "partial apply forwarder" : "partial apply ObjC forwarder");
-		n->flags |= SWF_MUTABLE; /* " for " only with an operand */
+		n->flags |= SWF_OTHER_FORM; /* " for " only with an operand */
 		return n;
 	}
 	case 'w': {
 		static const struct op_row w_rows[] = {
-		    {'b', false, "back deployment thunk for", swd_pop_global},
+		    {'b', OP_BARE, "back deployment thunk for", swd_pop_global},
 		    {'B', false, "back deployment fallback for", swd_pop_global},
 		    {'c', false, "coro function pointer to", swd_pop_global},
 		    {'d', true, "default override of ", swd_pop_global},
@@ -185,7 +190,7 @@ struct swn *swd_t_op(struct swd *d)
 	case 'r':
 		return reabstraction(d, "reabstraction thunk", false);
 	case 'y':
-		return reabstraction(d, "reabstraction thunk helper", true);
+		return reabstraction(d, "reabstraction thunk", true);
 	case 'U': {
 		struct swn *t = pop_type(d);
 		struct swn *g = swd_pop_global(d);
@@ -208,9 +213,9 @@ struct swn *swd_t_op(struct swd *d)
 		}
 		return keypath(d, "key path setter for", false);
 	case 'H':
-		return keypath(d, "key path equality operator for", true);
+		return keypath(d, "key path index equality operator for", true);
 	case 'h':
-		return keypath(d, "key path hash function for", true);
+		return keypath(d, "key path index hash operator for", true);
 	case 'l': {
 		struct swn *a = swd_pop_assoc_name(d);
 		return a ? with(d, K_ASSOC_TYPE_DESC, a, NULL) : NULL;
@@ -219,7 +224,7 @@ struct swn *swd_t_op(struct swd *d)
 		struct swn *a = swd_pop_assoc_name(d);
 		struct swn *n = a ? with(d, K_ASSOC_TYPE_DESC, a, NULL) : NULL;
 		if (n)
-			n->flags |= SWF_MUTABLE;
+			n->flags |= SWF_OTHER_FORM;
 		return n;
 	}
 	case 'n':
@@ -274,12 +279,14 @@ struct swn *swd_t_op(struct swd *d)
 		if (nextif(d, 'V'))
 			return swd_autodiff(d, true, false);
 		if (nextif(d, 'O')) {
+			struct swn *sig = pop_kind(d, K_SIG);
 			struct swn *to = pop_type(d);
 			struct swn *from = pop_type(d);
 			const char *kind = swd_autodiff_kind(next(d));
 			if (!to || !from || !kind)
 				return NULL;
-			return settext(with(d, K_AUTODIFF_REORDER, from, to), kind);
+			struct swn *n = with3(d, K_AUTODIFF_REORDER, from, to, sig);
+			return settext(n, kind);
 		}
 		if (nextif(d, 'S'))
 			return swd_autodiff_subset(d);
@@ -291,11 +298,11 @@ struct swn *swd_t_op(struct swd *d)
 	case 'B':
 		return swd_generic_spec(d, "generic specialization");
 	case 's':
-		return swd_generic_spec(d, "generic re-abstracted prespecialization");
+		return swd_generic_spec(d, "generic pre-specialization");
 	case 'i':
 		return swd_generic_spec(d, "inlined generic function");
 	case 'p':
-		return swd_partial_spec(d, "partial specialization");
+		return swd_partial_spec(d, "generic partial specialization");
 	case 'P':
 		return swd_partial_spec(d, "generic not-reabstracted partial specialization");
 	case 'f':
@@ -332,12 +339,16 @@ static struct swn *lazy_wt(struct swd *d, const char *text)
 static struct swn *outlined(struct swd *d)
 {
 	const char *text;
+	bool indexed = false; /* the enum case follows as an index */
+	bool sig_shown = false;
 	switch (next(d)) {
 	case 'y':
 		text = "outlined copy of";
+		sig_shown = true;
 		break;
 	case 'e':
 		text = "outlined consume of";
+		sig_shown = true;
 		break;
 	case 'r':
 		text = "outlined retain of";
@@ -366,10 +377,12 @@ static struct swn *outlined(struct swd *d)
 		text = "outlined destroy of";
 		break;
 	case 'i':
-		text = "outlined store enum tag of";
+		text = "outlined enum tag store of";
+		indexed = true;
 		break;
 	case 'j':
-		text = "outlined enum project data for";
+		text = "outlined enum project data for load of";
+		indexed = true;
 		break;
 	case 'g':
 		text = "outlined enum get tag of";
@@ -377,9 +390,13 @@ static struct swn *outlined(struct swd *d)
 	default:
 		return NULL;
 	}
-	struct swn *t = pop_type(d);
-	pop_kind(d, K_SIG);
-	return swd_special(d, text, t);
+	if (indexed && demangle_index(d) < 0)
+		return NULL;
+	struct swn *sig = pop_kind(d, K_SIG);
+	struct swn *n = swd_special(d, text, pop_type(d));
+	if (n && sig && sig_shown && !add(d, n, sig))
+		return NULL;
+	return n;
 }
 
 struct swn *swd_w_op(struct swd *d)
@@ -394,7 +411,7 @@ struct swn *swd_w_op(struct swd *d)
 	     swd_pop_conformance},
 	    {'r', false, "resilient protocol witness table for", swd_pop_conformance},
 	    {'S', false, "protocol self-conformance witness table for", swd_pop_protocol},
-	    {'C', false, "resilient enum tag index for", pop},
+	    {'C', false, "enum case for", pop},
 	};
 	int c = next(d);
 	struct swn *op;
@@ -434,7 +451,7 @@ struct swn *swd_w_op(struct swd *d)
 		struct swn *n =
 		    (proto && conf) ? with3(d, K_ASSOC_WT_ACCESS, conf, NULL, proto) : NULL;
 		if (n)
-			n->flags |= SWF_MUTABLE;
+			n->flags |= SWF_OTHER_FORM;
 		return n;
 	}
 	case 'O':
@@ -479,7 +496,7 @@ struct swn *swd_m_op(struct swd *d)
 	    {'m', false, "metaclass for", pop_type},
 	    {'n', false, "nominal type descriptor for", pop_type},
 	    {'Q', false, "opaque type descriptor for", pop_opaque_decl},
-	    {'u', false, "class method lookup function for", pop_type},
+	    {'u', false, "method lookup function for", pop_type},
 	    {'U', false, "ObjC metadata update function for", pop_type},
 	    {'s', false, "ObjC resilient class stub for", pop_type},
 	    {'t', false, "full ObjC resilient class stub for", pop_type},
@@ -490,10 +507,14 @@ struct swn *swd_m_op(struct swd *d)
 	    {'A', true, "reflection metadata associated type descriptor ", swd_pop_conformance},
 	    {'C', true, "reflection metadata superclass descriptor ", pop_type},
 	    {'K', false, "metadata instantiation cache for", swd_pop_global},
-	    {'J', false, "noncanonical specialized generic type metadata instantiation cache for",
+	    {'J', false, "cache variable for noncanonical specialized generic type metadata for",
 	     swd_pop_global},
+	    {'V', false, "property descriptor for", pop},
 	    {'N', false, "noncanonical specialized generic type metadata for", swd_pop_global},
-	    {'z', false, "canonical prespecialized generic type caching token for", swd_pop_global},
+	    {'z', false, "flag for loading of canonical specialized generic type metadata for",
+	     swd_pop_global},
+	    {'b', false, "canonical specialized generic type metadata accessor for",
+	     swd_pop_global},
 	    {'q', false, "uniquing prefix for", swd_pop_global},
 	    {'S', false, "protocol self-conformance descriptor for", swd_pop_protocol},
 	    {'c', false, "protocol conformance descriptor for", swd_pop_conformance},

@@ -33,6 +33,7 @@ void swd_init(struct swd *d, const char *s, size_t len)
 	d->subst = d->subst_block;
 	d->nsubst = 0;
 	d->nwords = 0;
+	d->npending = 0;
 	d->depth = 0;
 	d->old_mangling = false;
 }

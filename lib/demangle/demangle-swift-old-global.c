@@ -80,10 +80,11 @@ static struct swn *funcsig_arg(struct swd *d)
 	if (!a)
 		return NULL;
 	if (nextif(d, 'n')) {
-		a->index = 0;
+		a->index = SA_NONE;
 	} else if (peek(d) == 'c' && peek2(d) == 'l') {
 		d->pos += 2;
-		a->index = 1;
+		a->index = SA_CLOSURE;
+		a->index2 = 1; /* the old mangling demangles the closure's name */
 		if (!spec_payload(d, a))
 			return NULL;
 		struct swn *types = node(d, K_TYPE_LIST);
@@ -98,17 +99,17 @@ static struct swn *funcsig_arg(struct swd *d)
 		if (nextif(d, 'f')) {
 			int f = next(d);
 			if (f == 'r') {
-				a->index = 2;
+				a->index = SA_CONST_FN;
 				return spec_payload(d, a) && nextif(d, '_') ? a : NULL;
 			}
 			if (f != 'l')
 				return NULL;
-			a->index = 5;
+			a->index = SA_CONST_FLOAT;
 		} else if (nextif(d, 'g')) {
-			a->index = 3;
+			a->index = SA_CONST_GLOBAL;
 			return spec_payload(d, a) && nextif(d, '_') ? a : NULL;
 		} else if (nextif(d, 'i')) {
-			a->index = 4;
+			a->index = SA_CONST_INT;
 		} else if (nextif(d, 's')) {
 			if (!nextif(d, 'e'))
 				return NULL;
@@ -116,7 +117,7 @@ static struct swn *funcsig_arg(struct swd *d)
 			const char *e = enc == '0' ? "u8" : enc == '1' ? "u16" : NULL;
 			if (!e || !nextif(d, 'v'))
 				return NULL;
-			a->index = 6;
+			a->index = SA_CONST_STRING;
 			settext(a, e);
 			return spec_payload(d, a) && nextif(d, '_') ? a : NULL;
 		} else {
@@ -133,7 +134,7 @@ static struct swn *funcsig_arg(struct swd *d)
 		unsigned opts = swd_option_set(d, "dgoski", bits);
 		if (!opts)
 			return NULL;
-		a->index = 8;
+		a->index = SA_OPTIONS;
 		a->index2 = opts;
 	}
 	return nextif(d, '_') ? a : NULL;
@@ -344,7 +345,7 @@ static struct swn *global_inner(struct swd *d)
 				return NULL;
 			settext(n,
 				objc ? "partial apply ObjC forwarder" : "partial apply forwarder");
-			n->flags |= SWF_MUTABLE;
+			n->flags |= SWF_OTHER_FORM;
 			return n;
 		}
 	default:

@@ -411,7 +411,7 @@ static struct swn *layout(struct swd *d, struct swn *subject)
 			if (al < 0)
 				return NULL;
 			r->index2 = (uint64_t)al;
-			r->flags |= SWF_MUTABLE;
+			r->flags |= SWF_HAS_ALIGNMENT;
 		}
 	}
 	return r;

@@ -231,6 +231,8 @@ static void print_params(struct pr *p, const struct swn *params, const struct sw
 		if (label) {
 			print_ident(p, label);
 			puts_(p, ": ");
+		} else if (labels) {
+			puts_(p, "_: ");
 		}
 		if (el) {
 			swd_pr_print(p, el->kids[el->nkids - 1]);
@@ -366,12 +368,19 @@ static void print_accessor(struct pr *p, const struct swn *a)
 	const struct swn *name, *labels, *type;
 	entity_parts(s, &name, &labels, &type);
 	const struct swn *post = print_prefix(p, s->kids[0]);
-	if (s->kind == K_SUBSCRIPT) {
-		const struct swn *priv = find_kid(s, K_PRIVATE_NAME);
-		if (priv) {
-			swd_pr_name(p, priv);
-			puts_(p, ".");
+	if (name && name->kind == K_LOCAL_NAME) { /* "getter of x #1 : T in f()" */
+		text(p, a);
+		puts_(p, " of ");
+		swd_pr_name(p, name);
+		if (type && !p->simp) {
+			puts_(p, " : ");
+			swd_pr_print(p, type);
 		}
+		print_post(p, post, " in ");
+		return;
+	}
+	if (s->kind == K_SUBSCRIPT) {
+		/* swift demangle leaves out a subscript's private name */
 		puts_(p, "subscript");
 	} else if (name) {
 		swd_pr_name(p, name);
@@ -380,7 +389,10 @@ static void print_accessor(struct pr *p, const struct swn *a)
 	text(p, a);
 	if (type && !p->simp) {
 		puts_(p, " : ");
-		swd_pr_print(p, type);
+		if (labels && is_function_type(type)) /* a subscript's labels */
+			print_entity_type(p, type, labels, false, false);
+		else
+			swd_pr_print(p, type);
 	}
 	print_post(p, post, " in ");
 }
@@ -408,7 +420,7 @@ static void print_macro_expansion(struct pr *p, const struct swn *m)
 {
 	const struct swn *ctx = m->kids[0];
 	const struct swn *macro = m->kids[1];
-	const struct swn *attached = (m->flags & SWF_MUTABLE) ? m->kids[2] : NULL;
+	const struct swn *attached = (m->flags & SWF_EXTRA_KID) ? m->kids[2] : NULL;
 	const struct swn *priv = (m->flags & SWF_READONLY) ? m->kids[m->nkids - 1] : NULL;
 	if (attached) {
 		text(p, m);
@@ -544,23 +556,24 @@ static void print_bound(struct pr *p, const struct swn *b)
 {
 	const struct swn *nom = b->kids[0];
 	const struct swn *args = b->kids[1];
-	if (args->nkids == 1 && is_swift_nominal(nom, K_ENUM, "Optional")) {
+	if (!p->nested && args->nkids == 1 && is_swift_nominal(nom, K_ENUM, "Optional")) {
 		print_parens(p, args->kids[0]);
 		puts_(p, "?");
 		return;
 	}
-	if (args->nkids == 1 && is_swift_nominal(nom, K_ENUM, "ImplicitlyUnwrappedOptional")) {
+	if (!p->nested && args->nkids == 1 &&
+	    is_swift_nominal(nom, K_ENUM, "ImplicitlyUnwrappedOptional")) {
 		print_parens(p, args->kids[0]);
 		puts_(p, "!");
 		return;
 	}
-	if (args->nkids == 1 && is_swift_nominal(nom, K_STRUCT, "Array")) {
+	if (!p->nested && args->nkids == 1 && is_swift_nominal(nom, K_STRUCT, "Array")) {
 		puts_(p, "[");
 		swd_pr_print(p, args->kids[0]);
 		puts_(p, "]");
 		return;
 	}
-	if (args->nkids == 2 && is_swift_nominal(nom, K_STRUCT, "Dictionary")) {
+	if (!p->nested && args->nkids == 2 && is_swift_nominal(nom, K_STRUCT, "Dictionary")) {
 		puts_(p, "[");
 		swd_pr_print(p, args->kids[0]);
 		puts_(p, " : ");
@@ -610,9 +623,12 @@ void swd_pr_sig(struct pr *p, const struct swn *sig)
 				puts_(p, "...");
 				break;
 			}
-			/* pack and value markers */
+			/* pack and value markers; swift demangle marks a pack
+			 * only when it is the first parameter, "<each A, B>" */
 			for (unsigned m = depth; m < sig->nkids; m++) {
 				const struct swn *k = sig->kids[m];
+				if (k->kind == K_PACK_MARK && (i || depth))
+					continue;
 				if ((k->kind == K_PACK_MARK || k->kind == K_VALUE_MARK) &&
 				    k->kids[0]->index == i && k->kids[0]->index2 == depth) {
 					puts_(p, k->kind == K_PACK_MARK ? "each " : "let ");
@@ -645,6 +661,9 @@ void swd_pr_sig(struct pr *p, const struct swn *sig)
 	puts_(p, ">");
 }
 
+/* The protocols an inverse requirement (~Copyable) names, by their bit. */
+static const char *const invertible[] = {"Copyable", "Escapable"};
+
 static void print_requirement(struct pr *p, const struct swn *r)
 {
 	swd_pr_print(p, r->kids[0]);
@@ -664,7 +683,7 @@ static void print_requirement(struct pr *p, const struct swn *r)
 		if (r->flags & SWF_HAS_INDEX) {
 			puts_(p, "(");
 			putn(p, r->index);
-			if (r->flags & SWF_MUTABLE) {
+			if (r->flags & SWF_HAS_ALIGNMENT) {
 				puts_(p, ", ");
 				putn(p, r->index2);
 			}
@@ -675,10 +694,8 @@ static void print_requirement(struct pr *p, const struct swn *r)
 		puts_(p, ": ~");
 		if (!p->simp)
 			puts_(p, "Swift.");
-		if (r->index == 0)
-			puts_(p, "Copyable");
-		else if (r->index == 1)
-			puts_(p, "Escapable");
+		if (r->index < sizeof(invertible) / sizeof(invertible[0]))
+			puts_(p, invertible[r->index]);
 		else {
 			puts_(p, "<bit ");
 			putn(p, r->index);
@@ -705,8 +722,13 @@ static void print_impl_param(struct pr *p, const struct swn *n)
 	puts_(p, " ");
 	if (n->flags & 1)
 		puts_(p, "@noDerivative ");
-	if (n->flags & 2)
+	/* swift demangle shows one of these, and none when there are several */
+	if ((n->flags & 14) == 2)
 		puts_(p, "sending ");
+	if ((n->flags & 14) == 4)
+		puts_(p, "isolated ");
+	if ((n->flags & 14) == 8)
+		puts_(p, "sil_implicit_leading_param ");
 	if (n->nkids)
 		swd_pr_print(p, n->kids[0]);
 }
@@ -892,17 +914,19 @@ static const struct pr_around arounds[K_COUNT] = {
     [K_STATIC] = {"static ", NULL, NULL},
 };
 
-static void print_inner(struct pr *p, const struct swn *n)
+/* Names, nominal types and the contexts they live in. */
+static bool print_name_node(struct pr *p, const struct swn *n)
 {
-	if (swd_pr_around(p, n, arounds))
-		return;
 	switch (n->kind) {
 	case K_GLOBAL:
 	case K_TYPE_LIST:
 		print_kids(p, n);
 		break;
-	case K_IDENT:
 	case K_MODULE:
+		if (!p->simp) /* simplified names have no modules, even alone */
+			text(p, n);
+		break;
+	case K_IDENT:
 	case K_BUILTIN:
 		text(p, n);
 		break;
@@ -940,6 +964,69 @@ static void print_inner(struct pr *p, const struct swn *n)
 		print_post(p, post, " in ");
 		break;
 	}
+	default:
+		return false;
+	}
+	return true;
+}
+
+static void print_metatype(struct pr *p, const struct swn *n)
+{
+	if (n->tlen) {
+		text(p, n);
+		puts_(p, " ");
+	}
+	const struct swn *t = n->kids[0];
+	if (n->kind == K_EXIST_METATYPE) /* swift demangle: "P & Q.Type" */
+		swd_pr_print(p, t);
+	else
+		print_parens(p, t);
+	bool exist = t->kind == K_EXIST_METATYPE || t->kind == K_PROTO_LIST ||
+		     t->kind == K_PROTO_LIST_ANYOBJ || t->kind == K_PROTO_LIST_CLASS;
+	puts_(p, n->kind == K_METATYPE && exist ? ".Protocol" : ".Type");
+}
+
+/* Protocol compositions and constrained existentials: any P & Q, any P<T>. */
+static bool print_existential(struct pr *p, const struct swn *n)
+{
+	switch (n->kind) {
+	case K_PROTO_LIST:
+		if (n->nkids == 0)
+			puts_(p, "Any");
+		else
+			swd_pr_join(p, n, " & ");
+		break;
+	case K_PROTO_LIST_CLASS:
+		swd_pr_print(p, n->kids[1]);
+		if (n->kids[0]->nkids) {
+			puts_(p, " & ");
+			swd_pr_join(p, n->kids[0], " & ");
+		}
+		break;
+	case K_PROTO_LIST_ANYOBJ:
+		if (n->kids[0]->nkids) {
+			swd_pr_join(p, n->kids[0], " & ");
+			puts_(p, " & ");
+		}
+		puts_(p, "Swift.AnyObject");
+		break;
+	case K_CONSTRAINED_EXIST:
+		puts_(p, "any ");
+		swd_pr_print(p, n->kids[0]);
+		puts_(p, "<");
+		swd_pr_join(p, n->kids[1], ", ");
+		puts_(p, ">");
+		break;
+	default:
+		return false;
+	}
+	return true;
+}
+
+/* Structural types: tuples, functions, metatypes, boxes, packs, sugar. */
+static bool print_type(struct pr *p, const struct swn *n)
+{
+	switch (n->kind) {
 	case K_INTEGER:
 		if (n->flags & SWF_NEGATIVE)
 			puts_(p, "-");
@@ -969,45 +1056,50 @@ static void print_inner(struct pr *p, const struct swn *n)
 		print_impl_fn(p, n);
 		break;
 	case K_METATYPE:
-	case K_EXIST_METATYPE: {
-		if (n->tlen) {
+	case K_EXIST_METATYPE:
+		print_metatype(p, n);
+		break;
+	case K_PACK:
+		if (n->tlen)
 			text(p, n);
-			puts_(p, " ");
-		}
-		const struct swn *t = n->kids[0];
-		print_parens(p, t);
-		bool exist = t->kind == K_EXIST_METATYPE || t->kind == K_PROTO_LIST ||
-			     t->kind == K_PROTO_LIST_ANYOBJ || t->kind == K_PROTO_LIST_CLASS;
-		puts_(p, n->kind == K_METATYPE && exist ? ".Protocol" : ".Type");
+		puts_(p, "Pack{");
+		swd_pr_join(p, n, ", ");
+		puts_(p, "}");
 		break;
-	}
-	case K_PROTO_LIST:
-		if (n->nkids == 0)
-			puts_(p, "Any");
-		else
-			swd_pr_join(p, n, " & ");
+	case K_SIL_BOX:
+		print_sil_box(p, n);
 		break;
-	case K_PROTO_LIST_CLASS:
-		swd_pr_print(p, n->kids[1]);
-		if (n->kids[0]->nkids) {
-			puts_(p, " & ");
-			swd_pr_join(p, n->kids[0], " & ");
-		}
-		break;
-	case K_PROTO_LIST_ANYOBJ:
-		if (n->kids[0]->nkids) {
-			swd_pr_join(p, n->kids[0], " & ");
-			puts_(p, " & ");
-		}
-		puts_(p, p->simp ? "AnyObject" : "Swift.AnyObject");
-		break;
-	case K_CONSTRAINED_EXIST:
-		puts_(p, "any ");
-		swd_pr_print(p, n->kids[0]);
-		puts_(p, "<");
-		swd_pr_join(p, n->kids[1], ", ");
+	case K_SIL_BOX_GENERIC:
+		swd_pr_sig(p, n->kids[1]);
+		puts_(p, " ");
+		print_sil_box(p, n->kids[0]);
+		puts_(p, " <");
+		swd_pr_join(p, n->kids[2], ", ");
 		puts_(p, ">");
 		break;
+	case K_SUGAR_OPT:
+		print_parens(p, n->kids[0]);
+		puts_(p, "?");
+		break;
+	case K_DYNAMIC_SELF:
+		puts_(p, "Self");
+		break;
+	case K_ERROR_TYPE:
+		puts_(p, "<ERROR TYPE>");
+		break;
+	case K_TYPE_MANGLING:
+		swd_pr_print(p, n->kids[0]);
+		break;
+	default:
+		return print_existential(p, n);
+	}
+	return true;
+}
+
+/* Generic parameters, their members, signatures and opaque types. */
+static bool print_generic(struct pr *p, const struct swn *n)
+{
+	switch (n->kind) {
 	case K_PARAM_TYPE:
 		if (n->tlen)
 			text(p, n);
@@ -1043,12 +1135,6 @@ static void print_inner(struct pr *p, const struct swn *n)
 	case K_REQ_SHAPE:
 		print_requirement(p, n);
 		break;
-	case K_DYNAMIC_SELF:
-		puts_(p, "Self");
-		break;
-	case K_ERROR_TYPE:
-		puts_(p, "<ERROR TYPE>");
-		break;
 	case K_OPAQUE_RETURN:
 		puts_(p, "some");
 		break;
@@ -1057,28 +1143,16 @@ static void print_inner(struct pr *p, const struct swn *n)
 		puts_(p, ".");
 		putn(p, n->index);
 		break;
-	case K_PACK:
-		if (n->tlen)
-			text(p, n);
-		puts_(p, "Pack{");
-		swd_pr_join(p, n, ", ");
-		puts_(p, "}");
-		break;
-	case K_SIL_BOX:
-		print_sil_box(p, n);
-		break;
-	case K_SIL_BOX_GENERIC:
-		swd_pr_sig(p, n->kids[1]);
-		puts_(p, " ");
-		print_sil_box(p, n->kids[0]);
-		puts_(p, " <");
-		swd_pr_join(p, n->kids[2], ", ");
-		puts_(p, ">");
-		break;
-	case K_SUGAR_OPT:
-		print_parens(p, n->kids[0]);
-		puts_(p, "?");
-		break;
+	default:
+		return false;
+	}
+	return true;
+}
+
+/* Declarations: functions, variables, initializers, closures, macros. */
+static bool print_decl(struct pr *p, const struct swn *n)
+{
+	switch (n->kind) {
 	case K_FUNCTION:
 	case K_VARIABLE:
 	case K_GENERIC_PARAM_DECL:
@@ -1087,7 +1161,6 @@ static void print_inner(struct pr *p, const struct swn *n)
 	case K_SUBSCRIPT:
 	case K_CONSTRUCTOR:
 	case K_DESTRUCTOR:
-	case K_DEALLOCATOR:
 	case K_ISO_DEALLOCATOR:
 	case K_IVAR_INIT:
 	case K_IVAR_DESTROYER:
@@ -1095,6 +1168,9 @@ static void print_inner(struct pr *p, const struct swn *n)
 		break;
 	case K_ALLOCATOR:
 		print_entity(p, n, n->kids[0]->kind == K_CLASS ? "__allocating_init" : "init");
+		break;
+	case K_DEALLOCATOR: /* a noncopyable struct's or enum's is its deinit */
+		print_entity(p, n, n->kids[0]->kind == K_CLASS ? entity_words[n->kind] : "deinit");
 		break;
 	case K_EXPL_CLOSURE:
 	case K_IMPL_CLOSURE:
@@ -1122,14 +1198,17 @@ static void print_inner(struct pr *p, const struct swn *n)
 	case K_ACCESSOR:
 		print_accessor(p, n);
 		break;
-	case K_TYPE_MANGLING:
-		swd_pr_print(p, n->kids[0]);
-		break;
 	default:
-		if (!swd_print_global(p, n))
-			p->err = -EINVAL;
-		break;
+		return false;
 	}
+	return true;
+}
+
+static void print_inner(struct pr *p, const struct swn *n)
+{
+	if (!swd_pr_around(p, n, arounds) && !print_name_node(p, n) && !print_type(p, n) &&
+	    !print_generic(p, n) && !print_decl(p, n) && !swd_print_global(p, n))
+		p->err = -EINVAL;
 }
 
 void swd_pr_print(struct pr *p, const struct swn *n)
@@ -1144,9 +1223,9 @@ void swd_pr_print(struct pr *p, const struct swn *n)
 	p->depth--;
 }
 
-int swd_print(const struct swn *root, bool simplified, struct sw_buf *out)
+int swd_print(const struct swn *root, bool simplified, bool nested, struct sw_buf *out)
 {
-	struct pr p = {.out = out, .simp = simplified};
+	struct pr p = {.out = out, .simp = simplified, .nested = nested};
 	size_t start = out->len;
 	/* shared subtrees can make the text exponential in the name: cap it */
 	size_t max = out->max;

@@ -17,6 +17,7 @@
 struct pr {
 	struct sw_buf *out;
 	bool simp;
+	bool nested; /* no sugar for bound generic types */
 	int err;
 	unsigned depth;
 };

@@ -471,7 +471,7 @@ struct swn *swd_impl_function(struct swd *d)
 		return NULL;
 	struct swn *sig = pop_kind(d, K_SIG);
 	if (sig && nextif(d, 'P'))
-		sig->flags |= SWF_MUTABLE; /* pseudogeneric */
+		sig->flags |= SWF_PSEUDOGENERIC;
 	if (nextif(d, 'e') && !impl_attr(d, fn, "@escaping"))
 		return NULL;
 	if (nextif(d, 'A') && !impl_attr(d, fn, "@isolated(any)"))
@@ -540,6 +540,9 @@ struct swn *swd_impl_function(struct swd *d)
 		conv = "@convention(witness_method)";
 		break;
 	case 'z':
+		/* a C type (zB, zC), or else no convention and an error result */
+		if (d->pos + 1 >= d->len || (d->s[d->pos + 1] != 'B' && d->s[d->pos + 1] != 'C'))
+			break;
 		next(d);
 		conv = nextif(d, 'B')   ? "@convention(block)"
 		       : nextif(d, 'C') ? "@convention(c)"
@@ -856,7 +859,7 @@ struct swn *swd_special_type(struct swd *d)
 	case 'K':
 		return swd_pop_function_type(d, "@autoclosure");
 	case 'A':
-		return swd_pop_function_type(d, "@escaping @autoclosure");
+		return swd_pop_function_type(d, "@autoclosure"); /* as swift demangle */
 	case 'B':
 		return swd_pop_function_type(d, "@convention(block)");
 	case 'L':

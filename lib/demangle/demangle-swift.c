@@ -140,32 +140,51 @@ struct swn *swd_pop_protocol(struct swd *d)
 /* ------------------------------------------------------------------ */
 /* identifiers */
 
-static bool word_start(int c)
+/*
+ * The words of an identifier, for later word substitutions: a word starts
+ * at anything but a digit or '_' and ends before a '_', at the end, or
+ * before an upper-case letter that follows a character that is not one.
+ * Only the first 26 words of a name count, and most names reach them early.
+ */
+static void split_words(struct swd *d, const char *s, size_t n)
 {
-	return c != 0 && !isdig(c) && c != '_';
+	size_t i = 0;
+	while (i < n && d->nwords < 26) {
+		while (i < n && (isdig((unsigned char)s[i]) || s[i] == '_'))
+			i++;
+		if (i == n)
+			return;
+		size_t start = i++;
+		while (i < n && s[i] != '_' &&
+		       !(isup((unsigned char)s[i]) && !isup((unsigned char)s[i - 1])))
+			i++;
+		if (i - start >= 2 && i - start < 256) {
+			d->words[d->nwords] = s + start;
+			d->wordlen[d->nwords] = (uint8_t)(i - start);
+			d->nwords++;
+		}
+	}
 }
 
-static bool word_end(int c, int prev)
-{
-	return c == '_' || c == 0 || (!isup(prev) && isup(c));
-}
-
+/* Words are split when a substitution asks for one, not for every identifier. */
 static void add_words(struct swd *d, const char *s, size_t n)
 {
-	int start = -1;
-	for (size_t i = 0; i <= n; i++) {
-		int c = i < n ? (unsigned char)s[i] : 0;
-		if (start >= 0 && word_end(c, (unsigned char)s[i - 1])) {
-			if ((int)i - start >= 2 && d->nwords < 26 && i - (size_t)start < 256) {
-				d->words[d->nwords] = s + start;
-				d->wordlen[d->nwords] = (uint8_t)(i - (size_t)start);
-				d->nwords++;
-			}
-			start = -1;
-		}
-		if (start < 0 && word_start(c))
-			start = (int)i;
+	if (d->nwords >= 26)
+		return;
+	if (d->npending == sizeof(d->pending) / sizeof(d->pending[0])) {
+		for (unsigned i = 0; i < d->npending; i++)
+			split_words(d, d->pending[i], d->pendlen[i]);
+		d->npending = 0;
 	}
+	d->pending[d->npending] = s;
+	d->pendlen[d->npending++] = n;
+}
+
+static void flush_words(struct swd *d)
+{
+	for (unsigned i = 0; i < d->npending; i++)
+		split_words(d, d->pending[i], d->pendlen[i]);
+	d->npending = 0;
 }
 
 /* Punycode digit with Swift's alphabet: a-z 0..25, A-J 26..35. */
@@ -298,6 +317,7 @@ static struct swn *identifier(struct swd *d)
 	int pieces = 0;
 	do {
 		while (words && (islow(peek(d)) || isup(peek(d)))) {
+			flush_words(d); /* this identifier's own parts too */
 			int ch = next(d);
 			unsigned idx;
 			if (islow(ch)) {
@@ -642,12 +662,150 @@ struct swn *swd_dep_member_chain(struct swd *d, struct swn *base, struct swn *pa
 	return base;
 }
 
+/* What names a requirement's subject, by the operator's letter. */
+enum req_subject {
+	SUBJ_PARAM,        /* a generic parameter, read after the requirement */
+	SUBJ_ASSOC_NAME,   /* an associated type of that parameter */
+	SUBJ_ASSOC_PATH,   /* a path of associated types from that parameter */
+	SUBJ_TYPE,         /* a type on the stack */
+	SUBJ_PATH_OR_TYPE, /* a type when one is on top, else a path */
+};
+
+static const struct req_form {
+	char op;
+	uint16_t kind; /* enum swk: K_REQ_CONF, K_REQ_BASE, K_REQ_SAME, K_REQ_LAYOUT */
+	uint8_t subject;
+} req_forms[] = {
+    {'R', K_REQ_CONF, SUBJ_PARAM},          {'p', K_REQ_CONF, SUBJ_ASSOC_NAME},
+    {'P', K_REQ_CONF, SUBJ_ASSOC_PATH},     {'Q', K_REQ_CONF, SUBJ_TYPE},
+    {'b', K_REQ_BASE, SUBJ_PARAM},          {'c', K_REQ_BASE, SUBJ_ASSOC_NAME},
+    {'C', K_REQ_BASE, SUBJ_ASSOC_PATH},     {'B', K_REQ_BASE, SUBJ_TYPE},
+    {'s', K_REQ_SAME, SUBJ_PARAM},          {'t', K_REQ_SAME, SUBJ_ASSOC_NAME},
+    {'T', K_REQ_SAME, SUBJ_ASSOC_PATH},     {'S', K_REQ_SAME, SUBJ_TYPE},
+    {'l', K_REQ_LAYOUT, SUBJ_PARAM},        {'m', K_REQ_LAYOUT, SUBJ_ASSOC_NAME},
+    {'M', K_REQ_LAYOUT, SUBJ_PATH_OR_TYPE}, {'L', K_REQ_LAYOUT, SUBJ_TYPE},
+};
+
+/* The layout constraints, by their letter: name, and how many of size and alignment follow. */
+static const struct layout_form {
+	char op;
+	uint8_t sizes;
+	const char *name;
+} layout_forms[] = {
+    {'U', 0, "_UnknownLayout"}, {'R', 0, "_RefCountedObject"}, {'N', 0, "_NativeRefCountedObject"},
+    {'C', 0, "AnyObject"},      {'D', 0, "_NativeClass"},      {'T', 0, "_Trivial"},
+    {'B', 0, "_BridgeObject"},  {'S', 0, "_TrivialStride"},    {'E', 2, "_Trivial"},
+    {'e', 1, "_Trivial"},       {'M', 2, "_TrivialAtMost"},    {'m', 1, "_TrivialAtMost"},
+};
+
+/* Pops what names the subject: a type, or a path whose parameter comes later. */
+static bool req_subject(struct swd *d, enum req_subject form, struct swn **subject,
+			struct swn **path)
+{
+	switch (form) {
+	case SUBJ_PARAM:
+		return true;
+	case SUBJ_ASSOC_NAME:
+		*path = swd_pop_assoc_name(d);
+		return *path != NULL;
+	case SUBJ_ASSOC_PATH:
+		*path = swd_pop_assoc_path(d);
+		return *path != NULL;
+	case SUBJ_TYPE:
+		*subject = pop_type(d);
+		return *subject != NULL;
+	case SUBJ_PATH_OR_TYPE:
+		/* RM is both "assoc path + param" and "substitution"; the
+		 * substitution form has a type on top */
+		if (swd_is_type(top(d)) && !is_protocol(top(d)) && top(d)->kind != K_PROTOCOL) {
+			*subject = pop_type(d);
+			return true;
+		}
+		*path = swd_pop_assoc_path(d);
+		return *path != NULL;
+	}
+	return false;
+}
+
+/* Reads the generic parameter a requirement is about and walks path from it. */
+static struct swn *req_param_subject(struct swd *d, struct swn *path)
+{
+	struct swn *p = swd_generic_param_index(d);
+	if (!p)
+		return NULL;
+	struct swn *subject = p;
+	if (path && path->kind == K_ASSOC_REF)
+		subject = with(d, K_DEP_MEMBER, p, path);
+	else if (path)
+		subject = swd_dep_member_chain(d, p, path);
+	if (!subject || (path && !add_subst(d, subject)))
+		return NULL;
+	return subject;
+}
+
+/* ~Copyable and the like: on a parameter (i), a type (I), an associated
+ * type (j) or a path of them (J), then the protocol's bit. */
+static struct swn *inverse_requirement(struct swd *d, int c)
+{
+	struct swn *s = NULL, *path = NULL;
+	if (c == 'I' && !(s = pop_type(d)))
+		return NULL;
+	if (c == 'j' && !(path = swd_pop_assoc_name(d)))
+		return NULL;
+	if (c == 'J' && !(path = swd_pop_assoc_path(d)))
+		return NULL;
+	int64_t bit = demangle_index(d);
+	if (bit < 0)
+		return NULL;
+	if (c != 'I' && !(s = req_param_subject(d, path)))
+		return NULL;
+	struct swn *r = with(d, K_REQ_INVERSE, s, NULL);
+	if (r)
+		r->index = (uint64_t)bit;
+	return r;
+}
+
+/* A layout constraint on subject: AnyObject, _Trivial(64), _TrivialAtMost(64, 8)... */
+static struct swn *layout_requirement(struct swd *d, struct swn *subject)
+{
+	struct swn *r = with(d, K_REQ_LAYOUT, subject, NULL);
+	if (!r)
+		return NULL;
+	int lc = next(d);
+	const struct layout_form *f = NULL;
+	for (size_t i = 0; i < sizeof(layout_forms) / sizeof(layout_forms[0]) && !f; i++)
+		if (layout_forms[i].op == lc)
+			f = &layout_forms[i];
+	if (!f)
+		return NULL;
+	settext(r, f->name);
+	if (f->sizes >= 1) {
+		int64_t sz = demangle_index(d);
+		if (sz < 0)
+			return NULL;
+		r->index = (uint64_t)sz;
+		r->flags |= SWF_HAS_INDEX;
+	}
+	if (f->sizes >= 2) {
+		int64_t al = demangle_index(d);
+		if (al < 0)
+			return NULL;
+		r->index2 = (uint64_t)al;
+		r->flags |= SWF_HAS_ALIGNMENT;
+	}
+	return r;
+}
+
+static const struct req_form *req_form(int c)
+{
+	for (size_t i = 0; i < sizeof(req_forms) / sizeof(req_forms[0]); i++)
+		if (req_forms[i].op == c)
+			return &req_forms[i];
+	return NULL;
+}
+
 static struct swn *requirement(struct swd *d, int c)
 {
-	struct swn *subject = NULL, *other = NULL;
-	enum swk k;
-	struct swn *path = NULL;
-	/* the layout / inverse forms read extra data after the operator */
 	switch (c) {
 	case 'v': { /* pack marker */
 		struct swn *p = swd_generic_param_index(d);
@@ -661,36 +819,8 @@ static struct swn *requirement(struct swd *d, int c)
 	case 'i':
 	case 'I':
 	case 'j':
-	case 'J': {
-		struct swn *s = NULL;
-		if (c == 'I') {
-			s = pop_type(d);
-		} else if (c == 'j') {
-			path = swd_pop_assoc_name(d);
-		} else if (c == 'J') {
-			path = swd_pop_assoc_path(d);
-		}
-		if ((c == 'I' && !s) || ((c == 'j' || c == 'J') && !path))
-			return NULL;
-		int64_t bit = demangle_index(d);
-		if (bit < 0)
-			return NULL;
-		if (c != 'I') {
-			s = swd_generic_param_index(d);
-			if (!s)
-				return NULL;
-			if (c == 'j')
-				s = with(d, K_DEP_MEMBER, s, path);
-			else if (c == 'J')
-				s = swd_dep_member_chain(d, s, path);
-			if (!s || (path && !add_subst(d, s)))
-				return NULL;
-		}
-		struct swn *r = with(d, K_REQ_INVERSE, s, NULL);
-		if (r)
-			r->index = (uint64_t)bit;
-		return r;
-	}
+	case 'J':
+		return inverse_requirement(d, c);
 	case 'h': {
 		struct swn *t = pop_type(d);
 		struct swn *p = swd_generic_param_index(d);
@@ -699,170 +829,25 @@ static struct swn *requirement(struct swd *d, int c)
 	default:
 		break;
 	}
-	if (!strchr("RpPQbcCBstTSlmML", c) || c == 0) {
+	/* conformance to a protocol, base class, same type or layout */
+	const struct req_form *f = c ? req_form(c) : NULL;
+	if (!f) {
 		d->pos--;
-		c = 'R';
+		f = req_form('R');
 	}
-	/* conformance (protocol), base class / same type / layout (type) */
-	bool proto = (c == 'R' || c == 'p' || c == 'P' || c == 'Q');
-	bool layout = (c == 'l' || c == 'm' || c == 'M' || c == 'L');
-	switch (c) {
-	case 'R':
-	case 'p':
-	case 'P':
-	case 'Q':
-		k = K_REQ_CONF;
-		break;
-	case 'b':
-	case 'c':
-	case 'C':
-	case 'B':
-		k = K_REQ_BASE;
-		break;
-	case 's':
-	case 't':
-	case 'T':
-	case 'S':
-		k = K_REQ_SAME;
-		break;
-	case 'l':
-	case 'm':
-	case 'M':
-	case 'L':
-		k = K_REQ_LAYOUT;
-		break;
-	default:
+	struct swn *subject = NULL, *path = NULL, *other = NULL;
+	if (!req_subject(d, f->subject, &subject, &path))
 		return NULL;
-	}
-	/* subject */
-	switch (c) {
-	case 'R':
-	case 'b':
-	case 's':
-	case 'l':
-		break;
-	case 'p':
-	case 'c':
-	case 't':
-	case 'm':
-		path = swd_pop_assoc_name(d);
-		if (!path)
-			return NULL;
-		break;
-	case 'P':
-	case 'C':
-	case 'T':
-		path = swd_pop_assoc_path(d);
-		if (!path)
-			return NULL;
-		break;
-	case 'Q':
-	case 'B':
-	case 'S':
-	case 'L':
-		subject = pop_type(d);
-		if (!subject)
-			return NULL;
-		break;
-	case 'M':
-		/* RM is both "assoc path + param" and "substitution"; the
-		 * substitution form has a type on top */
-		if (swd_is_type(top(d)) && !is_protocol(top(d)) && top(d)->kind != K_PROTOCOL) {
-			subject = pop_type(d);
-		} else {
-			path = swd_pop_assoc_path(d);
-			if (!path)
-				return NULL;
-		}
-		break;
-	}
-	if (!layout) {
-		other = proto ? swd_pop_protocol(d) : pop_type(d);
+	if (f->kind != K_REQ_LAYOUT) {
+		other = f->kind == K_REQ_CONF ? swd_pop_protocol(d) : pop_type(d);
 		if (!other)
 			return NULL;
 	}
-	if (!subject) {
-		struct swn *p = swd_generic_param_index(d);
-		if (!p)
-			return NULL;
-		if (path && path->kind == K_ASSOC_REF)
-			subject = with(d, K_DEP_MEMBER, p, path);
-		else if (path)
-			subject = swd_dep_member_chain(d, p, path);
-		else
-			subject = p;
-		if (!subject || (path && !add_subst(d, subject)))
-			return NULL;
-	}
-	if (layout) {
-		struct swn *r = with(d, K_REQ_LAYOUT, subject, NULL);
-		if (!r)
-			return NULL;
-		int lc = next(d);
-		const char *name = NULL;
-		int nsizes = 0;
-		switch (lc) {
-		case 'U':
-			name = "_UnknownLayout";
-			break;
-		case 'R':
-			name = "_RefCountedObject";
-			break;
-		case 'N':
-			name = "_NativeRefCountedObject";
-			break;
-		case 'C':
-			name = "AnyObject";
-			break;
-		case 'D':
-			name = "_NativeClass";
-			break;
-		case 'T':
-			name = "_Trivial";
-			break;
-		case 'B':
-			name = "_BridgeObject";
-			break;
-		case 'S':
-			name = "_TrivialStride";
-			break;
-		case 'E':
-			name = "_Trivial";
-			nsizes = 2;
-			break;
-		case 'e':
-			name = "_Trivial";
-			nsizes = 1;
-			break;
-		case 'M':
-			name = "_TrivialAtMost";
-			nsizes = 2;
-			break;
-		case 'm':
-			name = "_TrivialAtMost";
-			nsizes = 1;
-			break;
-		default:
-			return NULL;
-		}
-		settext(r, name);
-		if (nsizes >= 1) {
-			int64_t sz = demangle_index(d);
-			if (sz < 0)
-				return NULL;
-			r->index = (uint64_t)sz;
-			r->flags |= SWF_HAS_INDEX;
-		}
-		if (nsizes >= 2) {
-			int64_t al = demangle_index(d);
-			if (al < 0)
-				return NULL;
-			r->index2 = (uint64_t)al;
-			r->flags |= SWF_MUTABLE; /* has alignment */
-		}
-		return r;
-	}
-	return with(d, k, subject, other);
+	if (!subject && !(subject = req_param_subject(d, path)))
+		return NULL;
+	if (f->kind == K_REQ_LAYOUT)
+		return layout_requirement(d, subject);
+	return with(d, f->kind, subject, other);
 }
 
 /* ------------------------------------------------------------------ */

@@ -139,17 +139,18 @@ enum swk {
 	K_OUTLINED_BRIDGE, /* kid: entity; text */
 	/* globals and thunks: kids: [inner global], ...; text for simple prefixes */
 	K_GLOBAL,
-	K_PREFIX,            /* text + " " + kid0 (or "text for kid0") see flags */
-	K_SUFFIX,            /* unmangled suffix: text */
+	K_PREFIX, /* text + " " + kid0 (or "text for kid0") see flags; index 1: bare when simplified
+		   */
+	K_SUFFIX, /* unmangled suffix: text */
 	K_ASYNC_PARTIAL,     /* kid: global; index; flags: await/suspend */
 	K_CONFORMANCE,       /* kids: type, protocol, [module] */
 	K_WITNESS_THUNK,     /* kids: conformance, entity */
 	K_REABSTRACT,        /* kids: from, to, [sig]; text */
 	K_REABSTRACT_SELF,   /* kids: self type, from, to, [sig] */
-	K_AUTODIFF_REORDER,  /* kids: from, to; text kind */
+	K_AUTODIFF_REORDER,  /* kids: from, to, [sig]; text kind */
 	K_KEYPATH,           /* text; kids: entity, [sig], types... */
 	K_KEYPATH_EQ,        /* text; kids: types..., [sig] */
-	K_SPECIAL,           /* text before kid(0) only: "X for Y" */
+	K_SPECIAL,           /* text before kid(0) only: "X for Y"; index 1: bare when simplified */
 	K_LAZY_WT,           /* kids: type, conformance; text */
 	K_ASSOC_TYPE_ACCESS, /* kids: conformance, name */
 	K_ASSOC_WT_ACCESS,   /* kids: conformance, assoc path, protocol */
@@ -158,7 +159,7 @@ enum swk {
 	K_ASSOC_TYPE_DESC,   /* kid: assoc ref */
 	K_FIELD_OFFSET,      /* kid: entity; text */
 	K_VALUE_WITNESS,     /* kid: type; text */
-	K_SPEC,              /* kids: params..., [global]; text; flags */
+	K_SPEC,              /* kids: params..., [global]; text; flags; index 1: partial */
 	K_SPEC_PARAM,        /* kids: types/conformances */
 	K_SPEC_FUNCSIG,      /* kids: K_SPEC_ARG...; flags */
 	K_SPEC_ARG,          /* text kind; kids: payload */
@@ -186,8 +187,47 @@ enum swk {
 #define SWF_VARIADIC  0x1u
 #define SWF_NEGATIVE  0x2u
 #define SWF_READONLY  0x4u
-#define SWF_MUTABLE   0x8u
 #define SWF_HAS_INDEX 0x10u
+/* K_SIL_FIELD: a `var` field (else `let`) */
+#define SWF_MUTABLE 0x8u
+/* K_REQ_LAYOUT: an alignment in index2 follows the size in index */
+#define SWF_HAS_ALIGNMENT 0x20u
+/* an optional last kid is there: K_MACRO_EXPANSION the attached macro's
+ * name (kid 2), K_REABSTRACT the self type */
+#define SWF_EXTRA_KID 0x40u
+/* the other of a node's two forms: K_SPECIAL a partial apply forwarder
+ * ("for" only with an operand), K_ASYNC_PARTIAL await (else suspend)
+ * resume, K_ASSOC_TYPE_DESC the default associated type witness accessor,
+ * K_ASSOC_WT_ACCESS the base witness table accessor, K_AUTODIFF a vtable
+ * thunk */
+#define SWF_OTHER_FORM 0x80u
+/* read but not printed: K_SPEC with its async removed ('a'), K_SIG of a
+ * pseudogeneric function ('P') */
+#define SWF_ASYNC_REMOVED 0x200000u
+#define SWF_PSEUDOGENERIC 0x400000u
+
+/* K_CONF_REF: where the conformance lives when no module kid says it */
+#define SWF_CONF_TYPE_MODULE     1u
+#define SWF_CONF_PROTOCOL_MODULE 2u
+
+/* What a K_SPEC_ARG's index says a specialized argument became; index2
+ * holds the option bits of SA_OPTIONS and the argument of SA_SAME_CLOSURE,
+ * and for SA_CLOSURE 1 when the closure's name is to be demangled (the old
+ * mangling's; swift demangle shows the current mangling's as mangled).
+ * SA_CONST_STRUCT's kids are its fields (K_SPEC_ARG), then its type. */
+enum swd_spec_arg {
+	SA_NONE,
+	SA_CLOSURE,
+	SA_CONST_FN,
+	SA_CONST_GLOBAL,
+	SA_CONST_INT,
+	SA_CONST_FLOAT,
+	SA_CONST_STRING,
+	SA_CONST_KEYPATH,
+	SA_OPTIONS,
+	SA_SAME_CLOSURE,
+	SA_CONST_STRUCT,
+};
 
 /* function type attributes (K_FUNC flags) */
 #define SWFN_THROWS     0x100u
@@ -234,6 +274,10 @@ struct swd {
 	const char *words[26];
 	uint8_t wordlen[26];
 	unsigned nwords;
+	/* identifiers whose words are not split yet: only a word substitution needs them */
+	const char *pending[16];
+	size_t pendlen[16];
+	unsigned npending;
 	unsigned depth;    /* legacy parser recursion */
 	bool old_mangling; /* _T0: a few operators differ */
 	_Alignas(16) char first_block[32768];
@@ -257,7 +301,9 @@ struct swn *swd_parse_new(struct swd *d);
 struct swn *swd_parse_old(struct swd *d);
 
 /* Prints a Global node; 0 or -errno (-E2BIG past the ceiling, -EINVAL if too deep). */
-int swd_print(const struct swn *root, bool simplified, struct sw_buf *out);
+/* nested: a name inside another (a constant-propagated function), which
+ * swift demangle prints without the sugar of Optional, Array and Dictionary */
+int swd_print(const struct swn *root, bool simplified, bool nested, struct sw_buf *out);
 
 bool swd_is_type(const struct swn *n);
 /* Demangles a whole Swift symbol (with its prefix) into out: 1, 0 if not one,

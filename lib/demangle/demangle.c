@@ -69,7 +69,7 @@ int swd_demangle_text(const char *s, size_t len, bool simplified, struct sw_buf 
 	struct swn *root = legacy ? swd_parse_old(d) : swd_parse_new(d);
 	int r = 0;
 	if (root) {
-		r = swd_print(root, simplified, out);
+		r = swd_print(root, simplified, nest > 0, out);
 		if (r == 0)
 			r = 1;
 		else if (r == -EINVAL)

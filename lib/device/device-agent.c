@@ -16,12 +16,14 @@
 
 #include "device-agent.h"
 #include "device.h"
+#include "util/time-units.h"
+#include "wire/wire.h"
 
 static uint64_t now_ms(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+	return sw_timespec_ms(&ts);
 }
 
 static void list_udids(char *out, size_t cap, const struct sw_device_info *devices, size_t count,
@@ -184,7 +186,7 @@ static int give_up(const char *udid, const struct sw_device_agent_options *o, co
 	return sw_error_set(err, -ECONNREFUSED,
 			    "no agent listens on ports %d-%d of device '%s'%s: is '%s' running "
 			    "with the agent loaded?",
-			    SW_DEVICE_AGENT_PORT_FIRST, SW_DEVICE_AGENT_PORT_LAST, udid,
+			    SW_WIRE_AGENT_PORT_FIRST, SW_WIRE_AGENT_PORT_LAST, udid,
 			    o->wait_ms ? " after waiting" : "", o->bundle_id);
 }
 
@@ -196,8 +198,7 @@ int sw_device_agent_connect(const char *udid, const struct sw_device_agent_optio
 	unsigned delay = 100;
 	for (;;) {
 		struct scan sc = {0};
-		for (int port = SW_DEVICE_AGENT_PORT_FIRST; port <= SW_DEVICE_AGENT_PORT_LAST;
-		     port++) {
+		for (int port = SW_WIRE_AGENT_PORT_FIRST; port <= SW_WIRE_AGENT_PORT_LAST; port++) {
 			int r = try_port(udid, (uint16_t)port, o, &sc, ret, err);
 			if (r == 1) {
 				*ret_port = (uint16_t)port;

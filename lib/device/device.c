@@ -23,6 +23,7 @@
 #include <usbmuxd.h>
 
 #include "device-private.h"
+#include "util/time-units.h"
 
 #define LABEL "stallwatch"
 
@@ -41,7 +42,7 @@ uint64_t sw_device_now_ms(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+	return sw_timespec_ms(&ts);
 }
 
 /* ---- errors ---- */
@@ -220,12 +221,7 @@ int sw_device_run(struct device_job job, unsigned timeout_ms, const char *what, 
 
 	struct timespec until;
 	clock_gettime(CLOCK_MONOTONIC, &until);
-	until.tv_sec += timeout_ms / 1000u;
-	until.tv_nsec += (long)(timeout_ms % 1000u) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
+	sw_timespec_add_ms(&until, timeout_ms);
 	int r = job_start(st);
 	if (r < 0) {
 		job_destroy(st);

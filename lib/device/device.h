@@ -32,10 +32,6 @@
 
 #include "util/error.h"
 
-/* DESIGN.md: the agent listens on the first free port of this range. */
-#define SW_DEVICE_AGENT_PORT_FIRST 27300
-#define SW_DEVICE_AGENT_PORT_LAST  27309
-
 /* The default deadline of one device operation. */
 #define SW_DEVICE_TIMEOUT_MS 10000u
 

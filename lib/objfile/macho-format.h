@@ -76,6 +76,14 @@
 #define LC_FUNCTION_STARTS     0x26
 #define LC_DYLD_EXPORTS_TRIE   (0x33 | LC_REQ_DYLD)
 #define LC_DYLD_CHAINED_FIXUPS (0x34 | LC_REQ_DYLD)
+#define LC_LOAD_DYLIB          0xc
+#define LC_ID_DYLIB            0xd
+#define LC_LOAD_WEAK_DYLIB     (0x18 | LC_REQ_DYLD)
+#define LC_CODE_SIGNATURE      0x1d
+#define LC_REEXPORT_DYLIB      (0x1f | LC_REQ_DYLD)
+#define LC_LAZY_LOAD_DYLIB     0x20
+#define LC_LOAD_UPWARD_DYLIB   (0x23 | LC_REQ_DYLD)
+#define LC_BUILD_VERSION       0x32
 
 #define LC_HEADER_SIZE 8
 /* segment_command (56 bytes) / section (68 bytes). */
@@ -97,6 +105,35 @@
 /* dyld_info_command (48 bytes); export_off and export_size are last. */
 #define DYLD_INFO_CMD_SIZE   48
 #define DYLD_INFO_OFF_EXPORT 40
+#define DYLD_INFO_OFF_BIND   16 /* then weak bind at 24, lazy bind at 32 */
+/* dylib_command (24 bytes): the name's offset from the command at 8. */
+#define DYLIB_CMD_SIZE 24
+/* build_version_command (24 bytes): platform, minos, sdk, ntools. */
+#define BUILD_VERSION_CMD_SIZE 24
+
+/* dyld_chained_fixups_header (28 bytes) and its import formats. */
+#define CHAINED_HEADER_SIZE          28
+#define DYLD_CHAINED_IMPORT          1
+#define DYLD_CHAINED_IMPORT_ADDEND   2
+#define DYLD_CHAINED_IMPORT_ADDEND64 3
+
+/* Bind opcodes (LC_DYLD_INFO): high nibble the opcode, low the immediate. */
+#define BIND_OPCODE_MASK                             0xf0
+#define BIND_IMMEDIATE_MASK                          0x0f
+#define BIND_OPCODE_DONE                             0x00
+#define BIND_OPCODE_SET_DYLIB_ORDINAL_IMM            0x10
+#define BIND_OPCODE_SET_DYLIB_ORDINAL_ULEB           0x20
+#define BIND_OPCODE_SET_DYLIB_SPECIAL_IMM            0x30
+#define BIND_OPCODE_SET_SYMBOL_TRAILING_FLAGS_IMM    0x40
+#define BIND_OPCODE_SET_TYPE_IMM                     0x50
+#define BIND_OPCODE_SET_ADDEND_SLEB                  0x60
+#define BIND_OPCODE_SET_SEGMENT_AND_OFFSET_ULEB      0x70
+#define BIND_OPCODE_ADD_ADDR_ULEB                    0x80
+#define BIND_OPCODE_DO_BIND                          0x90
+#define BIND_OPCODE_DO_BIND_ADD_ADDR_ULEB            0xa0
+#define BIND_OPCODE_DO_BIND_ADD_ADDR_IMM_SCALED      0xb0
+#define BIND_OPCODE_DO_BIND_ULEB_TIMES_SKIPPING_ULEB 0xc0
+#define BIND_OPCODE_THREADED                         0xd0
 
 /* Section flags. */
 #define SECTION_TYPE             0x000000ffu
@@ -113,6 +150,7 @@
 #define N_TYPE       0x0e
 #define N_EXT        0x01
 #define N_SECT       0xe
+#define N_UNDF       0x0
 
 /* Export trie terminal flags. */
 #define EXPORT_SYMBOL_FLAGS_KIND_MASK         0x03

@@ -90,4 +90,81 @@ int sw_macho_trie_walk(const uint8_t *trie, size_t size, uint64_t base_off,
 int sw_macho_dsym_find(const char *path, const uint8_t *uuid, const char *arch, char **ret_path,
 		       char ret_arch[16], struct sw_error *err);
 
+/* ---- macho-info.c: what a linked image says about itself, for checks ---- */
+
+#define SW_MACHO_INFO_MAX_CMDS   256
+#define SW_MACHO_INFO_MAX_DYLIBS 64
+
+/* Library ordinals below 1: the image itself, the executable, any library. */
+#define SW_MACHO_ORDINAL_SELF       0
+#define SW_MACHO_ORDINAL_EXECUTABLE (-1)
+#define SW_MACHO_ORDINAL_FLAT       (-2)
+#define SW_MACHO_ORDINAL_WEAK       (-3)
+
+/* Where an import's binding came from. */
+enum sw_macho_via {
+	SW_MACHO_VIA_CHAINED = 1u << 0,
+	SW_MACHO_VIA_BIND = 1u << 1,
+	SW_MACHO_VIA_WEAK_BIND = 1u << 2,
+	SW_MACHO_VIA_LAZY_BIND = 1u << 3,
+};
+
+struct sw_macho_range {
+	uint64_t off, size; /* file offset and size (the count for the symbol table) */
+	bool present;
+};
+
+/* One nlist_64 entry (stabs left out); name is an offset into names. */
+struct sw_macho_sym {
+	size_t name;
+	uint8_t type, sect;
+	uint16_t desc;
+	uint64_t value;
+};
+
+/* One import as the fixups bind it: name (offset into names) from ordinal. */
+struct sw_macho_bind {
+	size_t name;
+	int ordinal; /* 1-based index into dylibs, or SW_MACHO_ORDINAL_* */
+	unsigned via;
+};
+
+struct sw_macho_info {
+	int32_t cputype, cpusubtype;
+	uint32_t filetype, flags;
+	uint32_t cmds[SW_MACHO_INFO_MAX_CMDS]; /* every load command, in order */
+	size_t ncmds;
+	bool has_build_version;
+	uint32_t platform, minos, sdk; /* versions as xxxx.yy.zz nibbles */
+	bool has_uuid;
+	uint8_t uuid[16];
+	bool has_install_name;
+	size_t install_name; /* LC_ID_DYLIB, offset into names */
+	struct {
+		uint32_t cmd; /* LC_LOAD_DYLIB, LC_LOAD_WEAK_DYLIB, ... */
+		size_t name;
+	} dylibs[SW_MACHO_INFO_MAX_DYLIBS]; /* ordinal n is dylibs[n - 1] */
+	size_t ndylibs;
+	struct sw_macho_sym *syms;
+	size_t nsyms;
+	struct sw_macho_bind *bind_list;
+	size_t nbinds, bind_cap;
+	struct sw_macho_export *exports; /* the export trie; names in names */
+	size_t nexports;
+	struct sw_macho_range symtab, strtab, trie, chained, binds[3], code_signature;
+	const char *names; /* every name above, owned by pool */
+	struct sw_buf pool;
+};
+
+/*
+ * Reads a thin 64-bit Mach-O file (linked image or object) into *ret, which
+ * owns its arrays until sw_macho_info_finish().  Fails with err naming the
+ * offset of what is out of bounds or malformed.
+ */
+int sw_macho_info_read(const uint8_t *data, size_t size, struct sw_macho_info *ret,
+		       struct sw_error *err);
+void sw_macho_info_finish(struct sw_macho_info *info);
+/* The library ordinal of an undefined symbol (from its n_desc). */
+int sw_macho_info_symbol_ordinal(const struct sw_macho_sym *s);
+
 #endif

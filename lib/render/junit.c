@@ -8,6 +8,7 @@
 
 #include "junit.h"
 #include "render.h"
+#include "util/time-units.h"
 
 #define NONE UINT32_MAX
 
@@ -103,7 +104,7 @@ static int testcase(struct sw_profile *p, const struct sw_junit_options *o, cons
 	int r = sw_buf_printf(b,
 			      "    <testcase classname=\"stallwatch.stalls\" name=\"sig %016llx\" "
 			      "time=\"%.3f\">\n",
-			      (unsigned long long)g->sig, (double)g->total / 1e9);
+			      (unsigned long long)g->sig, sw_ns_to_s(g->total));
 	if (r >= 0 && g->failing)
 		r = sw_buf_printf(
 		    b,
@@ -159,7 +160,7 @@ int sw_render_junit(struct sw_profile *p, const struct sw_junit_options *o, stru
 			      "<testsuites tests=\"%zu\" failures=\"%zu\">\n"
 			      "  <testsuite name=\"stallwatch\" tests=\"%zu\" failures=\"%zu\" "
 			      "errors=\"0\" time=\"%.3f\">\n",
-			      ng, nfail, ng, nfail, (double)all / 1e9);
+			      ng, nfail, ng, nfail, sw_ns_to_s(all));
 	for (size_t i = 0; i < ng && r >= 0; i++)
 		r = testcase(p, o, &groups[i], out);
 	if (r >= 0)

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "render-stall.h"
+#include "util/time-units.h"
 
 struct stack {
 	const struct sw_stall_sample *first;
@@ -35,9 +36,9 @@ void sw_stall_figures(const struct sw_stalls *c, const struct sw_stall *s,
 	}
 	if (!s->ended && s->nsamples) /* cut off: as long as we saw it */
 		duration = sw_stalls_ns(c, s->sample[s->nsamples - 1].time - s->start_time);
-	ret->interval_ms = in->config.interval_us / 1000.0;
-	ret->duration_ms = duration / 1e6;
-	ret->cpu_ms = s->cpu_ns / 1e6;
+	ret->interval_ms = in->config.interval_us / (double)SW_US_PER_MS;
+	ret->duration_ms = sw_ns_to_ms(duration);
+	ret->cpu_ms = sw_ns_to_ms(s->cpu_ns);
 	ret->main_samples = s->ended ? s->samples : main_samples;
 	ret->sampled_ms = (double)ret->main_samples * ret->interval_ms;
 	/*
@@ -220,7 +221,7 @@ int sw_render_ndjson_stall(struct sw_buf *out, const struct sw_stalls *c, const 
 	for (size_t i = 0; i < s->nsamples; i++) {
 		if (s->sample[i].thread_id != s->thread_id)
 			continue;
-		double t = (double)sw_stalls_ns(c, s->sample[i].time - s->start_time) / 1e6;
+		double t = sw_ns_to_ms(sw_stalls_ns(c, s->sample[i].time - s->start_time));
 		sw_buf_printf(out, "%s%.3f", first ? "" : ",", t);
 		first = false;
 	}
@@ -256,7 +257,7 @@ int sw_render_ndjson_summary(struct sw_buf *out, const struct sw_stalls *c, uint
 		      ",\"dropped\":%" PRIu64 ",\"orphans\":%" PRIu64 ",\"agent_cpu_ms\":%.3f"
 		      ",\"goodbye\":",
 		      stalls, in->stats.stalls, in->stats.samples, in->stats.dropped, in->orphans,
-		      in->stats.agent_cpu_ns / 1e6);
+		      sw_ns_to_ms(in->stats.agent_cpu_ns));
 	if (in->have_goodbye)
 		json_str(out, in->goodbye_text);
 	else

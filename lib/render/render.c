@@ -11,6 +11,7 @@
 #include "config.h"
 #include "util/json-write.h"
 #include "render.h"
+#include "util/time-units.h"
 
 static const char *const format_names[] = {
     [SW_FORMAT_TREE] = "tree",     [SW_FORMAT_SAMPLE] = "sample",
@@ -74,7 +75,7 @@ void sw_render_weight(uint64_t w, bool counts, char *buf, size_t size)
 	}
 	uint64_t tenths = (w + 50000) / 100000; /* 0.1 ms */
 	if (tenths >= 100000)
-		snprintf(buf, size, "%.2f s", (double)w / 1e9);
+		snprintf(buf, size, "%.2f s", sw_ns_to_s(w));
 	else
 		snprintf(buf, size, "%llu.%llu ms", (unsigned long long)(tenths / 10),
 			 (unsigned long long)(tenths % 10));

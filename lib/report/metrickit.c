@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "metrickit.h"
+#include "util/time-units.h"
 
 int sw_metrickit_sniff(const uint8_t *data, size_t len)
 {
@@ -292,9 +293,9 @@ static uint64_t hang_duration(json_t *meta)
 	} else {
 		return 0;
 	}
-	double scale = !strcmp(unit, "ms")                                ? 1e6
-		       : !strcmp(unit, "min")                             ? 60e9
-		       : (!strcmp(unit, "s") || !strncmp(unit, "sec", 3)) ? 1e9
+	double scale = !strcmp(unit, "ms")    ? (double)SW_NS_PER_MS
+		       : !strcmp(unit, "min") ? 60.0 * (double)SW_NS_PER_S
+		       : (!strcmp(unit, "s") || !strncmp(unit, "sec", 3)) ? (double)SW_NS_PER_S
 									  : 0;
 	if (!(x > 0) || !(x * scale < 1e18))
 		return 0;

@@ -15,6 +15,7 @@
 #include "report.h"
 #include "symbols/symbolicate.h"
 #include "symbols/symsearch.h"
+#include "util/time-units.h"
 
 #define MAX_MISSING_TEXT 8192
 /*
@@ -476,8 +477,8 @@ int sw_report_add_stall(struct sw_report *r, const struct sw_stalls *c, const st
 			const char *source, struct sw_tree_stall **ret_stall)
 {
 	const struct sw_stalls_info *in = sw_stalls_info(c);
-	uint64_t interval =
-	    in->config.interval_us ? (uint64_t)in->config.interval_us * 1000 : 10000000;
+	uint64_t interval = in->config.interval_us ? (uint64_t)in->config.interval_us * SW_NS_PER_US
+						   : 10 * SW_NS_PER_MS;
 	uint64_t blocked = 0, main = 0, last_time = st->start_time;
 	for (size_t i = 0; i < st->nsamples; i++) {
 		if (st->sample[i].thread_id != st->thread_id)

@@ -153,14 +153,12 @@ int sw_session_start(struct sw_session *s, const struct sw_session_options *o, s
 	if (m.type != SW_MSG_HELLO)
 		return sw_error_set(err, -EBADMSG, "expected a hello, got %s",
 				    sw_wire_type_name(m.type));
-	if (m.hello.protocol != SW_WIRE_PROTOCOL)
-		return sw_error_set(err, -EPROTONOSUPPORT,
-				    "agent speaks protocol %u, this stallwatch speaks %u",
-				    m.hello.protocol, SW_WIRE_PROTOCOL);
+	/* the decoder refused a protocol it cannot read; we answer in the
+	 * agent's, which every agent accepts, as an older one knows no other */
 	s->pending = m;
 	s->have_pending = true;
 	struct sw_wire_msg hello = {.type = SW_MSG_CLIENT_HELLO};
-	hello.client_hello.protocol = SW_WIRE_PROTOCOL;
+	hello.client_hello.protocol = m.hello.protocol;
 	hello.client_hello.token = o && o->token ? o->token : "";
 	hello.client_hello.client_version = SW_VERSION;
 	r = send_msg(s, &hello);

@@ -26,9 +26,10 @@ int sw_session_new(int fd, struct sw_session **ret);
 void sw_session_free(struct sw_session *s);
 
 /*
- * Waits for the agent's hello, checks its protocol, and sends ours and the
- * configuration.  -ETIMEDOUT: no hello; -EPROTONOSUPPORT: another protocol
- * version (err says which); -EBADMSG: not an agent.  The hello is the first
+ * Waits for the agent's hello, checks its protocol, and sends ours (in the
+ * agent's protocol version) and the configuration.  -ETIMEDOUT: no hello;
+ * -EPROTONOSUPPORT: a protocol version this stallwatch does not read, such
+ * as a newer agent's (err says which); -EBADMSG: not an agent.  The hello is the first
  * message sw_session_next() returns.
  */
 int sw_session_start(struct sw_session *s, const struct sw_session_options *o,

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "demangle/demangle.h"
 #include "dwarf/dwarf.h"
@@ -318,9 +319,13 @@ static int open_debug(struct sw_symbolicator *s, struct image *im, const struct 
 static int load_image(struct sw_symbolicator *s, const struct sw_image_ref *ref, struct image *im,
 		      struct sw_error *err)
 {
-	char *path = ref->path ? strdup(ref->path) : NULL;
-	if (!path && ref->id_len)
+	/* a binary no longer where the process loaded it (a recording replayed
+	 * elsewhere) is looked for by its id in the search paths */
+	char *path = NULL;
+	if (ref->id_len && (!ref->path || access(ref->path, F_OK) != 0))
 		path = search(s, ref, NULL, false);
+	if (!path && ref->path)
+		path = strdup(ref->path);
 	if (!path)
 		return sw_error_set(err, -ENOENT, "no binary found for this image");
 	int r = sw_object_open(path, ref->arch, &im->obj, err);

@@ -18,6 +18,7 @@
 #include "objfile/macho-format.h"
 #include "objfile/macho.h"
 #include "symsearch-private.h"
+#include "util/time-units.h"
 
 #define MAX_PATH 4096
 #define MAX_POOL ((size_t)1 << 30)
@@ -174,7 +175,7 @@ static int note_file(struct sw_symsearch_index *ix, struct adding *a, const stru
 	f = &ix->filelist[ix->nfilelist++];
 	f->path = a->path_off;
 	f->size = (uint64_t)st->st_size;
-	f->mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+	f->mtime_ns = (int64_t)st->st_mtim.tv_sec * (int64_t)SW_NS_PER_S + st->st_mtim.tv_nsec;
 	f->first = first;
 	f->count = ix->n - first;
 	return 0;
@@ -191,9 +192,9 @@ static int index_file(struct sw_symsearch_index *ix, struct sw_symsearch_cache *
 	if (ix->files >= SW_SYMSEARCH_MAX_FILES || stat(path, &st) < 0 || !S_ISREG(st.st_mode))
 		return 0;
 	ix->files++;
-	r = sw_symsearch_cache_lookup(cache, path, (uint64_t)st.st_size,
-				      (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec,
-				      add_entry, &a);
+	r = sw_symsearch_cache_lookup(
+	    cache, path, (uint64_t)st.st_size,
+	    (int64_t)st.st_mtim.tv_sec * (int64_t)SW_NS_PER_S + st.st_mtim.tv_nsec, add_entry, &a);
 	if (r > 0)
 		ix->cache_hits++;
 	else if (r == 0)

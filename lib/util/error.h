@@ -2,7 +2,7 @@
  * Error details for the command to print.
  *
  * Library functions return 0 or more on success and -errno on failure
- * (STYLE.md).  Where a bare errno would not tell the user what went wrong
+ * (HACKING.md, "Errors").  Where a bare errno would not tell the user what went wrong
  * and where, a function also takes a `struct sw_error *` (which may be NULL)
  * and fills it with a lowercase message without a final full stop, such as
  * "truncated record at offset 8812".  The command adds the subject:

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "json-write.h"
+#include "time-units.h"
 
 /* The length of the valid UTF-8 sequence at s (at most len), or 0. */
 static size_t utf8_len(const unsigned char *s, size_t len)
@@ -102,7 +103,7 @@ int sw_json_key(struct sw_buf *b, int *first, const char *key)
 
 int sw_json_ms(struct sw_buf *b, uint64_t ns)
 {
-	uint64_t us = (ns + 500) / 1000;
+	uint64_t us = (ns + SW_NS_PER_US / 2) / SW_NS_PER_US;
 	if (us % 1000 == 0)
 		return sw_buf_printf(b, "%llu", (unsigned long long)(us / 1000));
 	char tmp[32];

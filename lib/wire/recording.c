@@ -116,11 +116,17 @@ static int read_header(struct sw_recording *rec, struct sw_error *err)
 		return sw_error_set(err, -EBADMSG, "truncated header at offset %zu", n);
 	unsigned version = h[8] | h[9] << 8;
 	unsigned size = h[10] | h[11] << 8;
-	if (version != SW_RECORDING_VERSION)
+	/* every earlier version is read; a newer one is named as such */
+	if (version > SW_RECORDING_VERSION)
+		return sw_error_set(err, -EPROTONOSUPPORT,
+				    "recording format version %u is newer than this stallwatch "
+				    "reads (%u to %u): upgrade stallwatch",
+				    version, SW_RECORDING_VERSION_OLDEST, SW_RECORDING_VERSION);
+	if (version < SW_RECORDING_VERSION_OLDEST)
 		return sw_error_set(err, -EPROTONOSUPPORT,
 				    "recording format version %u is not supported (this "
-				    "stallwatch reads version %d)",
-				    version, SW_RECORDING_VERSION);
+				    "stallwatch reads %u to %u)",
+				    version, SW_RECORDING_VERSION_OLDEST, SW_RECORDING_VERSION);
 	if (size < SW_RECORDING_HEADER_SIZE)
 		return sw_error_set(err, -EBADMSG, "header size %u too small at offset 10", size);
 	/* a later header may be longer: skip what this reader does not know */

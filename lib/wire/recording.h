@@ -6,7 +6,9 @@
  *
  * The header is 16 bytes: the magic "SWTRACE\0", the format version and the
  * header size as little-endian 16-bit numbers, and 4 bytes of flags (zero).
- * A reader skips header bytes it does not know, up to the header size.
+ * A reader skips header bytes it does not know, up to the header size, and
+ * reads every format version from SW_RECORDING_VERSION_OLDEST on; the
+ * messages carry their own protocol version in each hello.
  */
 #ifndef SW_RECORDING_H
 #define SW_RECORDING_H
@@ -17,9 +19,10 @@
 #include "util/error.h"
 #include "wire.h"
 
-#define SW_RECORDING_MAGIC       "SWTRACE"
-#define SW_RECORDING_VERSION     1
-#define SW_RECORDING_HEADER_SIZE 16
+#define SW_RECORDING_MAGIC          "SWTRACE"
+#define SW_RECORDING_VERSION        1
+#define SW_RECORDING_VERSION_OLDEST 1
+#define SW_RECORDING_HEADER_SIZE    16
 
 struct sw_recording;
 struct sw_recording_writer;

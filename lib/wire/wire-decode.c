@@ -43,6 +43,7 @@ struct reader {
 	struct sw_wire_decoder *dec;
 	struct sw_error *err;
 	bool failed;
+	int code; /* the error when it is not -EBADMSG */
 };
 
 static bool fail(struct reader *r, const char *problem)
@@ -123,10 +124,34 @@ static bool get_config(struct reader *r, struct sw_wire_config *c)
 	       get_u32(r, &c->interval_us) && get_u32(r, &c->flags) && get_u32(r, &c->max_depth);
 }
 
+/*
+ * The magic and the protocol open the hello in every version, so a reader
+ * can name a version it does not read instead of misreading what follows.
+ */
+static bool get_protocol(struct reader *r, uint32_t *protocol)
+{
+	if (!get_magic(r, SW_WIRE_AGENT_MAGIC) || !get_u32(r, protocol))
+		return false;
+	if (*protocol > SW_WIRE_PROTOCOL)
+		r->code = sw_error_set(r->err, -EPROTONOSUPPORT,
+				       "agent speaks protocol %u, newer than this stallwatch's %u: "
+				       "upgrade stallwatch",
+				       *protocol, SW_WIRE_PROTOCOL);
+	else if (*protocol < SW_WIRE_PROTOCOL_OLDEST)
+		r->code = sw_error_set(
+		    r->err, -EPROTONOSUPPORT,
+		    "agent speaks protocol %u, older than this stallwatch reads (%u to %u)",
+		    *protocol, SW_WIRE_PROTOCOL_OLDEST, SW_WIRE_PROTOCOL);
+	else
+		return true;
+	r->failed = true;
+	return false;
+}
+
 static bool get_hello(struct reader *r, struct sw_wire_hello *h)
 {
-	return get_magic(r, SW_WIRE_AGENT_MAGIC) && get_u32(r, &h->protocol) &&
-	       get_u32(r, &h->platform) && get_str(r, &h->agent_version) && get_str(r, &h->arch) &&
+	return get_protocol(r, &h->protocol) && get_u32(r, &h->platform) &&
+	       get_str(r, &h->agent_version) && get_str(r, &h->arch) &&
 	       get_str(r, &h->os_version) && get_str(r, &h->device_model) &&
 	       get_str(r, &h->process_name) && get_str(r, &h->bundle_id) && get_uleb(r, &h->pid) &&
 	       get_uleb(r, &h->clock_numer) && get_uleb(r, &h->clock_denom) &&
@@ -399,7 +424,7 @@ int sw_wire_decode(struct sw_wire_decoder *dec, const uint8_t *buf, size_t len,
 			   .dec = dec,
 			   .err = err};
 	if (!get_body(&r, msg))
-		return r.err && r.err->code ? r.err->code : -EBADMSG;
+		return r.code ? r.code : r.err && r.err->code ? r.err->code : -EBADMSG;
 	/* a body may hold fields newer than this reader: they are skipped */
 	return (int)(header + body_len);
 }

@@ -27,7 +27,26 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SW_WIRE_PROTOCOL   1
+/*
+ * Protocol versions (stallwatch-format(5), COMPATIBILITY).  Messages and
+ * fields are added without a new version: older readers skip what they do
+ * not know, newer readers do without what an older writer did not send.
+ * The version changes only when a message or field changes meaning or
+ * layout.  The agent writes SW_WIRE_PROTOCOL; the command reads every
+ * version from SW_WIRE_PROTOCOL_OLDEST to SW_WIRE_PROTOCOL, answers an
+ * agent's hello in the agent's version, and refuses a newer one by name.
+ */
+#define SW_WIRE_PROTOCOL        1
+#define SW_WIRE_PROTOCOL_OLDEST 1
+
+/*
+ * Where an agent listens on iOS and macOS: 127.0.0.1, the first free port
+ * of this range, so several instrumented apps coexist; the command scans
+ * the range on a device.
+ */
+#define SW_WIRE_AGENT_PORT_FIRST 27300
+#define SW_WIRE_AGENT_PORT_LAST  27309
+
 #define SW_WIRE_MAX_BODY   (1u << 20)
 #define SW_WIRE_MAX_STRING 4096u
 #define SW_WIRE_MAX_FRAMES 4096u
@@ -277,10 +296,11 @@ void sw_wire_decoder_reset(struct sw_wire_decoder *dec);
  *
  * Returns the size of the message and fills msg; 0 when buf does not hold a
  * whole message yet; -EBADMSG with err naming the offset when the bytes are
- * not a valid message.  A message of an unknown type is returned with its
- * type and no fields, to be skipped.  Strings and frames in msg point into
- * the decoder and stay valid until the next call.  A hello resets the
- * decoder's stream state first.
+ * not a valid message; -EPROTONOSUPPORT when a hello names a protocol this
+ * reader does not read (err says which, and whether it is newer).  A message
+ * of an unknown type is returned with its type and no fields, to be skipped.  Strings and frames in
+ * msg point into the decoder and stay valid until the next call.  A hello resets the decoder's
+ * stream state first.
  */
 int sw_wire_decode(struct sw_wire_decoder *dec, const uint8_t *buf, size_t len,
 		   uint64_t stream_offset, struct sw_wire_msg *msg, struct sw_error *err);

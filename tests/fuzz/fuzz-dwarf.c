@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dwarf-private.h"
+#include "dwarf/dwarf-private.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dwarf.h"
-#include "object.h"
+#include "dwarf/dwarf.h"
+#include "objfile/object.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -6,8 +6,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "error.h"
-#include "gdb-remote.h"
+#include "util/error.h"
+#include "device/gdb-remote.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -2,16 +2,17 @@
  * libFuzzer target for the Mach-O reader: loads the input as a thin or
  * universal file for each architecture name, checks what the reader hands
  * out (sections inside the input, symbols and starts sorted), and also
- * walks the input as a bare export trie.
+ * walks the input as a bare export trie and reads it as the checks do
+ * (macho-info.c).
  */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "macho.h"
-#include "object.h"
+#include "util/buf.h"
+#include "objfile/macho.h"
+#include "objfile/object.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -41,6 +42,27 @@ static void check(const struct sw_object *obj, const uint8_t *data, size_t size)
 			__builtin_trap();
 }
 
+/* The checks' reader (macho-info.c): every name it hands out lies in its pool. */
+static void check_info(const uint8_t *data, size_t size)
+{
+	struct sw_macho_info mi;
+
+	if (sw_macho_info_read(data, size, &mi, NULL) < 0)
+		return;
+	for (size_t i = 0; i < mi.nsyms; i++)
+		if (mi.syms[i].name >= mi.pool.len)
+			__builtin_trap();
+	for (size_t i = 0; i < mi.nbinds; i++)
+		if (mi.bind_list[i].name >= mi.pool.len)
+			__builtin_trap();
+	for (size_t i = 0; i < mi.nexports; i++)
+		if (mi.exports[i].name >= mi.pool.len)
+			__builtin_trap();
+	for (size_t i = 0; i < mi.ndylibs; i++)
+		(void)strlen(mi.names + mi.dylibs[i].name);
+	sw_macho_info_finish(&mi);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const char *const archs[] = {NULL, "arm64", "x86_64", "armv7", "arm64e", "i386"};
@@ -65,5 +87,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			__builtin_trap();
 	free(ex);
 	sw_buf_finish(&names);
+	check_info(data, size);
 	return 0;
 }

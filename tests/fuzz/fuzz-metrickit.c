@@ -6,9 +6,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "metrickit.h"
-#include "render.h"
-#include "report.h"
+#include "report/metrickit.h"
+#include "render/render.h"
+#include "report/report.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -7,7 +7,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "recording.h"
+#include "wire/recording.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "symsearch-private.h"
+#include "symbols/symsearch-private.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -5,8 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "error.h"
-#include "wire.h"
+#include "util/error.h"
+#include "wire/wire.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
