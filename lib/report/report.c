@@ -45,6 +45,8 @@ struct sw_report {
 	struct sw_symbolicator *sym;
 	struct image_map *images;
 	size_t nimages, images_cap;
+	uint32_t *key_of; /* map entry + 1 by profile image index, 0: none yet */
+	size_t key_of_cap;
 	struct addr_slot *slots;
 	size_t nslots, slots_cap;
 	uint32_t *ids;
@@ -93,6 +95,7 @@ void sw_report_free(struct sw_report *r)
 		return;
 	sw_symbolicator_free(r->sym);
 	free(r->images);
+	free(r->key_of);
 	free(r->slots);
 	free(r->ids);
 	free(r->stack);
@@ -139,11 +142,21 @@ static int map_image(struct sw_report *r, const struct sw_report_image *im, uint
 	int e = sw_profile_image(r->p, &ti, &idx);
 	if (e < 0)
 		return e;
-	for (size_t i = 0; i < r->nimages; i++)
-		if (r->images[i].profile_index == idx) {
-			*ret_key = (uint32_t)i + 1;
-			return 0;
-		}
+	if (idx < r->key_of_cap && r->key_of[idx]) {
+		*ret_key = r->key_of[idx];
+		return 0;
+	}
+	if (idx >= r->key_of_cap) {
+		size_t cap = r->key_of_cap ? r->key_of_cap : 64;
+		while (cap <= idx)
+			cap *= 2;
+		uint32_t *k = realloc(r->key_of, cap * sizeof(*k));
+		if (!k)
+			return -ENOMEM;
+		memset(k + r->key_of_cap, 0, (cap - r->key_of_cap) * sizeof(*k));
+		r->key_of = k;
+		r->key_of_cap = cap;
+	}
 	if (r->nimages == r->images_cap) {
 		size_t cap = r->images_cap ? r->images_cap * 2 : 64;
 		struct image_map *n = realloc(r->images, cap * sizeof(*n));
@@ -153,6 +166,7 @@ static int map_image(struct sw_report *r, const struct sw_report_image *im, uint
 		r->images_cap = cap;
 	}
 	r->images[r->nimages++] = (struct image_map){idx, false};
+	r->key_of[idx] = (uint32_t)r->nimages;
 	*ret_key = (uint32_t)r->nimages;
 	return 0;
 }
