@@ -277,6 +277,8 @@ int sw_output_new(const struct sw_output_options *o, bool qualify, struct sw_out
 		e = sw_report_new(out->profile, out->search, &out->report);
 	}
 	if (e >= 0)
+		sw_report_set_raw_stacks(out->report, sw_format_has_raw_stacks(o->format));
+	if (e >= 0)
 		e = sw_renderer_new(o->format, &out->render, &out->renderer);
 	if (e < 0) {
 		sw_output_free(out);

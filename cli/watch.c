@@ -180,10 +180,10 @@ int sw_watch_stream(struct sw_session *s, const struct sw_watch_options *o, bool
 			const uint8_t *raw;
 			size_t len;
 			sw_session_raw(s, &raw, &len);
-			if (sw_recording_writer_write(rec, raw, len) < 0) {
-				status =
-				    sw_cli_fail(SW_FAIL_OUTPUT, -errno, "cannot write '%s': %s",
-						o->output, strerror(errno));
+			int w = sw_recording_writer_write(rec, raw, len);
+			if (w < 0) {
+				status = sw_cli_fail(SW_FAIL_OUTPUT, w, "cannot write '%s': %s",
+						     o->output, strerror(-w));
 				break;
 			}
 		}
@@ -197,6 +197,13 @@ int sw_watch_stream(struct sw_session *s, const struct sw_watch_options *o, bool
 		}
 		if (r == 1) {
 			stalls++;
+			/* a printed stall must survive a crash of the command */
+			int w = rec ? sw_recording_writer_sync(rec) : 0;
+			if (w < 0) {
+				sw_cli_error("cannot write '%s': %s", o->output, strerror(-w));
+				status = SW_EXIT_INPUT;
+				break;
+			}
 			lock(o);
 			full = sw_output_stall(out, c, st, o->source) == 1;
 			unlock(o);
@@ -219,6 +226,8 @@ int sw_watch_stream(struct sw_session *s, const struct sw_watch_options *o, bool
 	}
 	/* stalls cut short by the end are printed: they count */
 	const struct sw_stall *st;
+	if (rec)
+		sw_recording_writer_sync(rec); /* a failure is reported by the close below */
 	lock(o);
 	while (!full && (st = sw_stalls_flush(c))) {
 		stalls++; /* cut off by the end of the stream, still reported */

@@ -1061,6 +1061,37 @@ def scenario_pac():
     shutil.rmtree(d)
 
 
+def scenario_crash():
+    # issue 11 item 9: every stall printed by `run -o` is already on disk,
+    # so a SIGKILL of the command after N printed stalls leaves a recording
+    # that `report` reads N stalls from.
+    d = tempfile.mkdtemp()
+    rec = os.path.join(d, "crash.swtrace")
+    proc = subprocess.Popen([STALLWATCH, "run", "--format", "ndjson", "-o", rec, "--",
+                             STALLAPP, "busy:300", "busy:300", "busy:300", "idle:30000"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out = Output(proc)
+    ready = out.wait_for(lambda l: l.startswith("ready pid="))
+    pid = int(ready.split("=")[1]) if ready else 0
+    printed = out.wait_until(
+        lambda lines: sum(1 for l in lines if '"type":"stall"' in l) >= 3 or None, 30)
+    proc.kill()
+    proc.wait(timeout=30)
+    if pid:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    check(printed, "run printed fewer than 3 stalls before the kill")
+    r = subprocess.run([STALLWATCH, "report", "--format", "ndjson", rec],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
+    objs, _ = parse(r.stdout.splitlines())
+    got = len(stalls_of(objs))
+    check(got == 3, "report on the recording of a killed run shows %d of 3 printed stalls (%s)"
+          % (got, r.stderr.strip()))
+    shutil.rmtree(d)
+
+
 SCENARIOS = {
     "stalls": scenario_stalls,
     "dlopen": scenario_dlopen,
@@ -1081,6 +1112,7 @@ SCENARIOS = {
     "descriptors": scenario_descriptors,
     "connect": scenario_connect,
     "pac": scenario_pac,
+    "crash": scenario_crash,
 }
 
 if __name__ == "__main__":

@@ -132,6 +132,21 @@ for bad in ["bad-types.json", "bad-shape.json", "bad-nesting.json"]:
     rc, out, err = report(os.path.join(fixtures, bad))
     check(rc == 5 and "cannot read" in err and out == "", "%s: exit %d, %r" % (bad, rc, err))
 
+# issue 11 item 11: past the profile's 65,536 images the message names the limit
+many = tempfile.NamedTemporaryFile(mode="w", suffix=".json", delete=False)
+json.dump({"callStacks": [{"threadAttributed": True, "callStackRootFrames": [
+    {"sampleCount": 1, "binaryUUID": "%08X-0000-4000-8000-000000000000" % i,
+     "binaryName": "lib%d" % i, "offsetIntoBinaryTextSegment": i} for i in range(65537)]}]},
+    many)
+many.close()
+p = subprocess.run([exe, "report", many.name], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                   timeout=600)
+rc, err = p.returncode, p.stderr.decode()
+os.unlink(many.name)
+lines = [l for l in err.splitlines() if "cannot read" in l]
+check(rc == 5 and len(lines) == 1 and "65536" in lines[0] and "unknown error" not in err,
+      "65,537 binaries: exit %d, %r" % (rc, lines or err[:300]))
+
 sentry_payloads = sorted(f for f in os.listdir(sentry) if f.endswith(".json"))
 check(len(sentry_payloads) >= 8, "%d payloads in %s" % (len(sentry_payloads), sentry))
 for f in sentry_payloads:

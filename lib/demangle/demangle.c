@@ -15,6 +15,7 @@
 
 #if SW_HAVE_IBERTY
 #include <libiberty/demangle.h>
+#include <setjmp.h>
 #endif
 
 /* Symbols longer than this are not demangled (they are not real names). */
@@ -80,6 +81,40 @@ int swd_demangle_text(const char *s, size_t len, bool simplified, struct sw_buf 
 	return r;
 }
 
+#if SW_HAVE_IBERTY
+/*
+ * Itanium names whose demangled form is longer than this are printed
+ * mangled: substitutions let each template argument repeat the one before,
+ * so 300 bytes can demangle to gigabytes (20 s and 2 GB in libiberty).
+ */
+#define MAX_DEMANGLED (256u * 1024)
+
+struct probe {
+	jmp_buf stop;
+	size_t len;
+};
+
+static void probe_piece(const char *s, size_t n, void *opaque)
+{
+	struct probe *pr = opaque;
+	(void)s;
+	pr->len += n;
+	/* the callback interface keeps everything on the stack: leaving it is safe */
+	if (pr->len > MAX_DEMANGLED)
+		longjmp(pr->stop, 1);
+}
+
+/* Whether name demangles to at most MAX_DEMANGLED bytes (or not at all). */
+static bool demangled_size_ok(const char *name)
+{
+	struct probe pr = {.len = 0};
+	if (setjmp(pr.stop))
+		return false;
+	cplus_demangle_v3_callback(name, DMGL_PARAMS | DMGL_ANSI, probe_piece, &pr);
+	return true;
+}
+#endif
+
 static int demangle_cxx(const char *name, size_t len, struct sw_buf *out)
 {
 #if SW_HAVE_IBERTY
@@ -94,7 +129,7 @@ static int demangle_cxx(const char *name, size_t len, struct sw_buf *out)
 		return -ENOMEM;
 	memcpy(copy, p, len);
 	copy[len] = 0;
-	char *res = cplus_demangle(copy, DMGL_PARAMS | DMGL_ANSI);
+	char *res = demangled_size_ok(copy) ? cplus_demangle(copy, DMGL_PARAMS | DMGL_ANSI) : NULL;
 	if (copy != stackbuf)
 		free(copy);
 	if (!res)

@@ -87,6 +87,12 @@ int sw_elf_decompress(const struct elf_file *f, const struct elf_shdr *s, bool z
 		return sw_error_set(err, -E2BIG,
 				    "compressed section at offset 0x%llx claims %llu bytes",
 				    (unsigned long long)s->offset, (unsigned long long)out_size);
+	if (priv->inflated + out_size > SW_ELF_INFLATE_LIMIT(f->size))
+		return sw_error_set(err, -E2BIG,
+				    "compressed sections inflate to more than the limit of %llu "
+				    "bytes (16 times the file's size plus 64 MiB) at offset 0x%llx",
+				    (unsigned long long)SW_ELF_INFLATE_LIMIT(f->size),
+				    (unsigned long long)s->offset);
 	if (priv->ndecompressed >= sizeof(priv->decompressed) / sizeof(priv->decompressed[0]))
 		return sw_error_set(err, -E2BIG, "too many compressed sections");
 	uint8_t *out = malloc(out_size ? out_size : 1);
@@ -101,6 +107,7 @@ int sw_elf_decompress(const struct elf_file *f, const struct elf_shdr *s, bool z
 				    (unsigned long long)s->offset);
 	}
 	priv->decompressed[priv->ndecompressed++] = out;
+	priv->inflated += out_size;
 	ret->data = out;
 	ret->size = out_size;
 	return 0;

@@ -31,6 +31,7 @@ struct elf_file {
 struct elf_priv {
 	void *decompressed[16]; /* one per compressed debug section */
 	size_t ndecompressed;
+	uint64_t inflated; /* bytes of all of them, against SW_ELF_INFLATE_LIMIT() */
 	struct sw_symbol *symbols;
 	uint64_t *starts;
 	char *plt_names; /* the names sw_elf_plt_symbols() made */
@@ -38,6 +39,12 @@ struct elf_priv {
 
 /* Decompressed DWARF sections larger than this are refused. */
 #define SW_ELF_MAX_DECOMPRESSED ((uint64_t)1 << 30)
+/*
+ * What all compressed sections of a file may inflate to together: 16 times
+ * the file's size plus 64 MiB (real debug info compresses 3 to 10 times),
+ * so a small file cannot make the reader inflate gigabytes.
+ */
+#define SW_ELF_INFLATE_LIMIT(file_size) ((uint64_t)(file_size)*16 + ((uint64_t)64 << 20))
 
 uint16_t sw_elf_u16(const struct elf_file *f, const uint8_t *p);
 uint32_t sw_elf_u32(const struct elf_file *f, const uint8_t *p);

@@ -75,21 +75,48 @@ static int by_weight(const void *x, const void *y, void *ctx)
 	return a->first < b->first ? -1 : a->first > b->first;
 }
 
-/* Groups identical stacks; the caller frees *ret. */
+static uint64_t stack_hash(const struct sw_stall_sample *x)
+{
+	uint64_t h = x->thread_id * 0x9e3779b97f4a7c15ull ^ x->depth ^
+		     ((uint64_t)(x->flags & SW_SAMPLE_TRUNCATED) << 40);
+	for (uint32_t k = 0; k < x->depth; k++) {
+		h ^= x->frames[k];
+		h *= 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	return h;
+}
+
+/*
+ * Groups identical stacks through an open-addressed table of group
+ * numbers (a linear search made 100k distinct stacks quadratic); the
+ * caller frees *ret.
+ */
 static int group(const struct sw_stall *s, struct stack **ret, size_t *ret_n)
 {
+	size_t cap = 16;
+	while (cap < s->nsamples * 2)
+		cap *= 2;
 	struct stack *st = calloc(s->nsamples ? s->nsamples : 1, sizeof(*st));
-	if (!st)
+	uint32_t *table = malloc(cap * sizeof(*table));
+	if (!st || !table) {
+		free(st);
+		free(table);
 		return -ENOMEM;
+	}
+	memset(table, 0xff, cap * sizeof(*table));
 	size_t n = 0;
 	for (size_t i = 0; i < s->nsamples; i++) {
-		size_t j = 0;
-		while (j < n && !same_stack(st[j].first, &s->sample[i]))
-			j++;
-		if (j == n)
+		size_t j = stack_hash(&s->sample[i]) & (cap - 1);
+		while (table[j] != UINT32_MAX && !same_stack(st[table[j]].first, &s->sample[i]))
+			j = (j + 1) & (cap - 1);
+		if (table[j] == UINT32_MAX) {
+			table[j] = (uint32_t)n;
 			st[n++].first = &s->sample[i];
-		st[j].count++;
+		}
+		st[table[j]].count++;
 	}
+	free(table);
 	uint64_t main_tid = s->thread_id;
 	qsort_r(st, n, sizeof(*st), by_weight, &main_tid);
 	*ret = st;

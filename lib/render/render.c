@@ -37,6 +37,11 @@ const char *sw_format_name(enum sw_format f)
 	return (size_t)f < NFORMATS ? format_names[f] : "?";
 }
 
+bool sw_format_has_raw_stacks(enum sw_format f)
+{
+	return f == SW_FORMAT_NDJSON || f == SW_FORMAT_JSON;
+}
+
 const char *sw_format_list(void)
 {
 	return "tree, sample, ndjson, json, folded, speedscope, pprof";

@@ -36,6 +36,8 @@ enum sw_format {
 
 int sw_format_parse(const char *name, enum sw_format *ret);
 const char *sw_format_name(enum sw_format f);
+/* Whether the format prints the collector's raw stacks (ndjson and json do). */
+bool sw_format_has_raw_stacks(enum sw_format f);
 /* "tree, sample, ndjson, ..." for help texts. */
 const char *sw_format_list(void);
 

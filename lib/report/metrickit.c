@@ -164,6 +164,10 @@ static int frame_ids(struct mk *m, json_t *f, bool has_children, const uint32_t 
 	    .system = apple_system_image(bin),
 	};
 	int e = sw_report_frames(m->r, &img, address, has_children, ret_ids, ret_n);
+	if (e == -E2BIG)
+		return sw_error_set(m->err, e,
+				    "more than %u distinct binaries (the limit of one report)",
+				    SW_TREE_MAX_IMAGES);
 	if (e < 0)
 		return e;
 	const struct sw_tree_frame *f0 = sw_profile_get_frame(m->p, (*ret_ids)[0]);

@@ -19,6 +19,13 @@
 #include "util/time-units.h"
 
 #define MAX_MISSING_TEXT 8192
+/*
+ * Raw stacks remembered with the profile frame ids they became, so a stack
+ * seen again costs one hash and one compare instead of an image search and
+ * an address lookup per frame: at most this many raw frames (8 bytes each)
+ * plus their ids.  Past it, stacks take the per-frame path.
+ */
+#define MEMO_MAX_FRAMES (8u << 20)
 
 struct image_map {
 	uint32_t profile_index; /* the profile's image, which holds path, id and address */
@@ -39,13 +46,27 @@ struct sw_report {
 	struct sw_symbolicator *sym;
 	struct image_map *images;
 	size_t nimages, images_cap;
+	uint32_t *key_of; /* map entry + 1 by profile image index, 0: none yet */
+	size_t key_of_cap;
 	struct addr_slot *slots;
 	size_t nslots, slots_cap;
 	uint32_t *ids;
 	size_t nids, ids_cap;
 	uint32_t *stack;
+	/* the raw stack memo, valid for images epoch memo_epoch */
+	struct memo_slot {
+		uint64_t hash;
+		uint32_t raw, ids; /* offsets in memo_raw and memo_ids */
+		uint32_t nraw, nids;
+	} * memo;
+	size_t nmemo, memo_cap;
+	uint64_t *memo_raw;
+	uint32_t *memo_ids;
+	size_t raw_len, raw_cap, mids_len, mids_cap;
+	uint64_t memo_epoch;
 	struct sw_buf missing, name, full;
 	uint32_t stopped_frame; /* SW_TREE_UNWINDING_STOPPED's frame id + 1, 0 until needed */
+	bool no_raw;
 };
 
 int sw_report_new(struct sw_profile *p, struct sw_symsearch *search, struct sw_report **ret)
@@ -76,13 +97,22 @@ void sw_report_free(struct sw_report *r)
 		return;
 	sw_symbolicator_free(r->sym);
 	free(r->images);
+	free(r->key_of);
 	free(r->slots);
 	free(r->ids);
 	free(r->stack);
+	free(r->memo);
+	free(r->memo_raw);
+	free(r->memo_ids);
 	sw_buf_finish(&r->missing);
 	sw_buf_finish(&r->name);
 	sw_buf_finish(&r->full);
 	free(r);
+}
+
+void sw_report_set_raw_stacks(struct sw_report *r, bool on)
+{
+	r->no_raw = !on;
 }
 
 const char *sw_report_missing(const struct sw_report *r)
@@ -97,8 +127,8 @@ static const char *base_name(const char *path)
 	return slash && slash[1] ? slash + 1 : path;
 }
 
-/* The map entry (index + 1) of an image, added when new; 0 on failure. */
-static uint32_t map_image(struct sw_report *r, const struct sw_report_image *im)
+/* The map entry (index + 1) of an image, added when new; -E2BIG past the profile's limit. */
+static int map_image(struct sw_report *r, const struct sw_report_image *im, uint32_t *ret_key)
 {
 	struct sw_tree_image ti = {
 	    .name = im->path ? base_name(im->path) : im->name,
@@ -111,21 +141,36 @@ static uint32_t map_image(struct sw_report *r, const struct sw_report_image *im)
 	if (im->id)
 		memcpy(ti.id, im->id, ti.id_len);
 	uint32_t idx;
-	if (sw_profile_image(r->p, &ti, &idx) < 0)
+	int e = sw_profile_image(r->p, &ti, &idx);
+	if (e < 0)
+		return e;
+	if (idx < r->key_of_cap && r->key_of[idx]) {
+		*ret_key = r->key_of[idx];
 		return 0;
-	for (size_t i = 0; i < r->nimages; i++)
-		if (r->images[i].profile_index == idx)
-			return (uint32_t)i + 1;
+	}
+	if (idx >= r->key_of_cap) {
+		size_t cap = r->key_of_cap ? r->key_of_cap : 64;
+		while (cap <= idx)
+			cap *= 2;
+		uint32_t *k = realloc(r->key_of, cap * sizeof(*k));
+		if (!k)
+			return -ENOMEM;
+		memset(k + r->key_of_cap, 0, (cap - r->key_of_cap) * sizeof(*k));
+		r->key_of = k;
+		r->key_of_cap = cap;
+	}
 	if (r->nimages == r->images_cap) {
 		size_t cap = r->images_cap ? r->images_cap * 2 : 64;
 		struct image_map *n = realloc(r->images, cap * sizeof(*n));
 		if (!n)
-			return 0;
+			return -ENOMEM;
 		r->images = n;
 		r->images_cap = cap;
 	}
 	r->images[r->nimages++] = (struct image_map){idx, false};
-	return (uint32_t)r->nimages;
+	r->key_of[idx] = (uint32_t)r->nimages;
+	*ret_key = (uint32_t)r->nimages;
+	return 0;
 }
 
 /* Demangled names: simplified into r->name, full into r->full; NULL when not mangled. */
@@ -268,9 +313,10 @@ static int grow_slots(struct sw_report *r)
 int sw_report_frames(struct sw_report *r, const struct sw_report_image *im, uint64_t addr, bool ret,
 		     const uint32_t **ret_ids, size_t *ret_n)
 {
-	uint32_t key = im ? map_image(r, im) : 0;
-	if (im && !key)
-		return -ENOMEM;
+	uint32_t key = 0;
+	int e = im ? map_image(r, im, &key) : 0;
+	if (e < 0)
+		return e;
 	if (r->nslots * 2 >= r->slots_cap && grow_slots(r) < 0)
 		return -ENOMEM;
 	uint64_t h = slot_hash(key, addr, ret);
@@ -305,14 +351,12 @@ static int left_out(struct sw_report *r, uint64_t n)
 	return e < 0 ? e : (int)id;
 }
 
-static int add_sample(struct sw_report *r, const struct sw_stalls *c, struct sw_tree_stall *ts,
-		      const struct sw_stall_sample *smp, uint64_t weight)
+/* Converts a sample's raw frames (leaf first) to profile frame ids (root first) in r->stack. */
+static int convert(struct sw_report *r, const struct sw_stalls *c,
+		   const struct sw_stall_sample *smp, size_t *ret_depth)
 {
-	uint32_t thread;
-	int e = sw_tree_stall_thread(r->p, ts, smp->thread_id, smp->thread_name, &thread);
-	if (e < 0)
-		return e;
 	size_t depth = 0;
+	int e;
 	if (sw_stalls_sample_stopped(c, smp)) {
 		/* a partial stack: under one marked root, not beside the thread's entry */
 		if (!r->stopped_frame) {
@@ -356,7 +400,132 @@ static int add_sample(struct sw_report *r, const struct sw_stalls *c, struct sw_
 		memcpy(r->stack + depth, ids, n * sizeof(*r->stack));
 		depth += n;
 	}
-	return sw_tree_stall_add_sample(r->p, ts, thread, r->stack, depth, weight);
+	*ret_depth = depth;
+	return 0;
+}
+
+static uint64_t raw_hash(const uint64_t *frames, uint32_t depth)
+{
+	uint64_t h = 0x84222325cbf29ce4ull ^ depth;
+	for (uint32_t k = 0; k < depth; k++) {
+		h = (h ^ frames[k]) * 0xff51afd7ed558ccdull;
+		h ^= h >> 29;
+	}
+	return h | 1; /* 0 marks an empty slot */
+}
+
+static int grow_memo(struct sw_report *r)
+{
+	size_t cap = r->memo_cap ? r->memo_cap * 2 : 4096;
+	struct memo_slot *t = calloc(cap, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->memo_cap; i++) {
+		if (!r->memo[i].hash)
+			continue;
+		size_t j = r->memo[i].hash & (cap - 1);
+		while (t[j].hash)
+			j = (j + 1) & (cap - 1);
+		t[j] = r->memo[i];
+	}
+	free(r->memo);
+	r->memo = t;
+	r->memo_cap = cap;
+	return 0;
+}
+
+static bool memo_reserve(void **arr, size_t *cap, size_t need, size_t size)
+{
+	if (need <= *cap)
+		return true;
+	size_t n = *cap ? *cap : 65536;
+	while (n < need)
+		n *= 2;
+	void *a = realloc(*arr, n * size);
+	if (!a)
+		return false;
+	*arr = a;
+	*cap = n;
+	return true;
+}
+
+/* Remembers a converted stack while there is room; failing to is harmless. */
+static void memo_add(struct sw_report *r, size_t j, uint64_t h, const struct sw_stall_sample *smp,
+		     size_t depth)
+{
+	if (r->raw_len + smp->depth > MEMO_MAX_FRAMES || r->mids_len + depth > MEMO_MAX_FRAMES ||
+	    !memo_reserve((void **)&r->memo_raw, &r->raw_cap, r->raw_len + smp->depth,
+			  sizeof(*r->memo_raw)) ||
+	    !memo_reserve((void **)&r->memo_ids, &r->mids_cap, r->mids_len + depth,
+			  sizeof(*r->memo_ids)))
+		return;
+	memcpy(r->memo_raw + r->raw_len, smp->frames, smp->depth * sizeof(*r->memo_raw));
+	memcpy(r->memo_ids + r->mids_len, r->stack, depth * sizeof(*r->memo_ids));
+	r->memo[j] = (struct memo_slot){h, (uint32_t)r->raw_len, (uint32_t)r->mids_len, smp->depth,
+					(uint32_t)depth};
+	r->raw_len += smp->depth;
+	r->mids_len += depth;
+	r->nmemo++;
+}
+
+/*
+ * The profile frame ids of a sample's stack: from the memo when the same
+ * raw stack was seen under the same images, else converted and remembered.
+ */
+static int stack_ids(struct sw_report *r, const struct sw_stalls *c,
+		     const struct sw_stall_sample *smp, const uint32_t **ret, size_t *ret_depth)
+{
+	uint64_t epoch = sw_stalls_images_epoch(c);
+	if (epoch != r->memo_epoch) {
+		if (r->memo)
+			memset(r->memo, 0, r->memo_cap * sizeof(*r->memo));
+		r->nmemo = r->raw_len = r->mids_len = 0;
+		r->memo_epoch = epoch;
+	}
+	if ((smp->flags & SW_SAMPLE_ELIDED) || sw_stalls_sample_stopped(c, smp)) {
+		/* the memo knows raw frames only: not how many were left out, nor a stop */
+		size_t depth;
+		int e = convert(r, c, smp, &depth);
+		*ret = r->stack;
+		*ret_depth = depth;
+		return e;
+	}
+	if (r->nmemo * 2 >= r->memo_cap && grow_memo(r) < 0)
+		return -ENOMEM;
+	uint64_t h = raw_hash(smp->frames, smp->depth);
+	size_t j = h & (r->memo_cap - 1);
+	for (; r->memo[j].hash; j = (j + 1) & (r->memo_cap - 1)) {
+		const struct memo_slot *m = &r->memo[j];
+		if (m->hash == h && m->nraw == smp->depth &&
+		    !memcmp(r->memo_raw + m->raw, smp->frames, smp->depth * sizeof(uint64_t))) {
+			*ret = r->memo_ids + m->ids;
+			*ret_depth = m->nids;
+			return 0;
+		}
+	}
+	size_t depth;
+	int e = convert(r, c, smp, &depth);
+	if (e < 0)
+		return e;
+	memo_add(r, j, h, smp, depth);
+	*ret = r->stack;
+	*ret_depth = depth;
+	return 0;
+}
+
+static int add_sample(struct sw_report *r, const struct sw_stalls *c, struct sw_tree_stall *ts,
+		      const struct sw_stall_sample *smp, uint64_t weight)
+{
+	uint32_t thread;
+	int e = sw_tree_stall_thread(r->p, ts, smp->thread_id, smp->thread_name, &thread);
+	if (e < 0)
+		return e;
+	const uint32_t *ids;
+	size_t depth;
+	e = stack_ids(r, c, smp, &ids, &depth);
+	if (e < 0)
+		return e;
+	return sw_tree_stall_add_sample(r->p, ts, thread, ids, depth, weight);
 }
 
 const char *sw_report_json_fields(struct sw_buf *obj, const char *type)
@@ -427,8 +596,8 @@ int sw_report_add_stall(struct sw_report *r, const struct sw_stalls *c, const st
 	/* the collector's own NDJSON fields (raw stacks, images, times) come first */
 	struct sw_buf raw;
 	sw_buf_init(&raw, 0);
-	int e = sw_render_ndjson_stall(&raw, c, st);
-	if (e >= 0)
+	int e = r->no_raw ? 0 : sw_render_ndjson_stall(&raw, c, st);
+	if (e >= 0 && !r->no_raw)
 		info.extra_json = sw_report_json_fields(&raw, "stall");
 	struct sw_tree_stall *ts;
 	if (e >= 0)

@@ -30,6 +30,13 @@ struct sw_report;
 /* search may be NULL: images are then read from the paths the agent gave. */
 int sw_report_new(struct sw_profile *p, struct sw_symsearch *search, struct sw_report **ret);
 void sw_report_free(struct sw_report *r);
+/*
+ * Whether stalls carry the collector's raw stacks, images and sample times
+ * (the NDJSON fields of render-stall.h) for formats that print them; on by
+ * default.  Building them costs more than the rest of a stall, so an output
+ * that never prints them turns them off.
+ */
+void sw_report_set_raw_stacks(struct sw_report *r, bool on);
 
 /*
  * Adds a complete stall of collector c to the profile, its id qualified by
@@ -56,7 +63,8 @@ struct sw_report_image {
 /*
  * Symbolicates addr in img (NULL: an address in no known image) into
  * profile frame ids, outermost (the function) first, then the calls
- * inlined into it.  *ret_ids stays valid until the next call.
+ * inlined into it.  *ret_ids stays valid until the next call.  -E2BIG
+ * when img would be the profile's SW_TREE_MAX_IMAGES + 1st image.
  */
 int sw_report_frames(struct sw_report *r, const struct sw_report_image *img, uint64_t addr,
 		     bool return_address, const uint32_t **ret_ids, size_t *ret_n);

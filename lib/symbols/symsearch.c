@@ -30,7 +30,9 @@ struct sw_symsearch {
 	bool debuginfod;
 	struct sw_symsearch_index ix;
 	struct sw_symsearch_miss *misses;
-	size_t nmisses;
+	size_t nmisses, misses_cap;
+	uint32_t *miss_table; /* miss index + 1 by hash of the id, 0: empty */
+	size_t miss_table_cap;
 };
 
 int sw_symsearch_new(struct sw_symsearch **ret)
@@ -71,6 +73,7 @@ void sw_symsearch_free(struct sw_symsearch *s)
 	for (size_t i = 0; i < s->nmisses; i++)
 		free(s->misses[i].path);
 	free(s->misses);
+	free(s->miss_table);
 	free(s);
 }
 
@@ -363,30 +366,70 @@ static int try_index(struct sw_symsearch *s, const struct sw_symsearch_query *q,
 	return 0;
 }
 
+static uint64_t id_hash(const char *id)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (; *id; id++)
+		h = (h ^ (unsigned char)*id) * 0x100000001b3ull;
+	return h;
+}
+
+/* The table slot of id: its miss, or the empty slot where it goes. */
+static size_t miss_slot(const struct sw_symsearch *s, const char *id)
+{
+	size_t j = id_hash(id) & (s->miss_table_cap - 1);
+	while (s->miss_table[j] && strcmp(s->misses[s->miss_table[j] - 1].id, id) != 0)
+		j = (j + 1) & (s->miss_table_cap - 1);
+	return j;
+}
+
+/* Makes room for one more miss; false when out of memory. */
+static bool grow_misses(struct sw_symsearch *s)
+{
+	if (s->nmisses == s->misses_cap) {
+		size_t cap = s->misses_cap ? s->misses_cap * 2 : 16;
+		struct sw_symsearch_miss *m = realloc(s->misses, cap * sizeof(*m));
+		if (!m)
+			return false;
+		s->misses = m;
+		s->misses_cap = cap;
+	}
+	if ((s->nmisses + 1) * 2 <= s->miss_table_cap)
+		return true;
+	size_t cap = s->miss_table_cap ? s->miss_table_cap * 2 : 64;
+	uint32_t *t = calloc(cap, sizeof(*t));
+	if (!t)
+		return false;
+	free(s->miss_table);
+	s->miss_table = t;
+	s->miss_table_cap = cap;
+	for (size_t i = 0; i < s->nmisses; i++)
+		t[miss_slot(s, s->misses[i].id)] = (uint32_t)i + 1;
+	return true;
+}
+
+/* Notes what was not found for q's id, once per id (a table: there may be many). */
 static void record_miss(struct sw_symsearch *s, const struct sw_symsearch_query *q, unsigned what)
 {
-	struct sw_symsearch_miss *m;
 	char id[65];
 
 	sw_symsearch_id_str(q->id, q->id_len, q->macho, id);
-	for (size_t i = 0; i < s->nmisses; i++) {
-		if (strcmp(s->misses[i].id, id) == 0) {
-			s->misses[i].missing &= what;
-			return;
-		}
+	if (!grow_misses(s))
+		return;
+	size_t j = miss_slot(s, id);
+	if (s->miss_table[j]) {
+		s->misses[s->miss_table[j] - 1].missing &= what;
+		return;
 	}
 	if (s->nmisses >= MAX_MISSES)
 		return;
-	m = realloc(s->misses, (s->nmisses + 1) * sizeof(*m));
-	if (!m)
-		return;
-	s->misses = m;
-	m += s->nmisses++;
+	struct sw_symsearch_miss *m = &s->misses[s->nmisses++];
 	memset(m, 0, sizeof(*m));
 	memcpy(m->id, id, sizeof(id));
 	m->path = q->path ? strdup(q->path) : NULL;
 	snprintf(m->arch, sizeof(m->arch), "%s", q->arch ? q->arch : "");
 	m->missing = what;
+	s->miss_table[j] = (uint32_t)s->nmisses;
 }
 
 static void search(struct sw_symsearch *s, const struct sw_symsearch_query *q,

@@ -35,6 +35,8 @@ struct sw_profile {
 
 	struct sw_tree_image *images;
 	size_t nimages, images_cap;
+	uint32_t *image_table; /* image index (1-based) by hash, 0: empty */
+	size_t image_table_cap;
 
 	struct sw_frame_entry *frames;
 	size_t nframes, frames_cap;

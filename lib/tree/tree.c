@@ -134,6 +134,7 @@ void sw_profile_free(struct sw_profile *p)
 	}
 	free(p->strings);
 	free(p->images);
+	free(p->image_table);
 	free(p->frames);
 	free(p->frame_table);
 	free(p->stack_parent);
@@ -184,20 +185,64 @@ bool sw_tree_path_is_system(const char *path)
 	return false;
 }
 
+static uint64_t image_hash(const char *name, const struct sw_tree_image *img)
+{
+	uint64_t h = 0xcbf29ce484222325ull ^ img->load_address;
+	for (const char *c = name; *c; c++)
+		h = (h ^ (unsigned char)*c) * 0x100000001b3ull;
+	for (uint32_t i = 0; i < img->id_len && i < sizeof(img->id); i++)
+		h = (h ^ img->id[i]) * 0x100000001b3ull;
+	return h ^ (h >> 29);
+}
+
+static bool same_image(const struct sw_tree_image *o, const char *name,
+		       const struct sw_tree_image *img)
+{
+	return strcmp(o->name, name) == 0 && o->load_address == img->load_address &&
+	       o->id_len == img->id_len && memcmp(o->id, img->id, img->id_len) == 0 &&
+	       (o->path == img->path || (o->path && img->path && !strcmp(o->path, img->path)));
+}
+
+/* The table slot of an image: its index, or the empty slot where it goes. */
+static size_t image_slot(const struct sw_profile *p, const char *name,
+			 const struct sw_tree_image *img)
+{
+	size_t j = image_hash(name, img) & (p->image_table_cap - 1);
+	while (p->image_table[j] && !same_image(&p->images[p->image_table[j] - 1], name, img))
+		j = (j + 1) & (p->image_table_cap - 1);
+	return j;
+}
+
+/* Keeps the table at most half full; a thousand images were a linear search each. */
+static int grow_image_table(struct sw_profile *p)
+{
+	if ((p->nimages + 1) * 2 <= p->image_table_cap)
+		return 0;
+	size_t cap = p->image_table_cap ? p->image_table_cap * 2 : 64;
+	uint32_t *t = calloc(cap, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	free(p->image_table);
+	p->image_table = t;
+	p->image_table_cap = cap;
+	for (size_t i = 0; i < p->nimages; i++)
+		t[image_slot(p, p->images[i].name, &p->images[i])] = (uint32_t)i + 1;
+	return 0;
+}
+
 int sw_profile_image(struct sw_profile *p, const struct sw_tree_image *img, uint32_t *ret_index)
 {
 	const char *name = img->name ? img->name : img->path ? base_name(img->path) : "?";
-	for (size_t i = 0; i < p->nimages; i++) {
-		const struct sw_tree_image *o = &p->images[i];
-		if (strcmp(o->name, name) == 0 && o->load_address == img->load_address &&
-		    o->id_len == img->id_len && memcmp(o->id, img->id, img->id_len) == 0 &&
-		    (o->path == img->path ||
-		     (o->path && img->path && !strcmp(o->path, img->path)))) {
-			*ret_index = (uint32_t)i + 1;
-			return 0;
-		}
+	if (img->id_len > sizeof(img->id))
+		return -E2BIG;
+	if (grow_image_table(p) < 0)
+		return -ENOMEM;
+	size_t slot = image_slot(p, name, img);
+	if (p->image_table[slot]) {
+		*ret_index = p->image_table[slot];
+		return 0;
 	}
-	if (p->nimages >= SW_TREE_MAX_IMAGES || img->id_len > sizeof(img->id))
+	if (p->nimages >= SW_TREE_MAX_IMAGES)
 		return -E2BIG;
 	if (p->nimages == p->images_cap) {
 		size_t cap = p->images_cap ? p->images_cap * 2 : 16;
@@ -214,6 +259,7 @@ int sw_profile_image(struct sw_profile *p, const struct sw_tree_image *img, uint
 		return -ENOMEM;
 	copy.system = img->system || sw_tree_path_is_system(img->path);
 	p->images[p->nimages++] = copy;
+	p->image_table[slot] = (uint32_t)p->nimages;
 	*ret_index = (uint32_t)p->nimages;
 	return 0;
 }

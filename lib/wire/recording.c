@@ -32,10 +32,42 @@ struct sw_recording {
 	char warning[160];
 };
 
+/*
+ * The writer keeps its own buffer rather than stdio's so that
+ * sw_recording_writer_sync() knows every byte has reached the kernel
+ * (write(2)) and the disk (fdatasync) when it returns.
+ */
+#define WRITER_BUF_MAX (256 * 1024)
+
 struct sw_recording_writer {
-	FILE *file;
+	int fd;
 	int error; /* first write error, -errno */
+	uint8_t *buf;
+	size_t len;
 };
+
+static int write_all(int fd, const uint8_t *p, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Hands the buffered bytes to the kernel. */
+static int writer_drain(struct sw_recording_writer *w)
+{
+	if (!w->error && w->len)
+		w->error = write_all(w->fd, w->buf, w->len);
+	w->len = 0;
+	return w->error;
+}
 
 static int read_full(int fd, void *buf, size_t len, size_t *ret_n)
 {
@@ -244,11 +276,17 @@ int sw_recording_writer_open(const char *path, struct sw_recording_writer **ret,
 			     struct sw_error *err)
 {
 	struct sw_recording_writer *w = calloc(1, sizeof(*w));
-	if (!w)
+	uint8_t *buf = malloc(WRITER_BUF_MAX);
+	if (!w || !buf) {
+		free(w);
+		free(buf);
 		return sw_error_set(err, -ENOMEM, "out of memory");
-	w->file = fopen(path, "wbe");
-	if (!w->file) {
+	}
+	w->buf = buf;
+	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (w->fd < 0) {
 		int r = sw_error_set(err, -errno, "%s", strerror(errno));
+		free(w->buf);
 		free(w);
 		return r;
 	}
@@ -257,9 +295,10 @@ int sw_recording_writer_open(const char *path, struct sw_recording_writer **ret,
 	h[8] = SW_RECORDING_VERSION;
 	h[10] = SW_RECORDING_HEADER_SIZE;
 	sw_recording_writer_write(w, h, sizeof(h));
-	if (w->error) {
+	if (sw_recording_writer_sync(w) < 0) {
 		int r = sw_error_set(err, w->error, "%s", strerror(-w->error));
-		fclose(w->file);
+		close(w->fd);
+		free(w->buf);
 		free(w);
 		return r;
 	}
@@ -269,8 +308,26 @@ int sw_recording_writer_open(const char *path, struct sw_recording_writer **ret,
 
 int sw_recording_writer_write(struct sw_recording_writer *w, const void *data, size_t len)
 {
-	if (!w->error && fwrite(data, 1, len, w->file) != len)
-		w->error = -(errno ? errno : EIO);
+	if (w->error)
+		return w->error;
+	if (w->len + len > WRITER_BUF_MAX && writer_drain(w) < 0)
+		return w->error;
+	if (len > WRITER_BUF_MAX) {
+		w->error = write_all(w->fd, data, len);
+		return w->error;
+	}
+	memcpy(w->buf + w->len, data, len);
+	w->len += len;
+	return 0;
+}
+
+int sw_recording_writer_sync(struct sw_recording_writer *w)
+{
+	if (writer_drain(w) < 0)
+		return w->error;
+	/* a pipe or terminal cannot be synced, and need not be */
+	if (fdatasync(w->fd) < 0 && errno != EINVAL && errno != EROFS)
+		w->error = -errno;
 	return w->error;
 }
 
@@ -289,11 +346,10 @@ int sw_recording_writer_close(struct sw_recording_writer *w, struct sw_error *er
 {
 	if (!w)
 		return 0;
-	int r = w->error;
-	if (fflush(w->file) != 0 && !r)
+	int r = sw_recording_writer_sync(w);
+	if (close(w->fd) < 0 && !r)
 		r = -errno;
-	if (fclose(w->file) != 0 && !r)
-		r = -errno;
+	free(w->buf);
 	free(w);
 	if (r < 0)
 		return sw_error_set(err, r, "%s", strerror(-r));

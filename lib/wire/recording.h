@@ -60,8 +60,14 @@ const char *sw_recording_warning(const struct sw_recording *rec);
 /* Creates (or truncates) path and writes the header. */
 int sw_recording_writer_open(const char *path, struct sw_recording_writer **ret,
 			     struct sw_error *err);
-/* Appends raw agent bytes exactly as received. */
+/* Appends raw agent bytes exactly as received (buffered: see _sync). */
 int sw_recording_writer_write(struct sw_recording_writer *w, const void *data, size_t len);
+/*
+ * Writes out everything appended so far and waits until it is on disk
+ * (fdatasync), so a crash after this leaves it in the file.  Returns the
+ * first write error met, if any.
+ */
+int sw_recording_writer_sync(struct sw_recording_writer *w);
 /* Appends a RECORD_INFO message (between whole agent messages only). */
 int sw_recording_writer_info(struct sw_recording_writer *w, const char *key, const char *value);
 /* Flushes and closes; returns the first write error met, if any.  Frees w. */

@@ -27,13 +27,26 @@ struct sw_stalls {
 	size_t nimages;
 	char **names; /* interned thread names */
 	size_t nnames;
+	uint64_t epoch; /* see sw_stalls_images_epoch() */
 };
+
+static uint64_t next_epoch(void)
+{
+	static _Atomic uint64_t last;
+	return ++last;
+}
+
+uint64_t sw_stalls_images_epoch(const struct sw_stalls *c)
+{
+	return c->epoch;
+}
 
 int sw_stalls_new(struct sw_stalls **ret)
 {
 	struct sw_stalls *c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
+	c->epoch = next_epoch();
 	*ret = c;
 	return 0;
 }
@@ -131,6 +144,7 @@ static void on_hello(struct sw_stalls *c, const struct sw_wire_hello *h)
 static int on_image(struct sw_stalls *c, const struct sw_wire_image *im)
 {
 	struct sw_stall_image *slot = NULL;
+	c->epoch = next_epoch();
 	for (size_t i = 0; i < c->nimages; i++) {
 		struct sw_stall_image *x = &c->images[i];
 		if (x->load_address == im->load_address && x->text_size == im->text_size &&
@@ -212,6 +226,7 @@ const struct sw_stall_hint *sw_stalls_hint_at(const struct sw_stall_image *im, u
 static void on_image_removed(struct sw_stalls *c, uint32_t index)
 {
 	/* kept for addresses already sampled; a newer image at the range wins */
+	c->epoch = next_epoch();
 	for (size_t i = 0; i < c->nimages; i++)
 		if (c->images[i].index == index && !c->images[i].removed)
 			c->images[i].removed = true;

@@ -111,6 +111,12 @@ enum sw_stalls_watched {
 enum sw_stalls_watched sw_stalls_watched(const struct sw_stalls *c, uint64_t *ret_first_ns);
 /* The advice that goes with an answer other than YES (a sentence, no final stop), or NULL. */
 const char *sw_stalls_watched_advice(enum sw_stalls_watched w);
+/*
+ * A number that changes whenever what sw_stalls_image_at() would answer may
+ * change (an image added or removed), unique across the process's
+ * collectors, never 0: callers key caches of image lookups by it.
+ */
+uint64_t sw_stalls_images_epoch(const struct sw_stalls *c);
 /* Converts agent ticks to nanoseconds. */
 uint64_t sw_stalls_ns(const struct sw_stalls *c, uint64_t ticks);
 

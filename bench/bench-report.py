@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""`stallwatch report` on the 1M-sample x 64-frame recording, every format
+(issue 17): CPU time and peak memory per format, medians of interleaved
+runs, against the goal (< 1 s CPU, < 200 MB) and against the baseline
+named by the issue, the project's own tree benchmark (bench-tree, the
+same number of samples and frames aggregated in memory): the real
+pipeline should cost what the benchmark costs.
+
+    bench-report.py STALLWATCH GEN-RECORDING BENCH-TREE [RUNS [SAMPLES]]
+"""
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+
+FORMATS = ["tree", "sample", "ndjson", "json", "folded", "speedscope", "pprof"]
+GOAL_S, GOAL_MB = 1.0, 200.0
+
+
+def measure(args):
+    """CPU seconds and peak RSS (MB) of one run of args, output discarded."""
+    with open(os.devnull, "wb") as null:
+        p = subprocess.Popen(args, stdout=null, stderr=null)
+        _, status, ru = os.wait4(p.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit("bench-report: %s failed" % " ".join(args))
+    return ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024.0
+
+
+def main():
+    if len(sys.argv) < 4:
+        sys.exit(__doc__)
+    stallwatch, gen, bench_tree = sys.argv[1:4]
+    runs = int(sys.argv[4]) if len(sys.argv) > 4 else 3
+    samples = sys.argv[5] if len(sys.argv) > 5 else "1000000"
+    d = tempfile.mkdtemp()
+    rec = os.path.join(d, "bench.swtrace")
+    subprocess.run([gen, rec, samples], check=True)
+    print("recording: %s samples x 64 frames, 100k distinct stacks, 20 images, %.0f MB"
+          % (samples, os.path.getsize(rec) / 1e6))
+    cpu = {f: [] for f in FORMATS + ["bench-tree"]}
+    mem = {f: [] for f in FORMATS + ["bench-tree"]}
+    for _ in range(runs):  # interleaved: each round runs everything once
+        c, m = measure([bench_tree, samples, "64"])
+        cpu["bench-tree"].append(c)
+        mem["bench-tree"].append(m)
+        for f in FORMATS:
+            c, m = measure([stallwatch, "report", "--format", f, rec])
+            cpu[f].append(c)
+            mem[f].append(m)
+    os.unlink(rec)
+    os.rmdir(d)
+    base = statistics.median(cpu["bench-tree"])
+    print("%-11s %9s %9s %12s %10s" % ("format", "CPU s", "peak MB", "vs baseline", "goal"))
+    print("%-11s %9.2f %9.0f %12s %10s" % ("bench-tree", base,
+                                           statistics.median(mem["bench-tree"]), "baseline",
+                                           "< 1 s"))
+    for f in FORMATS:
+        c, m = statistics.median(cpu[f]), statistics.median(mem[f])
+        met = c < GOAL_S and m < GOAL_MB
+        print("%-11s %9.2f %9.0f %11.2fx  <%.0f s, <%.0f MB %s"
+              % (f, c, m, c / base, GOAL_S, GOAL_MB, "met" if met else "MISSED"))
+
+
+if __name__ == "__main__":
+    main()
