@@ -1067,7 +1067,7 @@ def scenario_crash():
     # that `report` reads N stalls from.
     d = tempfile.mkdtemp()
     rec = os.path.join(d, "crash.swtrace")
-    proc = subprocess.Popen([STALLWATCH, "run", "--format", "ndjson", "-o", rec, "--",
+    proc = subprocess.Popen([STALLWATCH, "run", "--format", "ndjson", "--results", "-", "-o", rec, "--",
                              STALLAPP, "busy:300", "busy:300", "busy:300", "idle:30000"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     out = Output(proc)

@@ -83,9 +83,14 @@ static inline bool own_wait(uint64_t key, uint64_t sp)
 	return key == swa_loop_wait_key || swa_loop_wait_is_own(key, sp);
 }
 
+/*
+ * A timeout under a millisecond peeks too: Foundation's run(until: Date())
+ * computes one of a few microseconds from a limit already reached, and a
+ * loop that waits for work waits longer than that.
+ */
 static inline bool zero_ts(const struct timespec *ts)
 {
-	return ts && ts->tv_sec == 0 && ts->tv_nsec == 0;
+	return ts && ts->tv_sec == 0 && ts->tv_nsec < 1000000;
 }
 
 #define HOOK(hookname, loop_wait, call)                                                            \
