@@ -152,7 +152,9 @@ static void test_other_messages(void)
 	CHECK_INT(out.stall_end.samples, 40);
 	CHECK_INT(out.stall_end.dropped, 2);
 
-	m = (struct sw_wire_msg){.type = SW_MSG_STATS, .stats = {100, 5, 3, 12345678}};
+	m = (struct sw_wire_msg){
+	    .type = SW_MSG_STATS,
+	    .stats = {.samples = 100, .dropped = 5, .stalls = 3, .agent_cpu_ns = 12345678}};
 	round_trip(&m, &out);
 	CHECK_INT(out.stats.samples, 100);
 	CHECK_INT(out.stats.dropped, 5);
