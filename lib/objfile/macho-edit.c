@@ -282,15 +282,10 @@ static int recheck(uint8_t *data, size_t len, const struct sw_macho_dylib_edit *
 	return 0;
 }
 
-int sw_macho_add_dylib(uint8_t *data, size_t len, const struct sw_macho_dylib_edit *edit,
-		       struct sw_macho_edit_result *ret_result, struct sw_error *err)
+/* Refuses, before anything is written, a slice the dylib cannot be added to. */
+static int refuse_add(const struct slice *s, size_t n, const struct sw_macho_dylib_edit *edit,
+		      struct sw_error *err)
 {
-	struct slice s[SW_MACHO_MAX_SLICES];
-	size_t n;
-	int r = list_slices(data, len, edit, s, &n, err);
-	if (r < 0)
-		return r;
-	struct sw_macho_edit_result res = {.slices = (unsigned)n};
 	for (size_t i = 0; i < n; i++) {
 		if (s[i].cryptid)
 			return sw_error_set(
@@ -319,26 +314,19 @@ int sw_macho_add_dylib(uint8_t *data, size_t len, const struct sw_macho_dylib_ed
 						    "is not empty",
 						    s[i].arch);
 	}
-	struct undo undo;
-	if ((r = undo_save(&undo, s, n, err)) < 0) {
-		undo_finish(&undo, s, false);
-		return r;
-	}
-	for (size_t i = 0; i < n; i++) {
-		res.signed_slice |= s[i].is_signed;
-		if (s[i].dylib_at)
-			continue;
-		bool rpath = edit->rpath && !s[i].has_rpath;
-		append(&s[i], edit, rpath);
-		res.rpath_added |= rpath;
-		res.changed++;
-	}
-	r = res.changed ? recheck(data, len, edit, true, err) : 0;
-	undo_finish(&undo, s, r < 0);
-	if (r < 0)
-		return r;
-	*ret_result = res;
 	return 0;
+}
+
+/* Adds the commands to a slice that lacks them; whether it changed. */
+static bool add_one(struct slice *s, const struct sw_macho_dylib_edit *edit,
+		    struct sw_macho_edit_result *res)
+{
+	if (s->dylib_at)
+		return false;
+	bool rpath = edit->rpath && !s->has_rpath;
+	append(s, edit, rpath);
+	res->rpath_added |= rpath;
+	return true;
 }
 
 /* Removes the size bytes at offset at from the slice's commands. */
@@ -353,13 +341,35 @@ static void cut(struct slice *s, size_t at, size_t size, uint32_t ncmds_removed)
 	set_counts(s, s->ncmds, s->sizeofcmds);
 }
 
-int sw_macho_remove_dylib(uint8_t *data, size_t len, const struct sw_macho_dylib_edit *edit,
-			  struct sw_macho_edit_result *ret_result, struct sw_error *err)
+/* Takes the dylib command, and the rpath right after it, out of a slice. */
+static bool remove_one(struct slice *s, const struct sw_macho_dylib_edit *edit,
+		       struct sw_macho_edit_result *res)
+{
+	(void)edit;
+	if (!s->dylib_at)
+		return false;
+	size_t at = s->dylib_at, size = macho_rd32(s->p + at + 4);
+	uint32_t count = 1;
+	if (s->rpath_after) {
+		size += macho_rd32(s->p + s->rpath_after + 4);
+		count = 2;
+		res->rpath_added = true;
+	}
+	cut(s, at, size, count);
+	return true;
+}
+
+/*
+ * Both edits: list and check the slices, save what may change, change each
+ * slice, re-check the result with the reader, and undo it if it fails.
+ */
+static int edit_slices(uint8_t *data, size_t len, const struct sw_macho_dylib_edit *edit,
+		       bool adding, struct sw_macho_edit_result *ret_result, struct sw_error *err)
 {
 	struct slice s[SW_MACHO_MAX_SLICES];
 	size_t n;
 	int r = list_slices(data, len, edit, s, &n, err);
-	if (r < 0)
+	if (r < 0 || (adding && (r = refuse_add(s, n, edit, err)) < 0))
 		return r;
 	struct sw_macho_edit_result res = {.slices = (unsigned)n};
 	struct undo undo;
@@ -369,22 +379,25 @@ int sw_macho_remove_dylib(uint8_t *data, size_t len, const struct sw_macho_dylib
 	}
 	for (size_t i = 0; i < n; i++) {
 		res.signed_slice |= s[i].is_signed;
-		if (!s[i].dylib_at)
-			continue;
-		size_t at = s[i].dylib_at, size = macho_rd32(s[i].p + at + 4);
-		uint32_t count = 1;
-		if (s[i].rpath_after) {
-			size += macho_rd32(s[i].p + s[i].rpath_after + 4);
-			count = 2;
-			res.rpath_added = true;
-		}
-		cut(&s[i], at, size, count);
-		res.changed++;
+		if (adding ? add_one(&s[i], edit, &res) : remove_one(&s[i], edit, &res))
+			res.changed++;
 	}
-	r = res.changed ? recheck(data, len, edit, false, err) : 0;
+	r = res.changed ? recheck(data, len, edit, adding, err) : 0;
 	undo_finish(&undo, s, r < 0);
 	if (r < 0)
 		return r;
 	*ret_result = res;
 	return 0;
+}
+
+int sw_macho_add_dylib(uint8_t *data, size_t len, const struct sw_macho_dylib_edit *edit,
+		       struct sw_macho_edit_result *ret_result, struct sw_error *err)
+{
+	return edit_slices(data, len, edit, true, ret_result, err);
+}
+
+int sw_macho_remove_dylib(uint8_t *data, size_t len, const struct sw_macho_dylib_edit *edit,
+			  struct sw_macho_edit_result *ret_result, struct sw_error *err)
+{
+	return edit_slices(data, len, edit, false, ret_result, err);
 }
