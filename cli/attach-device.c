@@ -200,8 +200,10 @@ static int run_device(const struct common *c, const struct sw_device_info *dev, 
 		return (int)stage;
 	}
 	const struct sw_wire_hello *h = sw_session_hello(s);
-	fprintf(stderr, "stallwatch: attached to '%s' (pid %llu) on device '%s', port %u\n",
-		c->ao->bundle_id, h ? (unsigned long long)h->pid : 0ULL, dev->udid, port);
+	const char *version = h && h->bundle_version ? h->bundle_version : "";
+	fprintf(stderr, "stallwatch: attached to '%s'%s%s (pid %llu) on device '%s', port %u\n",
+		c->ao->bundle_id, *version ? " version " : "", version,
+		h ? (unsigned long long)h->pid : 0ULL, dev->udid, port);
 
 	struct sw_watch_options wo = *c->wo;
 	struct sw_watch_result res = {0};

@@ -56,6 +56,9 @@ __attribute__((constructor)) static void swa_init(void)
 	}
 	if (!swa_cfg.bundle_id[0])
 		snprintf(swa_cfg.bundle_id, sizeof(swa_cfg.bundle_id), "%s", swa_plat_bundle_id());
+	if (!swa_cfg.bundle_version[0])
+		snprintf(swa_cfg.bundle_version, sizeof(swa_cfg.bundle_version), "%s",
+			 swa_plat_bundle_version());
 	swa_loop_learn_main();
 	swa_clock_base = swa_plat_now();
 	void *ring = malloc(swa_cfg.ring_bytes);

@@ -30,6 +30,7 @@ struct swa_config {
 	/* fixed at start */
 	char listen[256];
 	char bundle_id[256];
+	char bundle_version[64];
 	char token[256];
 	uint32_t wait_ms;  /* wait this long at start for a client (run) */
 	uint32_t detector; /* swa_detector (detect.h) */

@@ -126,6 +126,8 @@ int swa_config_load(void)
 	env_str("STALLWATCH_LISTEN", swa_cfg.listen, sizeof(swa_cfg.listen), "");
 	/* unset: the backend's bundle id or process name, known after swa_plat_init() */
 	env_str("STALLWATCH_BUNDLE_ID", swa_cfg.bundle_id, sizeof(swa_cfg.bundle_id), "");
+	env_str("STALLWATCH_BUNDLE_VERSION", swa_cfg.bundle_version, sizeof(swa_cfg.bundle_version),
+		"");
 	env_str("STALLWATCH_TOKEN", swa_cfg.token, sizeof(swa_cfg.token), "");
 	swa_cfg.detector = SWA_DETECT_DEFAULT;
 	const char *d = getenv("STALLWATCH_DETECTOR");

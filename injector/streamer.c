@@ -125,6 +125,7 @@ static void put_hello(void)
 	m.hello.device_model = swa_plat_device_model();
 	m.hello.process_name = swa_plat_process_name();
 	m.hello.bundle_id = swa_cfg.bundle_id;
+	m.hello.bundle_version = swa_cfg.bundle_version;
 	m.hello.pid = (uint64_t)getpid();
 	m.hello.clock_numer = 1;
 	m.hello.clock_denom = 1;

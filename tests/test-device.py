@@ -285,6 +285,7 @@ def doctor_problems():
 # ---- apps running the agent ----
 
 BUNDLE = "com.example.stallapp"
+VERSION = "2.4.1"  # what the app's CFBundleShortVersionString would say
 _stallapp = None
 
 
@@ -319,7 +320,7 @@ def agent_lib():
 def agent_env(bundle=BUNDLE, wait_ms=5000):
     # the fake device stands for iOS, where the usbmuxd connection is the proof
     return {"LD_PRELOAD": agent_lib(), "STALLWATCH_BUNDLE_ID": bundle,
-            "STALLWATCH_WAIT_MS": str(wait_ms), "STALLWATCH_PROOF": "connection"}
+            "STALLWATCH_BUNDLE_VERSION": VERSION, "STALLWATCH_WAIT_MS": str(wait_ms), "STALLWATCH_PROOF": "connection"}
 
 
 def start_app(device, steps, bundle=BUNDLE, device_port=27300, wait_ms=5000):
@@ -374,6 +375,7 @@ def attach_running_app():
         out = app.communicate(timeout=30)[0]
         check(r.returncode == 0, f"status {r.returncode}: {r.stderr}")
         check("port 27302" in r.stderr, r.stderr)
+        check(f"'{BUNDLE}' version {VERSION} (pid" in r.stderr, r.stderr)
         stalls = stalls_of(r.stdout)
         check([o["id"] for o in stalls] == [1, 2], r.stdout[:500])
         # what the app itself says it did: durations by its clock, functions by its source
@@ -384,9 +386,13 @@ def attach_running_app():
         check("stall_busy_inner" in functions(stalls[0]), functions(stalls[0]))
         check("stall_sleep" in functions(stalls[1]), functions(stalls[1]))
         check(all(o["source"] == udid(1) and o["bundle_id"] == BUNDLE for o in stalls), stalls)
+        check(all(o["bundle_version"] == VERSION for o in stalls), stalls)
         with open(os.path.join(e.dir, "rec.swtrace"), "rb") as f:
             rec = f.read()
         check(rec[:8] == b"SWTRACE\0" and udid(1).encode() in rec, "recording lacks the UDID")
+        # the recording keeps the app's version for later reports
+        r = e.run("report", os.path.join(e.dir, "rec.swtrace"), "--format", "ndjson")
+        check([o["bundle_version"] for o in stalls_of(r.stdout)] == [VERSION] * 2, r.stdout[:500])
     finally:
         e.close()
 

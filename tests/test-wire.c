@@ -87,6 +87,50 @@ static void test_hello(void)
 	m.hello.device_model = NULL;
 	round_trip(&m, &out);
 	CHECK_STR(out.hello.device_model, "");
+	CHECK_STR(out.hello.bundle_version, "");
+
+	m.hello.bundle_version = "2.4.1";
+	round_trip(&m, &out);
+	CHECK_STR(out.hello.bundle_version, "2.4.1");
+	CHECK_STR(out.hello.passive, "");
+}
+
+/*
+ * Rewrites a hello without its last count fields of one byte each (empty
+ * strings), as an agent from before them sent it.
+ */
+static int older_hello(uint8_t *buf, int n, int drop)
+{
+	CHECK(n > 2 && n < 128 + 2); /* a one-byte length keeps the rewrite simple */
+	buf[1] = (uint8_t)(buf[1] - drop);
+	return n - drop;
+}
+
+/* Agents from before the trailing hello fields: readers take them as absent. */
+static void test_hello_older_agents(void)
+{
+	struct sw_wire_msg m = {.type = SW_MSG_HELLO,
+				.hello = {.protocol = SW_WIRE_PROTOCOL,
+					  .platform = SW_PLATFORM_LINUX,
+					  .bundle_id = "app",
+					  .clock_numer = 1,
+					  .clock_denom = 1}};
+	static uint8_t buf[256];
+	for (int drop = 0; drop <= 2; drop++) {
+		int n = sw_wire_encode(NULL, buf, sizeof(buf), &m);
+		n = older_hello(buf, n, drop);
+		struct sw_wire_msg out;
+		struct sw_error err = {0};
+		CHECK_INT(sw_wire_decode(dec, buf, (size_t)n, 0, &out, &err), n);
+		CHECK_STR(out.hello.bundle_id, "app");
+		if (drop == 0) {
+			CHECK_STR(out.hello.passive, "");
+			CHECK_STR(out.hello.bundle_version, "");
+		} else {
+			CHECK(out.hello.bundle_version == NULL);
+			CHECK(drop == 1 ? out.hello.passive != NULL : out.hello.passive == NULL);
+		}
+	}
 }
 
 static void test_other_messages(void)
@@ -525,6 +569,7 @@ int main(void)
 		return 1;
 	sw_wire_encoder_reset(&enc);
 	test_hello();
+	test_hello_older_agents();
 	test_other_messages();
 	test_samples();
 	test_compression();

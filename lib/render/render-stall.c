@@ -216,6 +216,11 @@ int sw_render_ndjson_stall(struct sw_buf *out, const struct sw_stalls *c, const 
 	json_str(out, in->process_name);
 	sw_buf_puts(out, ",\"bundle_id\":");
 	json_str(out, in->bundle_id);
+	sw_buf_puts(out, ",\"bundle_version\":");
+	if (in->bundle_version[0])
+		json_str(out, in->bundle_version);
+	else
+		sw_buf_puts(out, "null");
 	sw_buf_printf(
 	    out,
 	    ",\"thread\":%" PRIu64 ",\"context\":\"%s\",\"start_ns\":%" PRIu64

@@ -131,6 +131,8 @@ static void on_hello(struct sw_stalls *c, const struct sw_wire_hello *h)
 	in->pid = h->pid;
 	copy_str(in->process_name, sizeof(in->process_name), h->process_name);
 	copy_str(in->bundle_id, sizeof(in->bundle_id), h->bundle_id);
+	copy_str(in->bundle_version, sizeof(in->bundle_version),
+		 h->bundle_version ? h->bundle_version : "");
 	copy_str(in->arch, sizeof(in->arch), h->arch);
 	copy_str(in->agent_version, sizeof(in->agent_version), h->agent_version);
 	in->clock_numer = h->clock_numer;

@@ -64,6 +64,7 @@ struct sw_stalls_info {
 	uint32_t platform;
 	uint64_t pid;
 	char process_name[256], bundle_id[256], arch[32], agent_version[64];
+	char bundle_version[64]; /* "" from agents before the field, or apps without one */
 	uint64_t clock_numer, clock_denom, clock_base, wall_ns;
 	struct sw_wire_config config; /* in force, from the hello and config replies */
 	struct sw_wire_stats stats;   /* the last counters the agent sent */

@@ -150,14 +150,15 @@ static bool get_protocol(struct reader *r, uint32_t *protocol)
 
 static bool get_hello(struct reader *r, struct sw_wire_hello *h)
 {
-	h->passive = NULL;
+	h->passive = h->bundle_version = NULL;
 	return get_protocol(r, &h->protocol) && get_u32(r, &h->platform) &&
 	       get_str(r, &h->agent_version) && get_str(r, &h->arch) &&
 	       get_str(r, &h->os_version) && get_str(r, &h->device_model) &&
 	       get_str(r, &h->process_name) && get_str(r, &h->bundle_id) && get_uleb(r, &h->pid) &&
 	       get_uleb(r, &h->clock_numer) && get_uleb(r, &h->clock_denom) &&
 	       get_uleb(r, &h->clock_base) && get_uleb(r, &h->wall_ns) &&
-	       get_config(r, &h->config) && (r->p == r->end || get_str(r, &h->passive));
+	       get_config(r, &h->config) && (r->p == r->end || get_str(r, &h->passive)) &&
+	       (r->p == r->end || get_str(r, &h->bundle_version));
 }
 
 static bool get_image(struct reader *r, struct sw_wire_image *im)

@@ -87,7 +87,8 @@ static bool put_hello(struct writer *w, const struct sw_wire_hello *h)
 	put_uleb(w, h->clock_base);
 	put_uleb(w, h->wall_ns);
 	put_config(w, &config);
-	return ok && put_str(w, h->passive ? h->passive : "");
+	return ok && put_str(w, h->passive ? h->passive : "") &&
+	       put_str(w, h->bundle_version ? h->bundle_version : "");
 }
 
 static bool put_image(struct writer *w, const struct sw_wire_image *im)

@@ -146,6 +146,8 @@ struct sw_wire_hello {
 	struct sw_wire_config config;
 	/* added later, absent from older agents: why the agent samples nothing, "" or NULL */
 	const char *passive;
+	/* added later still: the app's version (CFBundleShortVersionString), "" or NULL */
+	const char *bundle_version;
 };
 
 struct sw_wire_image {
