@@ -952,6 +952,7 @@ def scenario_connect():
     import socket
     port = free_port()
     run_dir = tempfile.mkdtemp()
+    os.chmod(run_dir, 0o755)  # as open as a shared directory: the agent must close its own
     env = dict(os.environ, LD_PRELOAD=AGENT, STALLWATCH_LISTEN="127.0.0.1:%d" % port,
                STALLWATCH_BUNDLE_ID="com.example.safety", XDG_RUNTIME_DIR=run_dir)
     steps = ["idle:1500", "gap:500"] + ["busy:300"] * 10
@@ -967,6 +968,15 @@ def scenario_connect():
     c_out = Output(client)
     first = c_out.wait_for(lambda l: '"type":"stall"' in l, timeout=15)
     check(first is not None, "the real client got no stall")
+    # what another user could read, checked as any user: the run directory is
+    # open to all here, so only the agent's own directory and file keep the
+    # token (a directory of 0755 or a file of 0644 fails)
+    own_dir = os.path.join(run_dir, "stallwatch")
+    token = os.path.join(own_dir, "agent-%d.token" % port)
+    for path, mode in ((own_dir, 0o700), (token, 0o600)):
+        st = os.lstat(path)
+        check(st.st_uid == os.getuid() and (st.st_mode & 0o777) == mode,
+              "%s: mode %o, owner %d" % (path, st.st_mode & 0o777, st.st_uid))
 
     # before proof: protocol and bundle id, nothing else (no paths, no names)
     s = raw_connect(port)
@@ -1016,17 +1026,20 @@ def scenario_connect():
     r = subprocess.run([STALLWATCH, "attach", "--connect", "127.0.0.1:%d" % port, "--duration",
                         "1"], capture_output=True, text=True, timeout=30,
                        env=dict(os.environ, XDG_RUNTIME_DIR=empty))
-    check(r.returncode == 4, "a client without the token file got status %d" % r.returncode)
+    check(r.returncode == 4 and "token refused" in r.stderr,
+          "a client without the token file got status %d: %s" % (r.returncode, r.stderr))
     r = subprocess.run([STALLWATCH, "attach", "--connect", "127.0.0.1:%d" % port, "--token",
                         "wrong", "--duration", "1"], capture_output=True, text=True, timeout=30,
                        env=client_env)
-    check(r.returncode == 4, "a wrong token got status %d" % r.returncode)
+    check(r.returncode == 4 and "token refused" in r.stderr,
+          "a wrong token got status %d: %s" % (r.returncode, r.stderr))
     if os.getuid() == 0:
         # another user cannot read the token file
         r = subprocess.run([STALLWATCH, "attach", "--connect", "127.0.0.1:%d" % port,
                             "--duration", "1"], capture_output=True, text=True, timeout=30,
                            env=client_env, preexec_fn=lambda: (os.setgid(65534), os.setuid(65534)))
-        check(r.returncode == 4, "another user got status %d" % r.returncode)
+        check(r.returncode == 4 and "token refused" in r.stderr,
+              "another user got status %d: %s" % (r.returncode, r.stderr))
     app.wait(timeout=60)
     client.wait(timeout=30)
     objs, _ = parse(c_out.done())
