@@ -70,6 +70,22 @@ static int check_address(const struct sw_cmd *cmd, const char *spec)
 	return 0;
 }
 
+/* Why the token the agent refused may be missing: where attach looked for it. */
+static void token_hint(const char *file, int r)
+{
+	if (!file[0])
+		return;
+	if (r == -ENOENT)
+		fprintf(stderr,
+			"stallwatch: no token file '%s': the agent writes it for the app's user "
+			"only; attach as that user, with the app's XDG_RUNTIME_DIR, or pass "
+			"--token\n",
+			file);
+	else if (r < 0)
+		fprintf(stderr, "stallwatch: cannot read the token file '%s': %s\n", file,
+			strerror(-r));
+}
+
 static int attach_run(const struct sw_cmd *cmd, int argc, char **argv)
 {
 	struct sw_watch_options o;
@@ -143,14 +159,20 @@ static int attach_run(const struct sw_cmd *cmd, int argc, char **argv)
 		cfg.flags = SW_CONFIG_ALL_THREADS;
 	}
 	/* the agent's own token, from the file only this user can read */
-	char token[256];
+	char token[256], token_file[4200] = "";
 	const char *tok = o.token;
-	if (!tok && sw_host_agent_token(connect_to, token, sizeof(token)) == 0)
-		tok = token;
+	int token_r = 0;
+	if (!tok) {
+		token_r = sw_host_agent_token(connect_to, token, sizeof(token), token_file,
+					      sizeof(token_file));
+		tok = token_r == 0 ? token : NULL;
+	}
 	struct sw_session_options so = {.token = tok, .config = cfg.present ? &cfg : NULL};
 	if (sw_session_start(s, &so, &err) < 0) {
 		sw_cli_error("cannot talk to the agent at '%s': %s", connect_to,
 			     sw_error_str(&err));
+		if (err.code == -EACCES && !o.token)
+			token_hint(token_file, token_r);
 		sw_session_free(s);
 		return SW_EXIT_AGENT;
 	}

@@ -1026,7 +1026,7 @@ def scenario_connect():
     r = subprocess.run([STALLWATCH, "attach", "--connect", "127.0.0.1:%d" % port, "--duration",
                         "1"], capture_output=True, text=True, timeout=30,
                        env=dict(os.environ, XDG_RUNTIME_DIR=empty))
-    check(r.returncode == 4 and "token refused" in r.stderr,
+    check(r.returncode == 4 and "token refused" in r.stderr and "no token file" in r.stderr,
           "a client without the token file got status %d: %s" % (r.returncode, r.stderr))
     r = subprocess.run([STALLWATCH, "attach", "--connect", "127.0.0.1:%d" % port, "--token",
                         "wrong", "--duration", "1"], capture_output=True, text=True, timeout=30,

@@ -33,12 +33,13 @@ static int token_path(const char *connect, char *path, size_t cap)
 	return n > 0 && (size_t)n < cap ? 0 : -ENAMETOOLONG;
 }
 
-int sw_host_agent_token(const char *connect, char *buf, size_t cap)
+int sw_host_agent_token(const char *connect, char *buf, size_t cap, char *path, size_t path_cap)
 {
-	char path[4200];
-	int r = token_path(connect, path, sizeof(path));
-	if (r < 0)
+	int r = token_path(connect, path, path_cap);
+	if (r < 0) {
+		path[0] = '\0';
 		return r;
+	}
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return -errno;
