@@ -435,7 +435,10 @@ int dw_unit_tree(struct sw_dwarf *d, struct dw_unit *u, struct sw_error *err)
 {
 	if (u->tree_done)
 		return u->tree_err;
+	if (dw_index_unit(d, u))
+		return 0;
 	u->tree_done = true;
+	d->parsed = true;
 	int r = dw_unit_head(d, u, err);
 	if (r < 0)
 		return u->tree_err = r;
@@ -715,6 +718,8 @@ int dw_cu_map_build(struct sw_dwarf *d, struct sw_error *err)
 	if (d->cu_map_done)
 		return 0;
 	d->cu_map_done = true;
+	if (dw_index_cu_map(d))
+		return 0;
 	struct cu_ranges cr = {.d = d};
 	cr.from_aranges = calloc(d->nunits + 1, 1);
 	if (!cr.from_aranges)

@@ -98,7 +98,8 @@ void sw_dwarf_free(struct sw_dwarf *d)
 		struct dw_unit *u = &d->units[i];
 		free(u->funcs);
 		free(u->ranges);
-		free(u->segs);
+		if (!u->from_index)
+			free(u->segs);
 		free(u->seg_index);
 		free(u->seg_lo);
 		dw_line_free(u->line);
@@ -112,6 +113,7 @@ void sw_dwarf_free(struct sw_dwarf *d)
 	free(d->units);
 	free(d->cu_map);
 	free(d->names);
+	dw_index_free(d->index);
 	free(d);
 }
 

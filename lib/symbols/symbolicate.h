@@ -78,8 +78,17 @@ struct sw_image_ref {
 
 struct sw_symsearch;
 
+/*
+ * A new symbolicator keeps an index of each image's DWARF (what parsing
+ * produced, no per-address answer) under $XDG_CACHE_HOME/stallwatch/dwarf
+ * (or ~/.cache/stallwatch/dwarf), so that a later run skips parsing; not
+ * when $STALLWATCH_NO_INDEX is set to anything but "" or "0".  Indexes
+ * are written when the symbolicator is freed.
+ */
 int sw_symbolicator_new(unsigned flags, struct sw_symbolicator **ret);
 void sw_symbolicator_free(struct sw_symbolicator *s);
+/* Where DWARF indexes are kept; NULL or "" keeps none. */
+int sw_symbolicator_set_index_dir(struct sw_symbolicator *s, const char *dir);
 /*
  * Lets the symbolicator find binaries by id and debug files (dSYM bundles,
  * .build-id trees, .gnu_debuglink, debuginfod) through ss, which it borrows:
