@@ -325,6 +325,7 @@ static const char *const known_vars[] = {
     "STALLWATCH_DYLIB",
     "STALLWATCH_PROOF",
     "STALLWATCH_SIGNALS",
+    "STALLWATCH_NO_INDEX",
     NULL,
 };
 

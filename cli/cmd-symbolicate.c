@@ -17,6 +17,7 @@ struct run {
 	struct sw_symbolicator *sym;
 	struct sw_image_ref ref;
 	bool json;
+	bool no_index;
 	struct sw_buf out;
 };
 
@@ -115,19 +116,27 @@ static int answer(struct run *run, struct reader *rd)
 	struct sw_error err = {0};
 	int r = sw_symbolicate_file_addrs(run->sym, &run->ref, rd->addrs, rd->n, &rd->batch, &done,
 					  &err);
+	const struct sw_symbolicate_batch *b = &rd->batch;
+	sw_buf_reset(&run->out);
 	for (size_t i = 0; i < done; i++) {
-		const struct sw_symbolicate_batch *b = &rd->batch;
-		sw_buf_reset(&run->out);
 		size_t n = b->count[i];
 		const struct sw_frame *f = b->frames + b->first[i];
+		/* the frames were stored in address order: fetch the next ones early */
+		if (i + 8 < done)
+			__builtin_prefetch(b->frames + b->first[i + 8]);
 		int pr = run->json ? sw_symbolicate_print_json(rd->addrs[i], f, n, &run->out)
 				   : sw_symbolicate_print_text(f, n, &run->out);
 		if (pr < 0) {
 			return sw_cli_fail(SW_FAIL_OUTPUT, pr, "cannot print address 0x%llx: %s",
 					   (unsigned long long)rd->addrs[i], strerror(-pr));
 		}
-		fwrite(run->out.data, 1, run->out.len, stdout);
+		if (run->out.len >= (1 << 16)) {
+			fwrite(run->out.data, 1, run->out.len, stdout);
+			sw_buf_reset(&run->out);
+		}
 	}
+	fwrite(run->out.data, 1, run->out.len, stdout);
+	sw_buf_reset(&run->out);
 	rd->n = 0;
 	if (r < 0) {
 		sw_cli_error("cannot read '%s': %s", run->ref.path, sw_error_str(&err));
@@ -207,6 +216,9 @@ static int symbolicate_run(const struct sw_cmd *cmd, int argc, char **argv)
 		case SW_OPT_JSON:
 			run.json = true;
 			break;
+		case SW_OPT_NO_INDEX:
+			run.no_index = true;
+			break;
 		}
 	}
 	if (r)
@@ -219,6 +231,8 @@ static int symbolicate_run(const struct sw_cmd *cmd, int argc, char **argv)
 	if (sw_symbolicator_new(flags, &run.sym) < 0) {
 		return sw_cli_fail(SW_FAIL_INPUT, -ENOMEM, "out of memory");
 	}
+	if (run.no_index)
+		sw_symbolicator_set_index_dir(run.sym, NULL);
 	/* without --dsym, debug files are looked for where the symbol search looks */
 	struct sw_symsearch *ss = NULL;
 	if (!run.ref.debug_path && sw_symsearch_new(&ss) >= 0) {
@@ -259,6 +273,9 @@ static const struct sw_opt symbolicate_opts[] = {
     {"no-demangle", SW_OPT_NO_DEMANGLE, NULL, "print names as the file has them", NULL},
     {"json", SW_OPT_JSON, NULL, "one JSON object per address (\"schema\":1, \"type\":\"address\")",
      NULL},
+    {"no-index", SW_OPT_NO_INDEX, NULL,
+     "neither read nor write the DWARF index in the cache folder\n(also: STALLWATCH_NO_INDEX=1)",
+     NULL},
     SW_OPT_END,
 };
 
@@ -267,11 +284,13 @@ static const struct sw_opt *const symbolicate_tables[] = {symbolicate_opts, NULL
 const struct sw_cmd sw_cmd_symbolicate = {
     .name = "symbolicate",
     .usage = "-e FILE [--arch ARCH] [--dsym PATH] [--no-inlines] [--no-demangle] [--json] "
-	     "[ADDR ...]",
+	     "[--no-index] [ADDR ...]",
     .summary = "print the function, file, line and inlined calls of file addresses",
     .options = symbolicate_tables,
     .help = "ADDR: file (unslid) addresses in hexadecimal, with or without 0x, taken as\n"
-	    "given; read from standard input, one per line, when none is given.\n",
+	    "given; read from standard input, one per line, when none is given.\n"
+	    "The DWARF of each binary is indexed once in $XDG_CACHE_HOME/stallwatch/dwarf\n"
+	    "(~/.cache/stallwatch/dwarf) so that later runs skip parsing it.\n",
     .min_args = 0,
     .max_args = -1,
     .run = symbolicate_run,

@@ -703,7 +703,7 @@ int sw_symbolicate_file_addrs(struct sw_symbolicator *s, const struct sw_image_r
 	}
 	if (r >= 0)
 		sort_order(order, n);
-	struct sw_error first_err = {0};
+	struct sw_error first_err = {0}, e;
 	for (size_t k = 0; r >= 0 && k < n; k++) {
 		size_t i = order[k].index;
 		if (i > failed)
@@ -718,7 +718,10 @@ int sw_symbolicate_file_addrs(struct sw_symbolicator *s, const struct sw_image_r
 			batch->frames = p;
 			batch->frames_cap = cap;
 		}
-		struct sw_error e = {0};
+		/* the message is only read when the code is set: clearing 512 bytes
+		 * per address cost 6% of the time */
+		e.code = 0;
+		e.msg[0] = '\0';
 		int got = sw_symbolicate_file_addr(s, ref, order[k].addr, batch->frames + used,
 						   SW_SYMBOLICATE_MAX_FRAMES, &e);
 		if (got < 0) {
