@@ -10,6 +10,7 @@
  * borrows a neighbour's.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -229,7 +230,8 @@ int sw_elf_plt_symbols(const struct elf_file *f, struct elf_priv *priv, struct s
 		p.syms[i].name = priv->plt_names + p.name_at[i];
 		all[n++] = p.syms[i];
 	}
-	qsort(all, n, sizeof(*all), by_addr);
+	if (sw_object_sort_by_u64(all, n, sizeof(*all), offsetof(struct sw_symbol, addr)) < 0)
+		qsort(all, n, sizeof(*all), by_addr);
 	obj->symbols = all;
 	obj->nsymbols = n;
 out:

@@ -7,6 +7,7 @@
  * checked against the mapping before use.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -345,13 +346,18 @@ static int load_symtab(const struct elf_file *f, const struct elf_shdr *s, struc
 			     (type != STT_NOTYPE ? SW_SYMBOL_FUNCTION : 0),
 		};
 	}
-	qsort(all, k, sizeof(*all), cmp_sym);
+	/* stable by address: each address's symbols stay in table order */
+	if (sw_object_sort_by_u64(all, k, sizeof(*all), offsetof(struct sym_at, sym.addr)) < 0)
+		qsort(all, k, sizeof(*all), cmp_sym);
 	struct sw_symbol *syms = (struct sw_symbol *)all; /* compacted in place */
 	size_t j = 0;
-	for (size_t i = 0; i < k; i++) {
-		if (i + 1 < k && all[i + 1].sym.addr == all[i].sym.addr)
-			continue;                   /* keep the last of each address */
-		struct sw_symbol keep = all[i].sym; /* read before the overlapping write */
+	for (size_t i = 0; i < k;) {
+		/* of one address's symbols the largest, then the last in the table */
+		size_t best = i;
+		for (i++; i < k && all[i].sym.addr == all[best].sym.addr; i++)
+			if (cmp_sym(&all[i], &all[best]) > 0)
+				best = i;
+		struct sw_symbol keep = all[best].sym; /* read before the overlapping write */
 		syms[j++] = keep;
 	}
 	priv->symbols = syms;
