@@ -226,14 +226,22 @@ int sw_elf_plt_symbols(const struct elf_file *f, struct elf_priv *priv, struct s
 	}
 	priv->symbols = all;
 	priv->plt_names = sw_buf_detach(&p.names, NULL);
-	for (size_t i = 0; i < keep; i++) {
+	for (size_t i = 0; i < keep; i++)
 		p.syms[i].name = priv->plt_names + p.name_at[i];
-		all[n++] = p.syms[i];
+	/* the few PLT entries sorted, then merged in from the back: at one
+	 * address, table symbols before PLT ones, PLT ones in their order */
+	if (sw_object_sort_by_u64(p.syms, keep, sizeof(*p.syms), offsetof(struct sw_symbol, addr)) <
+	    0)
+		qsort(p.syms, keep, sizeof(*p.syms), by_addr);
+	size_t a = n, b = keep, k = n + keep;
+	while (b > 0) {
+		if (a > 0 && all[a - 1].addr > p.syms[b - 1].addr)
+			all[--k] = all[--a];
+		else
+			all[--k] = p.syms[--b];
 	}
-	if (sw_object_sort_by_u64(all, n, sizeof(*all), offsetof(struct sw_symbol, addr)) < 0)
-		qsort(all, n, sizeof(*all), by_addr);
 	obj->symbols = all;
-	obj->nsymbols = n;
+	obj->nsymbols = n + keep;
 out:
 	sw_buf_finish(&p.names);
 	free(p.syms);

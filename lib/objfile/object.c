@@ -50,41 +50,52 @@ static bool is_macho_magic(uint32_t m)
 	}
 }
 
-struct keyed {
-	uint64_t key;
-	size_t index;
-};
+/*
+ * LSD radix over the bytes in which the keys differ (stable), one byte per
+ * pass.  KEY(x) reads an element's key.
+ */
+#define RADIX_SORT(type, v, n, KEY)                                                                \
+	do {                                                                                       \
+		uint64_t lo_ = UINT64_MAX, hi_ = 0;                                                \
+		for (size_t i_ = 0; i_ < (n); i_++) {                                              \
+			lo_ = KEY((v)[i_]) < lo_ ? KEY((v)[i_]) : lo_;                             \
+			hi_ = KEY((v)[i_]) > hi_ ? KEY((v)[i_]) : hi_;                             \
+		}                                                                                  \
+		if ((n) < 2 || lo_ == hi_)                                                         \
+			return 0;                                                                  \
+		type *tmp_ = malloc((n) * sizeof(type));                                           \
+		if (!tmp_)                                                                         \
+			return -ENOMEM;                                                            \
+		type *src_ = (v), *dst_ = tmp_;                                                    \
+		for (unsigned sh_ = 0; sh_ < 64 && ((hi_ - lo_) >> sh_); sh_ += 8) {               \
+			size_t count_[257] = {0};                                                  \
+			for (size_t i_ = 0; i_ < (n); i_++)                                        \
+				count_[((KEY(src_[i_]) - lo_) >> sh_ & 0xff) + 1]++;               \
+			for (int b_ = 0; b_ < 256; b_++)                                           \
+				count_[b_ + 1] += count_[b_];                                      \
+			for (size_t i_ = 0; i_ < (n); i_++)                                        \
+				dst_[count_[(KEY(src_[i_]) - lo_) >> sh_ & 0xff]++] = src_[i_];    \
+			type *t_ = src_;                                                           \
+			src_ = dst_;                                                               \
+			dst_ = t_;                                                                 \
+		}                                                                                  \
+		if (src_ != (v))                                                                   \
+			memcpy((v), src_, (n) * sizeof(type));                                     \
+		free(tmp_);                                                                        \
+		return 0;                                                                          \
+	} while (0)
 
-/* LSD radix over the bytes in which the keys differ; stable. */
-static int radix_keyed(struct keyed *v, size_t n)
+#define KEY_OF_PAIR(x) ((x).key)
+#define KEY_OF_U64(x)  (x)
+
+int sw_object_sort_keys(struct sw_sort_key *v, size_t n)
 {
-	uint64_t lo = UINT64_MAX, hi = 0;
-	for (size_t i = 0; i < n; i++) {
-		lo = v[i].key < lo ? v[i].key : lo;
-		hi = v[i].key > hi ? v[i].key : hi;
-	}
-	if (n < 2 || lo == hi)
-		return 0;
-	struct keyed *tmp = malloc(n * sizeof(*tmp));
-	if (!tmp)
-		return -ENOMEM;
-	struct keyed *src = v, *dst = tmp;
-	for (unsigned shift = 0; shift < 64 && ((hi - lo) >> shift); shift += 8) {
-		size_t count[257] = {0};
-		for (size_t i = 0; i < n; i++)
-			count[((src[i].key - lo) >> shift & 0xff) + 1]++;
-		for (int b = 0; b < 256; b++)
-			count[b + 1] += count[b];
-		for (size_t i = 0; i < n; i++)
-			dst[count[(src[i].key - lo) >> shift & 0xff]++] = src[i];
-		struct keyed *t = src;
-		src = dst;
-		dst = t;
-	}
-	if (src != v)
-		memcpy(v, src, n * sizeof(*v));
-	free(tmp);
-	return 0;
+	RADIX_SORT(struct sw_sort_key, v, n, KEY_OF_PAIR);
+}
+
+int sw_object_sort_u64(uint64_t *v, size_t n)
+{
+	RADIX_SORT(uint64_t, v, n, KEY_OF_U64);
 }
 
 int sw_object_sort_by_u64(void *base, size_t n, size_t size, size_t key_off)
@@ -92,7 +103,7 @@ int sw_object_sort_by_u64(void *base, size_t n, size_t size, size_t key_off)
 	if (n < 2)
 		return 0;
 	uint8_t *b = base;
-	struct keyed *k = malloc(n * sizeof(*k));
+	struct sw_sort_key *k = malloc(n * sizeof(*k));
 	uint8_t *out = malloc(n * size);
 	int r = k && out ? 0 : -ENOMEM;
 	for (size_t i = 0; r == 0 && i < n; i++) {
@@ -100,7 +111,7 @@ int sw_object_sort_by_u64(void *base, size_t n, size_t size, size_t key_off)
 		k[i].index = i;
 	}
 	if (r == 0)
-		r = radix_keyed(k, n);
+		r = sw_object_sort_keys(k, n);
 	for (size_t i = 0; r == 0 && i < n; i++)
 		memcpy(out + i * size, b + k[i].index * size, size);
 	if (r == 0)

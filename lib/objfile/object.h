@@ -104,6 +104,13 @@ int sw_macho_load(struct sw_object *obj, const uint8_t *data, size_t size, const
  * unsorted.
  */
 int sw_object_sort_by_u64(void *base, size_t n, size_t size, size_t key_off);
+/* The same for (key, index) pairs, and for plain numbers. */
+struct sw_sort_key {
+	uint64_t key;
+	size_t index;
+};
+int sw_object_sort_keys(struct sw_sort_key *v, size_t n);
+int sw_object_sort_u64(uint64_t *v, size_t n);
 
 /* The nearest symbol at or before addr, bounded by the next function start. */
 const struct sw_symbol *sw_object_find_symbol(const struct sw_object *obj, uint64_t addr);
