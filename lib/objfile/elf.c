@@ -280,6 +280,7 @@ struct symtab {
 	const uint8_t *data, *str;
 	size_t entsize;
 	uint64_t str_size;
+	bool str_ends; /* the string table ends with a NUL: every name in it ends */
 	bool arm;
 };
 
@@ -303,7 +304,7 @@ static bool read_symbol(const struct symtab *t, uint64_t i, struct sw_symbol *re
 	if (name >= t->str_size)
 		return false;
 	const char *nm = (const char *)t->str + name;
-	if (!nm[0] || !memchr(nm, '\0', t->str_size - name))
+	if (!nm[0] || (!t->str_ends && !memchr(nm, '\0', t->str_size - name)))
 		return false;
 	if (type == STT_NOTYPE && nm[0] == '$')
 		return false; /* ARM/AArch64 mapping symbols */
@@ -361,6 +362,7 @@ static int load_symtab(const struct elf_file *f, const struct elf_shdr *s, struc
 	if (r < 0)
 		return r;
 	t.str_size = ss->size;
+	t.str_ends = ss->size && t.str[ss->size - 1] == '\0';
 	t.arm = sw_elf_u16(f, f->data + 18) == EM_ARM;
 	uint64_t n = s->size / t.entsize;
 	if (n > MAX_SYMBOLS)

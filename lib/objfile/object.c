@@ -52,16 +52,19 @@ static bool is_macho_magic(uint32_t m)
 
 /*
  * LSD radix over the bytes in which the keys differ (stable), one byte per
- * pass.  KEY(x) reads an element's key.
+ * pass; nothing to do when the keys already rise.  KEY(x) reads an element's key.
  */
 #define RADIX_SORT(type, v, n, KEY)                                                                \
 	do {                                                                                       \
 		uint64_t lo_ = UINT64_MAX, hi_ = 0;                                                \
+		bool sorted_ = true;                                                               \
 		for (size_t i_ = 0; i_ < (n); i_++) {                                              \
 			lo_ = KEY((v)[i_]) < lo_ ? KEY((v)[i_]) : lo_;                             \
 			hi_ = KEY((v)[i_]) > hi_ ? KEY((v)[i_]) : hi_;                             \
+			if (i_ && KEY((v)[i_]) < KEY((v)[i_ - 1]))                                 \
+				sorted_ = false;                                                   \
 		}                                                                                  \
-		if ((n) < 2 || lo_ == hi_)                                                         \
+		if ((n) < 2 || lo_ == hi_ || sorted_)                                              \
 			return 0;                                                                  \
 		type *tmp_ = malloc((n) * sizeof(type));                                           \
 		if (!tmp_)                                                                         \
