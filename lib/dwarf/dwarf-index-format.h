@@ -39,4 +39,18 @@ struct ix_func {
 	uint32_t parent, call_file, call_line, call_column, inlined;
 };
 
+/* An index file mapped by a reader. */
+struct dw_index {
+	void *map;
+	size_t size;
+	const struct ix_header *h;
+	const struct ix_unit *units;
+	const struct dw_seg *cu_map, *segs;
+	const struct ix_func *funcs;
+	const struct dw_line_row *rows;
+	const struct dw_line_seq *seqs;
+	const uint32_t *files;
+	const char *str;
+};
+
 #endif

@@ -126,7 +126,16 @@ static int out_funcs(struct sw_dwarf *d, struct dw_unit *u, struct ix_out *o)
 {
 	if (reserve((void **)&o->funcs, o->nfuncs + u->nfuncs, sizeof(*o->funcs)) < 0)
 		return -ENOMEM;
-	for (size_t i = 0; i < u->nfuncs; i++) {
+	for (size_t i = 0; u->ix_funcs && i < u->nfuncs; i++) {
+		/* a unit read from the old index: its names move to the new table */
+		const struct ix_func *f = &u->ix_funcs[i];
+		struct ix_func *x = &o->funcs[o->nfuncs + i];
+		*x = *f;
+		if (strtab_add(&o->str, f->name == IX_NONE ? NULL : d->index->str + f->name,
+			       &x->name) < 0)
+			return -ENOMEM;
+	}
+	for (size_t i = 0; !u->ix_funcs && i < u->nfuncs; i++) {
 		struct dw_func *f = &u->funcs[i];
 		struct ix_func *x = &o->funcs[o->nfuncs + i];
 		*x = (struct ix_func){.parent = f->parent,

@@ -25,19 +25,6 @@
 
 #include "dwarf-index-format.h"
 
-struct dw_index {
-	void *map;
-	size_t size;
-	const struct ix_header *h;
-	const struct ix_unit *units;
-	const struct dw_seg *cu_map, *segs;
-	const struct ix_func *funcs;
-	const struct dw_line_row *rows;
-	const struct dw_line_seq *seqs;
-	const uint32_t *files;
-	const char *str;
-};
-
 void dw_index_free(struct dw_index *ix)
 {
 	if (!ix)
@@ -182,31 +169,45 @@ static bool unit_ok(const struct dw_index *ix, const struct ix_unit *x)
 	return true;
 }
 
+/* Checks the unit's subroutines, which lookups then read in place. */
 static int unit_funcs(const struct dw_index *ix, const struct ix_unit *x, struct dw_unit *u)
 {
-	u->funcs = malloc((x->func_count ? x->func_count : 1) * sizeof(*u->funcs));
-	if (!u->funcs)
-		return -ENOMEM;
+	const struct ix_func *fn = ix->funcs + x->func_first;
 	for (uint64_t i = 0; i < x->func_count; i++) {
-		const struct ix_func *f = &ix->funcs[x->func_first + i];
-		if ((f->name != IX_NONE && f->name >= ix->h->nstr) ||
-		    (f->parent != IX_NONE && f->parent >= x->func_count)) {
-			free(u->funcs);
-			u->funcs = NULL;
+		if ((fn[i].name != IX_NONE && fn[i].name >= ix->h->nstr) ||
+		    (fn[i].parent != IX_NONE && fn[i].parent >= x->func_count))
 			return -EINVAL;
-		}
-		u->funcs[i] = (struct dw_func){
-		    .parent = f->parent,
-		    .call_file = f->call_file,
-		    .call_line = f->call_line,
-		    .call_column = f->call_column,
-		    .inlined = f->inlined != 0,
-		    .name_done = true,
-		    .name = f->name == IX_NONE ? NULL : ix->str + f->name,
-		};
 	}
+	u->ix_funcs = fn;
 	u->nfuncs = x->func_count;
 	return 0;
+}
+
+static const char *ix_name(const struct dw_index *ix, const struct ix_func *f)
+{
+	return f->name == IX_NONE ? NULL : ix->str + f->name;
+}
+
+int dw_index_chain(const struct sw_dwarf *d, struct dw_unit *u, uint32_t f, unsigned flags,
+		   struct sw_dwarf_frame *frames, size_t max)
+{
+	const struct dw_index *ix = d->index;
+	const struct ix_func *fn = u->ix_funcs;
+	frames[0].function = ix_name(ix, &fn[f]);
+	if (flags & SW_DWARF_NO_INLINES)
+		return 1;
+	size_t n = 1;
+	/* parents were checked to be in the unit; a loop ends at max */
+	while (fn[f].inlined && fn[f].parent != IX_NONE && n < max) {
+		const struct ix_func *inner = &fn[f];
+		f = inner->parent;
+		struct sw_dwarf_frame *fr = &frames[n++];
+		fr->function = ix_name(ix, &fn[f]);
+		fr->file = u->line ? dw_line_path(u->line, u, inner->call_file) : NULL;
+		fr->line = inner->call_line;
+		fr->column = inner->call_column;
+	}
+	return (int)n;
 }
 
 static int unit_segs(const struct dw_index *ix, const struct ix_unit *x, struct dw_unit *u)
@@ -256,11 +257,10 @@ static int unit_line(const struct dw_index *ix, const struct ix_unit *x, struct 
 /* Drops what a failed unit_* left so that the unit is parsed from DWARF. */
 static void unit_undo(struct dw_unit *u)
 {
-	free(u->funcs);
+	u->ix_funcs = NULL;
 	free(u->seg_index);
 	free(u->seg_lo);
 	dw_line_free(u->line);
-	u->funcs = NULL;
 	u->segs = NULL;
 	u->seg_index = u->seg_lo = NULL;
 	u->line = NULL;

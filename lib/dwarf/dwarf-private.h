@@ -184,7 +184,8 @@ struct dw_unit {
 	bool line_done;
 	int line_err;
 	struct dw_line_table *line;
-	bool from_index; /* segs point into the index file (dwarf-index.c) */
+	bool from_index;                /* segs point into the index file (dwarf-index.c) */
+	const struct ix_func *ix_funcs; /* from_index: the subroutines, in place of funcs */
 };
 
 struct sw_dwarf {
@@ -239,6 +240,13 @@ const char *dw_line_path(struct dw_line_table *t, const struct dw_unit *u, uint6
 void dw_line_free(struct dw_line_table *t);
 
 /* dwarf-index.c: a unit's subroutines and line table from the index, if it holds them. */
+struct ix_func;
+/*
+ * Fills frames[0].function and the inlined chain above subroutine f of a
+ * unit read from the index, as sw_dwarf_lookup() does from funcs.
+ */
+int dw_index_chain(const struct sw_dwarf *d, struct dw_unit *u, uint32_t f, unsigned flags,
+		   struct sw_dwarf_frame *frames, size_t max);
 int dw_index_unit(struct sw_dwarf *d, struct dw_unit *u);
 /* The address -> unit map from the index: 1 when it was taken. */
 int dw_index_cu_map(struct sw_dwarf *d);

@@ -192,6 +192,8 @@ int sw_dwarf_lookup(struct sw_dwarf *d, uint64_t addr, unsigned flags,
 	if (!fs)
 		return 1;
 	uint32_t f = fs->func;
+	if (u->ix_funcs)
+		return dw_index_chain(d, u, f, flags, frames, max);
 	frames[0].function = dw_func_name(d, &u->funcs[f]);
 	if (flags & SW_DWARF_NO_INLINES)
 		return 1;
