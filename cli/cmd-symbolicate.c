@@ -110,39 +110,56 @@ static int fill(struct reader *rd)
 	return 0;
 }
 
-static int answer(struct run *run, struct reader *rd)
+/*
+ * At most this many addresses are answered at once: their frames (a few
+ * hundred KiB) stay in the caches and are reused, where a whole block's
+ * would take megabytes of fresh pages; the index makes a lookup cheap
+ * wherever the address falls.
+ */
+#define SLICE 8192
+
+/* Prints the answers of addrs[0..n), as many as the batch holds. */
+static int print_slice(struct run *run, const struct sw_symbolicate_batch *b, const uint64_t *addrs,
+		       size_t n)
 {
-	size_t done;
-	struct sw_error err = {0};
-	int r = sw_symbolicate_file_addrs(run->sym, &run->ref, rd->addrs, rd->n, &rd->batch, &done,
-					  &err);
-	const struct sw_symbolicate_batch *b = &rd->batch;
-	sw_buf_reset(&run->out);
-	for (size_t i = 0; i < done; i++) {
-		size_t n = b->count[i];
+	for (size_t i = 0; i < n; i++) {
 		const struct sw_frame *f = b->frames + b->first[i];
 		/* the frames were stored in address order: fetch the next ones early */
-		if (i + 8 < done)
+		if (i + 8 < n)
 			__builtin_prefetch(b->frames + b->first[i + 8]);
-		int pr = run->json ? sw_symbolicate_print_json(rd->addrs[i], f, n, &run->out)
-				   : sw_symbolicate_print_text(f, n, &run->out);
+		int pr = run->json ? sw_symbolicate_print_json(addrs[i], f, b->count[i], &run->out)
+				   : sw_symbolicate_print_text(f, b->count[i], &run->out);
 		if (pr < 0) {
 			return sw_cli_fail(SW_FAIL_OUTPUT, pr, "cannot print address 0x%llx: %s",
-					   (unsigned long long)rd->addrs[i], strerror(-pr));
+					   (unsigned long long)addrs[i], strerror(-pr));
 		}
 		if (run->out.len >= (1 << 16)) {
 			fwrite(run->out.data, 1, run->out.len, stdout);
 			sw_buf_reset(&run->out);
 		}
 	}
+	return SW_EXIT_OK;
+}
+
+static int answer(struct run *run, struct reader *rd)
+{
+	int status = SW_EXIT_OK, r = 0;
+	struct sw_error err = {0};
+	sw_buf_reset(&run->out);
+	for (size_t at = 0; status == SW_EXIT_OK && r == 0 && at < rd->n; at += SLICE) {
+		size_t n = rd->n - at < SLICE ? rd->n - at : SLICE, done;
+		r = sw_symbolicate_file_addrs(run->sym, &run->ref, rd->addrs + at, n, &rd->batch,
+					      &done, &err);
+		status = print_slice(run, &rd->batch, rd->addrs + at, done);
+	}
 	fwrite(run->out.data, 1, run->out.len, stdout);
 	sw_buf_reset(&run->out);
 	rd->n = 0;
-	if (r < 0) {
+	if (status == SW_EXIT_OK && r < 0) {
 		sw_cli_error("cannot read '%s': %s", run->ref.path, sw_error_str(&err));
 		return SW_EXIT_INPUT;
 	}
-	return SW_EXIT_OK;
+	return status;
 }
 
 static int from_stdin(struct run *run)

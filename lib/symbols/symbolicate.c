@@ -626,20 +626,12 @@ struct order {
 	size_t index;
 };
 
-static int cmp_order(const void *a, const void *b)
-{
-	const struct order *x = a, *y = b;
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	return x->index < y->index ? -1 : x->index > y->index;
-}
-
 /*
  * Sorts by address, ties in input order: a least-significant-byte-first
  * radix sort over the bytes in which the addresses differ (three for a few
  * megabytes of text), several times faster than qsort on 100,000 of them.
  */
-static int sort_order(struct order *v, size_t n)
+static int sort_order(struct order *v, size_t n, struct order *tmp)
 {
 	uint64_t lo = UINT64_MAX, hi = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -650,11 +642,6 @@ static int sort_order(struct order *v, size_t n)
 	}
 	if (n < 2 || lo == hi)
 		return 0;
-	struct order *tmp = malloc(n * sizeof(*tmp));
-	if (!tmp) {
-		qsort(v, n, sizeof(*v), cmp_order);
-		return 0;
-	}
 	struct order *src = v, *dst = tmp;
 	for (unsigned shift = 0; shift < 64 && ((hi - lo) >> shift); shift += 8) {
 		size_t count[257] = {0};
@@ -670,7 +657,6 @@ static int sort_order(struct order *v, size_t n)
 	}
 	if (src != v)
 		memcpy(v, src, n * sizeof(*v));
-	free(tmp);
 	return 0;
 }
 
@@ -694,15 +680,25 @@ int sw_symbolicate_file_addrs(struct sw_symbolicator *s, const struct sw_image_r
 			      const uint64_t *addrs, size_t n, struct sw_symbolicate_batch *batch,
 			      size_t *ret_done, struct sw_error *err)
 {
-	struct order *order = malloc((n ? n : 1) * sizeof(*order));
 	size_t used = 0, failed = n;
-	int r = order ? batch_reserve(batch, n + 1) : -ENOMEM;
+	int r = batch_reserve(batch, n + 1);
+	/* twice n: the sort's scratch is the second half */
+	if (r >= 0 && batch->order_cap < 2 * n) {
+		void *p = realloc(batch->order, 2 * n * sizeof(struct order));
+		if (p) {
+			batch->order = p;
+			batch->order_cap = 2 * n;
+		} else {
+			r = -ENOMEM;
+		}
+	}
+	struct order *order = batch->order;
 	for (size_t i = 0; r >= 0 && i < n; i++) {
 		order[i] = (struct order){addrs[i], i};
 		batch->count[i] = 0;
 	}
 	if (r >= 0)
-		sort_order(order, n);
+		sort_order(order, n, order + n);
 	struct sw_error first_err = {0}, e;
 	for (size_t k = 0; r >= 0 && k < n; k++) {
 		size_t i = order[k].index;
@@ -733,7 +729,6 @@ int sw_symbolicate_file_addrs(struct sw_symbolicator *s, const struct sw_image_r
 		batch->count[i] = (size_t)got;
 		used += (size_t)got;
 	}
-	free(order);
 	if (r < 0)
 		return sw_error_set(err, r, "out of memory");
 	*ret_done = failed;
@@ -752,5 +747,6 @@ void sw_symbolicate_batch_finish(struct sw_symbolicate_batch *batch)
 	free(batch->frames);
 	free(batch->first);
 	free(batch->count);
+	free(batch->order);
 	*batch = (struct sw_symbolicate_batch){0};
 }

@@ -122,6 +122,8 @@ struct sw_symbolicate_batch {
 	struct sw_frame *frames;
 	size_t *first, *count;
 	size_t frames_cap, index_cap;
+	void *order; /* the library's own scratch, kept for the next call */
+	size_t order_cap;
 };
 
 /*
