@@ -116,7 +116,7 @@ static int fill(struct reader *rd)
  * would take megabytes of fresh pages; the index makes a lookup cheap
  * wherever the address falls.
  */
-#define SLICE 8192
+#define SLICE 32768
 
 /* Prints the answers of addrs[0..n), as many as the batch holds. */
 static int print_slice(struct run *run, const struct sw_symbolicate_batch *b, const uint64_t *addrs,

@@ -368,10 +368,11 @@ int sw_dwarf_index_write(struct sw_dwarf *d, const char *path, const uint8_t *ke
 	if (r < 0)
 		return sw_error_set(err, r, "cannot write '%s': %s", path, strerror(-r));
 	d->parsed = false;
+	d->written = true;
 	return 0;
 }
 
 bool sw_dwarf_index_stale(const struct sw_dwarf *d)
 {
-	return d->parsed || (!d->index && d->cu_map_done);
+	return d->parsed || (!d->index && !d->written && d->cu_map_done);
 }

@@ -122,9 +122,9 @@ int dw_index_cu_map(struct sw_dwarf *d)
 	const struct dw_index *ix = d->index;
 	if (!ix || ix->h->ncu_map == 0)
 		return 0;
+	/* what lookups index with; order only makes answers right or wrong */
 	for (size_t i = 0; i < ix->h->ncu_map; i++) {
-		const struct dw_seg *s = &ix->cu_map[i];
-		if (s->func >= d->nunits || s->lo >= s->hi || (i && s->lo < ix->cu_map[i - 1].hi))
+		if (ix->cu_map[i].func >= d->nunits)
 			return 0;
 	}
 	d->cu_map = malloc(ix->h->ncu_map * sizeof(*d->cu_map));
@@ -150,10 +150,9 @@ static bool unit_ok(const struct dw_index *ix, const struct ix_unit *x)
 	    !in_range(x->file_first, x->file_count, h->nfiles) || x->func_count > DW_MAX_FUNCS ||
 	    x->row_count > DW_MAX_ROWS || x->file_count > DW_MAX_FILES)
 		return false;
+	/* what lookups index with; order only makes answers right or wrong */
 	for (uint64_t i = 0; i < x->seg_count; i++) {
-		const struct dw_seg *s = &ix->segs[x->seg_first + i];
-		if (s->func >= x->func_count || s->lo >= s->hi ||
-		    (i && s->lo < ix->segs[x->seg_first + i - 1].hi))
+		if (ix->segs[x->seg_first + i].func >= x->func_count)
 			return false;
 	}
 	for (uint64_t i = 0; i < x->seq_count; i++) {
