@@ -4,6 +4,7 @@
  * can be diffed, or as NDJSON.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -206,6 +207,32 @@ static int from_stdin(struct run *run)
 	return status;
 }
 
+/*
+ * A first run's index (megabytes, synced before it is renamed into place)
+ * is written by a detached child once every answer is out, so that the
+ * command returns as soon as it has answered; where fork fails the
+ * symbolicator writes it itself.
+ */
+static void save_in_background(struct sw_symbolicator *sym)
+{
+	if (!sw_symbolicator_index_pending(sym))
+		return;
+	pid_t pid = fork();
+	if (pid == 0) {
+		setsid();
+		int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (fd >= 0) {
+			dup2(fd, 0);
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		sw_symbolicator_save_indexes(sym);
+		_exit(0);
+	}
+	if (pid > 0)
+		sw_symbolicator_set_index_dir(sym, NULL); /* the child writes it */
+}
+
 static int symbolicate_run(const struct sw_cmd *cmd, int argc, char **argv)
 {
 	struct run run = {0};
@@ -275,6 +302,8 @@ static int symbolicate_run(const struct sw_cmd *cmd, int argc, char **argv)
 		status = from_stdin(&run);
 	}
 	sw_buf_finish(&run.out);
+	status = sw_cli_finish_stdout(status);
+	save_in_background(run.sym);
 	sw_symbolicator_free(run.sym);
 	sw_symsearch_free(ss);
 	return sw_cli_finish_stdout(status);

@@ -169,13 +169,32 @@ static int make_dirs(const char *dir)
 }
 
 /* Writes the image's index when this run read units it did not hold; failures only cost speed. */
+static bool index_pending(const struct sw_symbolicator *s, const struct image *im)
+{
+	return s->index_dir && im->dwarf && im->index_path && sw_dwarf_index_stale(im->dwarf);
+}
+
 static void save_index(struct sw_symbolicator *s, struct image *im)
 {
-	if (!im->dwarf || !im->index_path || !sw_dwarf_index_stale(im->dwarf))
+	if (!index_pending(s, im))
 		return;
 	if (make_dirs(s->index_dir) < 0)
 		return;
 	sw_dwarf_index_write(im->dwarf, im->index_path, im->index_key, im->index_key_len, NULL);
+}
+
+bool sw_symbolicator_index_pending(const struct sw_symbolicator *s)
+{
+	for (size_t i = 0; i < s->nimages; i++)
+		if (index_pending(s, &s->images[i]))
+			return true;
+	return false;
+}
+
+void sw_symbolicator_save_indexes(struct sw_symbolicator *s)
+{
+	for (size_t i = 0; i < s->nimages; i++)
+		save_index(s, &s->images[i]);
 }
 
 void sw_symbolicator_free(struct sw_symbolicator *s)

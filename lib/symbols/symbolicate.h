@@ -87,8 +87,12 @@ struct sw_symsearch;
  */
 int sw_symbolicator_new(unsigned flags, struct sw_symbolicator **ret);
 void sw_symbolicator_free(struct sw_symbolicator *s);
-/* Where DWARF indexes are kept; NULL or "" keeps none. */
+/* Where DWARF indexes are kept; NULL or "" keeps none (nor writes any pending). */
 int sw_symbolicator_set_index_dir(struct sw_symbolicator *s, const char *dir);
+/* Whether an image read DWARF that its index file does not hold yet. */
+bool sw_symbolicator_index_pending(const struct sw_symbolicator *s);
+/* Writes those index files now (sw_symbolicator_free() does it otherwise). */
+void sw_symbolicator_save_indexes(struct sw_symbolicator *s);
 /*
  * Lets the symbolicator find binaries by id and debug files (dSYM bundles,
  * .build-id trees, .gnu_debuglink, debuginfod) through ss, which it borrows:
