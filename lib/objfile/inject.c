@@ -21,7 +21,7 @@
 #include <plist/plist.h>
 #endif
 #if SW_HAVE_LIBZIP
-#include "zip-dl.h"
+#include "inject-libzip.h"
 #endif
 
 /* Ceiling on an executable read into memory (iOS app binaries stay far below). */

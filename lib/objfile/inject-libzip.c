@@ -1,5 +1,5 @@
 /*
- * Loading libzip at the first .ipa (zip-dl.h): dlopen by its file name and
+ * Loading libzip at the first .ipa (inject-libzip.h): dlopen by its file name and
  * every function inject.c calls looked up once.  $STALLWATCH_LIBZIP names
  * another file (tests use it to prove the message a missing library gives).
  */
@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "zip-dl.h"
+#include "inject-libzip.h"
 
 #define SW_ZIP_DEFINE(name) __typeof__(name) *sw_zip_##name;
 SW_LIBZIP_FUNCTIONS(SW_ZIP_DEFINE)

@@ -5,8 +5,8 @@
  * inject.c calls is reached through a pointer of its own type and the
  * macros send the calls there.  sw_zip_load() must succeed first.
  */
-#ifndef SW_ZIP_DL_H
-#define SW_ZIP_DL_H
+#ifndef SW_INJECT_LIBZIP_H
+#define SW_INJECT_LIBZIP_H
 
 #include <zip.h>
 
