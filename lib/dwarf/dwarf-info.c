@@ -6,6 +6,7 @@
  * DW_AT_abstract_origin, and the address-to-unit map.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -362,7 +363,9 @@ int dw_segs_paint(struct dw_seg *in, size_t n, struct dw_seg **ret, size_t *ret_
 	struct dw_seg *stack = malloc((n ? n : 1) * sizeof(*stack));
 	if (!stack)
 		return -ENOMEM;
-	qsort(in, n, sizeof(*in), cmp_seg);
+	/* stable by lo: the input is in preorder, so outer subroutines stay first */
+	if (sw_object_sort_by_u64(in, n, sizeof(*in), offsetof(struct dw_seg, lo)) < 0)
+		qsort(in, n, sizeof(*in), cmp_seg);
 	size_t sp = 0;
 	uint64_t pos = 0;
 	int r = 0;

@@ -253,7 +253,10 @@ int dw_index_unit(struct sw_dwarf *d, struct dw_unit *u);
 int dw_index_cu_map(struct sw_dwarf *d);
 void dw_index_free(struct dw_index *ix);
 
-/* Painting of nested ranges into disjoint segments, inner ones winning. */
+/*
+ * Painting of nested ranges into disjoint segments, inner ones winning; in
+ * is in preorder (func ascending), which a stable sort by lo keeps for ties.
+ */
 int dw_segs_paint(struct dw_seg *in, size_t n, struct dw_seg **ret, size_t *ret_n);
 
 #endif
