@@ -326,6 +326,10 @@ static const char *const known_vars[] = {
     "STALLWATCH_DYLIB",
     "STALLWATCH_PROOF",
     "STALLWATCH_SIGNALS",
+    "STALLWATCH_NO_INDEX",
+    "STALLWATCH_IMOBILEDEVICE",
+    "STALLWATCH_LIBZIP",
+    "STALLWATCH_DEBUGINFOD_LIB",
     NULL,
 };
 
