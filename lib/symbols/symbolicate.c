@@ -332,32 +332,6 @@ static void memo_put(struct sw_symbolicator *s, struct memo *m, const void *key,
 }
 
 /* The name to show for a name of the file: demangled unless asked not to. */
-/* The length of "@plt" or " stub" ending a PLT entry's or a Mach-O stub's name, or 0. */
-static size_t stub_suffix(const char *raw)
-{
-	size_t n = strlen(raw);
-	if (n > 4 && strcmp(raw + n - 4, "@plt") == 0)
-		return 4;
-	if (n > 5 && strcmp(raw + n - 5, " stub") == 0)
-		return 5;
-	return 0;
-}
-
-/* Demangles raw into b, a stub's suffix kept after the demangled name: > 0 when it did. */
-static int demangle_name(const char *raw, unsigned dflags, struct sw_buf *b)
-{
-	size_t suffix = stub_suffix(raw);
-	if (!suffix)
-		return sw_demangle(raw, dflags, b);
-	size_t n = strlen(raw) - suffix;
-	char *target = strndup(raw, n);
-	int r = target ? sw_demangle(target, dflags, b) : -ENOMEM;
-	free(target);
-	if (r > 0 && sw_buf_append(b, raw + n, suffix) < 0)
-		r = -ENOMEM;
-	return r;
-}
-
 static const char *shown_name(struct sw_symbolicator *s, const char *raw)
 {
 	if (!raw || (s->flags & SW_SYMBOLICATE_NO_DEMANGLE))
@@ -371,7 +345,7 @@ static const char *shown_name(struct sw_symbolicator *s, const char *raw)
 	sw_buf_init(&b, 1 << 20);
 	unsigned dflags = (s->flags & SW_SYMBOLICATE_SWIFT_SIMPLIFIED) ? SW_DEMANGLE_SIMPLIFIED : 0;
 	const char *value = raw;
-	if (demangle_name(raw, dflags, &b) > 0) {
+	if (sw_demangle(raw, dflags, &b) > 0) {
 		const char *kept = keep_string(s, (const char *)b.data, b.len);
 		if (kept)
 			value = kept;
