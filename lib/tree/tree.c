@@ -121,6 +121,7 @@ void sw_profile_free(struct sw_profile *p)
 	if (!p)
 		return;
 	for (size_t i = 0; i < p->nstalls; i++) {
+		free((char *)p->stalls[i]->info.extra_json);
 		free(p->stalls[i]->threads);
 		free(p->stalls[i]->samples);
 		free(p->stalls[i]);
@@ -408,11 +409,13 @@ int sw_profile_add_stall(struct sw_profile *p, const struct sw_tree_stall_info *
 	s->info.source = intern(p, info->source);
 	s->info.kind = intern(p, info->kind ? info->kind : "busy");
 	s->info.mode = intern(p, info->mode);
-	s->info.extra_json = intern(p, info->extra_json);
+	/* often megabytes (raw stacks), printed once: the stall's own, not interned */
+	s->info.extra_json = info->extra_json ? strdup(info->extra_json) : NULL;
 	s->info.metadata_json = intern(p, info->metadata_json);
 	if ((info->source && !s->info.source) || !s->info.kind || (info->mode && !s->info.mode) ||
 	    (info->extra_json && !s->info.extra_json) ||
 	    (info->metadata_json && !s->info.metadata_json)) {
+		free((char *)s->info.extra_json);
 		free(s);
 		return -ENOMEM;
 	}
@@ -430,6 +433,12 @@ int sw_profile_set_summary_extra(struct sw_profile *p, const char *json)
 const char *sw_profile_summary_extra(const struct sw_profile *p)
 {
 	return p->summary_extra;
+}
+
+void sw_tree_stall_drop_extra_json(struct sw_tree_stall *s)
+{
+	free((char *)s->info.extra_json);
+	s->info.extra_json = NULL;
 }
 
 size_t sw_profile_nstalls(const struct sw_profile *p)

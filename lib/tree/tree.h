@@ -162,6 +162,8 @@ size_t sw_profile_nframes(const struct sw_profile *p);
 int sw_profile_add_stall(struct sw_profile *p, const struct sw_tree_stall_info *info,
 			 struct sw_tree_stall **ret);
 size_t sw_profile_nstalls(const struct sw_profile *p);
+/* Frees the stall's extra_json once printed (the raw stacks of a long stall are megabytes). */
+void sw_tree_stall_drop_extra_json(struct sw_tree_stall *s);
 
 /* The source's own fields for the NDJSON summary (as extra_json above), or NULL. */
 int sw_profile_set_summary_extra(struct sw_profile *p, const char *json);
