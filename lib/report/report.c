@@ -65,6 +65,16 @@ struct sw_report {
 	uint64_t *memo_raw;
 	size_t raw_len, raw_cap;
 	uint64_t memo_epoch;
+	/*
+	 * Raw address (and whether it is a return address) -> its run of
+	 * r->ids, for the images of memo_epoch: a new stack's frames skip the
+	 * image search and the image's interning when the address was seen.
+	 */
+	struct raw_slot {
+		uint64_t key; /* addr << 1 | ret, + 1; 0: empty */
+		uint32_t start, n;
+	} * raw_slots;
+	size_t nraw_slots, raw_slots_cap;
 	struct sw_buf missing, name, full;
 	uint32_t stopped_frame; /* SW_TREE_UNWINDING_STOPPED's frame id + 1, 0 until needed */
 	bool no_raw;
@@ -100,6 +110,7 @@ void sw_report_free(struct sw_report *r)
 	free(r->images);
 	free(r->key_of);
 	free(r->slots);
+	free(r->raw_slots);
 	free(r->ids);
 	free(r->stack);
 	free(r->memo);
@@ -351,6 +362,62 @@ static int left_out(struct sw_report *r, uint64_t n)
 	return e < 0 ? e : (int)id;
 }
 
+static int grow_raw_slots(struct sw_report *r)
+{
+	size_t cap = r->raw_slots_cap ? r->raw_slots_cap * 2 : 4096;
+	struct raw_slot *t = calloc(cap, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->raw_slots_cap; i++) {
+		if (!r->raw_slots[i].key)
+			continue;
+		size_t j = slot_hash(0, r->raw_slots[i].key, false) & (cap - 1);
+		while (t[j].key)
+			j = (j + 1) & (cap - 1);
+		t[j] = r->raw_slots[i];
+	}
+	free(r->raw_slots);
+	r->raw_slots = t;
+	r->raw_slots_cap = cap;
+	return 0;
+}
+
+/* The frame ids of a raw address under the collector's current images. */
+static int frames_at(struct sw_report *r, const struct sw_stalls *c, uint64_t addr, bool ret,
+		     const uint32_t **ret_ids, size_t *ret_n)
+{
+	if (r->nraw_slots * 2 >= r->raw_slots_cap && grow_raw_slots(r) < 0)
+		return -ENOMEM;
+	uint64_t key = (addr << 1 | ret) + 1;
+	size_t j = slot_hash(0, key, false) & (r->raw_slots_cap - 1);
+	for (; r->raw_slots[j].key; j = (j + 1) & (r->raw_slots_cap - 1))
+		if (r->raw_slots[j].key == key && (addr << 1 >> 1) == addr) {
+			*ret_ids = r->ids + r->raw_slots[j].start;
+			*ret_n = r->raw_slots[j].n;
+			return 0;
+		}
+	const struct sw_stall_image *im = sw_stalls_image_at(c, addr);
+	struct sw_report_image ri;
+	if (im)
+		ri = (struct sw_report_image){
+		    .path = im->path,
+		    .id = im->id,
+		    .id_len = im->id_len,
+		    .macho = im->id_kind == SW_ID_UUID,
+		    .arch = im->arch,
+		    .load_address = im->load_address,
+		    .text_size = im->text_size,
+		    .hints = im->nhints ? im : NULL,
+		};
+	int e = sw_report_frames(r, im ? &ri : NULL, addr, ret, ret_ids, ret_n);
+	/* an address with its top bit set does not fit the key: looked up each time */
+	if (e < 0 || (addr << 1 >> 1) != addr)
+		return e;
+	r->raw_slots[j] = (struct raw_slot){key, (uint32_t)(*ret_ids - r->ids), (uint32_t)*ret_n};
+	r->nraw_slots++;
+	return 0;
+}
+
 /* Converts a sample's raw frames (leaf first) to profile frame ids (root first) in r->stack. */
 static int convert(struct sw_report *r, const struct sw_stalls *c,
 		   const struct sw_stall_sample *smp, size_t *ret_depth)
@@ -377,22 +444,9 @@ static int convert(struct sw_report *r, const struct sw_stalls *c,
 			if (depth < SW_TREE_MAX_DEPTH)
 				r->stack[depth++] = (uint32_t)e;
 		}
-		const struct sw_stall_image *im = sw_stalls_image_at(c, smp->frames[k]);
-		struct sw_report_image ri;
-		if (im)
-			ri = (struct sw_report_image){
-			    .path = im->path,
-			    .id = im->id,
-			    .id_len = im->id_len,
-			    .macho = im->id_kind == SW_ID_UUID,
-			    .arch = im->arch,
-			    .load_address = im->load_address,
-			    .text_size = im->text_size,
-			    .hints = im->nhints ? im : NULL,
-			};
 		const uint32_t *ids;
 		size_t n;
-		e = sw_report_frames(r, im ? &ri : NULL, smp->frames[k], k > 0, &ids, &n);
+		e = frames_at(r, c, smp->frames[k], k > 0, &ids, &n);
 		if (e < 0)
 			return e;
 		if (depth + n > SW_TREE_MAX_DEPTH)
@@ -484,6 +538,9 @@ static int stack_leaf(struct sw_report *r, const struct sw_stalls *c,
 		if (r->memo)
 			memset(r->memo, 0, r->memo_cap * sizeof(*r->memo));
 		r->nmemo = r->raw_len = 0;
+		if (r->raw_slots)
+			memset(r->raw_slots, 0, r->raw_slots_cap * sizeof(*r->raw_slots));
+		r->nraw_slots = 0;
 		r->memo_epoch = epoch;
 	}
 	/* the memo knows raw frames only: not how many were left out, nor a stop */
