@@ -390,6 +390,9 @@ int sw_output_print(struct sw_output *out, struct sw_tree_stall *ts)
 		out->failed |= stall_fails(out->o, ts);
 	e = sw_renderer_stall(out->renderer, out->profile, ts, &out->buf);
 	flush(out);
+	/* printed (ndjson and json stream their stall objects): nothing reads it again */
+	if (sw_format_has_raw_stacks(out->o->format))
+		sw_tree_stall_drop_extra_json(ts);
 	if (e < 0)
 		return e;
 	return sw_output_full(out) ? 1 : 0;

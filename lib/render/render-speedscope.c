@@ -37,6 +37,18 @@ struct ss {
 	struct sw_buf frames; /* the shared frames' JSON */
 	struct sw_buf profiles;
 	bool any_profile;
+	/*
+	 * Each distinct stack's sample text ("[0,3,7]") once written, by trie
+	 * stack: a recording repeats its stacks many times, and rewriting and
+	 * naming the frames of every sample again cost most of the time.
+	 */
+	struct stack_slot {
+		uint32_t stack; /* + 1; 0: empty slot */
+		uint32_t len;   /* 0: the options drop the stack */
+		size_t off;     /* in texts */
+	} * stacks;
+	size_t nstacks, stacks_cap;
+	struct sw_buf texts;
 };
 
 static int shared_frame(struct ss *c, uint32_t id, uint32_t *ret)
@@ -112,6 +124,65 @@ static int canonical(struct ss *c, uint32_t frame, uint32_t *ret)
 	return 0;
 }
 
+/* The slot of a trie stack in the cache of sample texts; NULL when out of memory. */
+static struct stack_slot *stack_slot(struct ss *c, uint32_t stack)
+{
+	if (c->nstacks * 2 >= c->stacks_cap) {
+		size_t cap = c->stacks_cap ? c->stacks_cap * 2 : 4096;
+		struct stack_slot *t = calloc(cap, sizeof(*t));
+		if (!t)
+			return NULL;
+		for (size_t i = 0; i < c->stacks_cap; i++) {
+			if (!c->stacks[i].stack)
+				continue;
+			size_t j = (c->stacks[i].stack * 0x9e3779b97f4a7c15ull >> 24) & (cap - 1);
+			while (t[j].stack)
+				j = (j + 1) & (cap - 1);
+			t[j] = c->stacks[i];
+		}
+		free(c->stacks);
+		c->stacks = t;
+		c->stacks_cap = cap;
+	}
+	size_t j = ((stack + 1) * 0x9e3779b97f4a7c15ull >> 24) & (c->stacks_cap - 1);
+	while (c->stacks[j].stack && c->stacks[j].stack != stack + 1)
+		j = (j + 1) & (c->stacks_cap - 1);
+	return &c->stacks[j];
+}
+
+/* A stack's sample text, rewritten and named the first time it is met. */
+static int stack_text(struct ss *c, struct sw_tree_rewriter *rw, uint32_t stack,
+		      const struct stack_slot **ret)
+{
+	struct stack_slot *slot = stack_slot(c, stack);
+	if (!slot)
+		return -ENOMEM;
+	*ret = slot;
+	if (slot->stack)
+		return 0;
+	size_t depth = sw_profile_stack(c->p, stack, c->stack, SW_TREE_MAX_DEPTH);
+	long n = depth <= SW_TREE_MAX_DEPTH ? sw_tree_rewrite(rw, c->stack, depth) : -1;
+	size_t off = c->texts.len;
+	int r = 0;
+	if (n > 0)
+		r = sw_buf_putc(&c->texts, '[');
+	for (long k = 0; k < n && r >= 0; k++) {
+		uint32_t id, idx;
+		r = canonical(c, c->stack[k], &id);
+		if (r >= 0)
+			r = shared_frame(c, id, &idx);
+		if (r >= 0)
+			r = sw_buf_printf(&c->texts, k ? ",%u" : "%u", idx);
+	}
+	if (r >= 0 && n > 0)
+		r = sw_buf_putc(&c->texts, ']');
+	if (r < 0)
+		return r;
+	*slot = (struct stack_slot){stack + 1, (uint32_t)(c->texts.len - off), off};
+	c->nstacks++;
+	return 0;
+}
+
 /* One sampled profile: the stall's samples on thread, in time order. */
 static int profile_json(struct ss *c, struct sw_tree_stall *s, long thread,
 			struct sw_tree_rewriter *rw, bool counts, const char *name)
@@ -125,21 +196,14 @@ static int profile_json(struct ss *c, struct sw_tree_stall *s, long thread,
 		const struct sw_tree_sample *smp = &s->samples[i];
 		if (!sw_tree_sample_selected(s, smp, &c->o->tree, thread))
 			continue;
-		size_t depth = sw_profile_stack(c->p, smp->stack, c->stack, SW_TREE_MAX_DEPTH);
-		long n = depth <= SW_TREE_MAX_DEPTH ? sw_tree_rewrite(rw, c->stack, depth) : -1;
-		if (n <= 0)
+		const struct stack_slot *t;
+		r = stack_text(c, rw, smp->stack, &t);
+		if (r < 0 || !t->len)
 			continue;
-		r = sw_buf_puts(&c->samples, any ? ",[" : "[");
-		for (long k = 0; k < n && r >= 0; k++) {
-			uint32_t id, idx;
-			r = canonical(c, c->stack[k], &id);
-			if (r >= 0)
-				r = shared_frame(c, id, &idx);
-			if (r >= 0)
-				r = sw_buf_printf(&c->samples, k ? ",%u" : "%u", idx);
-		}
+		if (any)
+			r = sw_buf_putc(&c->samples, ',');
 		if (r >= 0)
-			r = sw_buf_putc(&c->samples, ']');
+			r = sw_buf_append(&c->samples, c->texts.data + t->off, t->len);
 		if (r >= 0)
 			r = sw_buf_printf(&c->weights, any ? ",%llu" : "%llu",
 					  (unsigned long long)smp->weight);
@@ -203,6 +267,7 @@ int sw_render_speedscope(struct sw_profile *p, const struct sw_render_options *o
 	sw_buf_init(&c.profiles, 0);
 	sw_buf_init(&c.samples, 0);
 	sw_buf_init(&c.weights, 0);
+	sw_buf_init(&c.texts, 0);
 	c.stack = malloc(SW_TREE_MAX_DEPTH * sizeof(*c.stack));
 	int r = c.stack ? 0 : -ENOMEM;
 	for (size_t i = 0; i < sw_profile_nstalls(p) && r >= 0; i++)
@@ -229,5 +294,7 @@ int sw_render_speedscope(struct sw_profile *p, const struct sw_render_options *o
 	free(c.funcs);
 	sw_buf_finish(&c.samples);
 	sw_buf_finish(&c.weights);
+	sw_buf_finish(&c.texts);
+	free(c.stacks);
 	return r;
 }

@@ -138,6 +138,36 @@ static void json_str(struct sw_buf *out, const char *s)
 	sw_buf_putc(out, '"');
 }
 
+/*
+ * "0x1a2b","0x..." as "0x%" PRIx64 prints them, without printf: raw stacks
+ * are most of a long recording's NDJSON.
+ */
+static void hex_frames(struct sw_buf *out, const uint64_t *frames, uint32_t depth)
+{
+	static const char digits[] = "0123456789abcdef";
+	if (sw_buf_reserve(out, (size_t)depth * 22) < 0)
+		return;
+	char *p = (char *)out->data + out->len;
+	for (uint32_t k = 0; k < depth; k++) {
+		char tmp[16];
+		int n = 0;
+		uint64_t v = frames[k];
+		do {
+			tmp[n++] = digits[v & 15];
+			v >>= 4;
+		} while (v);
+		if (k)
+			*p++ = ',';
+		*p++ = '"';
+		*p++ = '0';
+		*p++ = 'x';
+		while (n)
+			*p++ = tmp[--n];
+		*p++ = '"';
+	}
+	out->len = (size_t)(p - (char *)out->data);
+}
+
 static void json_flags(struct sw_buf *out, uint32_t flags)
 {
 	static const struct {
@@ -251,8 +281,7 @@ int sw_render_ndjson_stall(struct sw_buf *out, const struct sw_stalls *c, const 
 		sw_buf_puts(out, ",\"flags\":");
 		json_flags(out, x->flags);
 		sw_buf_puts(out, ",\"frames\":[");
-		for (uint32_t k = 0; k < x->depth; k++)
-			sw_buf_printf(out, "%s\"0x%" PRIx64 "\"", k ? "," : "", x->frames[k]);
+		hex_frames(out, x->frames, x->depth);
 		sw_buf_puts(out, "]");
 		if (x->flags & SW_SAMPLE_ELIDED)
 			sw_buf_printf(out, ",\"elided\":%" PRIu64 ",\"elided_at\":%" PRIu32,

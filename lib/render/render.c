@@ -305,6 +305,7 @@ int sw_summary_text(const struct sw_profile *cp, const struct sw_summary *sum,
 struct sw_renderer {
 	enum sw_format format;
 	struct sw_render_options o;
+	size_t stalls; /* json: stall objects written */
 };
 
 int sw_renderer_new(enum sw_format f, const struct sw_render_options *o, struct sw_renderer **ret)
@@ -348,6 +349,10 @@ int sw_renderer_stall(struct sw_renderer *r, struct sw_profile *p, struct sw_tre
 	}
 	case SW_FORMAT_FOLDED:
 		return sw_render_folded_stall(p, s, &r->o, out);
+	case SW_FORMAT_JSON: {
+		int e = r->stalls++ ? sw_buf_putc(out, ',') : sw_render_json_begin(&r->o, out);
+		return e < 0 ? e : sw_render_json_stall(p, s, &r->o, false, out);
+	}
 	default:
 		return 0;
 	}
@@ -384,8 +389,15 @@ int sw_renderer_end(struct sw_renderer *r, struct sw_profile *p, struct sw_buf *
 			e = sw_render_json_summary(p, &sum, &r->o, true, out);
 		return e < 0 ? e : sw_buf_putc(out, '\n');
 	}
-	case SW_FORMAT_JSON:
-		return sw_render_json_document(p, &r->o, out);
+	case SW_FORMAT_JSON: {
+		int e = 0;
+		/* stalls the profile holds but --max-stalls kept from printing: as before */
+		for (size_t i = r->stalls; i < sw_profile_nstalls(p) && e >= 0; i++)
+			e = sw_renderer_stall(r, p, sw_profile_stall(p, i), out);
+		if (e >= 0 && !r->stalls)
+			e = sw_render_json_begin(&r->o, out);
+		return e < 0 ? e : sw_render_json_end(p, &r->o, out);
+	}
 	case SW_FORMAT_SPEEDSCOPE:
 		return sw_render_speedscope(p, &r->o, out);
 	case SW_FORMAT_PPROF:

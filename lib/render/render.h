@@ -4,8 +4,9 @@
  * documents every format.
  *
  * Streaming formats (tree, sample, ndjson, folded) print each stall when it
- * ends, so live sessions show stalls at once; document formats (json,
- * speedscope, pprof) print everything at the end.  Either way the output
+ * ends, so live sessions show stalls at once; json prints its head and each
+ * stall object as the stall ends too, and its summary at the end; the other
+ * document formats (speedscope, pprof) print everything at the end.  Either way the output
  * for the same profile is the same, which is what lets `report` reprint a
  * recording byte for byte.
  *
@@ -115,6 +116,9 @@ int sw_render_json_summary(struct sw_profile *p, const struct sw_summary *sum,
 			   const struct sw_render_options *o, bool with_header, struct sw_buf *out);
 int sw_render_json_document(struct sw_profile *p, const struct sw_render_options *o,
 			    struct sw_buf *out);
+/* The document in pieces: its head, then stall objects separated by ',', then its end. */
+int sw_render_json_begin(const struct sw_render_options *o, struct sw_buf *out);
+int sw_render_json_end(struct sw_profile *p, const struct sw_render_options *o, struct sw_buf *out);
 int sw_render_folded_stall(struct sw_profile *p, struct sw_tree_stall *s,
 			   const struct sw_render_options *o, struct sw_buf *out);
 int sw_render_speedscope(struct sw_profile *p, const struct sw_render_options *o,

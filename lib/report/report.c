@@ -20,10 +20,11 @@
 
 #define MAX_MISSING_TEXT 8192
 /*
- * Raw stacks remembered with the profile frame ids they became, so a stack
- * seen again costs one hash and one compare instead of an image search and
- * an address lookup per frame: at most this many raw frames (8 bytes each)
- * plus their ids.  Past it, stacks take the per-frame path.
+ * Raw stacks remembered with the profile stack (trie leaf) they became, so
+ * a stack seen again costs one hash and one compare instead of an image
+ * search and an address lookup per frame and a second hash of its frame
+ * ids: at most this many raw frames (8 bytes each).  Past it, stacks take
+ * the per-frame path.
  */
 #define MEMO_MAX_FRAMES (8u << 20)
 
@@ -56,14 +57,24 @@ struct sw_report {
 	/* the raw stack memo, valid for images epoch memo_epoch */
 	struct memo_slot {
 		uint64_t hash;
-		uint32_t raw, ids; /* offsets in memo_raw and memo_ids */
-		uint32_t nraw, nids;
+		uint32_t raw; /* offset in memo_raw */
+		uint32_t nraw;
+		uint32_t leaf; /* the profile's stack */
 	} * memo;
 	size_t nmemo, memo_cap;
 	uint64_t *memo_raw;
-	uint32_t *memo_ids;
-	size_t raw_len, raw_cap, mids_len, mids_cap;
+	size_t raw_len, raw_cap;
 	uint64_t memo_epoch;
+	/*
+	 * Raw address (and whether it is a return address) -> its run of
+	 * r->ids, for the images of memo_epoch: a new stack's frames skip the
+	 * image search and the image's interning when the address was seen.
+	 */
+	struct raw_slot {
+		uint64_t key; /* addr << 1 | ret, + 1; 0: empty */
+		uint32_t start, n;
+	} * raw_slots;
+	size_t nraw_slots, raw_slots_cap;
 	struct sw_buf missing, name, full;
 	uint32_t stopped_frame; /* SW_TREE_UNWINDING_STOPPED's frame id + 1, 0 until needed */
 	bool no_raw;
@@ -99,11 +110,11 @@ void sw_report_free(struct sw_report *r)
 	free(r->images);
 	free(r->key_of);
 	free(r->slots);
+	free(r->raw_slots);
 	free(r->ids);
 	free(r->stack);
 	free(r->memo);
 	free(r->memo_raw);
-	free(r->memo_ids);
 	sw_buf_finish(&r->missing);
 	sw_buf_finish(&r->name);
 	sw_buf_finish(&r->full);
@@ -351,6 +362,62 @@ static int left_out(struct sw_report *r, uint64_t n)
 	return e < 0 ? e : (int)id;
 }
 
+static int grow_raw_slots(struct sw_report *r)
+{
+	size_t cap = r->raw_slots_cap ? r->raw_slots_cap * 2 : 4096;
+	struct raw_slot *t = calloc(cap, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->raw_slots_cap; i++) {
+		if (!r->raw_slots[i].key)
+			continue;
+		size_t j = slot_hash(0, r->raw_slots[i].key, false) & (cap - 1);
+		while (t[j].key)
+			j = (j + 1) & (cap - 1);
+		t[j] = r->raw_slots[i];
+	}
+	free(r->raw_slots);
+	r->raw_slots = t;
+	r->raw_slots_cap = cap;
+	return 0;
+}
+
+/* The frame ids of a raw address under the collector's current images. */
+static int frames_at(struct sw_report *r, const struct sw_stalls *c, uint64_t addr, bool ret,
+		     const uint32_t **ret_ids, size_t *ret_n)
+{
+	if (r->nraw_slots * 2 >= r->raw_slots_cap && grow_raw_slots(r) < 0)
+		return -ENOMEM;
+	uint64_t key = (addr << 1 | ret) + 1;
+	size_t j = slot_hash(0, key, false) & (r->raw_slots_cap - 1);
+	for (; r->raw_slots[j].key; j = (j + 1) & (r->raw_slots_cap - 1))
+		if (r->raw_slots[j].key == key && (addr << 1 >> 1) == addr) {
+			*ret_ids = r->ids + r->raw_slots[j].start;
+			*ret_n = r->raw_slots[j].n;
+			return 0;
+		}
+	const struct sw_stall_image *im = sw_stalls_image_at(c, addr);
+	struct sw_report_image ri;
+	if (im)
+		ri = (struct sw_report_image){
+		    .path = im->path,
+		    .id = im->id,
+		    .id_len = im->id_len,
+		    .macho = im->id_kind == SW_ID_UUID,
+		    .arch = im->arch,
+		    .load_address = im->load_address,
+		    .text_size = im->text_size,
+		    .hints = im->nhints ? im : NULL,
+		};
+	int e = sw_report_frames(r, im ? &ri : NULL, addr, ret, ret_ids, ret_n);
+	/* an address with its top bit set does not fit the key: looked up each time */
+	if (e < 0 || (addr << 1 >> 1) != addr)
+		return e;
+	r->raw_slots[j] = (struct raw_slot){key, (uint32_t)(*ret_ids - r->ids), (uint32_t)*ret_n};
+	r->nraw_slots++;
+	return 0;
+}
+
 /* Converts a sample's raw frames (leaf first) to profile frame ids (root first) in r->stack. */
 static int convert(struct sw_report *r, const struct sw_stalls *c,
 		   const struct sw_stall_sample *smp, size_t *ret_depth)
@@ -377,22 +444,9 @@ static int convert(struct sw_report *r, const struct sw_stalls *c,
 			if (depth < SW_TREE_MAX_DEPTH)
 				r->stack[depth++] = (uint32_t)e;
 		}
-		const struct sw_stall_image *im = sw_stalls_image_at(c, smp->frames[k]);
-		struct sw_report_image ri;
-		if (im)
-			ri = (struct sw_report_image){
-			    .path = im->path,
-			    .id = im->id,
-			    .id_len = im->id_len,
-			    .macho = im->id_kind == SW_ID_UUID,
-			    .arch = im->arch,
-			    .load_address = im->load_address,
-			    .text_size = im->text_size,
-			    .hints = im->nhints ? im : NULL,
-			};
 		const uint32_t *ids;
 		size_t n;
-		e = sw_report_frames(r, im ? &ri : NULL, smp->frames[k], k > 0, &ids, &n);
+		e = frames_at(r, c, smp->frames[k], k > 0, &ids, &n);
 		if (e < 0)
 			return e;
 		if (depth + n > SW_TREE_MAX_DEPTH)
@@ -451,45 +505,47 @@ static bool memo_reserve(void **arr, size_t *cap, size_t need, size_t size)
 
 /* Remembers a converted stack while there is room; failing to is harmless. */
 static void memo_add(struct sw_report *r, size_t j, uint64_t h, const struct sw_stall_sample *smp,
-		     size_t depth)
+		     uint32_t leaf)
 {
-	if (r->raw_len + smp->depth > MEMO_MAX_FRAMES || r->mids_len + depth > MEMO_MAX_FRAMES ||
+	if (r->raw_len + smp->depth > MEMO_MAX_FRAMES ||
 	    !memo_reserve((void **)&r->memo_raw, &r->raw_cap, r->raw_len + smp->depth,
-			  sizeof(*r->memo_raw)) ||
-	    !memo_reserve((void **)&r->memo_ids, &r->mids_cap, r->mids_len + depth,
-			  sizeof(*r->memo_ids)))
+			  sizeof(*r->memo_raw)))
 		return;
 	memcpy(r->memo_raw + r->raw_len, smp->frames, smp->depth * sizeof(*r->memo_raw));
-	memcpy(r->memo_ids + r->mids_len, r->stack, depth * sizeof(*r->memo_ids));
-	r->memo[j] = (struct memo_slot){h, (uint32_t)r->raw_len, (uint32_t)r->mids_len, smp->depth,
-					(uint32_t)depth};
+	r->memo[j] = (struct memo_slot){h, (uint32_t)r->raw_len, smp->depth, leaf};
 	r->raw_len += smp->depth;
-	r->mids_len += depth;
 	r->nmemo++;
 }
 
+/* Converts a sample's stack to the profile's stack (trie leaf). */
+static int convert_leaf(struct sw_report *r, const struct sw_stalls *c,
+			const struct sw_stall_sample *smp, uint32_t *ret)
+{
+	size_t depth;
+	int e = convert(r, c, smp, &depth);
+	return e < 0 ? e : sw_profile_stack_id(r->p, r->stack, depth, ret);
+}
+
 /*
- * The profile frame ids of a sample's stack: from the memo when the same
- * raw stack was seen under the same images, else converted and remembered.
+ * The profile's stack of a sample: from the memo when the same raw stack
+ * was seen under the same images, else converted and remembered.
  */
-static int stack_ids(struct sw_report *r, const struct sw_stalls *c,
-		     const struct sw_stall_sample *smp, const uint32_t **ret, size_t *ret_depth)
+static int stack_leaf(struct sw_report *r, const struct sw_stalls *c,
+		      const struct sw_stall_sample *smp, uint32_t *ret)
 {
 	uint64_t epoch = sw_stalls_images_epoch(c);
 	if (epoch != r->memo_epoch) {
 		if (r->memo)
 			memset(r->memo, 0, r->memo_cap * sizeof(*r->memo));
-		r->nmemo = r->raw_len = r->mids_len = 0;
+		r->nmemo = r->raw_len = 0;
+		if (r->raw_slots)
+			memset(r->raw_slots, 0, r->raw_slots_cap * sizeof(*r->raw_slots));
+		r->nraw_slots = 0;
 		r->memo_epoch = epoch;
 	}
-	if ((smp->flags & SW_SAMPLE_ELIDED) || sw_stalls_sample_stopped(c, smp)) {
-		/* the memo knows raw frames only: not how many were left out, nor a stop */
-		size_t depth;
-		int e = convert(r, c, smp, &depth);
-		*ret = r->stack;
-		*ret_depth = depth;
-		return e;
-	}
+	/* the memo knows raw frames only: not how many were left out, nor a stop */
+	if ((smp->flags & SW_SAMPLE_ELIDED) || sw_stalls_sample_stopped(c, smp))
+		return convert_leaf(r, c, smp, ret);
 	if (r->nmemo * 2 >= r->memo_cap && grow_memo(r) < 0)
 		return -ENOMEM;
 	uint64_t h = raw_hash(smp->frames, smp->depth);
@@ -498,18 +554,14 @@ static int stack_ids(struct sw_report *r, const struct sw_stalls *c,
 		const struct memo_slot *m = &r->memo[j];
 		if (m->hash == h && m->nraw == smp->depth &&
 		    !memcmp(r->memo_raw + m->raw, smp->frames, smp->depth * sizeof(uint64_t))) {
-			*ret = r->memo_ids + m->ids;
-			*ret_depth = m->nids;
+			*ret = m->leaf;
 			return 0;
 		}
 	}
-	size_t depth;
-	int e = convert(r, c, smp, &depth);
+	int e = convert_leaf(r, c, smp, ret);
 	if (e < 0)
 		return e;
-	memo_add(r, j, h, smp, depth);
-	*ret = r->stack;
-	*ret_depth = depth;
+	memo_add(r, j, h, smp, *ret);
 	return 0;
 }
 
@@ -520,12 +572,11 @@ static int add_sample(struct sw_report *r, const struct sw_stalls *c, struct sw_
 	int e = sw_tree_stall_thread(r->p, ts, smp->thread_id, smp->thread_name, &thread);
 	if (e < 0)
 		return e;
-	const uint32_t *ids;
-	size_t depth;
-	e = stack_ids(r, c, smp, &ids, &depth);
+	uint32_t leaf;
+	e = stack_leaf(r, c, smp, &leaf);
 	if (e < 0)
 		return e;
-	return sw_tree_stall_add_sample(r->p, ts, thread, ids, depth, weight);
+	return sw_tree_stall_add_stack(r->p, ts, thread, leaf, weight);
 }
 
 const char *sw_report_json_fields(struct sw_buf *obj, const char *type)

@@ -28,10 +28,23 @@ struct builder {
 	const struct sw_tree_options *o;
 	struct sw_tree *t;
 	size_t nodes_cap;
-	uint64_t *node_func;
 	uint64_t *vote; /* majority vote for each node's representative frame */
-	uint32_t *table;
-	size_t table_cap;
+	/*
+	 * Children are found in their parent's list while it is short (most
+	 * nodes of a call tree have one child, created just after it, so the
+	 * list is in cache); a parent with WIDE children or more has them in a
+	 * hash table too.  Lists are built in first_child/next_sibling and
+	 * replaced by the sorted ones at the end (link_children()).
+	 */
+	uint64_t *node_func;
+	uint32_t *nkids;
+	uint32_t first_root, nroots;
+	/* (parent, function) -> node; the key sits in the slot, so a probe reads one line */
+	struct node_slot {
+		uint64_t func;
+		uint32_t parent, node; /* node NONE: empty */
+	} * table;
+	size_t table_cap, table_used;
 	int8_t *match; /* per frame: 0 unknown, 1 no match, 2 match (focus); same for exclude */
 	int8_t *xmatch;
 };
@@ -89,6 +102,40 @@ static uint64_t node_key(uint32_t parent, uint64_t func)
 	return x ^ (x >> 32);
 }
 
+#define WIDE 8
+
+static void table_put(struct builder *b, uint64_t func, uint32_t parent, uint32_t node)
+{
+	size_t j = node_key(parent, func) & (b->table_cap - 1);
+	while (b->table[j].node != NONE)
+		j = (j + 1) & (b->table_cap - 1);
+	b->table[j] = (struct node_slot){func, parent, node};
+	b->table_used++;
+}
+
+/* Makes room for one more table entry, rehashing at half load. */
+static int grow_table(struct builder *b)
+{
+	if ((b->table_used + 1) * 2 <= b->table_cap)
+		return 0;
+	struct node_slot *old = b->table;
+	size_t old_cap = b->table_cap;
+	b->table_cap = old_cap ? old_cap * 2 : 1024;
+	b->table = malloc(b->table_cap * sizeof(*b->table));
+	if (!b->table) {
+		b->table = old;
+		b->table_cap = old_cap;
+		return -ENOMEM;
+	}
+	memset(b->table, 0xff, b->table_cap * sizeof(*b->table));
+	b->table_used = 0;
+	for (size_t i = 0; i < old_cap; i++)
+		if (old[i].node != NONE)
+			table_put(b, old[i].func, old[i].parent, old[i].node);
+	free(old);
+	return 0;
+}
+
 static int grow_nodes(struct builder *b)
 {
 	size_t cap = b->nodes_cap ? b->nodes_cap * 2 : 256;
@@ -98,47 +145,73 @@ static int grow_nodes(struct builder *b)
 	if (!n)
 		return -ENOMEM;
 	b->t->nodes = n;
-	uint64_t *f = realloc(b->node_func, cap * sizeof(*f));
-	if (!f)
-		return -ENOMEM;
-	b->node_func = f;
 	uint64_t *v = realloc(b->vote, cap * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
 	b->vote = v;
-	b->nodes_cap = cap;
-	/* rehash at half load */
-	free(b->table);
-	b->table_cap = cap * 2;
-	b->table = malloc(b->table_cap * sizeof(*b->table));
-	if (!b->table)
+	uint64_t *f = realloc(b->node_func, cap * sizeof(*f));
+	if (!f)
 		return -ENOMEM;
-	memset(b->table, 0xff, b->table_cap * sizeof(*b->table));
-	for (uint32_t i = 0; i < b->t->nnodes; i++) {
-		size_t j = node_key(b->t->nodes[i].parent, b->node_func[i]) & (b->table_cap - 1);
-		while (b->table[j] != NONE)
-			j = (j + 1) & (b->table_cap - 1);
-		b->table[j] = i;
+	b->node_func = f;
+	uint32_t *k = realloc(b->nkids, cap * sizeof(*k));
+	if (!k)
+		return -ENOMEM;
+	b->nkids = k;
+	b->nodes_cap = cap;
+	return 0;
+}
+
+static int find_child(struct builder *b, uint32_t parent, uint64_t func, uint32_t *ret)
+{
+	uint32_t n = parent == NONE ? b->nroots : b->nkids[parent];
+	if (n < WIDE) {
+		uint32_t i = parent == NONE ? b->first_root : b->t->nodes[parent].first_child;
+		for (; i != NONE; i = b->t->nodes[i].next_sibling)
+			if (b->node_func[i] == func) {
+				*ret = i;
+				return 1;
+			}
+		return 0;
+	}
+	size_t j = node_key(parent, func) & (b->table_cap - 1);
+	for (; b->table[j].node != NONE; j = (j + 1) & (b->table_cap - 1))
+		if (b->table[j].func == func && b->table[j].parent == parent) {
+			*ret = b->table[j].node;
+			return 1;
+		}
+	return 0;
+}
+
+/* Adds node i to its parent's list, and to the table once the parent is wide. */
+static int adopt(struct builder *b, uint32_t parent, uint32_t i)
+{
+	uint32_t *head = parent == NONE ? &b->first_root : &b->t->nodes[parent].first_child;
+	uint32_t *n = parent == NONE ? &b->nroots : &b->nkids[parent];
+	b->t->nodes[i].next_sibling = *head;
+	*head = i;
+	if (++*n < WIDE)
+		return 0;
+	/* the list turns wide now: every child goes in; later ones one at a time */
+	for (uint32_t k = *n == WIDE ? *head : i; k != NONE; k = b->t->nodes[k].next_sibling) {
+		int r = grow_table(b);
+		if (r < 0)
+			return r;
+		table_put(b, b->node_func[k], parent, k);
+		if (*n > WIDE)
+			break;
 	}
 	return 0;
 }
 
 static int node_child(struct builder *b, uint32_t parent, uint32_t frame, uint32_t *ret)
 {
-	uint64_t func = b->p->frames[frame].func;
+	uint64_t func = b->p->frame_func[frame];
+	if (find_child(b, parent, func, ret))
+		return 0;
 	if (b->t->nnodes == b->nodes_cap) {
 		int r = grow_nodes(b);
 		if (r < 0)
 			return r;
-	}
-	size_t j = node_key(parent, func) & (b->table_cap - 1);
-	while (b->table[j] != NONE) {
-		uint32_t i = b->table[j];
-		if (b->node_func[i] == func && b->t->nodes[i].parent == parent) {
-			*ret = i;
-			return 0;
-		}
-		j = (j + 1) & (b->table_cap - 1);
 	}
 	uint32_t i = b->t->nnodes++;
 	b->t->nodes[i] = (struct sw_tree_node){
@@ -148,11 +221,11 @@ static int node_child(struct builder *b, uint32_t parent, uint32_t frame, uint32
 	    .next_sibling = NONE,
 	    .depth = parent == NONE ? 0 : b->t->nodes[parent].depth + 1,
 	};
-	b->node_func[i] = func;
 	b->vote[i] = 0;
-	b->table[j] = i;
+	b->node_func[i] = func;
+	b->nkids[i] = 0;
 	*ret = i;
-	return 0;
+	return adopt(b, parent, i);
 }
 
 /* Boyer-Moore majority vote: the frame carrying most of a node's weight wins. */
@@ -286,6 +359,9 @@ static int link_children(struct sw_tree *t)
 	uint32_t *tmp = malloc(((size_t)n + 1) * sizeof(*tmp));
 	int r = start && order && tmp ? 0 : -ENOMEM;
 	if (r == 0) {
+		/* the builder's unsorted lists make way */
+		for (uint32_t i = 0; i < n; i++)
+			t->nodes[i].first_child = NONE;
 		for (uint32_t i = 0; i < n; i++) {
 			uint32_t g = t->nodes[i].parent == NONE ? 0 : t->nodes[i].parent + 1;
 			start[g + 1]++;
@@ -480,17 +556,40 @@ static void memo_finish(struct builder *b, struct memo *m)
 	}
 }
 
+/* The profile's memo arrays, grown to cover every trie stack; all zero on return. */
+static int memo_arrays(const struct sw_profile *cp, struct memo *m)
+{
+	struct sw_profile *p = (struct sw_profile *)cp; /* scratch space, not part of the value */
+	if (p->memo_cap < p->nstacks) {
+		size_t cap = p->memo_cap ? p->memo_cap : 4096;
+		while (cap < p->nstacks)
+			cap *= 2;
+		/* the old arrays are all zero: fresh calloc'd ones replace them */
+		free(p->memo_node);
+		free(p->memo_weight);
+		free(p->memo_touched);
+		p->memo_node = calloc(cap, sizeof(*p->memo_node));
+		p->memo_weight = calloc(cap, sizeof(*p->memo_weight));
+		p->memo_touched = malloc(cap * sizeof(*p->memo_touched));
+		p->memo_cap = p->memo_node && p->memo_weight && p->memo_touched ? cap : 0;
+		if (!p->memo_cap)
+			return -ENOMEM;
+	}
+	m->node = p->memo_node;
+	m->weight = p->memo_weight;
+	m->touched = p->memo_touched;
+	m->ntouched = 0;
+	return 0;
+}
+
 static int build_memo(struct builder *b, const struct agg *aggs, size_t na)
 {
-	size_t nstacks = b->p->nstacks;
-	struct memo m = {
-	    /* calloc: pages of stacks this tree never touches are never touched */
-	    .node = calloc(nstacks, sizeof(*m.node)),
-	    .weight = calloc(nstacks, sizeof(*m.weight)),
-	    .touched = malloc(nstacks * sizeof(*m.touched)),
-	    .chain = malloc(SW_TREE_MAX_DEPTH * sizeof(*m.chain)),
-	};
-	int r = m.node && m.weight && m.touched && m.chain ? 0 : -ENOMEM;
+	struct memo m = {.chain = malloc(SW_TREE_MAX_DEPTH * sizeof(*m.chain))};
+	int r = m.chain ? memo_arrays(b->p, &m) : -ENOMEM;
+	if (r < 0) {
+		free(m.chain);
+		return r;
+	}
 	for (size_t i = 0; i < na && r >= 0; i++) {
 		if ((b->o->focus || b->o->exclude) && !stack_kept(b, aggs[i].stack))
 			continue;
@@ -501,9 +600,11 @@ static int build_memo(struct builder *b, const struct agg *aggs, size_t na)
 	}
 	if (r >= 0)
 		memo_finish(b, &m);
-	free(m.node);
-	free(m.weight);
-	free(m.touched);
+	/* leave the arrays zero for the next build */
+	for (size_t k = 0; k < m.ntouched; k++) {
+		m.node[m.touched[k]] = 0;
+		m.weight[m.touched[k]] = 0;
+	}
 	free(m.chain);
 	return r;
 }
@@ -555,7 +656,7 @@ int sw_tree_build(const struct sw_profile *p, struct sw_tree_stall *const *stall
 	t->profile = p;
 	t->first_root = NONE;
 	t->refs = 1;
-	struct builder b = {.p = p, .o = opts, .t = t};
+	struct builder b = {.p = p, .o = opts, .t = t, .first_root = NONE};
 	int r = 0;
 	if (opts->focus || opts->exclude) {
 		b.match = calloc(p->nframes + 1, 1);
@@ -567,8 +668,9 @@ int sw_tree_build(const struct sw_profile *p, struct sw_tree_stall *const *stall
 		r = grow_nodes(&b);
 	if (r >= 0)
 		r = build(&b, stalls, n, thread_filter);
-	free(b.node_func);
 	free(b.vote);
+	free(b.node_func);
+	free(b.nkids);
 	free(b.table);
 	free(b.match);
 	free(b.xmatch);

@@ -39,6 +39,7 @@ struct sw_profile {
 	size_t image_table_cap;
 
 	struct sw_frame_entry *frames;
+	uint64_t *frame_func; /* frames[i].func again, packed: tree building reads only these */
 	size_t nframes, frames_cap;
 	uint32_t *frame_table; /* frame index + 1, 0: empty */
 	size_t frame_table_cap;
@@ -65,6 +66,16 @@ struct sw_profile {
 	size_t nstalls, stalls_cap;
 
 	const char *summary_extra;
+
+	/*
+	 * Tree building's map from trie stacks to nodes and their weights, kept
+	 * zero between builds (each build clears what it touched) so that a
+	 * build costs what its stall touches, not the size of the whole trie.
+	 */
+	uint32_t *memo_node;
+	uint64_t *memo_weight;
+	uint32_t *memo_touched;
+	size_t memo_cap;
 
 	/* the last default tree built (sw_tree_stall_default_tree()) */
 	const struct sw_tree_stall *cached_stall;

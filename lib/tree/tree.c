@@ -121,6 +121,7 @@ void sw_profile_free(struct sw_profile *p)
 	if (!p)
 		return;
 	for (size_t i = 0; i < p->nstalls; i++) {
+		free((char *)p->stalls[i]->info.extra_json);
 		free(p->stalls[i]->threads);
 		free(p->stalls[i]->samples);
 		free(p->stalls[i]);
@@ -136,7 +137,11 @@ void sw_profile_free(struct sw_profile *p)
 	free(p->images);
 	free(p->image_table);
 	free(p->frames);
+	free(p->frame_func);
 	free(p->frame_table);
+	free(p->memo_node);
+	free(p->memo_weight);
+	free(p->memo_touched);
 	free(p->stack_parent);
 	free(p->stack_frame);
 	free(p->stack_table);
@@ -364,11 +369,16 @@ int sw_profile_frame(struct sw_profile *p, const struct sw_tree_frame *in, uint3
 		if (!n)
 			return -ENOMEM;
 		p->frames = n;
+		uint64_t *ff = realloc(p->frame_func, cap * sizeof(*ff));
+		if (!ff)
+			return -ENOMEM;
+		p->frame_func = ff;
 		p->frames_cap = cap;
 	}
 	struct sw_frame_entry *e = &p->frames[p->nframes];
 	e->f = f;
 	frame_func_key(p, e);
+	p->frame_func[p->nframes] = e->func;
 	p->frame_table[j] = (uint32_t)++p->nframes;
 	*ret_id = (uint32_t)p->nframes - 1;
 	return 0;
@@ -399,11 +409,13 @@ int sw_profile_add_stall(struct sw_profile *p, const struct sw_tree_stall_info *
 	s->info.source = intern(p, info->source);
 	s->info.kind = intern(p, info->kind ? info->kind : "busy");
 	s->info.mode = intern(p, info->mode);
-	s->info.extra_json = intern(p, info->extra_json);
+	/* often megabytes (raw stacks), printed once: the stall's own, not interned */
+	s->info.extra_json = info->extra_json ? strdup(info->extra_json) : NULL;
 	s->info.metadata_json = intern(p, info->metadata_json);
 	if ((info->source && !s->info.source) || !s->info.kind || (info->mode && !s->info.mode) ||
 	    (info->extra_json && !s->info.extra_json) ||
 	    (info->metadata_json && !s->info.metadata_json)) {
+		free((char *)s->info.extra_json);
 		free(s);
 		return -ENOMEM;
 	}
@@ -421,6 +433,12 @@ int sw_profile_set_summary_extra(struct sw_profile *p, const char *json)
 const char *sw_profile_summary_extra(const struct sw_profile *p)
 {
 	return p->summary_extra;
+}
+
+void sw_tree_stall_drop_extra_json(struct sw_tree_stall *s)
+{
+	free((char *)s->info.extra_json);
+	s->info.extra_json = NULL;
 }
 
 size_t sw_profile_nstalls(const struct sw_profile *p)
@@ -621,22 +639,32 @@ static void whole_add(struct sw_profile *p, uint64_t h, const uint32_t *frames, 
 	p->nwhole++;
 }
 
-int sw_tree_stall_add_sample(struct sw_profile *p, struct sw_tree_stall *s, uint32_t thread,
-			     const uint32_t *frames, size_t depth, uint64_t weight)
+int sw_profile_stack_id(struct sw_profile *p, const uint32_t *frames, size_t depth, uint32_t *ret)
 {
-	if (depth > SW_TREE_MAX_DEPTH || thread >= s->nthreads)
+	if (depth > SW_TREE_MAX_DEPTH)
 		return -EINVAL;
-	uint32_t stack;
-	uint64_t h = hash_frames(frames, depth);
-	struct whole_slot *w = depth ? whole_find(p, h, frames, depth) : NULL;
-	if (w && w->depth) {
-		stack = w->leaf;
-	} else {
-		int r = stack_of(p, frames, depth, &stack);
-		if (r < 0)
-			return r;
-		whole_add(p, h, frames, depth, stack);
+	if (!depth) {
+		*ret = 0;
+		return 0;
 	}
+	uint64_t h = hash_frames(frames, depth);
+	struct whole_slot *w = whole_find(p, h, frames, depth);
+	if (w && w->depth) {
+		*ret = w->leaf;
+		return 0;
+	}
+	int r = stack_of(p, frames, depth, ret);
+	if (r < 0)
+		return r;
+	whole_add(p, h, frames, depth, *ret);
+	return 0;
+}
+
+int sw_tree_stall_add_stack(struct sw_profile *p, struct sw_tree_stall *s, uint32_t thread,
+			    uint32_t stack, uint64_t weight)
+{
+	if (thread >= s->nthreads || stack >= p->nstacks)
+		return -EINVAL;
 	if (s->nsamples == s->samples_cap) {
 		if (s->samples_cap >= SW_TREE_MAX_SAMPLES)
 			return -E2BIG;
@@ -663,6 +691,16 @@ int sw_tree_stall_add_sample(struct sw_profile *p, struct sw_tree_stall *s, uint
 		p->cached_stall = NULL;
 	}
 	return 0;
+}
+
+int sw_tree_stall_add_sample(struct sw_profile *p, struct sw_tree_stall *s, uint32_t thread,
+			     const uint32_t *frames, size_t depth, uint64_t weight)
+{
+	if (depth > SW_TREE_MAX_DEPTH || thread >= s->nthreads)
+		return -EINVAL;
+	uint32_t stack;
+	int r = sw_profile_stack_id(p, frames, depth, &stack);
+	return r < 0 ? r : sw_tree_stall_add_stack(p, s, thread, stack, weight);
 }
 
 size_t sw_profile_stack(const struct sw_profile *p, uint32_t stack, uint32_t *frames, size_t max)

@@ -162,6 +162,8 @@ size_t sw_profile_nframes(const struct sw_profile *p);
 int sw_profile_add_stall(struct sw_profile *p, const struct sw_tree_stall_info *info,
 			 struct sw_tree_stall **ret);
 size_t sw_profile_nstalls(const struct sw_profile *p);
+/* Frees the stall's extra_json once printed (the raw stacks of a long stall are megabytes). */
+void sw_tree_stall_drop_extra_json(struct sw_tree_stall *s);
 
 /* The source's own fields for the NDJSON summary (as extra_json above), or NULL. */
 int sw_profile_set_summary_extra(struct sw_profile *p, const char *json);
@@ -178,6 +180,15 @@ int sw_tree_stall_thread(struct sw_profile *p, struct sw_tree_stall *s, uint64_t
  */
 int sw_tree_stall_add_sample(struct sw_profile *p, struct sw_tree_stall *s, uint32_t thread,
 			     const uint32_t *frames, size_t depth, uint64_t weight);
+
+/*
+ * The same in two steps, for callers that meet one stack many times: the
+ * trie leaf of frames[0..depth) (interned once; 0 for the empty stack),
+ * then one sample of that leaf.
+ */
+int sw_profile_stack_id(struct sw_profile *p, const uint32_t *frames, size_t depth, uint32_t *ret);
+int sw_tree_stall_add_stack(struct sw_profile *p, struct sw_tree_stall *s, uint32_t thread,
+			    uint32_t stack, uint64_t weight);
 
 /*
  * The frames of a stack from the profile's trie, root first, into
