@@ -27,8 +27,21 @@ struct sw_stalls {
 	size_t nimages;
 	char **names; /* interned thread names */
 	size_t nnames;
-	uint64_t epoch; /* see sw_stalls_images_epoch() */
+	uint64_t epoch;    /* see sw_stalls_images_epoch() */
+	const char *limit; /* see sw_stalls_limit() */
 };
+
+/* A ceiling was reached: remembered for sw_stalls_limit(). */
+static int over(struct sw_stalls *c, const char *what)
+{
+	c->limit = what;
+	return -E2BIG;
+}
+
+const char *sw_stalls_limit(const struct sw_stalls *c)
+{
+	return c->limit;
+}
 
 static uint64_t next_epoch(void)
 {
@@ -157,7 +170,7 @@ static int on_image(struct sw_stalls *c, const struct sw_wire_image *im)
 	}
 	if (!slot) {
 		if (c->nimages == MAX_IMAGES)
-			return -E2BIG;
+			return over(c, "more than 8192 images");
 		struct sw_stall_image *images =
 		    realloc(c->images, (c->nimages + 1) * sizeof(*images));
 		if (!images)
@@ -186,6 +199,34 @@ static int on_image(struct sw_stalls *c, const struct sw_wire_image *im)
 #define MAX_HINTS 65536 /* per image */
 
 /* Keeps a hint with the image that has its index now, sorted, once. */
+static int hint_cmp(const void *a, const void *b)
+{
+	const struct sw_stall_hint *x = a, *y = b;
+	return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+/* Sorts hints appended out of order and drops those of an offset already seen. */
+static void sort_hints(struct sw_stall_image *im)
+{
+	if (!im->unsorted)
+		return;
+	qsort(im->hints, im->nhints, sizeof(*im->hints), hint_cmp);
+	size_t n = 0;
+	for (size_t k = 0; k < im->nhints; k++) {
+		if (n && im->hints[n - 1].offset == im->hints[k].offset)
+			free(im->hints[k].name);
+		else
+			im->hints[n++] = im->hints[k];
+	}
+	im->nhints = n;
+	im->unsorted = false;
+}
+
+/*
+ * Keeps a hint with the image that has its index now, once.  Hints come
+ * mostly in order; one out of order is appended and the list sorted before
+ * a stall is handed out, so no order of them costs more than n log n.
+ */
 static int on_hint(struct sw_stalls *c, const struct sw_wire_symbol_hint *h)
 {
 	struct sw_stall_image *im = NULL;
@@ -194,34 +235,43 @@ static int on_hint(struct sw_stalls *c, const struct sw_wire_symbol_hint *h)
 			im = &c->images[i];
 	if (!im || !h->name || !h->name[0])
 		return 0;
-	size_t k = 0;
-	while (k < im->nhints && im->hints[k].offset < h->offset)
-		k++;
-	if (k < im->nhints && im->hints[k].offset == h->offset)
+	if (im->nhints && !im->unsorted && im->hints[im->nhints - 1].offset == h->offset)
 		return 0;
 	if (im->nhints == MAX_HINTS)
-		return -E2BIG;
-	struct sw_stall_hint *hints = realloc(im->hints, (im->nhints + 1) * sizeof(*hints));
-	if (!hints)
-		return -ENOMEM;
-	im->hints = hints;
+		sort_hints(im);
+	if (im->nhints == MAX_HINTS)
+		return over(c, "more than 65536 symbol hints for one image");
+	if ((im->nhints & (im->nhints - 1)) == 0) {
+		size_t cap = im->nhints ? im->nhints * 2 : 16;
+		struct sw_stall_hint *hints = realloc(im->hints, cap * sizeof(*hints));
+		if (!hints)
+			return -ENOMEM;
+		im->hints = hints;
+	}
 	char *name = strdup(h->name);
 	if (!name)
 		return -ENOMEM;
-	memmove(&hints[k + 1], &hints[k], (im->nhints - k) * sizeof(*hints));
-	hints[k] = (struct sw_stall_hint){h->offset, h->size, name};
-	im->nhints++;
+	if (im->nhints && im->hints[im->nhints - 1].offset >= h->offset)
+		im->unsorted = true;
+	im->hints[im->nhints++] = (struct sw_stall_hint){h->offset, h->size, name};
 	return 0;
 }
 
 const struct sw_stall_hint *sw_stalls_hint_at(const struct sw_stall_image *im, uint64_t offset)
 {
-	for (size_t k = im->nhints; k-- > 0;)
-		if (im->hints[k].offset <= offset)
-			return offset - im->hints[k].offset <
-				       (im->hints[k].size ? im->hints[k].size : 1)
-				   ? &im->hints[k]
-				   : NULL;
+	/* the last hint at or below offset */
+	size_t lo = 0, hi = im->nhints;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (im->hints[mid].offset <= offset)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo > 0) {
+		const struct sw_stall_hint *x = &im->hints[lo - 1];
+		return offset - x->offset < (x->size ? x->size : 1) ? x : NULL;
+	}
 	return NULL;
 }
 
@@ -315,7 +365,7 @@ static int on_begin(struct sw_stalls *c, const struct sw_wire_stall_begin *b)
 	if (find_open(c, b->stall_id) != SIZE_MAX)
 		return 0;
 	if (c->nopen == MAX_OPEN)
-		return -E2BIG;
+		return over(c, "more than 64 stalls open at once");
 	struct sw_stall *s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
@@ -343,7 +393,9 @@ static int on_sample(struct sw_stalls *c, const struct sw_wire_sample *m)
 		return 0;
 	if (s->nsamples == MAX_SAMPLES || c->frames_in[i] + m->depth > MAX_FRAMES) {
 		s->cut = true; /* said once; the rest of its samples are left out */
-		return -E2BIG;
+		return over(c, s->nsamples == MAX_SAMPLES
+				   ? "more than 1048576 samples in one stall"
+				   : "more than 16777216 frames in one stall");
 	}
 	if ((s->nsamples & (s->nsamples - 1)) == 0) {
 		size_t cap = s->nsamples ? s->nsamples * 2 : 16;
@@ -373,6 +425,8 @@ static int on_sample(struct sw_stalls *c, const struct sw_wire_sample *m)
 static const struct sw_stall *take(struct sw_stalls *c, size_t i)
 {
 	stall_free(c->done);
+	for (size_t k = 0; k < c->nimages; k++)
+		sort_hints(&c->images[k]);
 	c->done = c->open[i];
 	c->open[i] = c->open[c->nopen - 1];
 	c->frames_in[i] = c->frames_in[c->nopen - 1];

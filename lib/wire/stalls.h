@@ -53,8 +53,9 @@ struct sw_stall_image {
 	uint8_t id[SW_WIRE_MAX_ID];
 	char *path, *arch;
 	bool removed;
-	struct sw_stall_hint *hints; /* sorted by offset */
+	struct sw_stall_hint *hints; /* sorted by offset when a stall is handed out */
 	size_t nhints;
+	bool unsorted;       /* hints were appended out of order since */
 	uint32_t nmore_text; /* further executable segments, same slide */
 	struct sw_wire_text_range more_text[SW_WIRE_MAX_MORE_TEXT];
 };
@@ -88,6 +89,8 @@ void sw_stalls_free(struct sw_stalls *c);
  */
 int sw_stalls_feed(struct sw_stalls *c, const struct sw_wire_msg *m,
 		   const struct sw_stall **ret_stall);
+/* Which ceiling the last -E2BIG reached, in words ("more than 64 stalls open at once"). */
+const char *sw_stalls_limit(const struct sw_stalls *c);
 /* At the end of the stream: the next stall left open, or NULL (owned as above). */
 const struct sw_stall *sw_stalls_flush(struct sw_stalls *c);
 
