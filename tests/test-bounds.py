@@ -18,8 +18,14 @@ mangled.  Cases:
   the limit, the file and the byte, and exits 5; `attach`, given the same
   messages by an agent, warns once and goes on, its status unchanged;
 - shared: recordings whose samples share frames with the sample before
-  (deep stacks, each a new leaf on a long common root), which expand far
-  beyond their size: `report` in every format within the bounds above.
+  (deep stacks, each a new leaf on a long common root: one stall, and 64
+  open at once, and one just below the limit), which expand far beyond
+  their size: `report` in every format within the bounds above, or stopped
+  at a limit in one line;
+- shared-render: the same for 40,000 copies of one 4096-deep stack and 400
+  deep stalls in a row, which the collector holds in little memory but
+  whose output (per-sample formats, trees indented by depth) grows with
+  depth x samples.
 
 Exit 77 means skipped.
 """
@@ -52,7 +58,7 @@ def run_own(args, size, what):
     pid = os.fork()
     if pid == 0:
         resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
-        resource.setrlimit(resource.RLIMIT_CPU, (int(10 * cpu_max) + 1, int(10 * cpu_max) + 1))
+        resource.setrlimit(resource.RLIMIT_CPU, (int(3 * cpu_max) + 1, int(3 * cpu_max) + 1))
         os.dup2(out_f.fileno(), 1)
         os.dup2(err_f.fileno(), 2)
         try:
@@ -398,6 +404,13 @@ def shape_one_deep():
     return m_begin(1) + s + m_end(1, 28000)
 
 
+def shape_below_limit():
+    # one stall of 1000 samples 4096 deep, each a new leaf: just below the
+    # limit of frames in distinct stacks (4194304), so printed in full
+    s, _ = deep_stall(1, 1, 4096, 1000, 1000)
+    return m_begin(1) + s + m_end(1, 1000)
+
+
 def shape_same_stack():
     # one stall: 40,000 samples of the same 4096-deep stack
     root = [BASE + 0x100000 + 0x40 * k for k in range(4096)]
@@ -434,8 +447,9 @@ def shape_many_stalls():
 FORMATS = ["tree", "sample", "ndjson", "json", "folded", "speedscope", "pprof"]
 
 
-def case_shared(stallwatch, gen, d):
-    for shape in (shape_one_deep, shape_same_stack, shape_open_deep, shape_many_stalls):
+def case_shared(stallwatch, gen, d,
+                shapes=(shape_below_limit, shape_one_deep, shape_open_deep)):
+    for shape in shapes:
         rec = os.path.join(d, shape.__name__ + ".swtrace")
         with open(rec, "wb") as f:
             f.write(RECORDING_HEADER + m_hello() + m_image(0) + shape())
@@ -447,10 +461,16 @@ def case_shared(stallwatch, gen, d):
             lines = limit_lines(err)
             check(code == 0 or (code == 5 and len(lines) == 1),
                   "%s as %s: exit %d, limit lines %r" % (shape.__name__, fmt, code, lines))
+            if shape is shape_below_limit:
+                check(code == 0, "%s as %s: exit %d: %s" % (shape.__name__, fmt, code, lines))
+
+
+def case_shared_render(stallwatch, gen, d):
+    case_shared(stallwatch, gen, d, (shape_same_stack, shape_many_stalls))
 
 
 CASES = {"stacks": case_stacks, "elf": case_elf, "cxx": case_cxx, "limits": case_limits,
-         "shared": case_shared}
+         "shared": case_shared, "shared-render": case_shared_render}
 
 if __name__ == "__main__":
     if len(sys.argv) != 4 or sys.argv[3] not in CASES:

@@ -19,7 +19,7 @@ struct sw_stall_sample {
 	uint64_t thread_id;
 	uint32_t flags; /* sw_wire_sample_flags */
 	uint32_t depth;
-	uint64_t *frames; /* leaf first */
+	uint64_t *frames; /* leaf first; samples of the same stack share it */
 	/* SW_SAMPLE_ELIDED: elided frames left out between frames[elided_at - 1] and [elided_at] */
 	uint32_t elided_at;
 	uint64_t elided;
@@ -36,14 +36,16 @@ struct sw_stall {
 	char context[64];
 	size_t nsamples;
 	struct sw_stall_sample *sample;
-	bool ended; /* false for a stall cut off by the end of the stream */
-	bool cut;   /* it reached a limit: later samples are left out */
+	bool ended;                     /* false for a stall cut off by the end of the stream */
+	bool cut;                       /* it reached a limit: later samples are left out */
+	struct sw_stall_stacks *stacks; /* private: each distinct stack once */
 };
 
 /* A symbol the agent read from memory (symbol-hint): offset from the image's load address. */
 struct sw_stall_hint {
 	uint64_t offset, size;
 	char *name;
+	size_t seq; /* arrival order: the first of an offset is kept */
 };
 
 struct sw_stall_image {
