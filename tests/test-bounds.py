@@ -13,7 +13,8 @@ mangled.  Cases:
 - elf: an ELF whose compressed .debug_info inflates to 1 GiB;
 - cxx: a 300-byte C++ name whose demangling doubles with each nested
   template argument, through `demangle` and through `symbolicate`;
-- limits: recordings past each limit of stallwatch-report(1) LIMITS:
+- limits: a line of `symbolicate`'s input past its limit, and
+  recordings past each limit of stallwatch-report(1) LIMITS:
   `report` prints the stalls before the one past it, then one line naming
   the limit, the file and the byte, and exits 5; `attach`, given the same
   messages by an agent, warns once and goes on, its status unchanged;
@@ -345,6 +346,16 @@ def limit_lines(err):
 
 
 def case_limits(stallwatch, gen, d):
+    # symbolicate: a line of standard input past its limit, after one answered
+    data = ("0x10\n" + "a" * 1100000 + "\n").encode()
+    r = subprocess.run([stallwatch, "symbolicate", "-e", stallwatch], input=data,
+                       capture_output=True, timeout=60)
+    err = r.stderr.decode("utf-8", "replace")
+    lines = [l for l in err.splitlines() if l.strip()]
+    check(r.returncode == 5, "symbolicate past the line limit exits %d, want 5" % r.returncode)
+    check(len(lines) == 1 and "1048575" in lines[0] and "line 2" in lines[0],
+          "symbolicate names the line limit and the line in one line: %r" % lines)
+    check(r.stdout.count(b"\n\n") == 1, "symbolicate answered the line before the limit")
     for name, number, past in LIMITS:
         body = m_hello() + m_image(0) + plain_stall(1) + past() + plain_stall(99)
         rec = os.path.join(d, "past-%s.swtrace" % name.replace(" ", "-"))
