@@ -21,6 +21,7 @@
 #include "wire/recording.h"
 #include "render/render-stall.h"
 #include "report/report.h"
+#include "tree/tree.h"
 #include "util/time-units.h"
 
 #define SOURCE_MAX 128
@@ -44,6 +45,26 @@ static bool in_duration(const struct sw_output_options *o, const struct sw_stall
 	       (double)sw_stalls_ns(c, st->start_time) <= o->duration_s * (double)SW_NS_PER_S;
 }
 
+/*
+ * A limit (stallwatch-report(1), LIMITS) or memory ran out at the message
+ * just read: one line naming it and where, and reading stops.
+ */
+static int over_limit(struct sw_output *out, const struct sw_stalls *c, const char *path,
+		      const struct sw_recording *rec, const struct sw_stall *st, int e)
+{
+	if (e == -ENOMEM)
+		return sw_cli_fail(SW_FAIL_INPUT, e, "out of memory reading '%s' at byte %llu",
+				   path, (unsigned long long)sw_recording_offset(rec));
+	const char *limit = st ? sw_profile_limit(sw_output_profile(out)) : sw_stalls_limit(c);
+	char stall[48] = "";
+	if (st)
+		snprintf(stall, sizeof(stall), " (stall #%llu)", (unsigned long long)st->id);
+	return sw_cli_fail(SW_FAIL_INPUT, e, "cannot read '%s' past byte %llu%s: %s%s", path,
+			   (unsigned long long)sw_recording_offset(rec), stall,
+			   e == -E2BIG && limit ? limit : strerror(-e),
+			   e == -E2BIG ? ", a limit of stallwatch-report(1)" : "");
+}
+
 /* Prints the stalls of rec, which it frees. */
 static int recording(struct sw_output *out, const struct sw_output_options *o, const char *path,
 		     struct sw_recording *rec, const char *source, bool summary)
@@ -63,7 +84,7 @@ static int recording(struct sw_output *out, const struct sw_output_options *o, c
 	}
 	int status = SW_EXIT_OK;
 	uint64_t stalls = 0;
-	bool full = false;
+	bool full = false, stop = false;
 	for (;;) {
 		struct sw_wire_msg m;
 		int r = sw_recording_next(rec, &m, &err);
@@ -83,21 +104,32 @@ static int recording(struct sw_output *out, const struct sw_output_options *o, c
 		}
 		const struct sw_stall *st = NULL;
 		r = sw_stalls_feed(c, &m, &st);
-		if (r == -E2BIG)
-			sw_output_warning(out, "a stall from %s exceeded a limit and was cut",
-					  path);
 		if (r == 1) {
 			stalls++;
-			if (in_duration(o, c, st))
-				full = sw_output_stall(out, c, st, source) == 1;
+			if (in_duration(o, c, st)) {
+				r = sw_output_stall(out, c, st, source);
+				full = r == 1;
+			}
+		}
+		if (r < 0) {
+			status = over_limit(out, c, path, rec, st, r);
+			stop = true;
+			break;
 		}
 		if (full)
 			break;
 	}
 	const struct sw_stall *st;
-	while (!full && (st = sw_stalls_flush(c)))
-		if (in_duration(o, c, st))
-			full = sw_output_stall(out, c, st, source) == 1;
+	/* past a limit the stalls still open are incomplete: left out */
+	while (!full && !stop && (st = sw_stalls_flush(c)))
+		if (in_duration(o, c, st)) {
+			int r = sw_output_stall(out, c, st, source);
+			full = r == 1;
+			if (r < 0) {
+				status = over_limit(out, c, path, rec, st, r);
+				stop = true;
+			}
+		}
 	const char *warning = sw_recording_warning(rec);
 	/* a cut after whole stalls is worth their printing; one before any is bad input */
 	if (warning && stalls == 0 && status == SW_EXIT_OK)

@@ -198,7 +198,8 @@ static int from_stdin(struct run *run)
 		r = fill(rd);
 		if (r < 0) {
 			sw_cli_error("cannot read standard input, line %lu: %s", rd->lineno + 1,
-				     r == -E2BIG ? "line too long" : strerror(-r));
+				     r == -E2BIG ? "longer than the limit of 1048575 bytes"
+						 : strerror(-r));
 			status = SW_EXIT_INPUT;
 		}
 	}

@@ -12,6 +12,7 @@
 #include "wire/recording.h"
 #include "render/render-stall.h"
 #include "report/report.h"
+#include "tree/tree.h"
 #include "wire/stalls.h"
 #include "watch.h"
 #include "util/time-units.h"
@@ -119,6 +120,38 @@ static void record_device(struct sw_recording_writer *rec, const struct sw_watch
 		sw_recording_writer_info(rec, "device_name", o->device_name);
 }
 
+/* The limits already warned about: each is said once per stream. */
+struct warned {
+	const char *limit[8];
+	size_t n;
+};
+
+/*
+ * A limit of stallwatch-report(1) reached (e, -E2BIG, with its words in
+ * limit): a warning the first time, and the stream goes on.  Running out of
+ * memory is said once too, and makes the status 8.
+ */
+static void over_limit(struct sw_output *out, const struct sw_watch_options *o, struct warned *w,
+		       const char *what, const char *limit, int e, int *status)
+{
+	if (e != -E2BIG || !limit)
+		limit = strerror(-e);
+	for (size_t i = 0; i < w->n; i++)
+		if (w->limit[i] == limit)
+			return;
+	if (w->n < sizeof(w->limit) / sizeof(w->limit[0]))
+		w->limit[w->n++] = limit;
+	lock(o);
+	if (e == -E2BIG)
+		sw_output_warning(out, "%s: %s, a limit of stallwatch-report(1): left out", what,
+				  limit);
+	else
+		sw_output_warning(out, "%s: %s", what, limit);
+	unlock(o);
+	if (e == -ENOMEM && *status == SW_EXIT_OK)
+		*status = SW_EXIT_SOFTWARE;
+}
+
 static double elapsed_s(const struct timespec *t0)
 {
 	struct timespec now;
@@ -156,6 +189,7 @@ int sw_watch_stream(struct sw_session *s, const struct sw_watch_options *o, bool
 	uint64_t stalls = 0;
 	bool full = false;
 	const char *limit = NULL;
+	struct warned warned = {0};
 	for (;;) {
 		struct sw_wire_msg m;
 		sw_error_clear(&err);
@@ -189,12 +223,8 @@ int sw_watch_stream(struct sw_session *s, const struct sw_watch_options *o, bool
 		}
 		const struct sw_stall *st = NULL;
 		r = sw_stalls_feed(c, &m, &st);
-		if (r == -E2BIG) {
-			lock(o);
-			sw_output_warning(out, "a stall from %s exceeded a limit and was cut",
-					  what);
-			unlock(o);
-		}
+		if (r < 0)
+			over_limit(out, o, &warned, what, sw_stalls_limit(c), r, &status);
 		if (r == 1) {
 			stalls++;
 			/* a printed stall must survive a crash of the command */
@@ -205,8 +235,12 @@ int sw_watch_stream(struct sw_session *s, const struct sw_watch_options *o, bool
 				break;
 			}
 			lock(o);
-			full = sw_output_stall(out, c, st, o->source) == 1;
+			int e = sw_output_stall(out, c, st, o->source);
 			unlock(o);
+			full = e == 1;
+			if (e < 0)
+				over_limit(out, o, &warned, what,
+					   sw_profile_limit(sw_output_profile(out)), e, &status);
 		}
 		if (m.type == SW_MSG_GOODBYE) {
 			const struct sw_stalls_info *in = sw_stalls_info(c);
@@ -228,12 +262,16 @@ int sw_watch_stream(struct sw_session *s, const struct sw_watch_options *o, bool
 	const struct sw_stall *st;
 	if (rec)
 		sw_recording_writer_sync(rec); /* a failure is reported by the close below */
-	lock(o);
 	while (!full && (st = sw_stalls_flush(c))) {
 		stalls++; /* cut off by the end of the stream, still reported */
-		full = sw_output_stall(out, c, st, o->source) == 1;
+		lock(o);
+		int e = sw_output_stall(out, c, st, o->source);
+		unlock(o);
+		full = e == 1;
+		if (e < 0)
+			over_limit(out, o, &warned, what, sw_profile_limit(sw_output_profile(out)),
+				   e, &status);
 	}
-	unlock(o);
 	const struct sw_stalls_info *in = sw_stalls_info(c);
 	/* A shared output's summary covers every stream: its owner finishes it. */
 	if (in->have_hello && !o->shared)

@@ -12,16 +12,33 @@ mangled.  Cases:
   2.5 x the time of one with 50k (the grouping of stacks was quadratic);
 - elf: an ELF whose compressed .debug_info inflates to 1 GiB;
 - cxx: a 300-byte C++ name whose demangling doubles with each nested
-  template argument, through `demangle` and through `symbolicate`.
+  template argument, through `demangle` and through `symbolicate`;
+- limits: a line of `symbolicate`'s input past its limit, and
+  recordings past each limit of stallwatch-report(1) LIMITS:
+  `report` prints the stalls before the one past it, then one line naming
+  the limit, the file and the byte, and exits 5; `attach`, given the same
+  messages by an agent, warns once and goes on, its status unchanged;
+- shared: recordings whose samples share frames with the sample before
+  (deep stacks, each a new leaf on a long common root: one stall, and 64
+  open at once, and one just below the limit), which expand far beyond
+  their size: `report` in every format within the bounds above, or stopped
+  at a limit in one line;
+- shared-render: the same for 40,000 copies of one 4096-deep stack and 400
+  deep stalls in a row, which the collector holds in little memory but
+  whose output (per-sample formats, trees indented by depth) grows with
+  depth x samples.
 
 Exit 77 means skipped.
 """
 import os
 import resource
 import shutil
+import socket
+import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import zlib
 
 from swtest import check, failures
@@ -42,7 +59,7 @@ def run_own(args, size, what):
     pid = os.fork()
     if pid == 0:
         resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
-        resource.setrlimit(resource.RLIMIT_CPU, (int(10 * cpu_max) + 1, int(10 * cpu_max) + 1))
+        resource.setrlimit(resource.RLIMIT_CPU, (int(3 * cpu_max) + 1, int(3 * cpu_max) + 1))
         os.dup2(out_f.fileno(), 1)
         os.dup2(err_f.fileno(), 2)
         try:
@@ -173,7 +190,298 @@ def case_cxx(stallwatch, gen, d):
     check(name in out, "symbolicate prints the exploding name mangled: %r" % out[:200])
 
 
-CASES = {"stacks": case_stacks, "elf": case_elf, "cxx": case_cxx}
+# A wire encoder (stallwatch-format(5)) for recordings no agent would send.
+def uleb(n):
+    out = bytearray()
+    while True:
+        b = n & 0x7f
+        n >>= 7
+        out.append(b | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def sleb(n):
+    return uleb(((n << 1) ^ (n >> 63)) & ((1 << 64) - 1))
+
+
+def wstr(text):
+    b = text.encode()
+    return uleb(len(b)) + b
+
+
+def msg(kind, body):
+    return bytes([kind]) + uleb(len(body)) + body
+
+
+RECORDING_HEADER = b"SWTRACE\0" + struct.pack("<HHI", 1, 16, 0)
+BASE = 0x400000
+
+
+def m_hello(max_depth=4096):
+    return msg(1, b"SWAG" + uleb(1) + uleb(1) + wstr("test") + wstr("x86_64") + wstr("") +
+               wstr("") + wstr("hostile") + wstr("") + uleb(4242) + uleb(1) + uleb(1) +
+               uleb(0) + uleb(0) + uleb(15) + uleb(250) + uleb(1000) + uleb(0) +
+               uleb(max_depth))
+
+
+def m_image(index, load=BASE, size=0x1000000, path="/nonexistent/app"):
+    return msg(2, uleb(index) + uleb(load) + uleb(0) + uleb(size) + uleb(0) + uleb(0) +
+               wstr(path) + wstr("x86_64"))
+
+
+def m_begin(sid, tid=1):
+    return msg(4, uleb(sid) + uleb(tid) + uleb(sid * 1000000) + uleb(sid * 1000000) +
+               wstr("poll"))
+
+
+def m_end(sid, n):
+    return msg(5, uleb(sid) + uleb(sid * 1000000 + 500000) + uleb(500000000) + uleb(0) +
+               uleb(n) + uleb(0))
+
+
+def m_sample(sid, t, tid, frames):
+    body = uleb(sid) + uleb(sid * 1000000 + t) + uleb(tid) + uleb(0) + uleb(len(frames))
+    last = 0
+    for f in frames:
+        body += sleb(f - last)
+        last = f
+    return msg(6, body)
+
+
+def m_sample_ref(sid, t, tid, frames, shared, prev):
+    """frames leaf first; the shared root-end frames are those of prev, the thread's last."""
+    depth = len(frames)
+    body = (uleb(sid) + uleb(sid * 1000000 + t) + uleb(tid) + uleb(0x200) + uleb(depth) +
+            uleb(shared))
+    last = 0
+    for i, f in enumerate(frames[:depth - shared]):
+        from_root = depth - 1 - i
+        base = prev[len(prev) - 1 - from_root] if from_root < len(prev) else last
+        body += sleb(f - base)
+        last = f
+    return msg(6, body)
+
+
+def m_hint(image, offset):
+    return msg(8, uleb(image) + uleb(offset) + uleb(4) + wstr("hint_%x" % offset))
+
+
+def m_goodbye():
+    return msg(9, uleb(0) + wstr("exit"))
+
+
+def plain_stall(sid, n=3):
+    return (m_begin(sid) + b"".join(m_sample(sid, k, 1, [BASE + 0x100 + k, BASE + 0x50])
+                                    for k in range(n)) + m_end(sid, n))
+
+
+def fake_agent(path, messages):
+    """An agent on a unix socket that sends messages (a hello first) and leaves."""
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind(path)
+    srv.listen(1)
+
+    def serve():
+        conn, _ = srv.accept()
+        conn.settimeout(10)
+        try:
+            conn.sendall(messages + m_goodbye())
+            conn.shutdown(socket.SHUT_WR)
+            while conn.recv(65536):
+                pass
+        except OSError:
+            pass
+        conn.close()
+        srv.close()
+
+    th = threading.Thread(target=serve, daemon=True)
+    th.start()
+    return th
+
+
+# Each limit: (name, what the one line names, messages past it).  Every
+# recording holds stall 1 before the limit and stall 99 after it.
+def past_open_stalls():
+    return b"".join(m_begin(s) for s in range(100, 165)) + b"".join(
+        m_end(s, 0) for s in range(100, 165))
+
+
+def past_images():
+    return b"".join(m_image(i, BASE + (i + 1) * 0x2000000, 0x1000, "/nonexistent/lib%d" % i)
+                    for i in range(1, 8193))
+
+
+def past_hints():
+    # from the highest offset down: each one lands before all that came
+    return b"".join(m_hint(0, 0x10 + 16 * k) for k in range(65537, 0, -1))
+
+
+def past_threads():
+    return (m_begin(50) + b"".join(m_sample(50, k, 1000 + k, [BASE + 0x100, BASE + 0x50])
+                                   for k in range(4097)) + m_end(50, 4097))
+
+
+LIMITS = [("open stalls", "64", past_open_stalls),
+          ("images", "8192", past_images),
+          ("symbol hints", "65536", past_hints),
+          ("threads", "4096", past_threads)]
+
+
+def stall_ids(ndjson):
+    import json
+    ids = []
+    for line in ndjson.splitlines():
+        try:
+            o = json.loads(line)
+        except ValueError:
+            continue
+        if o.get("type") == "stall":
+            ids.append(o.get("id"))
+    return ids
+
+
+def limit_lines(err):
+    return [l for l in err.splitlines() if "limit" in l]
+
+
+def case_limits(stallwatch, gen, d):
+    # symbolicate: a line of standard input past its limit, after one answered
+    data = ("0x10\n" + "a" * 1100000 + "\n").encode()
+    r = subprocess.run([stallwatch, "symbolicate", "-e", stallwatch], input=data,
+                       capture_output=True, timeout=60)
+    err = r.stderr.decode("utf-8", "replace")
+    lines = [l for l in err.splitlines() if l.strip()]
+    check(r.returncode == 5, "symbolicate past the line limit exits %d, want 5" % r.returncode)
+    check(len(lines) == 1 and "1048575" in lines[0] and "line 2" in lines[0],
+          "symbolicate names the line limit and the line in one line: %r" % lines)
+    check(r.stdout.count(b"\n\n") == 1, "symbolicate answered the line before the limit")
+    for name, number, past in LIMITS:
+        body = m_hello() + m_image(0) + plain_stall(1) + past() + plain_stall(99)
+        rec = os.path.join(d, "past-%s.swtrace" % name.replace(" ", "-"))
+        with open(rec, "wb") as f:
+            f.write(RECORDING_HEADER + body)
+        size = os.path.getsize(rec)
+        code, out, err, _ = run_own([stallwatch, "report", "--format", "ndjson", rec], size,
+                                    "report past the limit of %s" % name)
+        lines = limit_lines(err)
+        check(code == 5, "report past the limit of %s exits %d, want 5" % (name, code))
+        check(len(lines) == 1, "report past the limit of %s: %d lines name a limit: %r"
+              % (name, len(lines), lines))
+        if lines:
+            check(number in lines[0] and os.path.basename(rec) in lines[0] and
+                  "byte" in lines[0],
+                  "the line names the limit (%s), the file and the byte: %r"
+                  % (number, lines[0]))
+        check(1 in stall_ids(out), "report past the limit of %s prints stall 1 before it"
+              % name)
+
+        sock = os.path.join(d, "agent.sock")
+        th = fake_agent(sock, body)
+        r = subprocess.run([stallwatch, "attach", "--connect", "unix:" + sock, "--format",
+                            "ndjson"], capture_output=True, text=True, timeout=60)
+        th.join(5)
+        os.unlink(sock)
+        lines = limit_lines(r.stderr)
+        check(r.returncode == 0, "attach past the limit of %s exits %d, want 0: %s"
+              % (name, r.returncode, r.stderr[-300:]))
+        check(len(lines) == 1, "attach past the limit of %s warns %d times: %r"
+              % (name, len(lines), lines[:3]))
+        if lines:
+            check(number in lines[0], "attach's warning names the limit (%s): %r"
+                  % (number, lines[0]))
+        check(99 in stall_ids(r.stdout),
+              "attach goes on past the limit of %s: stall 99 is printed" % name)
+
+
+
+def deep_stall(sid, tid, depth, n, leaves, prev=None):
+    """n samples of one thread, each a new leaf (of leaves) on the same depth - 1 root frames."""
+    root = [BASE + 0x100000 + 0x40 * k for k in range(depth)]
+    out = bytearray()
+    for i in range(n):
+        stack = [BASE + 0x10 + (i % leaves) * 4] + root[1:]
+        if prev is None:
+            out += m_sample(sid, i, tid, stack)
+        else:
+            out += m_sample_ref(sid, i, tid, stack, depth - 1, prev)
+        prev = stack
+    return bytes(out), prev
+
+
+def shape_one_deep():
+    # one stall: 28,000 samples 4096 deep, each a new leaf on the same root
+    s, _ = deep_stall(1, 1, 4096, 28000, 28000)
+    return m_begin(1) + s + m_end(1, 28000)
+
+
+def shape_below_limit():
+    # one stall of 1000 samples 4096 deep, each a new leaf: just below the
+    # limit of frames in distinct stacks (4194304), so printed in full
+    s, _ = deep_stall(1, 1, 4096, 1000, 1000)
+    return m_begin(1) + s + m_end(1, 1000)
+
+
+def shape_same_stack():
+    # one stall: 40,000 samples of the same 4096-deep stack
+    root = [BASE + 0x100000 + 0x40 * k for k in range(4096)]
+    s = m_sample(1, 0, 1, root) + b"".join(m_sample_ref(1, i, 1, root, 4096, root)
+                                           for i in range(1, 40000))
+    return m_begin(1) + s + m_end(1, 40000)
+
+
+def shape_open_deep():
+    # 64 stalls open at once, 600 deep samples each, every one its own thread
+    out = bytearray(b"".join(m_begin(s, s) for s in range(1, 65)))
+    prev = {}
+    for i in range(600):
+        for s in range(1, 65):
+            part, prev[s] = deep_stall(s, s, 4096, 1, 1, prev.get(s))
+            # a different leaf each time: shift the leaf by the round
+            out += part if i == 0 else m_sample_ref(
+                s, i, s, [BASE + 0x10 + 4 * i] + prev[s][1:], 4095, prev[s])
+            prev[s] = [BASE + 0x10 + 4 * i] + prev[s][1:] if i else prev[s]
+    out += b"".join(m_end(s, 600) for s in range(1, 65))
+    return bytes(out)
+
+
+def shape_many_stalls():
+    # 400 stalls one after another, 100 deep-shared samples each
+    out = bytearray()
+    prev = None
+    for s in range(1, 401):
+        part, prev = deep_stall(s, 1, 4096, 100, 100, prev)
+        out += m_begin(s) + part + m_end(s, 100)
+    return bytes(out)
+
+
+FORMATS = ["tree", "sample", "ndjson", "json", "folded", "speedscope", "pprof"]
+
+
+def case_shared(stallwatch, gen, d,
+                shapes=(shape_below_limit, shape_one_deep, shape_open_deep)):
+    for shape in shapes:
+        rec = os.path.join(d, shape.__name__ + ".swtrace")
+        with open(rec, "wb") as f:
+            f.write(RECORDING_HEADER + m_hello() + m_image(0) + shape())
+        size = os.path.getsize(rec)
+        print("%s: %d bytes" % (shape.__name__, size))
+        for fmt in FORMATS:
+            code, out, err, _ = run_own([stallwatch, "report", "--format", fmt, rec], size,
+                                        "%s as %s" % (shape.__name__, fmt))
+            lines = limit_lines(err)
+            check(code == 0 or (code == 5 and len(lines) == 1),
+                  "%s as %s: exit %d, limit lines %r" % (shape.__name__, fmt, code, lines))
+            if shape is shape_below_limit:
+                check(code == 0, "%s as %s: exit %d: %s" % (shape.__name__, fmt, code, lines))
+
+
+def case_shared_render(stallwatch, gen, d):
+    case_shared(stallwatch, gen, d, (shape_same_stack, shape_many_stalls))
+
+
+CASES = {"stacks": case_stacks, "elf": case_elf, "cxx": case_cxx, "limits": case_limits,
+         "shared": case_shared, "shared-render": case_shared_render}
 
 if __name__ == "__main__":
     if len(sys.argv) != 4 or sys.argv[3] not in CASES:

@@ -256,6 +256,13 @@ static void issue14(void)
 		m.symbol_hint = (struct sw_wire_symbol_hint){1, offsets[i], 0x40, names[i]};
 		CHECK_INT(feed(&m, NULL), 0);
 	}
+	/* sorted, each offset once, by the time a stall is handed out */
+	m = (struct sw_wire_msg){.type = SW_MSG_STALL_BEGIN};
+	m.stall_begin.stall_id = 900;
+	CHECK_INT(feed(&m, NULL), 0);
+	m = (struct sw_wire_msg){.type = SW_MSG_STALL_END};
+	m.stall_end.stall_id = 900;
+	CHECK_INT(feed(&m, NULL), 1);
 	im = sw_stalls_image_at(c, 0x10001000);
 	CHECK(im && im->nhints == 2);
 	const struct sw_stall_hint *h = im ? sw_stalls_hint_at(im, 0x23f) : NULL;
@@ -289,12 +296,20 @@ static void ceilings(void)
 		r = feed(&m, NULL);
 	}
 	CHECK_INT(r, -E2BIG); /* open stalls are bounded */
+	/* a stack repeated (a stuck thread) is held once: 2000 x 4096 frames fit */
+	r = 0;
+	for (int k = 0; k < 2000 && r == 0; k++)
+		r = sample(101, 1, 42, 0, deep, SW_WIRE_MAX_FRAMES);
+	CHECK_INT(r, 0);
 	int n = 0;
-	do
+	do {
+		deep[0] = 0x400000 + (uint64_t)n; /* a new stack each time */
 		r = sample(100, 1, 42, 0, deep, SW_WIRE_MAX_FRAMES);
-	while (r == 0 && ++n < 100000);
-	CHECK_INT(r, -E2BIG); /* frames per stall are bounded */
-	CHECK(n < 100000);
+	} while (r == 0 && ++n < 100000);
+	CHECK_INT(r, -E2BIG); /* frames of distinct stacks are bounded */
+	CHECK_INT(n, (1 << 22) / SW_WIRE_MAX_FRAMES - 1); /* stall 101 holds one */
+	CHECK(!strcmp(sw_stalls_limit(c),
+		      "more than 4194304 frames of distinct stacks in open stalls"));
 }
 
 int main(void)

@@ -29,6 +29,7 @@ struct stack_slot {
 };
 
 struct sw_profile {
+	const char *limit; /* the last ceiling reached, for sw_profile_limit() */
 	struct arena_chunk *arena;
 	const char **strings;
 	size_t nstrings, strings_cap;

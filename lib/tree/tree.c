@@ -235,6 +235,18 @@ static int grow_image_table(struct sw_profile *p)
 	return 0;
 }
 
+/* A ceiling was reached: remembered for sw_profile_limit(). */
+static int over(struct sw_profile *p, const char *what)
+{
+	p->limit = what;
+	return -E2BIG;
+}
+
+const char *sw_profile_limit(const struct sw_profile *p)
+{
+	return p->limit;
+}
+
 int sw_profile_image(struct sw_profile *p, const struct sw_tree_image *img, uint32_t *ret_index)
 {
 	const char *name = img->name ? img->name : img->path ? base_name(img->path) : "?";
@@ -248,7 +260,7 @@ int sw_profile_image(struct sw_profile *p, const struct sw_tree_image *img, uint
 		return 0;
 	}
 	if (p->nimages >= SW_TREE_MAX_IMAGES)
-		return -E2BIG;
+		return over(p, "more than 65536 images in all");
 	if (p->nimages == p->images_cap) {
 		size_t cap = p->images_cap ? p->images_cap * 2 : 16;
 		struct sw_tree_image *n = realloc(p->images, cap * sizeof(*n));
@@ -362,7 +374,7 @@ int sw_profile_frame(struct sw_profile *p, const struct sw_tree_frame *in, uint3
 		j = (j + 1) & (p->frame_table_cap - 1);
 	}
 	if (p->nframes >= SW_TREE_MAX_FRAMES)
-		return -E2BIG;
+		return over(p, "more than 16777216 distinct frames in all");
 	if (p->nframes == p->frames_cap) {
 		size_t cap = p->frames_cap ? p->frames_cap * 2 : 256;
 		struct sw_frame_entry *n = realloc(p->frames, cap * sizeof(*n));
@@ -393,7 +405,7 @@ int sw_profile_add_stall(struct sw_profile *p, const struct sw_tree_stall_info *
 			 struct sw_tree_stall **ret)
 {
 	if (p->nstalls >= SW_TREE_MAX_STALLS)
-		return -E2BIG;
+		return over(p, "more than 1048576 stalls in all");
 	if (p->nstalls == p->stalls_cap) {
 		size_t cap = p->stalls_cap ? p->stalls_cap * 2 : 16;
 		struct sw_tree_stall **n = realloc(p->stalls, cap * sizeof(*n));
@@ -467,7 +479,7 @@ int sw_tree_stall_thread(struct sw_profile *p, struct sw_tree_stall *s, uint64_t
 		return 0;
 	}
 	if (s->nthreads >= SW_TREE_MAX_THREADS)
-		return -E2BIG;
+		return over(p, "more than 4096 threads in one stall");
 	struct sw_tree_thread *n = realloc(s->threads, (s->nthreads + 1) * sizeof(*n));
 	if (!n)
 		return -ENOMEM;
@@ -520,7 +532,7 @@ static int stack_child(struct sw_profile *p, uint32_t parent, uint32_t frame, ui
 		j = (j + 1) & (p->stack_table_cap - 1);
 	}
 	if (p->nstacks >= SW_TREE_MAX_STACKS)
-		return -E2BIG;
+		return over(p, "more than 67108864 distinct stacks in all");
 	if (p->nstacks == p->stacks_cap) {
 		size_t cap = p->stacks_cap * 2;
 		uint32_t *np = realloc(p->stack_parent, cap * sizeof(uint32_t));
@@ -667,7 +679,7 @@ int sw_tree_stall_add_stack(struct sw_profile *p, struct sw_tree_stall *s, uint3
 		return -EINVAL;
 	if (s->nsamples == s->samples_cap) {
 		if (s->samples_cap >= SW_TREE_MAX_SAMPLES)
-			return -E2BIG;
+			return over(p, "more than 268435456 samples in one stall");
 		size_t cap = s->samples_cap ? s->samples_cap * 2 : 64;
 		struct sw_tree_sample *n = realloc(s->samples, cap * sizeof(*n));
 		if (!n)

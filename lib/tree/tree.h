@@ -164,6 +164,8 @@ int sw_profile_add_stall(struct sw_profile *p, const struct sw_tree_stall_info *
 size_t sw_profile_nstalls(const struct sw_profile *p);
 /* Frees the stall's extra_json once printed (the raw stacks of a long stall are megabytes). */
 void sw_tree_stall_drop_extra_json(struct sw_tree_stall *s);
+/* Which ceiling (SW_TREE_MAX_*) the last -E2BIG reached, in words, or NULL. */
+const char *sw_profile_limit(const struct sw_profile *p);
 
 /* The source's own fields for the NDJSON summary (as extra_json above), or NULL. */
 int sw_profile_set_summary_extra(struct sw_profile *p, const char *json);

@@ -1,8 +1,9 @@
 /*
  * The stall collector (see stalls.h).  Input is whatever an agent or a file
- * says: open stalls, samples per stall, frames per stall and images all have
- * ceilings, and a sample or an end for a stall whose begin we never saw
- * (dropped, or sent before we connected) is counted and skipped.
+ * says: open stalls, samples per stall, the frames of the open stalls'
+ * distinct stacks and images all have ceilings, and a sample or an end for a
+ * stall whose begin we never saw (dropped, or sent before we connected) is
+ * counted and skipped.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -13,7 +14,7 @@
 
 #define MAX_OPEN    64
 #define MAX_SAMPLES (1u << 20)
-#define MAX_FRAMES  (1u << 24) /* per stall */
+#define MAX_HELD    (1u << 22) /* frames of distinct stacks in open stalls */
 #define MAX_IMAGES  8192
 #define MAX_NAMES   4096
 
@@ -22,13 +23,26 @@ struct sw_stalls {
 	struct sw_stall *open[MAX_OPEN];
 	size_t nopen;
 	struct sw_stall *done; /* handed out last; freed on the next call */
-	size_t frames_in[MAX_OPEN];
+	size_t held;           /* frames of the distinct stacks of the open stalls */
 	struct sw_stall_image *images;
 	size_t nimages;
 	char **names; /* interned thread names */
 	size_t nnames;
-	uint64_t epoch; /* see sw_stalls_images_epoch() */
+	uint64_t epoch;    /* see sw_stalls_images_epoch() */
+	const char *limit; /* see sw_stalls_limit() */
 };
+
+/* A ceiling was reached: remembered for sw_stalls_limit(). */
+static int over(struct sw_stalls *c, const char *what)
+{
+	c->limit = what;
+	return -E2BIG;
+}
+
+const char *sw_stalls_limit(const struct sw_stalls *c)
+{
+	return c->limit;
+}
 
 static uint64_t next_epoch(void)
 {
@@ -51,12 +65,84 @@ int sw_stalls_new(struct sw_stalls **ret)
 	return 0;
 }
 
+/*
+ * The distinct stacks of a stall, each stored once: samples that repeat a
+ * stack (a stuck thread, sent as "same as before" in a few bytes) share
+ * its frames, so memory follows what was sent rather than depth x samples.
+ */
+struct sw_stall_stacks {
+	struct stack_slot {
+		uint64_t hash;
+		uint64_t *frames;
+		uint32_t depth;
+	} * slot;
+	size_t cap, n;
+	size_t held; /* frames in all */
+};
+
+static uint64_t stack_hash(const uint64_t *frames, uint32_t depth)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ depth;
+	for (uint32_t k = 0; k < depth; k++)
+		h = (h ^ frames[k]) * 0x100000001b3ull;
+	return h ^ (h >> 29);
+}
+
+static int stacks_grow(struct sw_stall_stacks *t)
+{
+	size_t cap = t->cap ? t->cap * 2 : 64;
+	struct stack_slot *slot = calloc(cap, sizeof(*slot));
+	if (!slot)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->cap; i++) {
+		if (!t->slot[i].frames)
+			continue;
+		size_t j = t->slot[i].hash & (cap - 1);
+		while (slot[j].frames)
+			j = (j + 1) & (cap - 1);
+		slot[j] = t->slot[i];
+	}
+	free(t->slot);
+	t->slot = slot;
+	t->cap = cap;
+	return 0;
+}
+
+/* The stored copy of frames, added when new (*added: its depth); NULL: out of memory. */
+static uint64_t *stacks_get(struct sw_stall_stacks *t, const uint64_t *frames, uint32_t depth,
+			    size_t *added)
+{
+	*added = 0;
+	if (t->n * 2 >= t->cap && stacks_grow(t) < 0)
+		return NULL;
+	uint64_t h = stack_hash(frames, depth);
+	size_t j = h & (t->cap - 1);
+	for (; t->slot[j].frames; j = (j + 1) & (t->cap - 1))
+		if (t->slot[j].hash == h && t->slot[j].depth == depth &&
+		    !memcmp(t->slot[j].frames, frames, depth * sizeof(*frames)))
+			return t->slot[j].frames;
+	uint64_t *copy = malloc((depth ? depth : 1) * sizeof(*copy));
+	if (!copy)
+		return NULL;
+	if (depth)
+		memcpy(copy, frames, depth * sizeof(*copy));
+	t->slot[j] = (struct stack_slot){h, copy, depth};
+	t->n++;
+	t->held += depth;
+	*added = depth;
+	return copy;
+}
+
 static void stall_free(struct sw_stall *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; i < s->nsamples; i++)
-		free(s->sample[i].frames);
+	if (s->stacks) {
+		for (size_t i = 0; i < s->stacks->cap; i++)
+			free(s->stacks->slot[i].frames);
+		free(s->stacks->slot);
+		free(s->stacks);
+	}
 	free(s->sample);
 	free(s);
 }
@@ -126,6 +212,7 @@ static void on_hello(struct sw_stalls *c, const struct sw_wire_hello *h)
 	for (size_t i = 0; i < c->nopen; i++)
 		stall_free(c->open[i]);
 	c->nopen = 0;
+	c->held = 0;
 	in->have_hello = true;
 	in->platform = h->platform;
 	in->pid = h->pid;
@@ -157,7 +244,7 @@ static int on_image(struct sw_stalls *c, const struct sw_wire_image *im)
 	}
 	if (!slot) {
 		if (c->nimages == MAX_IMAGES)
-			return -E2BIG;
+			return over(c, "more than 8192 images");
 		struct sw_stall_image *images =
 		    realloc(c->images, (c->nimages + 1) * sizeof(*images));
 		if (!images)
@@ -186,6 +273,38 @@ static int on_image(struct sw_stalls *c, const struct sw_wire_image *im)
 #define MAX_HINTS 65536 /* per image */
 
 /* Keeps a hint with the image that has its index now, sorted, once. */
+static int hint_cmp(const void *a, const void *b)
+{
+	const struct sw_stall_hint *x = a, *y = b;
+	if (x->offset != y->offset)
+		return x->offset < y->offset ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Sorts hints appended out of order and drops those of an offset already seen. */
+static void sort_hints(struct sw_stall_image *im)
+{
+	if (!im->unsorted)
+		return;
+	qsort(im->hints, im->nhints, sizeof(*im->hints), hint_cmp);
+	size_t n = 0;
+	for (size_t k = 0; k < im->nhints; k++) {
+		if (n && im->hints[n - 1].offset == im->hints[k].offset)
+			free(im->hints[k].name);
+		else
+			im->hints[n++] = im->hints[k];
+	}
+	im->nhints = n;
+	for (size_t k = 0; k < n; k++)
+		im->hints[k].seq = k;
+	im->unsorted = false;
+}
+
+/*
+ * Keeps a hint with the image that has its index now, once.  Hints come
+ * mostly in order; one out of order is appended and the list sorted before
+ * a stall is handed out, so no order of them costs more than n log n.
+ */
 static int on_hint(struct sw_stalls *c, const struct sw_wire_symbol_hint *h)
 {
 	struct sw_stall_image *im = NULL;
@@ -194,34 +313,44 @@ static int on_hint(struct sw_stalls *c, const struct sw_wire_symbol_hint *h)
 			im = &c->images[i];
 	if (!im || !h->name || !h->name[0])
 		return 0;
-	size_t k = 0;
-	while (k < im->nhints && im->hints[k].offset < h->offset)
-		k++;
-	if (k < im->nhints && im->hints[k].offset == h->offset)
+	if (im->nhints && !im->unsorted && im->hints[im->nhints - 1].offset == h->offset)
 		return 0;
 	if (im->nhints == MAX_HINTS)
-		return -E2BIG;
-	struct sw_stall_hint *hints = realloc(im->hints, (im->nhints + 1) * sizeof(*hints));
-	if (!hints)
-		return -ENOMEM;
-	im->hints = hints;
+		sort_hints(im);
+	if (im->nhints == MAX_HINTS)
+		return over(c, "more than 65536 symbol hints for one image");
+	if ((im->nhints & (im->nhints - 1)) == 0) {
+		size_t cap = im->nhints ? im->nhints * 2 : 16;
+		struct sw_stall_hint *hints = realloc(im->hints, cap * sizeof(*hints));
+		if (!hints)
+			return -ENOMEM;
+		im->hints = hints;
+	}
 	char *name = strdup(h->name);
 	if (!name)
 		return -ENOMEM;
-	memmove(&hints[k + 1], &hints[k], (im->nhints - k) * sizeof(*hints));
-	hints[k] = (struct sw_stall_hint){h->offset, h->size, name};
+	if (im->nhints && im->hints[im->nhints - 1].offset >= h->offset)
+		im->unsorted = true;
+	im->hints[im->nhints] = (struct sw_stall_hint){h->offset, h->size, name, im->nhints};
 	im->nhints++;
 	return 0;
 }
 
 const struct sw_stall_hint *sw_stalls_hint_at(const struct sw_stall_image *im, uint64_t offset)
 {
-	for (size_t k = im->nhints; k-- > 0;)
-		if (im->hints[k].offset <= offset)
-			return offset - im->hints[k].offset <
-				       (im->hints[k].size ? im->hints[k].size : 1)
-				   ? &im->hints[k]
-				   : NULL;
+	/* the last hint at or below offset */
+	size_t lo = 0, hi = im->nhints;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (im->hints[mid].offset <= offset)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo > 0) {
+		const struct sw_stall_hint *x = &im->hints[lo - 1];
+		return offset - x->offset < (x->size ? x->size : 1) ? x : NULL;
+	}
 	return NULL;
 }
 
@@ -315,7 +444,7 @@ static int on_begin(struct sw_stalls *c, const struct sw_wire_stall_begin *b)
 	if (find_open(c, b->stall_id) != SIZE_MAX)
 		return 0;
 	if (c->nopen == MAX_OPEN)
-		return -E2BIG;
+		return over(c, "more than 64 stalls open at once");
 	struct sw_stall *s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
@@ -324,7 +453,11 @@ static int on_begin(struct sw_stalls *c, const struct sw_wire_stall_begin *b)
 	s->start_time = b->start_time;
 	s->detect_time = b->detect_time;
 	copy_str(s->context, sizeof(s->context), b->context);
-	c->frames_in[c->nopen] = 0;
+	s->stacks = calloc(1, sizeof(*s->stacks));
+	if (!s->stacks) {
+		free(s);
+		return -ENOMEM;
+	}
 	c->open[c->nopen++] = s;
 	return 0;
 }
@@ -341,9 +474,11 @@ static int on_sample(struct sw_stalls *c, const struct sw_wire_sample *m)
 		copy_str(c->info.passive, sizeof(c->info.passive), "it went passive");
 	if (s->cut)
 		return 0;
-	if (s->nsamples == MAX_SAMPLES || c->frames_in[i] + m->depth > MAX_FRAMES) {
+	if (s->nsamples == MAX_SAMPLES || c->held + m->depth > MAX_HELD) {
 		s->cut = true; /* said once; the rest of its samples are left out */
-		return -E2BIG;
+		return over(c, s->nsamples == MAX_SAMPLES
+				   ? "more than 1048576 samples in one stall"
+				   : "more than 4194304 frames of distinct stacks in open stalls");
 	}
 	if ((s->nsamples & (s->nsamples - 1)) == 0) {
 		size_t cap = s->nsamples ? s->nsamples * 2 : 16;
@@ -360,22 +495,23 @@ static int on_sample(struct sw_stalls *c, const struct sw_wire_sample *m)
 	x->elided = m->flags & SW_SAMPLE_ELIDED ? m->elided : 0;
 	x->elided_at = m->flags & SW_SAMPLE_ELIDED ? m->elided_at : 0;
 	x->thread_name = intern(c, m->thread_name);
-	x->frames = malloc((m->depth ? m->depth : 1) * sizeof(uint64_t));
+	size_t added;
+	x->frames = stacks_get(s->stacks, m->frames, m->depth, &added);
 	if (!x->frames)
 		return -ENOMEM;
-	if (m->depth)
-		memcpy(x->frames, m->frames, m->depth * sizeof(uint64_t));
 	s->nsamples++;
-	c->frames_in[i] += m->depth;
+	c->held += added;
 	return 0;
 }
 
 static const struct sw_stall *take(struct sw_stalls *c, size_t i)
 {
 	stall_free(c->done);
+	for (size_t k = 0; k < c->nimages; k++)
+		sort_hints(&c->images[k]);
 	c->done = c->open[i];
 	c->open[i] = c->open[c->nopen - 1];
-	c->frames_in[i] = c->frames_in[c->nopen - 1];
+	c->held -= c->done->stacks ? c->done->stacks->held : 0;
 	c->nopen--;
 	return c->done;
 }

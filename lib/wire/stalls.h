@@ -19,7 +19,7 @@ struct sw_stall_sample {
 	uint64_t thread_id;
 	uint32_t flags; /* sw_wire_sample_flags */
 	uint32_t depth;
-	uint64_t *frames; /* leaf first */
+	uint64_t *frames; /* leaf first; samples of the same stack share it */
 	/* SW_SAMPLE_ELIDED: elided frames left out between frames[elided_at - 1] and [elided_at] */
 	uint32_t elided_at;
 	uint64_t elided;
@@ -36,14 +36,16 @@ struct sw_stall {
 	char context[64];
 	size_t nsamples;
 	struct sw_stall_sample *sample;
-	bool ended; /* false for a stall cut off by the end of the stream */
-	bool cut;   /* it reached a limit: later samples are left out */
+	bool ended;                     /* false for a stall cut off by the end of the stream */
+	bool cut;                       /* it reached a limit: later samples are left out */
+	struct sw_stall_stacks *stacks; /* private: each distinct stack once */
 };
 
 /* A symbol the agent read from memory (symbol-hint): offset from the image's load address. */
 struct sw_stall_hint {
 	uint64_t offset, size;
 	char *name;
+	size_t seq; /* arrival order: the first of an offset is kept */
 };
 
 struct sw_stall_image {
@@ -53,8 +55,9 @@ struct sw_stall_image {
 	uint8_t id[SW_WIRE_MAX_ID];
 	char *path, *arch;
 	bool removed;
-	struct sw_stall_hint *hints; /* sorted by offset */
+	struct sw_stall_hint *hints; /* sorted by offset when a stall is handed out */
 	size_t nhints;
+	bool unsorted;       /* hints were appended out of order since */
 	uint32_t nmore_text; /* further executable segments, same slide */
 	struct sw_wire_text_range more_text[SW_WIRE_MAX_MORE_TEXT];
 };
@@ -88,6 +91,8 @@ void sw_stalls_free(struct sw_stalls *c);
  */
 int sw_stalls_feed(struct sw_stalls *c, const struct sw_wire_msg *m,
 		   const struct sw_stall **ret_stall);
+/* Which ceiling the last -E2BIG reached, in words ("more than 64 stalls open at once"). */
+const char *sw_stalls_limit(const struct sw_stalls *c);
 /* At the end of the stream: the next stall left open, or NULL (owned as above). */
 const struct sw_stall *sw_stalls_flush(struct sw_stalls *c);
 
