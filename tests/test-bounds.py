@@ -23,6 +23,8 @@ mangled.  Cases:
   open at once, and one just below the limit), which expand far beyond
   their size: `report` in every format within the bounds above, or stopped
   at a limit in one line;
+- images: 8192 images and 200,000 samples spread over them: every frame's
+  image is found within the bounds;
 - shared-render: the same for 40,000 copies of one 4096-deep stack and 400
   deep stalls in a row, which the collector holds in little memory but
   whose output (per-sample formats, trees indented by depth) grows with
@@ -476,12 +478,40 @@ def case_shared(stallwatch, gen, d,
                 check(code == 0, "%s as %s: exit %d: %s" % (shape.__name__, fmt, code, lines))
 
 
+def case_images(stallwatch, gen, d):
+    # 8192 images (the limit) and 200,000 samples whose frames are spread
+    # over all of them: each frame is looked up among the images
+    nimages, nsamples = 8192, 200000
+    out = bytearray(RECORDING_HEADER + m_hello())
+    for i in range(nimages):
+        out += m_image(i, load=BASE + i * 0x10000, size=0x8000, path="/nonexistent/lib%d" % i)
+    out += m_begin(1)
+    for k in range(nsamples):
+        # every address new: no memo of addresses seen before helps
+        a = BASE + (k * 7919 % nimages) * 0x10000 + 0x40 + (k // nimages) * 0x100
+        b = BASE + (k * 104729 % nimages) * 0x10000 + 0x80 + (k // nimages) * 0x100
+        out += m_sample(1, k, 1, [a, b])
+    out += m_end(1, nsamples)
+    rec = os.path.join(d, "images.swtrace")
+    with open(rec, "wb") as f:
+        f.write(out)
+    size = os.path.getsize(rec)
+    print("images: %d bytes" % size)
+    for fmt in ("folded", "tree"):
+        code, out, err, _ = run_own([stallwatch, "report", "--format", fmt, "--min-percent",
+                                     "0", rec], size, "8192 images as %s" % fmt)
+        check(code == 0, "8192 images as %s: exit %d: %s" % (fmt, code, err[-300:]))
+        if fmt == "tree":  # every frame was found in its image, named after it
+            named = {l.rsplit("(", 1)[1].rstrip(")") for l in out.splitlines() if "(lib" in l}
+            check(len(named) == nimages, "%d of %d images named" % (len(named), nimages))
+
+
 def case_shared_render(stallwatch, gen, d):
     case_shared(stallwatch, gen, d, (shape_same_stack, shape_many_stalls))
 
 
 CASES = {"stacks": case_stacks, "elf": case_elf, "cxx": case_cxx, "limits": case_limits,
-         "shared": case_shared, "shared-render": case_shared_render}
+         "shared": case_shared, "shared-render": case_shared_render, "images": case_images}
 
 if __name__ == "__main__":
     if len(sys.argv) != 4 or sys.argv[3] not in CASES:
