@@ -206,6 +206,23 @@ static void images_by_address(void)
 	im = sw_stalls_image_at(c, 0x500010);
 	CHECK(im && !strcmp(im->path, "/new.so"));
 	CHECK(sw_stalls_image_at(c, 0x501000) == NULL);
+
+	/* ranges inside others: the one still loaded, else the newer, holds the address */
+	image(6, 0x600000, 0x8000, "/outer.so");
+	image(7, 0x602000, 0x1000, "/inner.so");
+	im = sw_stalls_image_at(c, 0x602500);
+	CHECK(im && !strcmp(im->path, "/inner.so"));
+	im = sw_stalls_image_at(c, 0x607000); /* past the inner range: found below it */
+	CHECK(im && !strcmp(im->path, "/outer.so"));
+	m.image_removed.index = 7;
+	feed(&m, NULL);
+	im = sw_stalls_image_at(c, 0x602500);
+	CHECK(im && !strcmp(im->path, "/outer.so"));
+	m.image_removed.index = 6;
+	feed(&m, NULL);
+	im = sw_stalls_image_at(c, 0x602500);
+	CHECK(im && !strcmp(im->path, "/inner.so"));
+	CHECK(sw_stalls_image_at(c, 0x608000) == NULL);
 }
 
 /* Further executable segments, hints and what the agent watched (issue 14). */

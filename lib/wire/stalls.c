@@ -30,6 +30,24 @@ struct sw_stalls {
 	size_t nnames;
 	uint64_t epoch;    /* see sw_stalls_images_epoch() */
 	const char *limit; /* see sw_stalls_limit() */
+	struct image_index *index;
+};
+
+/*
+ * The executable ranges of every image, sorted by start, so that finding a
+ * frame's image costs a binary search, not a scan over up to 8192 images.
+ * Built on the first lookup after the images changed (a new epoch).
+ */
+struct image_range {
+	uint64_t lo, hi; /* [lo, hi) */
+	uint32_t image;  /* index into images */
+};
+
+struct image_index {
+	struct image_range *r;
+	uint64_t *reach; /* reach[i]: the highest hi of r[0..i], to stop a scan down */
+	size_t n, cap;
+	uint64_t epoch;
 };
 
 /* A ceiling was reached: remembered for sw_stalls_limit(). */
@@ -61,6 +79,11 @@ int sw_stalls_new(struct sw_stalls **ret)
 	if (!c)
 		return -ENOMEM;
 	c->epoch = next_epoch();
+	c->index = calloc(1, sizeof(*c->index));
+	if (!c->index) {
+		free(c);
+		return -ENOMEM;
+	}
 	*ret = c;
 	return 0;
 }
@@ -165,6 +188,9 @@ void sw_stalls_free(struct sw_stalls *c)
 	for (size_t i = 0; i < c->nnames; i++)
 		free(c->names[i]);
 	free(c->names);
+	free(c->index->r);
+	free(c->index->reach);
+	free(c->index);
 	free(c);
 }
 
@@ -420,12 +446,93 @@ bool sw_stalls_sample_stopped(const struct sw_stalls *c, const struct sw_stall_s
 	return (s->flags & SW_SAMPLE_TRUNCATED) && s->depth < max;
 }
 
-const struct sw_stall_image *sw_stalls_image_at(const struct sw_stalls *c, uint64_t addr)
+/* Which image answers for an address both hold: one still loaded, else the newer. */
+static bool prefer(const struct sw_stall_image *best, const struct sw_stall_image *im)
+{
+	return !best || best->removed || !im->removed;
+}
+
+static const struct sw_stall_image *scan_images(const struct sw_stalls *c, uint64_t addr)
 {
 	const struct sw_stall_image *best = NULL;
 	for (size_t i = 0; i < c->nimages; i++) {
 		const struct sw_stall_image *im = &c->images[i];
-		if (image_holds(im, addr) && (!best || best->removed || !im->removed))
+		if (image_holds(im, addr) && prefer(best, im))
+			best = im;
+	}
+	return best;
+}
+
+static int add_range(struct image_index *x, uint64_t lo, uint64_t size, uint32_t image)
+{
+	if (!size || lo + size < lo)
+		return 0; /* empty or wrapping: no address can be in it */
+	if (x->n == x->cap) {
+		size_t cap = x->cap ? 2 * x->cap : 64;
+		struct image_range *r = realloc(x->r, cap * sizeof(*r));
+		if (!r)
+			return -ENOMEM;
+		x->r = r;
+		x->cap = cap;
+	}
+	x->r[x->n++] = (struct image_range){lo, lo + size, image};
+	return 0;
+}
+
+static int by_start(const void *a, const void *b)
+{
+	const struct image_range *x = a, *y = b;
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return x->image < y->image ? -1 : x->image > y->image;
+}
+
+static int build_index(const struct sw_stalls *c, struct image_index *x)
+{
+	x->n = 0;
+	for (size_t i = 0; i < c->nimages; i++) {
+		const struct sw_stall_image *im = &c->images[i];
+		if (add_range(x, im->load_address, im->text_size, (uint32_t)i) < 0)
+			return -ENOMEM;
+		for (uint32_t k = 0; k < im->nmore_text; k++) {
+			uint64_t lo =
+			    im->load_address + (im->more_text[k].vmaddr - im->text_vmaddr);
+			if (add_range(x, lo, im->more_text[k].size, (uint32_t)i) < 0)
+				return -ENOMEM;
+		}
+	}
+	qsort(x->r, x->n, sizeof(*x->r), by_start);
+	free(x->reach);
+	x->reach = malloc((x->n ? x->n : 1) * sizeof(*x->reach));
+	if (!x->reach)
+		return -ENOMEM;
+	for (size_t i = 0; i < x->n; i++)
+		x->reach[i] = i && x->reach[i - 1] > x->r[i].hi ? x->reach[i - 1] : x->r[i].hi;
+	x->epoch = c->epoch;
+	return 0;
+}
+
+const struct sw_stall_image *sw_stalls_image_at(const struct sw_stalls *c, uint64_t addr)
+{
+	struct image_index *x = c->index;
+	if (x->epoch != c->epoch && build_index(c, x) < 0) {
+		x->epoch = 0;
+		return scan_images(c, addr); /* out of memory: the slow way still answers */
+	}
+	/* the last range starting at or below addr, then down while one may reach it */
+	size_t lo = 0, hi = x->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (x->r[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	const struct sw_stall_image *best = NULL;
+	for (size_t i = lo; i-- > 0 && x->reach[i] > addr;) {
+		const struct sw_stall_image *im = &c->images[x->r[i].image];
+		if (addr < x->r[i].hi &&
+		    (!best || (im > best ? prefer(best, im) : !prefer(im, best))))
 			best = im;
 	}
 	return best;
