@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -311,6 +312,8 @@ void swa_plat_release_threads(struct swa_thread *threads, size_t n)
 
 void swa_plat_raise_priority(void)
 {
+	/* its timers fire when asked, not up to 50 us later (the default slack) */
+	prctl(PR_SET_TIMERSLACK, 1ul, 0ul, 0ul, 0ul);
 	struct sched_param sp = {.sched_priority = 1};
 	if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) == 0)
 		return;
