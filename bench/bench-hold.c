@@ -16,8 +16,10 @@
  * absolute 1 ms grid; its wake-ups go to the file as "wake NS".  That is the
  * machine's own share of the sampling's gaps.
  */
+#include <errno.h>
 #include <poll.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -67,8 +69,20 @@ static void *sleeper(void *arg)
 	(void)arg;
 	prctl(PR_SET_TIMERSLACK, 1ul, 0ul, 0ul, 0ul);
 	struct sched_param sp = {.sched_priority = 1};
-	if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) != 0)
+	if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) != 0) {
 		setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), -5);
+		struct {
+			uint32_t size, policy;
+			uint64_t flags;
+			int32_t nice;
+			uint32_t priority;
+			uint64_t runtime, deadline, period;
+		} attr = {.size = 48, .policy = SCHED_OTHER, .runtime = 100000};
+		errno = 0;
+		int nice = getpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid));
+		attr.nice = errno ? 0 : nice;
+		syscall(SYS_sched_setattr, 0, &attr, 0u); /* a 100 us slice */
+	}
 	unsigned long long next = now_ns();
 	grid = next;
 	while (spinning && nwakes < max_wakes) {
