@@ -7,7 +7,12 @@ standard input, both with --no-demangle, in the same run, and prints:
 throughput of each and the ratio (best of --runs, by wall time and by CPU
 time), whether the answers are identical (wherever llvm-symbolizer has debug
 information: our symbol-table-only frames add "+ offset"), and the peak
-resident memory of each (getrusage of the child).
+resident memory of each (getrusage of the child).  Each binary is measured
+twice: a first run with no DWARF index (its cache folder emptied before
+each run; goal >= 10x), then a second run on another 100,000 addresses
+with the index the first run left (goal >= 50x).  Last, one address in a
+new process with the index in place, against llvm-symbolizer and `true`
+(goal < 5 ms).
 
 usage: bench-symbolicate.py STALLWATCH [--addresses N] [--functions N]
                             [--runs N] [--keep DIR] [--binary FILE]
@@ -96,7 +101,7 @@ def debug_size(binary):
     return total, read
 
 
-def timed(cmd, input_path, output_path):
+def timed(cmd, input_path, output_path, env=None):
     """Runs cmd; returns (wall seconds, cpu seconds, peak RSS in KiB).
 
     The peak comes from /usr/bin/time when there is one: the rusage of a
@@ -107,7 +112,7 @@ def timed(cmd, input_path, output_path):
     wrap = ["/usr/bin/time", "-f", "%M", "-o", rss_file] if os.path.exists("/usr/bin/time") else []
     with open(input_path, "rb") as fin, open(output_path, "wb") as fout:
         start = time.perf_counter()
-        p = subprocess.Popen(wrap + cmd, stdin=fin, stdout=fout)
+        p = subprocess.Popen(wrap + cmd, stdin=fin, stdout=fout, env=env)
         _, status, ru = os.wait4(p.pid, 0)
         wall = time.perf_counter() - start
         p.returncode = os.waitstatus_to_exitcode(status)
@@ -125,42 +130,102 @@ def blocks(path):
         return [b.strip("\n").split("\n") for b in f.read().split("\n\n") if b.strip("\n")]
 
 
-def run_case(label, workdir, binary, dwarf_file, oracle_args, our_args, nfunc, naddr, runs, sw):
-    lo, size = text_range(binary)
-    rng = random.Random(4)
-    addrs = os.path.join(workdir, "addresses")
-    with open(addrs, "w") as f:
+def compare(workdir, ours, naddr):
+    """How many answers with debug info are identical: (same, compared, total ok)."""
+    oracle = blocks(os.path.join(workdir, "llvm-symbolizer-14.out"))
+    mine = blocks(os.path.join(workdir, ours))
+    debug = [(o, m) for o, m in zip(oracle, mine)
+             if any(loc != "??:0:0" and not loc.startswith("crtstuff.c:") for loc in o[1::2])]
+    same = sum(1 for o, m in debug if o == m)
+    return same, len(debug), len(oracle) - len(debug), len(oracle) == len(mine) == naddr
+
+
+def write_addresses(path, lo, size, naddr, seed):
+    rng = random.Random(seed)
+    with open(path, "w") as f:
         f.write("".join("0x%x\n" % (lo + rng.randrange(size)) for _ in range(naddr)))
+
+
+def best_of(best, name, r):
+    b = best.get(name)
+    best[name] = r if not b else (min(b[0], r[0]), min(b[1], r[1]), max(b[2], r[2]))
+
+
+def run_case(label, workdir, binary, dwarf_file, oracle_args, our_args, nfunc, naddr, runs, sw):
+    """The first run (no index: a cache folder emptied before each run) on
+    one set of addresses, then a second run on another set of the same
+    binary, with the index the first run left, each against llvm-symbolizer
+    on the same set."""
+    lo, size = text_range(binary)
+    first, second = os.path.join(workdir, "addresses"), os.path.join(workdir, "addresses2")
+    write_addresses(first, lo, size, naddr, 4)
+    write_addresses(second, lo, size, naddr, 5)
     total, read = debug_size(dwarf_file)
     print("\n%s: %d functions, %.1f MB of DWARF (%.1f MB without location lists), "
           "%.1f MB of text; %d random addresses" %
           (label, nfunc, total / 1e6, read / 1e6, size / 1e6, naddr))
-    sides = {
-        "llvm-symbolizer-14": [SYMBOLIZER, "--no-demangle", *oracle_args, "--obj=" + binary],
-        "stallwatch": [sw, "symbolicate", "--no-demangle", "-e", binary, *our_args],
-    }
-    best = {}
-    for i in range(runs):
-        for name, cmd in sides.items():
-            r = timed(cmd, addrs, os.path.join(workdir, name + ".out"))
-            b = best.get(name)
-            best[name] = r if not b else (min(b[0], r[0]), min(b[1], r[1]), max(b[2], r[2]))
-    for name, (wall, cpu, rss) in best.items():
-        print("%-20s %7.3f s wall %7.3f s cpu %9.0f addresses/s %7.1f MB peak RSS" %
-              (name, wall, cpu, naddr / wall, rss / 1024))
-    theirs, ours = best["llvm-symbolizer-14"], best["stallwatch"]
-    oracle = blocks(os.path.join(workdir, "llvm-symbolizer-14.out"))
-    mine = blocks(os.path.join(workdir, "stallwatch.out"))
-    debug = [(o, m) for o, m in zip(oracle, mine)
-             if any(loc != "??:0:0" and not loc.startswith("crtstuff.c:") for loc in o[1::2])]
-    same = sum(1 for o, m in debug if o == m)
-    print("answers: %d of %d addresses with debug info identical (%d without, not compared)"
-          % (same, len(debug), len(oracle) - len(debug)))
-    print("throughput ratio (wall): %.2fx   (cpu): %.2fx   target >= 5x" %
-          (theirs[0] / ours[0], theirs[1] / ours[1]))
-    print("peak memory ratio (ours / llvm-symbolizer): %.2f   target <= 1" %
-          (ours[2] / theirs[2]))
-    return same == len(debug) and len(oracle) == len(mine) == naddr
+    theirs_cmd = [SYMBOLIZER, "--no-demangle", *oracle_args, "--obj=" + binary]
+    ours_cmd = [sw, "symbolicate", "--no-demangle", "-e", binary, *our_args]
+    cache = os.path.join(workdir, "cache")
+    env = dict(os.environ, XDG_CACHE_HOME=cache)
+    env.pop("STALLWATCH_NO_INDEX", None)
+    ok = True
+    for what, addrs, goal in (("first run", first, 10), ("second run", second, 50)):
+        best = {}
+        for i in range(runs):
+            r = timed(theirs_cmd, addrs, os.path.join(workdir, "llvm-symbolizer-14.out"))
+            best_of(best, "llvm-symbolizer-14", r)
+            if what == "first run":
+                shutil.rmtree(cache, ignore_errors=True)
+            r = timed(ours_cmd, addrs, os.path.join(workdir, "stallwatch.out"), env)
+            best_of(best, "stallwatch", r)
+        print("%s (%s):" % (what, "no index" if what == "first run" else
+                            "the first run's index, other addresses"))
+        for name, (wall, cpu, rss) in best.items():
+            print("  %-20s %7.3f s wall %7.3f s cpu %9.0f addresses/s %7.1f MB peak RSS" %
+                  (name, wall, cpu, naddr / wall, rss / 1024))
+        theirs, ours = best["llvm-symbolizer-14"], best["stallwatch"]
+        same, compared, skipped, whole = compare(workdir, "stallwatch.out", naddr)
+        print("  answers: %d of %d addresses with debug info identical (%d without, not compared)"
+              % (same, compared, skipped))
+        print("  %s throughput ratio (wall): %.2fx   (cpu): %.2fx   goal >= %dx" %
+              (what, theirs[0] / ours[0], theirs[1] / ours[1], goal))
+        print("  peak memory ratio (ours / llvm-symbolizer): %.2f   goal <= 1" %
+              (ours[2] / theirs[2]))
+        ok &= same == compared and whole
+    return ok
+
+
+def median_ms(cmd, n, env=None):
+    times = []
+    for _ in range(n):
+        start = time.perf_counter()
+        subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+                       check=True)
+        times.append(time.perf_counter() - start)
+    times.sort()
+    return times[len(times) // 2] * 1000
+
+
+def one_address(workdir, binary, sw, n=41):
+    """One address in a new process, files in the page cache, the index in
+    place: stallwatch against llvm-symbolizer and against `true`."""
+    lo, _ = text_range(binary)
+    addr = "0x%x" % (lo + 0x40)
+    env = dict(os.environ, XDG_CACHE_HOME=os.path.join(workdir, "cache"))
+    env.pop("STALLWATCH_NO_INDEX", None)
+    ours = [sw, "symbolicate", "--no-demangle", "-e", binary, addr]
+    subprocess.run(ours, stdout=subprocess.DEVNULL, env=env, check=True)  # index, page cache
+    rows = [("stallwatch", median_ms(ours, n, env)),
+            ("llvm-symbolizer-14", median_ms([SYMBOLIZER, "--no-demangle", "--obj=" + binary,
+                                              addr], n)),
+            ("true", median_ms(["true"], n))]
+    print("\none address, new process (median of %d):" % n)
+    for name, ms in rows:
+        print("  %-20s %7.2f ms" % (name, ms))
+    print("  one-address ratio (llvm-symbolizer / stallwatch): %.2fx   stallwatch %.2f ms, "
+          "goal < 5 ms" % (rows[1][1] / rows[0][1], rows[0][1]))
+    print("  start-up over `true`: %.2f ms" % (rows[0][1] - rows[2][1]))
 
 
 def main():
@@ -189,6 +254,7 @@ def main():
                 print("built %s in %.0f s" % (binary, time.perf_counter() - t))
         ok = run_case("ELF x86-64, clang -g -O1", workdir, binary, binary, [], [], nfunc,
                       naddr, runs, sw)
+        one_address(workdir, binary, sw)
         if "--no-macho" not in args and all(shutil.which(t) for t in
                                             ("clang-19", "ld64.lld-19", "dsymutil-19")):
             macho = os.path.join(workdir, "big-macho")

@@ -4,6 +4,7 @@
  * can be diffed, or as NDJSON.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@ struct run {
 	struct sw_symbolicator *sym;
 	struct sw_image_ref ref;
 	bool json;
+	bool no_index;
 	struct sw_buf out;
 };
 
@@ -109,31 +111,56 @@ static int fill(struct reader *rd)
 	return 0;
 }
 
-static int answer(struct run *run, struct reader *rd)
+/*
+ * At most this many addresses are answered at once: their frames (a few
+ * hundred KiB) stay in the caches and are reused, where a whole block's
+ * would take megabytes of fresh pages; the index makes a lookup cheap
+ * wherever the address falls.
+ */
+#define SLICE 32768
+
+/* Prints the answers of addrs[0..n), as many as the batch holds. */
+static int print_slice(struct run *run, const struct sw_symbolicate_batch *b, const uint64_t *addrs,
+		       size_t n)
 {
-	size_t done;
-	struct sw_error err = {0};
-	int r = sw_symbolicate_file_addrs(run->sym, &run->ref, rd->addrs, rd->n, &rd->batch, &done,
-					  &err);
-	for (size_t i = 0; i < done; i++) {
-		const struct sw_symbolicate_batch *b = &rd->batch;
-		sw_buf_reset(&run->out);
-		size_t n = b->count[i];
+	for (size_t i = 0; i < n; i++) {
 		const struct sw_frame *f = b->frames + b->first[i];
-		int pr = run->json ? sw_symbolicate_print_json(rd->addrs[i], f, n, &run->out)
-				   : sw_symbolicate_print_text(f, n, &run->out);
+		/* the frames were stored in address order: fetch the next ones early */
+		if (i + 8 < n)
+			__builtin_prefetch(b->frames + b->first[i + 8]);
+		int pr = run->json ? sw_symbolicate_print_json(addrs[i], f, b->count[i], &run->out)
+				   : sw_symbolicate_print_text(f, b->count[i], &run->out);
 		if (pr < 0) {
 			return sw_cli_fail(SW_FAIL_OUTPUT, pr, "cannot print address 0x%llx: %s",
-					   (unsigned long long)rd->addrs[i], strerror(-pr));
+					   (unsigned long long)addrs[i], strerror(-pr));
 		}
-		fwrite(run->out.data, 1, run->out.len, stdout);
+		if (run->out.len >= (1 << 16)) {
+			fwrite(run->out.data, 1, run->out.len, stdout);
+			sw_buf_reset(&run->out);
+		}
 	}
+	return SW_EXIT_OK;
+}
+
+static int answer(struct run *run, struct reader *rd)
+{
+	int status = SW_EXIT_OK, r = 0;
+	struct sw_error err = {0};
+	sw_buf_reset(&run->out);
+	for (size_t at = 0; status == SW_EXIT_OK && r == 0 && at < rd->n; at += SLICE) {
+		size_t n = rd->n - at < SLICE ? rd->n - at : SLICE, done;
+		r = sw_symbolicate_file_addrs(run->sym, &run->ref, rd->addrs + at, n, &rd->batch,
+					      &done, &err);
+		status = print_slice(run, &rd->batch, rd->addrs + at, done);
+	}
+	fwrite(run->out.data, 1, run->out.len, stdout);
+	sw_buf_reset(&run->out);
 	rd->n = 0;
-	if (r < 0) {
+	if (status == SW_EXIT_OK && r < 0) {
 		sw_cli_error("cannot read '%s': %s", run->ref.path, sw_error_str(&err));
 		return SW_EXIT_INPUT;
 	}
-	return SW_EXIT_OK;
+	return status;
 }
 
 static int from_stdin(struct run *run)
@@ -180,6 +207,32 @@ static int from_stdin(struct run *run)
 	return status;
 }
 
+/*
+ * A first run's index (megabytes, synced before it is renamed into place)
+ * is written by a detached child once every answer is out, so that the
+ * command returns as soon as it has answered; where fork fails the
+ * symbolicator writes it itself.
+ */
+static void save_in_background(struct sw_symbolicator *sym)
+{
+	if (!sw_symbolicator_index_pending(sym))
+		return;
+	pid_t pid = fork();
+	if (pid == 0) {
+		setsid();
+		int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (fd >= 0) {
+			dup2(fd, 0);
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		sw_symbolicator_save_indexes(sym);
+		_exit(0);
+	}
+	if (pid > 0)
+		sw_symbolicator_set_index_dir(sym, NULL); /* the child writes it */
+}
+
 static int symbolicate_run(const struct sw_cmd *cmd, int argc, char **argv)
 {
 	struct run run = {0};
@@ -207,6 +260,9 @@ static int symbolicate_run(const struct sw_cmd *cmd, int argc, char **argv)
 		case SW_OPT_JSON:
 			run.json = true;
 			break;
+		case SW_OPT_NO_INDEX:
+			run.no_index = true;
+			break;
 		}
 	}
 	if (r)
@@ -219,6 +275,8 @@ static int symbolicate_run(const struct sw_cmd *cmd, int argc, char **argv)
 	if (sw_symbolicator_new(flags, &run.sym) < 0) {
 		return sw_cli_fail(SW_FAIL_INPUT, -ENOMEM, "out of memory");
 	}
+	if (run.no_index)
+		sw_symbolicator_set_index_dir(run.sym, NULL);
 	/* without --dsym, debug files are looked for where the symbol search looks */
 	struct sw_symsearch *ss = NULL;
 	if (!run.ref.debug_path && sw_symsearch_new(&ss) >= 0) {
@@ -244,6 +302,8 @@ static int symbolicate_run(const struct sw_cmd *cmd, int argc, char **argv)
 		status = from_stdin(&run);
 	}
 	sw_buf_finish(&run.out);
+	status = sw_cli_finish_stdout(status);
+	save_in_background(run.sym);
 	sw_symbolicator_free(run.sym);
 	sw_symsearch_free(ss);
 	return sw_cli_finish_stdout(status);
@@ -259,6 +319,9 @@ static const struct sw_opt symbolicate_opts[] = {
     {"no-demangle", SW_OPT_NO_DEMANGLE, NULL, "print names as the file has them", NULL},
     {"json", SW_OPT_JSON, NULL, "one JSON object per address (\"schema\":1, \"type\":\"address\")",
      NULL},
+    {"no-index", SW_OPT_NO_INDEX, NULL,
+     "neither read nor write the DWARF index in the cache folder\n(also: STALLWATCH_NO_INDEX=1)",
+     NULL},
     SW_OPT_END,
 };
 
@@ -267,11 +330,13 @@ static const struct sw_opt *const symbolicate_tables[] = {symbolicate_opts, NULL
 const struct sw_cmd sw_cmd_symbolicate = {
     .name = "symbolicate",
     .usage = "-e FILE [--arch ARCH] [--dsym PATH] [--no-inlines] [--no-demangle] [--json] "
-	     "[ADDR ...]",
+	     "[--no-index] [ADDR ...]",
     .summary = "print the function, file, line and inlined calls of file addresses",
     .options = symbolicate_tables,
     .help = "ADDR: file (unslid) addresses in hexadecimal, with or without 0x, taken as\n"
-	    "given; read from standard input, one per line, when none is given.\n",
+	    "given; read from standard input, one per line, when none is given.\n"
+	    "The DWARF of each binary is indexed once in $XDG_CACHE_HOME/stallwatch/dwarf\n"
+	    "(~/.cache/stallwatch/dwarf) so that later runs skip parsing it.\n",
     .min_args = 0,
     .max_args = -1,
     .run = symbolicate_run,

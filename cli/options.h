@@ -59,6 +59,7 @@ enum sw_opt_key {
 	SW_OPT_NO_INLINES,
 	SW_OPT_NO_DEMANGLE,
 	SW_OPT_NO_CXX,
+	SW_OPT_NO_INDEX,
 };
 
 struct sw_opt {

@@ -171,16 +171,47 @@ void swa_loop_note_first_wait(uint64_t t);
 
 /* The learnt key of the loop's own wait, 0 while still learning. */
 extern uint64_t swa_loop_wait_key;
-/*
- * The slow path of a wait whose key is not swa_loop_wait_key: whether it is
- * the loop's; sp is the stack address the wait was called from.
- */
-bool swa_loop_wait_is_own(uint64_t key, uint64_t sp);
 
-/* A wait's key: its call site mixed with its wait object (0 when it has none). */
-static inline uint64_t swa_loop_wait_key_of(const void *site, uint64_t object)
+/* What a wait whose key is not swa_loop_wait_key is to the loop. */
+enum swa_wait {
+	SWA_WAIT_LOOP,   /* the loop's own wait: idle while it waits */
+	SWA_WAIT_NESTED, /* the loop's, deeper in the stack: idle once it blocked */
+	SWA_WAIT_INNER,  /* a call inside an iteration: busy */
+};
+/*
+ * How long a wait must last to have blocked, rather than found events ready
+ * or been woken by a deadline already reached: long enough for another
+ * thread's wake-up on a loaded machine (Foundation pumps its run loop that
+ * way), short beside a nested loop's timers.
+ */
+#define SWA_WAIT_BLOCKED_MS 5
+#define SWA_WAIT_BLOCKED_NS (SWA_WAIT_BLOCKED_MS * 1000000ull)
+/*
+ * The slow path: sp is the stack address the wait was called from, site
+ * the return address into its caller.
+ */
+enum swa_wait swa_loop_wait_kind(uint64_t key, uint64_t sp, uint64_t site);
+/*
+ * Set by the platform: the top of the frame of the function that called a
+ * wait at site (its canonical frame address), 0 if unknown.  Slow path only.
+ */
+extern uint64_t (*swa_loop_caller_top)(uint64_t site);
+/* After an SWA_WAIT_INNER wait that began at t0 (swa_plat_now()) returned. */
+void swa_loop_inner_waited(uint64_t key, uint64_t sp, uint64_t t0);
+
+static inline uint64_t swa_loop_wait_sp_mix(uint64_t sp)
 {
-	return (uint64_t)(uintptr_t)site ^ (object * 0x9e3779b97f4a7c15ull);
+	return sp * 0xff51afd7ed558ccdull;
+}
+
+/*
+ * A wait's key: its call site mixed with its wait object (0 when it has
+ * none) and the stack address it was called from.
+ */
+static inline uint64_t swa_loop_wait_key_of(const void *site, uint64_t object, uint64_t sp)
+{
+	return (uint64_t)(uintptr_t)site ^ (object * 0x9e3779b97f4a7c15ull) ^
+	       swa_loop_wait_sp_mix(sp);
 }
 
 /* ---- images (images.c) ---- */

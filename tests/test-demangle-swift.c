@@ -165,6 +165,39 @@ static void check_filter(void)
 	sw_buf_finish(&out);
 }
 
+/*
+ * A PLT entry's name as objdump and symbolizers write it, and a Mach-O
+ * stub's as we do: the name demangled, the suffix kept (as c++filt does).
+ */
+static void check_stub_suffixes(void)
+{
+	static const struct {
+		const char *in, *out;
+		unsigned flags;
+	} cases[] = {
+	    {"_Z3foov@plt", "foo()@plt", 0},
+	    {"_Z3foov stub", "foo() stub", 0},
+	    {"$ss16IndexingIteratorV4next7ElementQzSgyFSnySiG_Tg5@plt",
+	     "generic specialization <Swift.Range<Swift.Int>> of Swift.IndexingIterator.next() -> "
+	     "A.Element?@plt",
+	     0},
+	    {"$ss16IndexingIteratorV4next7ElementQzSgyFSnySiG_Tg5@plt",
+	     "specialized IndexingIterator.next()@plt", SW_DEMANGLE_SIMPLIFIED},
+	};
+	struct sw_buf out = {0};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		sw_buf_reset(&out);
+		CHECK_INT(sw_demangle(cases[i].in, cases[i].flags, &out), 1);
+		CHECK_STR(sw_buf_str(&out), cases[i].out);
+	}
+	/* a plain name with the suffix is left alone, and so is the suffix alone */
+	sw_buf_reset(&out);
+	CHECK_INT(sw_demangle("puts@plt", 0, &out), 0);
+	CHECK_INT(sw_demangle("@plt", 0, &out), 0);
+	CHECK_INT((int)out.len, 0);
+	sw_buf_finish(&out);
+}
+
 static void check_hostile(void)
 {
 	struct sw_buf out;
@@ -297,6 +330,7 @@ int main(int argc, char **argv)
 	}
 
 	check_filter();
+	check_stub_suffixes();
 	check_hostile();
 	return sw_test_end();
 }

@@ -18,6 +18,7 @@ STALLWATCH_TEST_FARM sets how many devices the farm test attaches at once
 """
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -172,6 +173,32 @@ def usbmuxd_absent():
     try:
         e.mux.close()
         devices_fails_fast(e, "usbmuxd is not running")
+    finally:
+        e.close()
+
+
+@test
+def library_loaded_when_needed():
+    """libimobiledevice is not a start-up dependency: it is loaded by the first
+    device operation, and a missing one is one clear line (exit 3) while the
+    commands that need no device still run."""
+    out = subprocess.run(["readelf", "-d", EXE], capture_output=True, text=True).stdout
+    needed = re.findall(r"\(NEEDED\).*\[(.*)\]", out)
+    check(needed and not any("imobiledevice" in n or "debuginfod" in n for n in needed),
+          "linked at start-up: %s" % needed)
+    e = Env()
+    try:
+        e.mux.add(fakedevice.Device(udid(1)))
+        e.env["STALLWATCH_IMOBILEDEVICE"] = os.path.join(e.dir, "libimobiledevice-gone.so")
+        r = e.run("devices")
+        check(r.returncode == 3, f"status {r.returncode}: {r.stderr}")
+        check("cannot load" in r.stderr and "libimobiledevice-gone.so" in r.stderr and
+              "install libimobiledevice" in r.stderr and r.stderr.count("\n") == 1, r.stderr)
+        r = e.run("demangle", "_Z3foov")
+        check(r.returncode == 0 and r.stdout.strip() == "foo()", f"demangle: {r.stdout!r}")
+        del e.env["STALLWATCH_IMOBILEDEVICE"]
+        r = e.run("devices")
+        check(r.returncode == 0 and udid(1) in r.stdout, f"status {r.returncode}: {r.stderr}")
     finally:
         e.close()
 

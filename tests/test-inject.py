@@ -218,6 +218,16 @@ def test_ipa(exe, dylib):
                 z.write(full, arc, zipfile.ZIP_DEFLATED)
     before = raw_entries(ipa)
     original_exe = open(os.path.join(stage, "Payload", "Shop.app", "Shop"), "rb").read()
+    # libzip is loaded by the first archive, not at start-up: without it,
+    # one line names it and the archive is left alone
+    gone = os.path.join(WORK, "libzip-gone.so")
+    p = run(SW, "inject", "--dylib", dylib, ipa, ok=False,
+            env=dict(os.environ, STALLWATCH_LIBZIP=gone))
+    check(p.returncode != 0 and "cannot load" in p.stderr and gone in p.stderr and
+          "install libzip" in p.stderr and p.stderr.count("\n") == 1,
+          f"inject without libzip: status {p.returncode}: {p.stderr!r}")
+    check(raw_entries(ipa) == before and not os.path.exists(ipa + ".orig"),
+          "inject without libzip changed the archive")
     inject("--dylib", dylib, ipa)
     after = raw_entries(ipa)
     exe_name = "Payload/Shop.app/Shop"

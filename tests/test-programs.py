@@ -3,8 +3,8 @@
 
     test-programs.py SCENARIO
 
-with STALLWATCH, STALLWATCH_AGENT, STALLAPP, STALLAPP_GLIB, SW_CC and
-SW_SOURCE_ROOT in the environment, as tests/meson.build sets them.  Each step
+with STALLWATCH, STALLWATCH_AGENT, STALLAPP, STALLAPP_GLIB, STALLAPP_UV,
+STALLAPP_QT, SW_CC and SW_SOURCE_ROOT in the environment, as tests/meson.build sets them.  Each step
 of the apps prints "step KIND begin NS" / "step KIND end NS" (CLOCK_MONOTONIC),
 so what is expected comes from the programs themselves.  Exit 77: skipped.
 """
@@ -118,7 +118,7 @@ def expect_none(sts, spans, kind):
 
 def scenario_nested_c():
     objs, app, err, status = run([os.environ["STALLAPP"], "idle:100", "pollwait:500",
-                                  "zeropoll:400", "busy:300"])
+                                  "zeropoll:400", "busy:300", "readypoll:400"])
     check(status == 0, "run exited %d: %s" % (status, err))
     sts, spans = stalls(objs), steps(app)
     expect_blocked(sts, spans, "pollwait", r"poll", "stall_pollwait")
@@ -128,7 +128,10 @@ def scenario_nested_c():
         st = stall_of(sts, spans["zeropoll"])
         check(st["duration_ms"] > 380, "zeropoll: stall of %.1f ms < 400" % st["duration_ms"])
     expect_blocked(sts, spans, "busy", r"stall_busy_inner")
-    check(len(sts) == 3, "expected 3 stalls, got %d" % len(sts))
+    # 200 polls with a timeout that find data ready never blocked: they do not
+    # make the agent take them for a loop that moved (stallwatch-agent(7))
+    expect_stall(sts, spans, "readypoll", "busy", "stall_readypoll", r"stall_readypoll|spin_ms")
+    check(len(sts) == 4, "expected 4 stalls, got %d" % len(sts))
 
 
 def scenario_nested_glib():
@@ -194,6 +197,61 @@ def scenario_nested_node():
     expect_blocked(sts, spans, "execSync", r"epoll|poll")
     expect_blocked(sts, spans, "spawnSync", r"epoll|poll")
     expect_none(sts, spans, "timer")
+
+
+def expect_stall(sts, spans, kind, stall_kind, culprit, call=None):
+    """One stall of stall_kind for step kind, within 40 ms of it, culprit (and call) heaviest."""
+    expect_blocked(sts, spans, kind, call or re.escape(culprit), culprit)
+    st = stall_of(sts, spans[kind]) if kind in spans else None
+    if st:
+        check(st["kind"] == stall_kind, "%s: a %s stall, expected %s" % (kind, st["kind"], stall_kind))
+
+
+def nested_loop(app_args, env=None):
+    """A nested run of the app's own loop, a busy and a blocked callback."""
+    objs, out, err, status = run(app_args + ["idle:20", "idle:20", "idle:20", "nested:600",
+                                             "busy:400", "pollwait:400"], env=env)
+    check(status == 0, "run exited %d: %s" % (status, err))
+    print("app:", out[0] if out else "nothing")
+    sts, spans = stalls(objs), steps(out)
+    ticks = [int(l.split("ticks=")[1]) for l in out if l.startswith("step nested end")]
+    # a 10 ms timer over 600 ms: the nested loop served it, so it really waited
+    check(ticks and ticks[0] >= 30, "the nested loop did not serve its timer: %s" % ticks)
+    print("stalls:", [(st["duration_ms"], st["kind"]) for st in sts])
+    if check("nested" in spans, "the app did not run its nested loop"):
+        b, e = spans["nested"]
+        for st in sts:
+            s0 = st["monotonic_start_ns"]
+            check(s0 + st["duration_ms"] * 1e6 <= b or s0 >= e,
+                  "a stall of %.1f ms overlaps the nested loop, which waits" % st["duration_ms"])
+    expect_stall(sts, spans, "busy", "busy", "stall_busy_inner")
+    expect_stall(sts, spans, "pollwait", "blocked", "stall_pollwait", r"^poll$|__poll")
+    check(len(sts) == 2, "a nested run of the loop that waits is no stall: expected 2 stalls, "
+          "got %d" % len(sts))
+
+
+def scenario_nested_uv():
+    app = os.environ.get("STALLAPP_UV")
+    if not app:
+        skip("libuv not found at configure time (Debian package libuv1-dev)")
+    nested_loop([app])
+
+
+def qt_app():
+    app = os.environ.get("STALLAPP_QT")
+    if not app:
+        skip("Qt 5 not found at configure time (Debian package qtbase5-dev)")
+    return app
+
+
+def scenario_nested_qt():
+    nested_loop([qt_app()])
+
+
+def scenario_nested_qt_unix():
+    """Qt's own event dispatcher (ppoll), not GLib's."""
+    env = dict(os.environ, QT_NO_GLIB="1")
+    nested_loop([qt_app()], env=env)
 
 
 # ---- 2. every executable segment of an image -------------------------------
@@ -411,6 +469,9 @@ SCENARIOS = {
     "nested-python": scenario_nested_python,
     "nested-python-glib": scenario_nested_python_glib,
     "nested-node": scenario_nested_node,
+    "nested-uv": scenario_nested_uv,
+    "nested-qt": scenario_nested_qt,
+    "nested-qt-unix": scenario_nested_qt_unix,
     "segments": scenario_segments,
     "stopped": scenario_stopped,
     "deep": scenario_deep,

@@ -127,18 +127,11 @@ def main():
         seen[kind] = st
         check(st["kind"] == EXPECTED[kind][0], "%s: kind %s, expected %s"
               % (kind, st["kind"], EXPECTED[kind][0]))
-        if kind == "pump":
-            # a callback that pumps the run loop makes nested waits; after 16 of them
-            # in one iteration the agent may take the nested loop for the loop
-            # (stallwatch-agent(7)), so the stall can end early: reported, at least
-            # the threshold, never longer than the app measured
-            check(250 <= st["duration_ms"] <= step["elapsed_ms"] + TOLERANCE_MS,
-                  "%s: duration %.1f ms, the app measured %.1f ms"
-                  % (kind, st["duration_ms"], step["elapsed_ms"]))
-        else:
-            check(abs(st["duration_ms"] - step["elapsed_ms"]) <= TOLERANCE_MS,
-                  "%s: duration %.1f ms, the app measured %.1f ms"
-                  % (kind, st["duration_ms"], step["elapsed_ms"]))
+        # pump included: its nested run-loop waits return at once, so they are no
+        # waits (stallwatch-agent(7)) and its stall lasts as long as the step
+        check(abs(st["duration_ms"] - step["elapsed_ms"]) <= TOLERANCE_MS,
+              "%s: duration %.1f ms, the app measured %.1f ms"
+              % (kind, st["duration_ms"], step["elapsed_ms"]))
         names = [f["symbol"] for f in st["heaviest"]]
         print(kind, "heaviest:", names)
         check(chain_in_order(names, EXPECTED[kind][1]),

@@ -8,8 +8,10 @@
  *
  * Not every wait of the main thread is its loop waiting (loop-wait.c): a
  * wait that returns at once (a zero timeout) is passed straight through, and
- * so is one whose call site and wait object are not the loop's: a blocking
- * call inside a callback stays part of the busy iteration.
+ * one whose call site and wait object are not the loop's keeps the iteration
+ * busy: a blocking call inside a callback is a stall.  A nested run of the
+ * loop (its call site and wait object, deeper in the stack) is idle only
+ * once it has waited SWA_WAIT_BLOCKED_MS without events.
  *
  * pthread_exit() on the main thread counts as its loop's last wait.
  *
@@ -87,42 +89,83 @@ static inline bool watched(void)
 }
 
 /*
- * A wait of the loop: not one that returns at once, and from the loop's site
- * and object (or no deeper in the stack than the loop waits).  A zero
- * timeout only peeks: Foundation's run loop adds such polls every turn, and
- * a callback that lets the run loop handle its sources makes them in the
- * middle of a stall, so they are not waits.
- */
-#define LOOP_WAIT(immediate, object)                                                               \
-	(!(immediate) && watched() &&                                                              \
-	 own_wait(swa_loop_wait_key_of(__builtin_return_address(0), (uint64_t)(object)),           \
-		  (uint64_t)(uintptr_t)__builtin_frame_address(0)))
-
-static inline bool own_wait(uint64_t key, uint64_t sp)
-{
-	return key == swa_loop_wait_key || swa_loop_wait_is_own(key, sp);
-}
-
-/*
- * A timeout under a millisecond peeks too: Foundation's run(until: Date())
- * computes one of a few microseconds from a limit already reached, and a
- * loop that waits for work waits longer than that.
+ * A wait whose timeout is under a millisecond only peeks: Foundation's
+ * run(until: Date()) computes one of a few microseconds from a limit already
+ * reached, and a loop that waits for work waits longer than that.
  */
 static inline bool zero_ts(const struct timespec *ts)
 {
 	return ts && ts->tv_sec == 0 && ts->tv_nsec < 1000000;
 }
 
-#define HOOK(hookname, loop_wait, call)                                                            \
+/* Whether ts is no longer than the first part of a split nested wait. */
+static inline bool within_first(const struct timespec *ts)
+{
+	return ts && ts->tv_sec == 0 && ts->tv_nsec <= (long)SWA_WAIT_BLOCKED_NS;
+}
+
+static const struct timespec first_ts = {0, (long)SWA_WAIT_BLOCKED_NS};
+
+/* What is left of ts after the first part, in *rest; NULL (forever) stays NULL. */
+static inline const struct timespec *rest_of(const struct timespec *ts, struct timespec *rest)
+{
+	if (!ts)
+		return NULL;
+	*rest = *ts;
+	rest->tv_nsec -= (long)SWA_WAIT_BLOCKED_NS; /* ts is longer than that */
+	if (rest->tv_nsec < 0) {
+		rest->tv_nsec += 1000000000L;
+		rest->tv_sec--;
+	}
+	return rest;
+}
+
+/*
+ * One wait on the main thread.  A zero timeout (immediate) only peeks:
+ * Foundation's run loop adds such polls every turn, and a callback that lets
+ * the run loop handle its sources makes them in the middle of a stall, so
+ * they pass straight through.  Else the wait's key (loop-wait.c) says what
+ * it is: the loop's own wait makes the loop idle while it waits (the fast
+ * path: one comparison); a call inside an iteration keeps it busy, and is
+ * timed so that only waits that blocked count toward relearning; a nested
+ * run of the loop (splittable waits only) first waits SWA_WAIT_BLOCKED_MS
+ * while still busy (first), and only if nothing came makes the loop idle for
+ * the rest of its timeout (rest): a pump whose waits return at once is no
+ * wait.
+ */
+#define HOOK(object, immediate, call, split, first, whole, rest)                                   \
 	do {                                                                                       \
-		if (!(loop_wait))                                                                  \
+		if ((immediate) || !watched())                                                     \
 			return call;                                                               \
+		uint64_t sp_ = (uint64_t)(uintptr_t)__builtin_frame_address(0);                    \
+		const void *site_ = __builtin_return_address(0);                                   \
+		uint64_t key_ = swa_loop_wait_key_of(site_, (uint64_t)(object), sp_);              \
+		enum swa_wait kind_ =                                                              \
+		    key_ == swa_loop_wait_key                                                      \
+			? SWA_WAIT_LOOP                                                            \
+			: swa_loop_wait_kind(key_, sp_, (uint64_t)(uintptr_t)site_);               \
+		if (kind_ == SWA_WAIT_INNER) {                                                     \
+			if (trigger_only)                                                          \
+				return call;                                                       \
+			uint64_t t0_ = swa_plat_now();                                             \
+			int r_ = call;                                                             \
+			int e_ = errno;                                                            \
+			swa_loop_inner_waited(key_, sp_, t0_);                                     \
+			errno = e_;                                                                \
+			return r_;                                                                 \
+		}                                                                                  \
 		if (trigger_only) {                                                                \
 			atomic_store_explicit(&swa_linux_main_waited, true, memory_order_relaxed); \
 			return call;                                                               \
 		}                                                                                  \
+		bool nested_ = (split) && kind_ == SWA_WAIT_NESTED;                                \
+		if (nested_) {                                                                     \
+			int r_ = first;                                                            \
+			if (r_ != 0 || (whole))                                                    \
+				return r_; /* events, an error, or its whole timeout */            \
+		}                                                                                  \
 		swa_loop_before_wait();                                                            \
-		int r_ = call;                                                                     \
+		int r_ = nested_ ? rest : call;                                                    \
 		if (__builtin_expect(r_ >= 0, 1)) {                                                \
 			swa_loop_after_wait(SWA_LOOP_DEFAULT_CONTEXT);                             \
 			return r_;                                                                 \
@@ -132,6 +175,54 @@ static inline bool zero_ts(const struct timespec *ts)
 		errno = e_;                                                                        \
 		return r_;                                                                         \
 	} while (0)
+
+/* The first part of a split wait, whether it is all of it, and what is left, in ms. */
+#define FIRST_MS(t) ((t) < 0 || (t) > SWA_WAIT_BLOCKED_MS ? SWA_WAIT_BLOCKED_MS : (t))
+#define WHOLE_MS(t) ((t) >= 0 && (t) <= SWA_WAIT_BLOCKED_MS)
+#define REST_MS(t)  ((t) < 0 ? (t) : (t)-SWA_WAIT_BLOCKED_MS)
+
+/*
+ * The unwinder of the C runtime (libgcc_s), declared here as the Itanium
+ * C++ ABI defines it: <unwind.h> is shadowed by the agent's own unwind.h.
+ */
+struct _Unwind_Context;
+typedef int (*swa_trace_fn)(struct _Unwind_Context *, void *);
+int _Unwind_Backtrace(swa_trace_fn fn, void *arg);
+uintptr_t _Unwind_GetIP(struct _Unwind_Context *ctx);
+uintptr_t _Unwind_GetCFA(struct _Unwind_Context *ctx);
+#define URC_NO_REASON    0
+#define URC_END_OF_STACK 5
+
+struct top_search {
+	uint64_t site, top;
+	int frames;
+	bool found;
+};
+
+static int top_step(struct _Unwind_Context *ctx, void *arg)
+{
+	struct top_search *t = arg;
+	if (t->found) {
+		/* the caller's context: its CFA is the stack pointer there, the site's frame top */
+		t->top = (uint64_t)_Unwind_GetCFA(ctx);
+		return URC_END_OF_STACK;
+	}
+	t->found = (uint64_t)_Unwind_GetIP(ctx) == t->site;
+	return ++t->frames < 8 ? URC_NO_REASON : URC_END_OF_STACK;
+}
+
+/*
+ * The canonical frame address of the function that made a wait at site, a
+ * few frames up from here: the C library's unwinder, from the main thread
+ * itself (it holds nothing of the agent's); only when a wait is new to
+ * loop-wait.c.
+ */
+static uint64_t caller_top(uint64_t site)
+{
+	struct top_search t = {site, 0, 0, false};
+	_Unwind_Backtrace(top_step, &t);
+	return t.top;
+}
 
 #define MISSING(fn)                                                                                \
 	do {                                                                                       \
@@ -145,7 +236,8 @@ EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
 {
 	int (*f)(struct pollfd *, nfds_t, int) = get_poll();
 	MISSING(f);
-	HOOK("poll", LOOP_WAIT(timeout == 0, 0), f(fds, n, timeout));
+	HOOK(0, timeout == 0, f(fds, n, timeout), true, f(fds, n, FIRST_MS(timeout)),
+	     WHOLE_MS(timeout), f(fds, n, REST_MS(timeout)));
 }
 
 int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t len);
@@ -156,14 +248,17 @@ EXPORT int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t len)
 {
 	int (*f)(struct pollfd *, nfds_t, int, size_t) = get___poll_chk();
 	MISSING(f);
-	HOOK("poll", LOOP_WAIT(timeout == 0, 0), f(fds, n, timeout, len));
+	HOOK(0, timeout == 0, f(fds, n, timeout, len), true, f(fds, n, FIRST_MS(timeout), len),
+	     WHOLE_MS(timeout), f(fds, n, REST_MS(timeout), len));
 }
 
 EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts, const sigset_t *mask)
 {
 	int (*f)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *) = get_ppoll();
 	MISSING(f);
-	HOOK("ppoll", LOOP_WAIT(zero_ts(ts), 0), f(fds, n, ts, mask));
+	struct timespec rest;
+	HOOK(0, zero_ts(ts), f(fds, n, ts, mask), true, f(fds, n, &first_ts, mask),
+	     within_first(ts), f(fds, n, rest_of(ts, &rest), mask));
 }
 
 EXPORT int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *ts,
@@ -172,21 +267,26 @@ EXPORT int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *ts,
 	int (*f)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *, size_t) =
 	    get___ppoll_chk();
 	MISSING(f);
-	HOOK("ppoll", LOOP_WAIT(zero_ts(ts), 0), f(fds, n, ts, mask, len));
+	struct timespec rest;
+	HOOK(0, zero_ts(ts), f(fds, n, ts, mask, len), true, f(fds, n, &first_ts, mask, len),
+	     within_first(ts), f(fds, n, rest_of(ts, &rest), mask, len));
 }
 
 EXPORT int epoll_wait(int ep, struct epoll_event *ev, int max, int timeout)
 {
 	int (*f)(int, struct epoll_event *, int, int) = get_epoll_wait();
 	MISSING(f);
-	HOOK("epoll_wait", LOOP_WAIT(timeout == 0, ep + 1), f(ep, ev, max, timeout));
+	HOOK(ep + 1, timeout == 0, f(ep, ev, max, timeout), true, f(ep, ev, max, FIRST_MS(timeout)),
+	     WHOLE_MS(timeout), f(ep, ev, max, REST_MS(timeout)));
 }
 
 EXPORT int epoll_pwait(int ep, struct epoll_event *ev, int max, int timeout, const sigset_t *m)
 {
 	int (*f)(int, struct epoll_event *, int, int, const sigset_t *) = get_epoll_pwait();
 	MISSING(f);
-	HOOK("epoll_pwait", LOOP_WAIT(timeout == 0, ep + 1), f(ep, ev, max, timeout, m));
+	HOOK(ep + 1, timeout == 0, f(ep, ev, max, timeout, m), true,
+	     f(ep, ev, max, FIRST_MS(timeout), m), WHOLE_MS(timeout),
+	     f(ep, ev, max, REST_MS(timeout), m));
 }
 
 EXPORT int epoll_pwait2(int ep, struct epoll_event *ev, int max, const struct timespec *ts,
@@ -195,14 +295,17 @@ EXPORT int epoll_pwait2(int ep, struct epoll_event *ev, int max, const struct ti
 	int (*f)(int, struct epoll_event *, int, const struct timespec *, const sigset_t *) =
 	    get_epoll_pwait2();
 	MISSING(f);
-	HOOK("epoll_pwait2", LOOP_WAIT(zero_ts(ts), ep + 1), f(ep, ev, max, ts, m));
+	struct timespec rest;
+	HOOK(ep + 1, zero_ts(ts), f(ep, ev, max, ts, m), true, f(ep, ev, max, &first_ts, m),
+	     within_first(ts), f(ep, ev, max, rest_of(ts, &rest), m));
 }
 
 EXPORT int select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
 {
 	int (*f)(int, fd_set *, fd_set *, fd_set *, struct timeval *) = get_select();
 	MISSING(f);
-	HOOK("select", LOOP_WAIT(tv && !tv->tv_sec && !tv->tv_usec, 0), f(n, r, w, e, tv));
+	/* the sets and timeval change on return: a nested select is not split */
+	HOOK(0, tv && !tv->tv_sec && !tv->tv_usec, f(n, r, w, e, tv), false, 0, true, 0);
 }
 
 EXPORT int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec *ts,
@@ -211,7 +314,7 @@ EXPORT int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec
 	int (*f)(int, fd_set *, fd_set *, fd_set *, const struct timespec *, const sigset_t *) =
 	    get_pselect();
 	MISSING(f);
-	HOOK("pselect", LOOP_WAIT(zero_ts(ts), 0), f(n, r, w, e, ts, m));
+	HOOK(0, zero_ts(ts), f(n, r, w, e, ts, m), false, 0, true, 0);
 }
 
 /*
@@ -236,6 +339,7 @@ EXPORT void pthread_exit(void *ret)
 int swa_linux_waits_start(bool only_trigger)
 {
 	trigger_only = only_trigger;
+	swa_loop_caller_top = caller_top;
 	swa_linux_guard_init();
 	get_poll();
 	get_ppoll();

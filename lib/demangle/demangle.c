@@ -145,10 +145,37 @@ static int demangle_cxx(const char *name, size_t len, struct sw_buf *out)
 #endif
 }
 
+/*
+ * The length of a suffix a symbolizer adds to the name of an entry that
+ * jumps to the named function: "@plt" for an ELF PLT entry (objdump's and
+ * llvm-symbolizer's spelling), " stub" for a Mach-O stub (ours); 0 if none.
+ */
+static size_t stub_suffix(const char *name, size_t len)
+{
+	static const char *const suffixes[] = {"@plt", " stub"};
+	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+		size_t n = strlen(suffixes[i]);
+		if (len > n && memcmp(name + len - n, suffixes[i], n) == 0)
+			return n;
+	}
+	return 0;
+}
+
+static int demangle_plain(const char *name, size_t len, unsigned flags, struct sw_buf *out);
+
 int sw_demangle_n(const char *name, size_t len, unsigned flags, struct sw_buf *out)
 {
 	if (!name || !out)
 		return -EINVAL;
+	size_t suffix = stub_suffix(name, len);
+	int r = demangle_plain(name, len - suffix, flags, out);
+	if (r > 0 && suffix && sw_buf_append(out, name + len - suffix, suffix) < 0)
+		return -ENOMEM;
+	return r;
+}
+
+static int demangle_plain(const char *name, size_t len, unsigned flags, struct sw_buf *out)
+{
 	if (!(flags & SW_DEMANGLE_NO_SWIFT)) {
 		int r = swd_demangle_text(name, len, flags & SW_DEMANGLE_SIMPLIFIED, out, 0);
 		if (r != 0)

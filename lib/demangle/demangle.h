@@ -24,6 +24,8 @@
  * Appends the demangled form of the NUL-terminated name to out.  Returns 1
  * if it was demangled, 0 if it is not a mangled name we understand (out is
  * untouched), -errno on failure (-E2BIG past out's ceiling, -ENOMEM).
+ * A PLT entry's "@plt" or a Mach-O stub's " stub" after the name is kept
+ * after the demangled name, as c++filt does.
  */
 int sw_demangle(const char *name, unsigned flags, struct sw_buf *out);
 

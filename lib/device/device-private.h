@@ -11,6 +11,7 @@
 #include <libimobiledevice/libimobiledevice.h>
 #include <libimobiledevice/lockdown.h>
 
+#include "device-dl.h"
 #include "device.h"
 #include "util/error.h"
 

@@ -34,7 +34,9 @@ bool sw_device_supported(void)
 
 void sw_device_set_debug(bool on)
 {
-	idevice_set_debug_level(on ? 1 : 0);
+	/* a missing library is reported by the operation that needs it */
+	if (sw_device_loaded())
+		idevice_set_debug_level(on ? 1 : 0);
 	libusbmuxd_set_debug_level(on ? 1 : 0);
 }
 
@@ -208,6 +210,9 @@ static int job_start(struct job_state *st)
 int sw_device_run(struct device_job job, unsigned timeout_ms, const char *what, const char *udid,
 		  struct sw_error *err)
 {
+	struct sw_error lerr;
+	if (sw_device_load(&lerr) < 0)
+		return sw_error_set(err, lerr.code, "%s: %s", what, lerr.msg);
 	struct job_state *st = calloc(1, sizeof(*st));
 	if (!st)
 		return sw_error_set(err, -ENOMEM, "%s: out of memory", what);
@@ -267,7 +272,9 @@ int sw_device_check_fds(struct sw_error *err)
 
 int sw_device_open(const char *udid, idevice_t *ret, struct sw_error *err)
 {
-	int r = sw_device_check_fds(err);
+	int r = sw_device_load(err);
+	if (r >= 0)
+		r = sw_device_check_fds(err);
 	if (r < 0)
 		return r;
 	idevice_t dev = NULL;
@@ -376,7 +383,9 @@ static int get_string(lockdownd_client_t client, const char *key, char *out, siz
 static int query_work(void *data, struct sw_error *err)
 {
 	struct sw_device_info *info = data;
-	int r = sw_device_check_fds(err);
+	int r = sw_device_load(err);
+	if (r >= 0)
+		r = sw_device_check_fds(err);
 	if (r < 0)
 		return r;
 	idevice_t dev = NULL;
@@ -640,6 +649,9 @@ static void watch_cb(const idevice_event_t *event, void *user_data)
 
 int sw_device_watch(sw_device_event_fn *fn, void *ctx, struct sw_error *err)
 {
+	int r = sw_device_load(err);
+	if (r < 0)
+		return r;
 	watch_fn = fn;
 	watch_ctx = ctx;
 	idevice_error_t ie = idevice_event_subscribe(watch_cb, NULL);
@@ -651,7 +663,8 @@ int sw_device_watch(sw_device_event_fn *fn, void *ctx, struct sw_error *err)
 
 void sw_device_unwatch(void)
 {
-	idevice_event_unsubscribe();
+	if (sw_device_loaded())
+		idevice_event_unsubscribe();
 }
 
 int sw_device_ios_major(const char *product_version)

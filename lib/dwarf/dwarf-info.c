@@ -6,6 +6,7 @@
  * DW_AT_abstract_origin, and the address-to-unit map.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -362,7 +363,9 @@ int dw_segs_paint(struct dw_seg *in, size_t n, struct dw_seg **ret, size_t *ret_
 	struct dw_seg *stack = malloc((n ? n : 1) * sizeof(*stack));
 	if (!stack)
 		return -ENOMEM;
-	qsort(in, n, sizeof(*in), cmp_seg);
+	/* stable by lo: the input is in preorder, so outer subroutines stay first */
+	if (sw_object_sort_by_u64(in, n, sizeof(*in), offsetof(struct dw_seg, lo)) < 0)
+		qsort(in, n, sizeof(*in), cmp_seg);
 	size_t sp = 0;
 	uint64_t pos = 0;
 	int r = 0;
@@ -435,7 +438,10 @@ int dw_unit_tree(struct sw_dwarf *d, struct dw_unit *u, struct sw_error *err)
 {
 	if (u->tree_done)
 		return u->tree_err;
+	if (dw_index_unit(d, u))
+		return 0;
 	u->tree_done = true;
+	d->parsed = true;
 	int r = dw_unit_head(d, u, err);
 	if (r < 0)
 		return u->tree_err = r;
@@ -715,6 +721,8 @@ int dw_cu_map_build(struct sw_dwarf *d, struct sw_error *err)
 	if (d->cu_map_done)
 		return 0;
 	d->cu_map_done = true;
+	if (dw_index_cu_map(d))
+		return 0;
 	struct cu_ranges cr = {.d = d};
 	cr.from_aranges = calloc(d->nunits + 1, 1);
 	if (!cr.from_aranges)

@@ -338,6 +338,7 @@ int dw_line_load(struct sw_dwarf *d, struct dw_unit *u, struct sw_error *err)
 	if (u->line_done)
 		return u->line_err;
 	u->line_done = true;
+	d->parsed = true;
 	if (!u->has_stmt_list || !d->s.line.size)
 		return 0;
 	struct dw_line_table *t = calloc(1, sizeof(*t));
@@ -491,9 +492,11 @@ void dw_line_free(struct dw_line_table *t)
 	for (size_t i = 0; i < t->nowned; i++)
 		free(t->owned[i]);
 	free(t->owned);
-	free(t->rows);
+	if (!t->borrowed) {
+		free(t->rows);
+		free(t->seqs);
+	}
 	free(t->sample);
-	free(t->seqs);
 	free(t->dirs);
 	free(t->files);
 	free(t);

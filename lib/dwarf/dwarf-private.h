@@ -142,6 +142,7 @@ struct dw_line_table {
 	size_t nfiles;
 	char **owned; /* joined paths */
 	size_t nowned;
+	bool borrowed; /* rows and seqs point into the index file */
 };
 
 struct dw_name_slot {
@@ -183,6 +184,8 @@ struct dw_unit {
 	bool line_done;
 	int line_err;
 	struct dw_line_table *line;
+	bool from_index;                /* segs point into the index file (dwarf-index.c) */
+	const struct ix_func *ix_funcs; /* from_index: the subroutines, in place of funcs */
 };
 
 struct sw_dwarf {
@@ -196,6 +199,9 @@ struct sw_dwarf {
 	bool cu_map_done;
 	struct dw_name_slot *names; /* DIE offset -> name, for origins many calls share */
 	size_t nnames, names_cap;
+	struct dw_index *index; /* an index file read back (dwarf-index.c), or NULL */
+	bool parsed;            /* a unit was read from DWARF: the index is worth writing */
+	bool written;           /* an index file holds everything read so far */
 };
 
 /* dwarf-form.c */
@@ -234,7 +240,23 @@ long dw_line_find(const struct dw_line_table *t, uint64_t addr);
 const char *dw_line_path(struct dw_line_table *t, const struct dw_unit *u, uint64_t i);
 void dw_line_free(struct dw_line_table *t);
 
-/* Painting of nested ranges into disjoint segments, inner ones winning. */
+/* dwarf-index.c: a unit's subroutines and line table from the index, if it holds them. */
+struct ix_func;
+/*
+ * Fills frames[0].function and the inlined chain above subroutine f of a
+ * unit read from the index, as sw_dwarf_lookup() does from funcs.
+ */
+int dw_index_chain(const struct sw_dwarf *d, struct dw_unit *u, uint32_t f, unsigned flags,
+		   struct sw_dwarf_frame *frames, size_t max);
+int dw_index_unit(struct sw_dwarf *d, struct dw_unit *u);
+/* The address -> unit map from the index: 1 when it was taken. */
+int dw_index_cu_map(struct sw_dwarf *d);
+void dw_index_free(struct dw_index *ix);
+
+/*
+ * Painting of nested ranges into disjoint segments, inner ones winning; in
+ * is in preorder (func ascending), which a stable sort by lo keeps for ties.
+ */
 int dw_segs_paint(struct dw_seg *in, size_t n, struct dw_seg **ret, size_t *ret_n);
 
 #endif

@@ -98,7 +98,8 @@ void sw_dwarf_free(struct sw_dwarf *d)
 		struct dw_unit *u = &d->units[i];
 		free(u->funcs);
 		free(u->ranges);
-		free(u->segs);
+		if (!u->from_index)
+			free(u->segs);
 		free(u->seg_index);
 		free(u->seg_lo);
 		dw_line_free(u->line);
@@ -112,6 +113,7 @@ void sw_dwarf_free(struct sw_dwarf *d)
 	free(d->units);
 	free(d->cu_map);
 	free(d->names);
+	dw_index_free(d->index);
 	free(d);
 }
 
@@ -190,6 +192,8 @@ int sw_dwarf_lookup(struct sw_dwarf *d, uint64_t addr, unsigned flags,
 	if (!fs)
 		return 1;
 	uint32_t f = fs->func;
+	if (u->ix_funcs)
+		return dw_index_chain(d, u, f, flags, frames, max);
 	frames[0].function = dw_func_name(d, &u->funcs[f]);
 	if (flags & SW_DWARF_NO_INLINES)
 		return 1;

@@ -15,6 +15,7 @@
 #ifndef SW_DWARF_H
 #define SW_DWARF_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -46,5 +47,24 @@ void sw_dwarf_free(struct sw_dwarf *d);
  */
 int sw_dwarf_lookup(struct sw_dwarf *d, uint64_t addr, unsigned flags,
 		    struct sw_dwarf_frame *frames, size_t max, struct sw_error *err);
+
+/*
+ * The index file (dwarf-index*.c): what reading units produced, written so
+ * that a later reader of the same DWARF skips parsing.  key names the
+ * DWARF (the caller's choice: an id, an architecture); a file whose header
+ * does not match key and these sections exactly is ignored.
+ */
+#define SW_DWARF_INDEX_MAX_KEY 96
+
+/* Attaches the index file at path: 0, or -errno when it is missing or does not match. */
+int sw_dwarf_index_open(struct sw_dwarf *d, const char *path, const uint8_t *key, size_t key_len);
+/* Whether units were read from DWARF that the index file does not hold yet. */
+bool sw_dwarf_index_stale(const struct sw_dwarf *d);
+/*
+ * Writes every unit read so far to path: a temporary file in the same
+ * folder, synced, then renamed over path.
+ */
+int sw_dwarf_index_write(struct sw_dwarf *d, const char *path, const uint8_t *key, size_t key_len,
+			 struct sw_error *err);
 
 #endif

@@ -229,7 +229,7 @@ int sw_elf_eh_frame_starts(const struct elf_file *f, const struct elf_shdr *s, u
 		}
 		off = body + len;
 	}
-	if (n)
+	if (n && sw_object_sort_u64(starts, n) < 0)
 		qsort(starts, n, sizeof(*starts), cmp_u64);
 	size_t j = 0;
 	for (size_t i = 0; i < n; i++)

@@ -10,6 +10,7 @@
  * borrows a neighbour's.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,18 +108,47 @@ static int name_entries(struct plt *p, const struct elf_shdr *s, uint64_t header
 	return 0;
 }
 
-/* The dynamic relocation (.rela.dyn) of the GOT slot at addr: its symbol's name, or NULL. */
-static const char *got_slot_name(const struct elf_file *f, uint64_t addr)
-{
-	const struct elf_shdr *rel = section(f, ".rela.dyn");
+/*
+ * The dynamic relocations (.rela.dyn) that name a symbol, sorted by the
+ * address they patch: a large library has tens of thousands of relative
+ * ones, and scanning them all for each .plt.got entry took most of the
+ * time of opening it.
+ */
+struct got_rels {
+	const struct elf_shdr *rel;
 	const uint8_t *data;
-	if (!rel || rel->type != SHT_RELA || !f->is64 ||
-	    sw_elf_section_data(f, rel, &data, NULL) < 0)
-		return NULL;
-	for (uint64_t i = 0; i < rel->size / 24; i++)
-		if (sw_elf_u64(f, data + i * 24) == addr)
-			return reloc_name(f, rel, data, i);
-	return NULL;
+	struct sw_sort_key *v;
+	size_t n;
+};
+
+static void got_rels_load(const struct elf_file *f, struct got_rels *g)
+{
+	*g = (struct got_rels){.rel = section(f, ".rela.dyn")};
+	if (!g->rel || g->rel->type != SHT_RELA || !f->is64 ||
+	    sw_elf_section_data(f, g->rel, &g->data, NULL) < 0)
+		return;
+	uint64_t total = g->rel->size / 24;
+	g->v = malloc((total ? total : 1) * sizeof(*g->v));
+	for (uint64_t i = 0; g->v && i < total; i++)
+		if (sw_elf_u64(f, g->data + i * 24 + 8) >> 32) /* a symbol index */
+			g->v[g->n++] = (struct sw_sort_key){sw_elf_u64(f, g->data + i * 24), i};
+	if (g->v && sw_object_sort_keys(g->v, g->n) < 0)
+		g->n = 0;
+}
+
+/* The symbol name the relocation of the GOT slot at addr names, or NULL. */
+static const char *got_slot_name(const struct elf_file *f, const struct got_rels *g, uint64_t addr)
+{
+	size_t lo = 0, hi = g->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (g->v[mid].key < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < g->n && g->v[lo].key == addr ? reloc_name(f, g->rel, g->data, g->v[lo].index)
+						 : NULL;
 }
 
 /*
@@ -133,22 +163,24 @@ static int name_plt_got(struct plt *p, const struct elf_shdr *got)
 	char name[512];
 	if (!p->f->is64 || ent < 6 || ent > 64 || sw_elf_section_data(p->f, got, &data, NULL) < 0)
 		return add(p, got->addr, got->size, ".plt.got", 8);
-	for (uint64_t off = 0; off + ent <= got->size; off += ent) {
+	struct got_rels g;
+	got_rels_load(p->f, &g);
+	int r = 0;
+	for (uint64_t off = 0; r >= 0 && off + ent <= got->size; off += ent) {
 		const char *target = NULL;
 		for (uint64_t k = off; k + 6 <= off + ent; k++)
 			if (data[k] == 0xff && data[k + 1] == 0x25) {
 				int32_t disp = (int32_t)sw_elf_u32(p->f, data + k + 2);
-				target = got_slot_name(p->f, got->addr + k + 6 + (int64_t)disp);
+				target = got_slot_name(p->f, &g, got->addr + k + 6 + (int64_t)disp);
 				break;
 			}
 		int len = snprintf(name, sizeof(name), "%s@plt", target ? target : "?");
 		if (len < 0 || (size_t)len >= sizeof(name))
 			continue;
-		int r = add(p, got->addr + off, ent, name, (size_t)len);
-		if (r < 0)
-			return r;
+		r = add(p, got->addr + off, ent, name, (size_t)len);
 	}
-	return 0;
+	free(g.v);
+	return r;
 }
 
 static int collect(struct plt *p)
@@ -225,13 +257,22 @@ int sw_elf_plt_symbols(const struct elf_file *f, struct elf_priv *priv, struct s
 	}
 	priv->symbols = all;
 	priv->plt_names = sw_buf_detach(&p.names, NULL);
-	for (size_t i = 0; i < keep; i++) {
+	for (size_t i = 0; i < keep; i++)
 		p.syms[i].name = priv->plt_names + p.name_at[i];
-		all[n++] = p.syms[i];
+	/* the few PLT entries sorted, then merged in from the back: at one
+	 * address, table symbols before PLT ones, PLT ones in their order */
+	if (sw_object_sort_by_u64(p.syms, keep, sizeof(*p.syms), offsetof(struct sw_symbol, addr)) <
+	    0)
+		qsort(p.syms, keep, sizeof(*p.syms), by_addr);
+	size_t a = n, b = keep, k = n + keep;
+	while (b > 0) {
+		if (a > 0 && all[a - 1].addr > p.syms[b - 1].addr)
+			all[--k] = all[--a];
+		else
+			all[--k] = p.syms[--b];
 	}
-	qsort(all, n, sizeof(*all), by_addr);
 	obj->symbols = all;
-	obj->nsymbols = n;
+	obj->nsymbols = n + keep;
 out:
 	sw_buf_finish(&p.names);
 	free(p.syms);

@@ -7,6 +7,7 @@
  * checked against the mapping before use.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -242,21 +243,6 @@ static int load_segments(const struct elf_file *f, struct sw_object *obj, struct
 }
 
 /* A symbol and its index in the table, for a stable sort. */
-struct sym_at {
-	struct sw_symbol sym;
-	uint64_t index;
-};
-
-static int cmp_sym(const void *a, const void *b)
-{
-	const struct sym_at *x = a, *y = b;
-	if (x->sym.addr != y->sym.addr)
-		return x->sym.addr < y->sym.addr ? -1 : 1;
-	if (x->sym.size != y->sym.size)
-		return x->sym.size < y->sym.size ? -1 : 1;
-	return x->index < y->index ? -1 : x->index > y->index;
-}
-
 /* Is section index shndx an executable section of the file? */
 static bool exec_section(const struct elf_file *f, uint16_t shndx)
 {
@@ -289,74 +275,106 @@ static bool opd_entry(const struct elf_file *f, uint16_t shndx, uint64_t value, 
 	return true;
 }
 
+struct symtab {
+	const struct elf_file *f;
+	const uint8_t *data, *str;
+	size_t entsize;
+	uint64_t str_size;
+	bool str_ends; /* the string table ends with a NUL: every name in it ends */
+	bool arm;
+};
+
+/* Symbol i of the table as a function symbol; false when it is not one. */
+static bool read_symbol(const struct symtab *t, uint64_t i, struct sw_symbol *ret)
+{
+	const struct elf_file *f = t->f;
+	const uint8_t *p = t->data + i * t->entsize;
+	uint32_t name = sw_elf_u32(f, p);
+	uint8_t info = f->is64 ? p[4] : p[12];
+	uint16_t shndx = sw_elf_u16(f, p + (f->is64 ? 6 : 14));
+	uint64_t value = f->is64 ? sw_elf_u64(f, p + 8) : sw_elf_u32(f, p + 4);
+	uint64_t size = f->is64 ? sw_elf_u64(f, p + 16) : sw_elf_u32(f, p + 8);
+	unsigned type = info & 0xf, bind = info >> 4;
+	if (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE)
+		return false;
+	if (type == STT_FUNC && !exec_section(f, shndx) && opd_entry(f, shndx, value, &value))
+		shndx = 0; /* resolved through .opd */
+	else if (!exec_section(f, shndx))
+		return false;
+	if (name >= t->str_size)
+		return false;
+	const char *nm = (const char *)t->str + name;
+	if (!nm[0] || (!t->str_ends && !memchr(nm, '\0', t->str_size - name)))
+		return false;
+	if (type == STT_NOTYPE && nm[0] == '$')
+		return false; /* ARM/AArch64 mapping symbols */
+	if (t->arm)
+		value &= ~(uint64_t)1;
+	*ret = (struct sw_symbol){
+	    .addr = value,
+	    .size = size,
+	    .name = nm,
+	    .flags = (bind != STB_LOCAL ? SW_SYMBOL_GLOBAL : 0) |
+		     (type != STT_NOTYPE ? SW_SYMBOL_FUNCTION : 0),
+	};
+	return true;
+}
+
+/*
+ * The table's function symbols sorted by address, one per address: the
+ * largest, then the last in the table, as llvm-symbolizer keeps.  Only
+ * (address, index) pairs are sorted (stably, so each address's symbols
+ * stay in table order); the kept symbol is read again from the table.
+ */
+static struct sw_symbol *keep_symbols(const struct symtab *t, uint64_t n, size_t *ret_n)
+{
+	struct sw_sort_key *key = malloc((n ? n : 1) * sizeof(*key));
+	struct sw_symbol *out = NULL, sym, best;
+	size_t k = 0, j = 0;
+	for (uint64_t i = 1; key && i < n; i++)
+		if (read_symbol(t, i, &sym))
+			key[k++] = (struct sw_sort_key){sym.addr, (size_t)i};
+	if (key && sw_object_sort_keys(key, k) >= 0)
+		out = malloc((k ? k : 1) * sizeof(*out));
+	for (size_t i = 0; out && i < k;) {
+		read_symbol(t, key[i].index, &best);
+		for (i++; i < k && key[i].key == best.addr; i++)
+			if (read_symbol(t, key[i].index, &sym) && sym.size >= best.size)
+				best = sym;
+		out[j++] = best;
+	}
+	free(key);
+	*ret_n = j;
+	return out;
+}
+
 static int load_symtab(const struct elf_file *f, const struct elf_shdr *s, struct elf_priv *priv,
 		       struct sw_object *obj, struct sw_error *err)
 {
-	size_t entsize = f->is64 ? 24 : 16;
-	const uint8_t *data, *str;
+	struct symtab t = {.f = f, .entsize = f->is64 ? 24 : 16};
 	if (s->link >= f->nsh)
 		return sw_error_set(err, -EINVAL, "symbol table names bad string table %u",
 				    s->link);
 	const struct elf_shdr *ss = &f->sh[s->link];
-	int r = sw_elf_section_data(f, s, &data, err);
+	int r = sw_elf_section_data(f, s, &t.data, err);
 	if (r >= 0)
-		r = sw_elf_section_data(f, ss, &str, err);
+		r = sw_elf_section_data(f, ss, &t.str, err);
 	if (r < 0)
 		return r;
-	uint64_t n = s->size / entsize;
+	t.str_size = ss->size;
+	t.str_ends = ss->size && t.str[ss->size - 1] == '\0';
+	t.arm = sw_elf_u16(f, f->data + 18) == EM_ARM;
+	uint64_t n = s->size / t.entsize;
 	if (n > MAX_SYMBOLS)
 		return sw_error_set(err, -E2BIG, "symbol table at offset 0x%llx is too large",
 				    (unsigned long long)s->offset);
-	struct sym_at *all = calloc(n ? n : 1, sizeof(*all));
-	if (!all)
+	size_t k;
+	struct sw_symbol *syms = keep_symbols(&t, n, &k);
+	if (!syms)
 		return sw_error_set(err, -ENOMEM, "out of memory");
-	size_t k = 0;
-	bool arm = sw_elf_u16(f, f->data + 18) == EM_ARM;
-	for (uint64_t i = 1; i < n; i++) {
-		const uint8_t *p = data + i * entsize;
-		uint32_t name = sw_elf_u32(f, p);
-		uint8_t info = f->is64 ? p[4] : p[12];
-		uint16_t shndx = sw_elf_u16(f, p + (f->is64 ? 6 : 14));
-		uint64_t value = f->is64 ? sw_elf_u64(f, p + 8) : sw_elf_u32(f, p + 4);
-		uint64_t size = f->is64 ? sw_elf_u64(f, p + 16) : sw_elf_u32(f, p + 8);
-		unsigned type = info & 0xf, bind = info >> 4;
-		if (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE)
-			continue;
-		if (type == STT_FUNC && !exec_section(f, shndx) &&
-		    opd_entry(f, shndx, value, &value))
-			shndx = 0; /* resolved through .opd */
-		else if (!exec_section(f, shndx))
-			continue;
-		if (name >= ss->size)
-			continue;
-		const char *nm = (const char *)str + name;
-		if (!nm[0] || !memchr(nm, '\0', ss->size - name))
-			continue;
-		if (type == STT_NOTYPE && nm[0] == '$')
-			continue; /* ARM/AArch64 mapping symbols */
-		if (arm)
-			value &= ~(uint64_t)1;
-		all[k].index = i;
-		all[k++].sym = (struct sw_symbol){
-		    .addr = value,
-		    .size = size,
-		    .name = nm,
-		    .flags = (bind != STB_LOCAL ? SW_SYMBOL_GLOBAL : 0) |
-			     (type != STT_NOTYPE ? SW_SYMBOL_FUNCTION : 0),
-		};
-	}
-	qsort(all, k, sizeof(*all), cmp_sym);
-	struct sw_symbol *syms = (struct sw_symbol *)all; /* compacted in place */
-	size_t j = 0;
-	for (size_t i = 0; i < k; i++) {
-		if (i + 1 < k && all[i + 1].sym.addr == all[i].sym.addr)
-			continue;                   /* keep the last of each address */
-		struct sw_symbol keep = all[i].sym; /* read before the overlapping write */
-		syms[j++] = keep;
-	}
 	priv->symbols = syms;
 	obj->symbols = syms;
-	obj->nsymbols = j;
+	obj->nsymbols = k;
 	return 0;
 }
 

@@ -21,7 +21,7 @@
 #include <plist/plist.h>
 #endif
 #if SW_HAVE_LIBZIP
-#include <zip.h>
+#include "inject-libzip.h"
 #endif
 
 /* Ceiling on an executable read into memory (iOS app binaries stay far below). */
@@ -393,7 +393,9 @@ static int ipa_edit(zip_t *z, const struct sw_inject_opts *opts, struct sw_injec
 static int inject_ipa(const struct sw_inject_opts *opts, struct sw_inject_report *rep,
 		      struct sw_error *err)
 {
-	int zerr = 0;
+	int zerr = sw_zip_load(err);
+	if (zerr < 0)
+		return zerr;
 	zip_t *z = zip_open(opts->target, 0, &zerr);
 	if (!z) {
 		zip_error_t ze;

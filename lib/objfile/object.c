@@ -50,57 +50,115 @@ static bool is_macho_magic(uint32_t m)
 	}
 }
 
-static int cmp_symbol(const void *a, const void *b)
+/*
+ * LSD radix over the bytes in which the keys differ (stable), one byte per
+ * pass; nothing to do when the keys already rise.  KEY(x) reads an element's key.
+ */
+#define RADIX_SORT(type, v, n, KEY)                                                                \
+	do {                                                                                       \
+		uint64_t lo_ = UINT64_MAX, hi_ = 0;                                                \
+		bool sorted_ = true;                                                               \
+		for (size_t i_ = 0; i_ < (n); i_++) {                                              \
+			lo_ = KEY((v)[i_]) < lo_ ? KEY((v)[i_]) : lo_;                             \
+			hi_ = KEY((v)[i_]) > hi_ ? KEY((v)[i_]) : hi_;                             \
+			if (i_ && KEY((v)[i_]) < KEY((v)[i_ - 1]))                                 \
+				sorted_ = false;                                                   \
+		}                                                                                  \
+		if ((n) < 2 || lo_ == hi_ || sorted_)                                              \
+			return 0;                                                                  \
+		type *tmp_ = malloc((n) * sizeof(type));                                           \
+		if (!tmp_)                                                                         \
+			return -ENOMEM;                                                            \
+		type *src_ = (v), *dst_ = tmp_;                                                    \
+		for (unsigned sh_ = 0; sh_ < 64 && ((hi_ - lo_) >> sh_); sh_ += 8) {               \
+			size_t count_[257] = {0};                                                  \
+			for (size_t i_ = 0; i_ < (n); i_++)                                        \
+				count_[((KEY(src_[i_]) - lo_) >> sh_ & 0xff) + 1]++;               \
+			for (int b_ = 0; b_ < 256; b_++)                                           \
+				count_[b_ + 1] += count_[b_];                                      \
+			for (size_t i_ = 0; i_ < (n); i_++)                                        \
+				dst_[count_[(KEY(src_[i_]) - lo_) >> sh_ & 0xff]++] = src_[i_];    \
+			type *t_ = src_;                                                           \
+			src_ = dst_;                                                               \
+			dst_ = t_;                                                                 \
+		}                                                                                  \
+		if (src_ != (v))                                                                   \
+			memcpy((v), src_, (n) * sizeof(type));                                     \
+		free(tmp_);                                                                        \
+		return 0;                                                                          \
+	} while (0)
+
+#define KEY_OF_PAIR(x) ((x).key)
+#define KEY_OF_U64(x)  (x)
+
+int sw_object_sort_keys(struct sw_sort_key *v, size_t n)
 {
-	const struct sw_symbol *x = a, *y = b;
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	/* synthetic entries last, so that a named one at the same address wins */
-	return (int)(x->flags & SW_SYMBOL_SYNTHETIC) - (int)(y->flags & SW_SYMBOL_SYNTHETIC);
+	RADIX_SORT(struct sw_sort_key, v, n, KEY_OF_PAIR);
 }
 
-/* True when some symbol sits exactly at addr (symbols sorted). */
-static bool has_symbol_at(const struct sw_object *obj, uint64_t addr)
+int sw_object_sort_u64(uint64_t *v, size_t n)
 {
-	size_t lo = 0, hi = obj->nsymbols;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (obj->symbols[mid].addr < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
+	RADIX_SORT(uint64_t, v, n, KEY_OF_U64);
+}
+
+int sw_object_sort_by_u64(void *base, size_t n, size_t size, size_t key_off)
+{
+	if (n < 2)
+		return 0;
+	uint8_t *b = base;
+	struct sw_sort_key *k = malloc(n * sizeof(*k));
+	uint8_t *out = malloc(n * size);
+	int r = k && out ? 0 : -ENOMEM;
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		memcpy(&k[i].key, b + i * size + key_off, sizeof(uint64_t));
+		k[i].index = i;
 	}
-	return lo < obj->nsymbols && obj->symbols[lo].addr == addr;
+	if (r == 0)
+		r = sw_object_sort_keys(k, n);
+	for (size_t i = 0; r == 0 && i < n; i++)
+		memcpy(out + i * size, b + k[i].index * size, size);
+	if (r == 0)
+		memcpy(b, out, n * size);
+	free(k);
+	free(out);
+	return r;
 }
 
-/* Adds a nameless symbol for every function start no symbol names. */
+/*
+ * Adds a nameless symbol for every function start no symbol names: one
+ * merge of the two sorted lists (a start never ties with a symbol).
+ */
 static int add_synthetic_starts(struct object_file *f)
 {
 	struct sw_object *obj = &f->obj;
-	size_t extra = 0;
-	for (size_t i = 0; i < obj->nfunction_starts; i++)
-		if (!has_symbol_at(obj, obj->function_starts[i]))
+	const struct sw_symbol *sym = obj->symbols;
+	const uint64_t *st = obj->function_starts;
+	size_t ns = obj->nsymbols, nf = obj->nfunction_starts, extra = 0;
+	for (size_t i = 0, j = 0; j < nf; j++) {
+		while (i < ns && sym[i].addr < st[j])
+			i++;
+		if (i == ns || sym[i].addr != st[j])
 			extra++;
+	}
 	if (!extra)
 		return 0;
-	size_t n = obj->nsymbols + extra;
+	size_t n = ns + extra, k = 0, i = 0;
 	struct sw_symbol *syms = calloc(n, sizeof(*syms));
 	if (!syms)
 		return -ENOMEM;
-	if (obj->nsymbols)
-		memcpy(syms, obj->symbols, obj->nsymbols * sizeof(*syms));
-	size_t k = obj->nsymbols;
-	for (size_t i = 0; i < obj->nfunction_starts; i++) {
-		uint64_t a = obj->function_starts[i];
-		if (has_symbol_at(obj, a))
+	for (size_t j = 0; j < nf; j++) {
+		while (i < ns && sym[i].addr <= st[j])
+			syms[k++] = sym[i++];
+		if (k && syms[k - 1].addr == st[j] && !(syms[k - 1].flags & SW_SYMBOL_SYNTHETIC))
 			continue;
 		syms[k++] = (struct sw_symbol){
-		    .addr = a, .name = "", .flags = SW_SYMBOL_SYNTHETIC | SW_SYMBOL_FUNCTION};
+		    .addr = st[j], .name = "", .flags = SW_SYMBOL_SYNTHETIC | SW_SYMBOL_FUNCTION};
 	}
-	qsort(syms, n, sizeof(*syms), cmp_symbol);
+	while (i < ns)
+		syms[k++] = sym[i++];
 	f->own_symbols = syms;
 	obj->symbols = syms;
-	obj->nsymbols = n;
+	obj->nsymbols = k;
 	return 0;
 }
 

@@ -96,6 +96,22 @@ int sw_elf_load(struct sw_object *obj, const uint8_t *data, size_t size, struct 
 int sw_macho_load(struct sw_object *obj, const uint8_t *data, size_t size, const char *arch,
 		  struct sw_error *err);
 
+/*
+ * For the readers: sorts n elements of size bytes by the uint64_t at
+ * key_off in each, stably (equal keys keep their order), by radix over the
+ * bytes in which the keys differ: several times faster than qsort on the
+ * tens of thousands of symbols a large binary has.  -ENOMEM leaves base
+ * unsorted.
+ */
+int sw_object_sort_by_u64(void *base, size_t n, size_t size, size_t key_off);
+/* The same for (key, index) pairs, and for plain numbers. */
+struct sw_sort_key {
+	uint64_t key;
+	size_t index;
+};
+int sw_object_sort_keys(struct sw_sort_key *v, size_t n);
+int sw_object_sort_u64(uint64_t *v, size_t n);
+
 /* The nearest symbol at or before addr, bounded by the next function start. */
 const struct sw_symbol *sw_object_find_symbol(const struct sw_object *obj, uint64_t addr);
 

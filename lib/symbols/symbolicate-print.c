@@ -7,6 +7,8 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "symbolicate.h"
 
@@ -35,16 +37,14 @@ int sw_symbolicate_parse_addr(const char *text, uint64_t *ret)
 	return 0;
 }
 
-static int print_name(const struct sw_frame *f, struct sw_buf *out)
+/* Where at most n more bytes go, or NULL. */
+static char *room(struct sw_buf *out, size_t n)
 {
-	int r = sw_buf_puts(out, f->function ? f->function : "??");
-	if (r >= 0 && (f->flags & SW_FRAME_SYMBOL) && f->offset)
-		r = sw_buf_printf(out, " + 0x%" PRIx64, f->offset);
-	return r < 0 ? r : sw_buf_putc(out, '\n');
+	return sw_buf_reserve(out, n) < 0 ? NULL : (char *)out->data + out->len;
 }
 
 /* ":N" without printf: this runs for every frame of every address. */
-static int put_number(struct sw_buf *out, uint32_t v)
+static char *put_number(char *p, uint32_t v)
 {
 	char tmp[12];
 	size_t i = sizeof(tmp);
@@ -53,24 +53,39 @@ static int put_number(struct sw_buf *out, uint32_t v)
 		v /= 10;
 	} while (v);
 	tmp[--i] = ':';
-	return sw_buf_append(out, tmp + i, sizeof(tmp) - i);
+	memcpy(p, tmp + i, sizeof(tmp) - i);
+	return p + sizeof(tmp) - i;
+}
+
+/* One frame: the room for both lines is reserved once (this runs for every frame). */
+static int print_frame(const struct sw_frame *f, struct sw_buf *out)
+{
+	const char *name = f->function ? f->function : "??";
+	const char *file = f->file ? f->file : "??";
+	size_t nlen = strlen(name), flen = strlen(file);
+	char *p = room(out, nlen + flen + 64);
+	if (!p)
+		return -E2BIG;
+	char *start = p;
+	memcpy(p, name, nlen);
+	p += nlen;
+	if ((f->flags & SW_FRAME_SYMBOL) && f->offset)
+		p += sprintf(p, " + 0x%" PRIx64, f->offset);
+	*p++ = '\n';
+	memcpy(p, file, flen);
+	p += flen;
+	p = put_number(p, f->line);
+	p = put_number(p, f->column);
+	*p++ = '\n';
+	out->len += (size_t)(p - start);
+	return 0;
 }
 
 int sw_symbolicate_print_text(const struct sw_frame *frames, size_t n, struct sw_buf *out)
 {
 	int r = 0;
-	for (size_t i = 0; i < n && r >= 0; i++) {
-		const struct sw_frame *f = &frames[i];
-		r = print_name(f, out);
-		if (r >= 0)
-			r = sw_buf_puts(out, f->file ? f->file : "??");
-		if (r >= 0)
-			r = put_number(out, f->line);
-		if (r >= 0)
-			r = put_number(out, f->column);
-		if (r >= 0)
-			r = sw_buf_putc(out, '\n');
-	}
+	for (size_t i = 0; i < n && r >= 0; i++)
+		r = print_frame(&frames[i], out);
 	return r < 0 ? r : sw_buf_putc(out, '\n');
 }
 

@@ -78,8 +78,21 @@ struct sw_image_ref {
 
 struct sw_symsearch;
 
+/*
+ * A new symbolicator keeps an index of each image's DWARF (what parsing
+ * produced, no per-address answer) under $XDG_CACHE_HOME/stallwatch/dwarf
+ * (or ~/.cache/stallwatch/dwarf), so that a later run skips parsing; not
+ * when $STALLWATCH_NO_INDEX is set to anything but "" or "0".  Indexes
+ * are written when the symbolicator is freed.
+ */
 int sw_symbolicator_new(unsigned flags, struct sw_symbolicator **ret);
 void sw_symbolicator_free(struct sw_symbolicator *s);
+/* Where DWARF indexes are kept; NULL or "" keeps none (nor writes any pending). */
+int sw_symbolicator_set_index_dir(struct sw_symbolicator *s, const char *dir);
+/* Whether an image read DWARF that its index file does not hold yet. */
+bool sw_symbolicator_index_pending(const struct sw_symbolicator *s);
+/* Writes those index files now (sw_symbolicator_free() does it otherwise). */
+void sw_symbolicator_save_indexes(struct sw_symbolicator *s);
 /*
  * Lets the symbolicator find binaries by id and debug files (dSYM bundles,
  * .build-id trees, .gnu_debuglink, debuginfod) through ss, which it borrows:
@@ -113,6 +126,8 @@ struct sw_symbolicate_batch {
 	struct sw_frame *frames;
 	size_t *first, *count;
 	size_t frames_cap, index_cap;
+	void *order; /* the library's own scratch, kept for the next call */
+	size_t order_cap;
 };
 
 /*

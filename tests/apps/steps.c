@@ -19,6 +19,8 @@
  *   gap:MS           idle time between the following steps
  *   pollwait:MS      stall_pollwait: a blocking poll of a silent pipe for MS
  *   zeropoll:MS      stall_zeropoll spins MS with a zero-timeout poll each 1 ms
+ *   readypoll:MS     stall_readypoll spins MS, polling a ready pipe with a
+ *                    100 ms timeout each 2 ms (returns at once: no wait)
  *
  * and the hazards of hazards.c.
  */
@@ -229,6 +231,28 @@ NOINLINE void stall_zeropoll(int ms)
 	sink++;
 }
 
+/*
+ * Polls with a timeout that find their descriptor ready (a callback reading
+ * a child's output as it comes): they never wait, so this is a busy stall,
+ * however many of them it makes.
+ */
+NOINLINE void stall_readypoll(int ms);
+NOINLINE void stall_readypoll(int ms)
+{
+	int fds[2];
+	if (pipe(fds) < 0 || write(fds[1], "x", 1) != 1)
+		return;
+	struct pollfd p = {.fd = fds[0], .events = POLLIN};
+	long long end = now_ns() + ms * 1000000LL;
+	while (now_ns() < end) {
+		poll(&p, 1, 100);
+		spin_ms(2);
+	}
+	close(fds[0]);
+	close(fds[1]);
+	sink++;
+}
+
 int run_step(const char *step)
 {
 	char kind[32];
@@ -271,6 +295,8 @@ int run_step(const char *step)
 		stall_pollwait(a);
 	else if (!strcmp(kind, "zeropoll"))
 		stall_zeropoll(a);
+	else if (!strcmp(kind, "readypoll"))
+		stall_readypoll(a);
 	else if (hazard_step(kind, a, b) < 0)
 		return -1;
 	long long t1 = now_ns();
