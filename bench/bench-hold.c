@@ -6,19 +6,41 @@
  * process's time slice on a busy machine, not the agent's doing: they are
  * counted apart.  It writes the gaps' counts and totals, and its
  * involuntary context switches over the spin (from
- * /proc/self/task/TID/status), to the file named by its first argument;
- * bench-hold.py runs it under `stallwatch run` and divides by the samples.
+ * /proc/self/task/TID/status), to the file named by its first argument,
+ * with every gap over OFF_NS as "off BEGIN END" (monotonic ns): when the
+ * main thread could not have been sampled.  bench-hold.py runs it under
+ * `stallwatch run` and divides by the samples.
+ *
+ * With --sleeper (and no agent) a second thread runs the watchdog's timing
+ * alone: the same priority, no timer slack, a sleep to each point of an
+ * absolute 1 ms grid; its wake-ups go to the file as "wake NS".  That is the
+ * machine's own share of the sampling's gaps.
  */
+#include <errno.h>
 #include <poll.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
-#define GAP_NS  500
-#define LONG_NS 1000000
+#define GAP_NS      500
+#define LONG_NS     1000000
+#define OFF_NS      100000
+#define MAX_OFF     100000
+#define INTERVAL_NS 1000000ull
+
+static unsigned long long off[MAX_OFF][2], *wakes;
+static unsigned long long grid; /* where the sleeper's grid begins */
+static size_t noff, nwakes, max_wakes;
+static volatile int spinning = 1;
 
 static long nonvoluntary(void)
 {
@@ -41,17 +63,61 @@ static unsigned long long now_ns(void)
 	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
+/* The watchdog's schedule without its work (see swa_plat_raise_priority). */
+static void *sleeper(void *arg)
+{
+	(void)arg;
+	prctl(PR_SET_TIMERSLACK, 1ul, 0ul, 0ul, 0ul);
+	struct sched_param sp = {.sched_priority = 1};
+	if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) != 0) {
+		setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), -5);
+		struct {
+			uint32_t size, policy;
+			uint64_t flags;
+			int32_t nice;
+			uint32_t priority;
+			uint64_t runtime, deadline, period;
+		} attr = {.size = 48, .policy = SCHED_OTHER, .runtime = 100000};
+		errno = 0;
+		int nice = getpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid));
+		attr.nice = errno ? 0 : nice;
+		syscall(SYS_sched_setattr, 0, &attr, 0u); /* a 100 us slice */
+	}
+	unsigned long long next = now_ns();
+	grid = next;
+	while (spinning && nwakes < max_wakes) {
+		next += INTERVAL_NS;
+		struct timespec ts = {.tv_sec = (time_t)(next / 1000000000ull),
+				      .tv_nsec = (long)(next % 1000000000ull)};
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+		wakes[nwakes++] = now_ns();
+	}
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2)
 		return 2;
 	long ms = argc > 2 ? atol(argv[2]) : 2000;
+	pthread_t th;
+	bool with_sleeper = argc > 3 && strcmp(argv[3], "--sleeper") == 0;
+	if (with_sleeper) {
+		max_wakes = (size_t)ms * 2 + 16;
+		wakes = calloc(max_wakes, sizeof(*wakes));
+		if (!wakes || pthread_create(&th, NULL, sleeper, NULL) != 0)
+			return 1;
+	}
 	poll(NULL, 0, 100); /* the loop waited: its next iteration is watched */
 	long nv0 = nonvoluntary();
 	unsigned long long start = now_ns(), prev = start, end = start + ms * 1000000ull;
 	unsigned long long gaps = 0, gap_ns = 0, long_gaps = 0, long_ns = 0;
 	while (prev < end) {
 		unsigned long long t = now_ns();
+		if (t - prev > OFF_NS && noff < MAX_OFF) {
+			off[noff][0] = prev;
+			off[noff++][1] = t;
+		}
 		if (t - prev > LONG_NS) {
 			long_gaps++;
 			long_ns += t - prev;
@@ -63,11 +129,23 @@ int main(int argc, char **argv)
 	}
 	long nv1 = nonvoluntary();
 	poll(NULL, 0, 0); /* the iteration ends */
+	if (with_sleeper) {
+		spinning = 0;
+		pthread_join(th, NULL);
+	}
 	FILE *f = fopen(argv[1], "w");
 	if (!f)
 		return 1;
 	fprintf(f, "gaps %llu\ngap-ns %llu\nlong-gaps %llu\nlong-ns %llu\npreemptions %ld\n", gaps,
 		gap_ns, long_gaps, long_ns, nv1 - nv0);
+	fprintf(f, "spin %llu %llu\n", start, end);
+	for (size_t i = 0; i < noff; i++)
+		fprintf(f, "off %llu %llu\n", off[i][0], off[i][1]);
+	if (with_sleeper)
+		fprintf(f, "grid %llu\n", grid);
+	for (size_t i = 0; i < nwakes; i++)
+		if (wakes[i] <= end)
+			fprintf(f, "wake %llu\n", wakes[i]);
 	fclose(f);
 	return 0;
 }

@@ -113,10 +113,48 @@ bool swa_loop_on_main_thread(void);
 
 #define SWA_LOOP_DEFAULT_CONTEXT "main loop"
 
+/*
+ * The two hooks are inline: an interposed wait pays their loads and stores,
+ * not two calls.  A stamp from the cycle counter carries SWA_STAMP_TICKS;
+ * swa_loop_stamp_ticks says the watchdog has calibrated the counter.
+ */
+#define SWA_STAMP_TICKS (1ull << 63)
+extern _Atomic bool swa_loop_stamp_ticks;
+/* The rare half of swa_loop_before_wait(): a watched iteration ends. */
+void swa_loop_end_watched(void);
+
+static inline uint64_t swa_loop_read_ticks(void)
+{
+#if defined(__x86_64__)
+	return __builtin_ia32_rdtsc();
+#elif defined(__aarch64__)
+	uint64_t v;
+	__asm__ volatile("mrs %0, cntvct_el0" : "=r"(v));
+	return v;
+#else
+	return 0; /* never read: swa_loop_stamp_ticks stays false */
+#endif
+}
+
 /* The loop is about to wait: idle from now on. */
-void swa_loop_before_wait(void);
+static inline void swa_loop_before_wait(void)
+{
+	if (__builtin_expect(atomic_load_explicit(&swa_loop_watched, memory_order_relaxed), 0))
+		swa_loop_end_watched();
+	else
+		atomic_store_explicit(&swa_loop_busy_since, 0, memory_order_relaxed);
+}
+
 /* The loop got work: an iteration begins now, in context (a string kept for good). */
-void swa_loop_after_wait(const char *context);
+static inline void swa_loop_after_wait(const char *context)
+{
+	if (atomic_load_explicit(&swa_loop_context, memory_order_relaxed) != context)
+		atomic_store_explicit(&swa_loop_context, context, memory_order_relaxed);
+	uint64_t stamp = atomic_load_explicit(&swa_loop_stamp_ticks, memory_order_relaxed)
+			     ? swa_loop_read_ticks() | SWA_STAMP_TICKS
+			     : swa_plat_now();
+	atomic_store_explicit(&swa_loop_busy_since, stamp, memory_order_relaxed);
+}
 /* The loop is working, but a running iteration keeps its start (nested run loops). */
 void swa_loop_busy_if_idle(const char *context);
 

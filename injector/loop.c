@@ -25,7 +25,6 @@
 #include <pthread.h>
 #if defined(__x86_64__)
 #include <cpuid.h>
-#include <x86intrin.h>
 #endif
 
 #include "agent.h"
@@ -41,27 +40,15 @@ _Atomic bool swa_main_known;
 _Atomic bool swa_loop_background;
 static pthread_t main_pthread;
 
-#define SWA_STAMP_TICKS (1ull << 63)
-#define CALIBRATE_NS    50000000ull /* the shortest baseline for a rate */
+#define CALIBRATE_NS 50000000ull /* the shortest baseline for a rate */
 
-static _Atomic bool stamp_ticks; /* the counter is calibrated: stamps use it */
+_Atomic bool swa_loop_stamp_ticks; /* the counter is calibrated: stamps use it */
 static struct {
 	bool usable, started, rebased;
 	uint64_t base_ticks, base_ns; /* the first pair: the rate's baseline */
 	uint64_t ticks, ns;           /* the last pair: the conversions' anchor */
 	double ns_per_tick;
 } cal;
-
-static inline uint64_t read_ticks(void)
-{
-#if defined(__x86_64__)
-	return __rdtsc();
-#elif defined(__aarch64__)
-	uint64_t v;
-	__asm__ volatile("mrs %0, cntvct_el0" : "=r"(v));
-	return v;
-#endif
-}
 
 /* Whether the counter ticks at one rate whatever the power state. */
 static bool ticks_constant(void)
@@ -76,19 +63,12 @@ static bool ticks_constant(void)
 #endif
 }
 
-static inline uint64_t loop_stamp(void)
-{
-	if (atomic_load_explicit(&stamp_ticks, memory_order_relaxed))
-		return read_ticks() | SWA_STAMP_TICKS;
-	return swa_plat_now();
-}
-
 /* A counter reading and the monotonic time at it: the closest of three pairs. */
 static void read_pair(uint64_t *ticks, uint64_t *ns)
 {
 	uint64_t best = UINT64_MAX;
 	for (int i = 0; i < 3; i++) {
-		uint64_t t0 = read_ticks(), n = swa_plat_now(), t1 = read_ticks();
+		uint64_t t0 = swa_loop_read_ticks(), n = swa_plat_now(), t1 = swa_loop_read_ticks();
 		if (t1 - t0 < best) {
 			best = t1 - t0;
 			*ticks = t0 + (t1 - t0) / 2;
@@ -118,12 +98,12 @@ void swa_loop_calibrate(void)
 		cal.rebased = true;
 		cal.base_ticks = cal.ticks;
 		cal.base_ns = cal.ns;
-		atomic_store_explicit(&stamp_ticks, false, memory_order_relaxed);
+		atomic_store_explicit(&swa_loop_stamp_ticks, false, memory_order_relaxed);
 		return;
 	}
 	cal.rebased = false;
 	cal.ns_per_tick = rate;
-	atomic_store_explicit(&stamp_ticks, true, memory_order_relaxed);
+	atomic_store_explicit(&swa_loop_stamp_ticks, true, memory_order_relaxed);
 }
 
 uint64_t swa_loop_stamp_ns(uint64_t stamp)
@@ -159,28 +139,12 @@ bool swa_loop_on_main_thread(void)
 	return pthread_equal(pthread_self(), main_pthread);
 }
 
-void swa_loop_before_wait(void)
+/* Only while a stall is watched: the end is published before busy_since's 0. */
+void swa_loop_end_watched(void)
 {
-	if (atomic_load_explicit(&swa_loop_watched, memory_order_relaxed)) {
-		/* rare: only while a stall is watched; published before the end */
-		atomic_store_explicit(&swa_loop_watched, false, memory_order_relaxed);
-		atomic_store_explicit(&swa_loop_waited_at, swa_plat_now(), memory_order_relaxed);
-		atomic_store_explicit(&swa_loop_busy_since, 0, memory_order_release);
-		return;
-	}
-	atomic_store_explicit(&swa_loop_busy_since, 0, memory_order_relaxed);
-}
-
-static inline void note_context(const char *context)
-{
-	if (atomic_load_explicit(&swa_loop_context, memory_order_relaxed) != context)
-		atomic_store_explicit(&swa_loop_context, context, memory_order_relaxed);
-}
-
-void swa_loop_after_wait(const char *context)
-{
-	note_context(context);
-	atomic_store_explicit(&swa_loop_busy_since, loop_stamp(), memory_order_relaxed);
+	atomic_store_explicit(&swa_loop_watched, false, memory_order_relaxed);
+	atomic_store_explicit(&swa_loop_waited_at, swa_plat_now(), memory_order_relaxed);
+	atomic_store_explicit(&swa_loop_busy_since, 0, memory_order_release);
 }
 
 void swa_loop_busy_if_idle(const char *context)

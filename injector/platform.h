@@ -65,6 +65,7 @@ struct swa_capture {
 	size_t copy_len;  /* bytes of live stack in copy */
 	uint32_t flags;   /* swa_capture_flags */
 	uint64_t held_ns; /* how long the thread was held (diagnostics, benchmarks) */
+	uint64_t held_at; /* monotonic ns when it was held, 0 when not known */
 };
 
 enum swa_thread_state {
@@ -232,7 +233,7 @@ int swa_plat_publish_token(const char *listen_desc, char *token, size_t cap);
 void swa_plat_unpublish_token(void);
 bool swa_plat_connection_proves(int fd);
 
-/* Raises the calling thread's scheduling priority where allowed. */
+/* Raises the calling thread's scheduling priority where allowed (Linux: no timer slack). */
 void swa_plat_raise_priority(void);
 
 /* The process's environment (a dylib on Darwin cannot name environ). */

@@ -217,6 +217,9 @@ static void sample_thread(const struct swa_thread *t, uint32_t max)
 			c->copy_kb = cap.copy_cap * 2 > COPY_MAX
 					 ? COPY_MAX / 1024
 					 : (uint32_t)(cap.copy_cap * 2 / 1024);
+		if (cap.held_at > time)
+			time = cap.held_at; /* a preempted thread answers late: its stack is from
+					       then */
 	} else if (r == -ENOTSUP) {
 		flags |= SW_SAMPLE_BLOCKED;
 	} else if (r == -EACCES) {

@@ -572,6 +572,7 @@ static int capture_signal(const struct swa_thread *t, struct swa_capture *cap, u
 	atomic_store(&req.state, REQ_IDLE);
 	atomic_store(&sending, false);
 	cap->held_ns = req.left - req.entered;
+	cap->held_at = req.entered;
 	avoid_cpu(req.cpu); /* the next timer's wake-up and the unwinding: elsewhere */
 	return 0;
 }

@@ -62,10 +62,30 @@ static _Atomic bool hooks_on;
 static bool trigger_only;
 _Atomic bool swa_linux_main_waited;
 
+/*
+ * The main thread, by its thread pointer: one register read and a
+ * comparison on every wait, where pthread_self() is a call into the C
+ * library.  Thread pointers are unique among live threads, and the main
+ * thread's lives as long as the process.
+ */
+static _Atomic uintptr_t main_tp;
+
+static inline bool on_main_thread(void)
+{
+	uintptr_t tp = (uintptr_t)__builtin_thread_pointer();
+	uintptr_t known = atomic_load_explicit(&main_tp, memory_order_relaxed);
+	if (__builtin_expect(tp == known, 1))
+		return true;
+	if (known || !swa_loop_on_main_thread())
+		return false;
+	atomic_store_explicit(&main_tp, tp, memory_order_relaxed);
+	return true;
+}
+
 static inline bool watched(void)
 {
 	return swa_active && atomic_load_explicit(&hooks_on, memory_order_relaxed) &&
-	       swa_loop_on_main_thread();
+	       on_main_thread();
 }
 
 /*
@@ -146,6 +166,10 @@ static inline const struct timespec *rest_of(const struct timespec *ts, struct t
 		}                                                                                  \
 		swa_loop_before_wait();                                                            \
 		int r_ = nested_ ? rest : call;                                                    \
+		if (__builtin_expect(r_ >= 0, 1)) {                                                \
+			swa_loop_after_wait(SWA_LOOP_DEFAULT_CONTEXT);                             \
+			return r_;                                                                 \
+		}                                                                                  \
 		int e_ = errno;                                                                    \
 		swa_loop_after_wait(SWA_LOOP_DEFAULT_CONTEXT);                                     \
 		errno = e_;                                                                        \
