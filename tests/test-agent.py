@@ -979,6 +979,27 @@ def scenario_connect():
         check(st.st_uid == os.getuid() and (st.st_mode & 0o777) == mode,
               "%s: mode %o, owner %d" % (path, st.st_mode & 0o777, st.st_uid))
 
+    # while the app runs: without the token file, with a wrong token, or as
+    # another user, refused (status 4)
+    empty = tempfile.mkdtemp()
+    r = subprocess.run([STALLWATCH, "attach", "--connect", "127.0.0.1:%d" % port, "--duration",
+                        "1"], capture_output=True, text=True, timeout=30,
+                       env=dict(os.environ, XDG_RUNTIME_DIR=empty))
+    check(r.returncode == 4 and "token refused" in r.stderr and "no token file" in r.stderr,
+          "a client without the token file got status %d: %s" % (r.returncode, r.stderr))
+    r = subprocess.run([STALLWATCH, "attach", "--connect", "127.0.0.1:%d" % port, "--token",
+                        "wrong", "--duration", "1"], capture_output=True, text=True, timeout=30,
+                       env=client_env)
+    check(r.returncode == 4 and "token refused" in r.stderr,
+          "a wrong token got status %d: %s" % (r.returncode, r.stderr))
+    if os.getuid() == 0:
+        # another user cannot read the token file
+        r = subprocess.run([STALLWATCH, "attach", "--connect", "127.0.0.1:%d" % port,
+                            "--duration", "1"], capture_output=True, text=True, timeout=30,
+                           env=client_env, preexec_fn=lambda: (os.setgid(65534), os.setuid(65534)))
+        check(r.returncode == 4 and "token refused" in r.stderr,
+              "another user got status %d: %s" % (r.returncode, r.stderr))
+
     # before proof: protocol and bundle id, nothing else (no paths, no names)
     s = raw_connect(port)
     pre = read_for(s, 0.5)
@@ -1022,25 +1043,6 @@ def scenario_connect():
         m.close()
     half.close()
     slow.close()
-    # without the token file, or with a wrong token: refused (status 4)
-    empty = tempfile.mkdtemp()
-    r = subprocess.run([STALLWATCH, "attach", "--connect", "127.0.0.1:%d" % port, "--duration",
-                        "1"], capture_output=True, text=True, timeout=30,
-                       env=dict(os.environ, XDG_RUNTIME_DIR=empty))
-    check(r.returncode == 4 and "token refused" in r.stderr and "no token file" in r.stderr,
-          "a client without the token file got status %d: %s" % (r.returncode, r.stderr))
-    r = subprocess.run([STALLWATCH, "attach", "--connect", "127.0.0.1:%d" % port, "--token",
-                        "wrong", "--duration", "1"], capture_output=True, text=True, timeout=30,
-                       env=client_env)
-    check(r.returncode == 4 and "token refused" in r.stderr,
-          "a wrong token got status %d: %s" % (r.returncode, r.stderr))
-    if os.getuid() == 0:
-        # another user cannot read the token file
-        r = subprocess.run([STALLWATCH, "attach", "--connect", "127.0.0.1:%d" % port,
-                            "--duration", "1"], capture_output=True, text=True, timeout=30,
-                           env=client_env, preexec_fn=lambda: (os.setgid(65534), os.setuid(65534)))
-        check(r.returncode == 4 and "token refused" in r.stderr,
-              "another user got status %d: %s" % (r.returncode, r.stderr))
     app.wait(timeout=60)
     client.wait(timeout=30)
     objs, _ = parse(c_out.done())

@@ -427,7 +427,7 @@ static int load_debug_section(const struct elf_file *f, const struct elf_shdr *s
 static void load_debuglink(const struct elf_file *f, const struct elf_shdr *s,
 			   struct sw_object *obj)
 {
-	const uint8_t *data;
+	const uint8_t *data = NULL;
 	if (sw_elf_section_data(f, s, &data, NULL) < 0 || s->size < 2)
 		return;
 	if (data[0] && memchr(data, '\0', s->size))
