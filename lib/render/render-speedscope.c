@@ -6,6 +6,10 @@
  * sample, root first, weighing its self time in nanoseconds (unit "none"
  * for trees of sample counts), so the weights add up to the tree's total.
  *
+ * The document streams: its head and "profiles" go out stall by stall,
+ * and "shared" with the frames met so far comes last (JSON member order
+ * means nothing to readers), so memory holds the frames, not the samples.
+ *
  * Samples stay in time order, so speedscope's "Time Order" view shows the
  * stall as it unfolded; frames are shared per function (as tree nodes
  * are), so one function at several lines is one frame.
@@ -20,8 +24,10 @@
 
 #define NONE UINT32_MAX
 
-struct ss {
+struct sw_speedscope {
 	struct sw_profile *p;
+	struct sw_buf *out; /* where profiles go */
+	bool begun;
 	const struct sw_render_options *o;
 	/* function -> the first frame id seen for it, + 1 */
 	struct func_slot {
@@ -35,7 +41,6 @@ struct ss {
 	size_t nframes_alloc;
 	uint32_t next;
 	struct sw_buf frames; /* the shared frames' JSON */
-	struct sw_buf profiles;
 	bool any_profile;
 	/*
 	 * Each distinct stack's sample text ("[0,3,7]") once written, by trie
@@ -51,7 +56,7 @@ struct ss {
 	struct sw_buf texts;
 };
 
-static int shared_frame(struct ss *c, uint32_t id, uint32_t *ret)
+static int shared_frame(struct sw_speedscope *c, uint32_t id, uint32_t *ret)
 {
 	if (id >= c->nframes_alloc) {
 		size_t cap = c->nframes_alloc ? c->nframes_alloc : 256;
@@ -92,7 +97,7 @@ static int shared_frame(struct ss *c, uint32_t id, uint32_t *ret)
 }
 
 /* The frame id that stands for frame's function (the first one met). */
-static int canonical(struct ss *c, uint32_t frame, uint32_t *ret)
+static int canonical(struct sw_speedscope *c, uint32_t frame, uint32_t *ret)
 {
 	uint64_t func = sw_profile_frame_func(c->p, frame);
 	if (c->nfuncs * 2 >= c->funcs_cap) {
@@ -125,7 +130,7 @@ static int canonical(struct ss *c, uint32_t frame, uint32_t *ret)
 }
 
 /* The slot of a trie stack in the cache of sample texts; NULL when out of memory. */
-static struct stack_slot *stack_slot(struct ss *c, uint32_t stack)
+static struct stack_slot *stack_slot(struct sw_speedscope *c, uint32_t stack)
 {
 	if (c->nstacks * 2 >= c->stacks_cap) {
 		size_t cap = c->stacks_cap ? c->stacks_cap * 2 : 4096;
@@ -151,7 +156,7 @@ static struct stack_slot *stack_slot(struct ss *c, uint32_t stack)
 }
 
 /* A stack's sample text, rewritten and named the first time it is met. */
-static int stack_text(struct ss *c, struct sw_tree_rewriter *rw, uint32_t stack,
+static int stack_text(struct sw_speedscope *c, struct sw_tree_rewriter *rw, uint32_t stack,
 		      const struct stack_slot **ret)
 {
 	struct stack_slot *slot = stack_slot(c, stack);
@@ -184,7 +189,7 @@ static int stack_text(struct ss *c, struct sw_tree_rewriter *rw, uint32_t stack,
 }
 
 /* One sampled profile: the stall's samples on thread, in time order. */
-static int profile_json(struct ss *c, struct sw_tree_stall *s, long thread,
+static int profile_json(struct sw_speedscope *c, struct sw_tree_stall *s, long thread,
 			struct sw_tree_rewriter *rw, bool counts, const char *name)
 {
 	sw_buf_reset(&c->samples);
@@ -210,7 +215,7 @@ static int profile_json(struct ss *c, struct sw_tree_stall *s, long thread,
 		total += smp->weight;
 		any = true;
 	}
-	struct sw_buf *b = &c->profiles;
+	struct sw_buf *b = c->out;
 	if (r >= 0)
 		r = sw_buf_puts(b, c->any_profile ? ",{\"type\":\"sampled\",\"name\":"
 						  : "{\"type\":\"sampled\",\"name\":");
@@ -230,7 +235,7 @@ static int profile_json(struct ss *c, struct sw_tree_stall *s, long thread,
 	return r < 0 ? r : sw_buf_puts(b, "]}");
 }
 
-static int stall_profiles(struct ss *c, struct sw_tree_stall *s)
+static int stall_profiles(struct sw_speedscope *c, struct sw_tree_stall *s)
 {
 	struct sw_tree *trees[64];
 	long threads[64];
@@ -259,42 +264,83 @@ static int stall_profiles(struct ss *c, struct sw_tree_stall *s)
 	return r;
 }
 
+int sw_speedscope_new(const struct sw_render_options *o, struct sw_speedscope **ret)
+{
+	struct sw_speedscope *c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->o = o;
+	sw_buf_init(&c->frames, 0);
+	sw_buf_init(&c->samples, 0);
+	sw_buf_init(&c->weights, 0);
+	sw_buf_init(&c->texts, 0);
+	c->stack = malloc(SW_TREE_MAX_DEPTH * sizeof(*c->stack));
+	if (!c->stack) {
+		free(c);
+		return -ENOMEM;
+	}
+	*ret = c;
+	return 0;
+}
+
+void sw_speedscope_free(struct sw_speedscope *c)
+{
+	if (!c)
+		return;
+	sw_buf_finish(&c->frames);
+	free(c->frame_index);
+	free(c->stack);
+	free(c->funcs);
+	sw_buf_finish(&c->samples);
+	sw_buf_finish(&c->weights);
+	sw_buf_finish(&c->texts);
+	free(c->stacks);
+	free(c);
+}
+
+static int begin(struct sw_speedscope *c, struct sw_buf *out)
+{
+	if (c->begun)
+		return 0;
+	c->begun = true;
+	return sw_buf_puts(out,
+			   "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\","
+			   "\"profiles\":[");
+}
+
+int sw_speedscope_stall(struct sw_speedscope *c, struct sw_profile *p, struct sw_tree_stall *s,
+			struct sw_buf *out)
+{
+	c->p = p;
+	c->out = out;
+	int r = begin(c, out);
+	return r < 0 ? r : stall_profiles(c, s);
+}
+
+int sw_speedscope_end(struct sw_speedscope *c, struct sw_buf *out)
+{
+	int r = begin(c, out);
+	if (r >= 0)
+		r = sw_buf_puts(out, "],\"shared\":{\"frames\":[");
+	if (r >= 0)
+		r = sw_buf_append(out, c->frames.data, c->frames.len);
+	if (r >= 0)
+		r = sw_buf_printf(out,
+				  "]},\"name\":\"stallwatch\",\"activeProfileIndex\":0,"
+				  "\"exporter\":\"stallwatch %s\"}\n",
+				  c->o->tool_version);
+	return r;
+}
+
 int sw_render_speedscope(struct sw_profile *p, const struct sw_render_options *o,
 			 struct sw_buf *out)
 {
-	struct ss c = {.p = p, .o = o};
-	sw_buf_init(&c.frames, 0);
-	sw_buf_init(&c.profiles, 0);
-	sw_buf_init(&c.samples, 0);
-	sw_buf_init(&c.weights, 0);
-	sw_buf_init(&c.texts, 0);
-	c.stack = malloc(SW_TREE_MAX_DEPTH * sizeof(*c.stack));
-	int r = c.stack ? 0 : -ENOMEM;
+	struct sw_speedscope *c;
+	int r = sw_speedscope_new(o, &c);
 	for (size_t i = 0; i < sw_profile_nstalls(p) && r >= 0; i++)
-		r = stall_profiles(&c, sw_profile_stall(p, i));
+		r = sw_speedscope_stall(c, p, sw_profile_stall(p, i), out);
 	if (r >= 0)
-		r = sw_buf_puts(
-		    out, "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\","
-			 "\"shared\":{\"frames\":[");
-	if (r >= 0)
-		r = sw_buf_append(out, c.frames.data, c.frames.len);
-	if (r >= 0)
-		r = sw_buf_puts(out, "]},\"profiles\":[");
-	if (r >= 0)
-		r = sw_buf_append(out, c.profiles.data, c.profiles.len);
-	if (r >= 0)
-		r = sw_buf_printf(out,
-				  "],\"name\":\"stallwatch\",\"activeProfileIndex\":0,"
-				  "\"exporter\":\"stallwatch %s\"}\n",
-				  o->tool_version);
-	sw_buf_finish(&c.frames);
-	sw_buf_finish(&c.profiles);
-	free(c.frame_index);
-	free(c.stack);
-	free(c.funcs);
-	sw_buf_finish(&c.samples);
-	sw_buf_finish(&c.weights);
-	sw_buf_finish(&c.texts);
-	free(c.stacks);
+		r = sw_speedscope_end(c, out);
+	sw_speedscope_free(c);
 	return r;
 }

@@ -305,7 +305,8 @@ int sw_summary_text(const struct sw_profile *cp, const struct sw_summary *sum,
 struct sw_renderer {
 	enum sw_format format;
 	struct sw_render_options o;
-	size_t stalls; /* json: stall objects written */
+	size_t stalls; /* json, speedscope: stalls written */
+	struct sw_speedscope *ss;
 };
 
 int sw_renderer_new(enum sw_format f, const struct sw_render_options *o, struct sw_renderer **ret)
@@ -327,6 +328,8 @@ int sw_renderer_new(enum sw_format f, const struct sw_render_options *o, struct 
 
 void sw_renderer_free(struct sw_renderer *r)
 {
+	if (r)
+		sw_speedscope_free(r->ss);
 	free(r);
 }
 
@@ -352,6 +355,11 @@ int sw_renderer_stall(struct sw_renderer *r, struct sw_profile *p, struct sw_tre
 	case SW_FORMAT_JSON: {
 		int e = r->stalls++ ? sw_buf_putc(out, ',') : sw_render_json_begin(&r->o, out);
 		return e < 0 ? e : sw_render_json_stall(p, s, &r->o, false, out);
+	}
+	case SW_FORMAT_SPEEDSCOPE: {
+		int e = r->ss ? 0 : sw_speedscope_new(&r->o, &r->ss);
+		r->stalls++;
+		return e < 0 ? e : sw_speedscope_stall(r->ss, p, s, out);
 	}
 	default:
 		return 0;
@@ -398,8 +406,15 @@ int sw_renderer_end(struct sw_renderer *r, struct sw_profile *p, struct sw_buf *
 			e = sw_render_json_begin(&r->o, out);
 		return e < 0 ? e : sw_render_json_end(p, &r->o, out);
 	}
-	case SW_FORMAT_SPEEDSCOPE:
-		return sw_render_speedscope(p, &r->o, out);
+	case SW_FORMAT_SPEEDSCOPE: {
+		int e = 0;
+		/* stalls the profile holds but --max-stalls kept from printing: as before */
+		for (size_t i = r->stalls; i < sw_profile_nstalls(p) && e >= 0; i++)
+			e = sw_renderer_stall(r, p, sw_profile_stall(p, i), out);
+		if (e >= 0 && !r->ss)
+			e = sw_speedscope_new(&r->o, &r->ss);
+		return e < 0 ? e : sw_speedscope_end(r->ss, out);
+	}
 	case SW_FORMAT_PPROF:
 		return sw_render_pprof(p, &r->o, out);
 	default:

@@ -5,8 +5,9 @@
  *
  * Streaming formats (tree, sample, ndjson, folded) print each stall when it
  * ends, so live sessions show stalls at once; json prints its head and each
- * stall object as the stall ends too, and its summary at the end; the other
- * document formats (speedscope, pprof) print everything at the end.  Either way the output
+ * stall object as the stall ends too, and its summary at the end; speedscope
+ * prints each stall's profiles as the stall ends and the shared frames at
+ * the end; pprof prints everything at the end.  Either way the output
  * for the same profile is the same, which is what lets `report` reprint a
  * recording byte for byte.
  *
@@ -123,6 +124,13 @@ int sw_render_folded_stall(struct sw_profile *p, struct sw_tree_stall *s,
 			   const struct sw_render_options *o, struct sw_buf *out);
 int sw_render_speedscope(struct sw_profile *p, const struct sw_render_options *o,
 			 struct sw_buf *out);
+/* The same in pieces: each stall's profiles, then the shared frames and the end. */
+struct sw_speedscope;
+int sw_speedscope_new(const struct sw_render_options *o, struct sw_speedscope **ret);
+void sw_speedscope_free(struct sw_speedscope *c);
+int sw_speedscope_stall(struct sw_speedscope *c, struct sw_profile *p, struct sw_tree_stall *s,
+			struct sw_buf *out);
+int sw_speedscope_end(struct sw_speedscope *c, struct sw_buf *out);
 /* -ENOTSUP when built without zlib. */
 int sw_render_pprof(struct sw_profile *p, const struct sw_render_options *o, struct sw_buf *out);
 
