@@ -39,17 +39,6 @@
 #include "../platform.h"
 #include "linux.h"
 
-#define EXPORT __attribute__((visibility("default")))
-
-#define REAL(name, ret, args)                                                                      \
-	static ret(*real_##name) args;                                                             \
-	static ret(*get_##name(void)) args                                                         \
-	{                                                                                          \
-		if (!real_##name)                                                                  \
-			*(void **)&real_##name = dlsym(RTLD_NEXT, #name);                          \
-		return real_##name;                                                                \
-	}
-
 REAL(execve, int, (const char *, char *const[], char *const[]))
 REAL(execv, int, (const char *, char *const[]))
 REAL(execvp, int, (const char *, char *const[]))

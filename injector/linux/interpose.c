@@ -36,17 +36,6 @@
 #include "../platform.h"
 #include "linux.h"
 
-#define EXPORT __attribute__((visibility("default")))
-
-#define REAL(name, ret, args)                                                                      \
-	static ret(*real_##name) args;                                                             \
-	static ret(*get_##name(void)) args                                                         \
-	{                                                                                          \
-		if (!real_##name)                                                                  \
-			*(void **)&real_##name = dlsym(RTLD_NEXT, #name);                          \
-		return real_##name;                                                                \
-	}
-
 REAL(poll, int, (struct pollfd *, nfds_t, int))
 REAL(ppoll, int, (struct pollfd *, nfds_t, const struct timespec *, const sigset_t *))
 REAL(__poll_chk, int, (struct pollfd *, nfds_t, int, size_t))

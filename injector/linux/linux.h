@@ -4,10 +4,28 @@
 #ifndef SWA_LINUX_H
 #define SWA_LINUX_H
 
+#include <dlfcn.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+/* A function the agent puts in front of the C library's, for the app to call. */
+#define EXPORT __attribute__((visibility("default")))
+
+/*
+ * The C library's own function that an EXPORT of the same name stands in
+ * front of: REAL(poll, int, (...)) defines get_poll(), which looks it up
+ * once with dlsym(RTLD_NEXT).
+ */
+#define REAL(name, ret, args)                                                                      \
+	static ret(*real_##name) args;                                                             \
+	static ret(*get_##name(void)) args                                                         \
+	{                                                                                          \
+		if (!real_##name)                                                                  \
+			*(void **)&real_##name = dlsym(RTLD_NEXT, #name);                          \
+		return real_##name;                                                                \
+	}
 
 pid_t swa_linux_gettid(void);
 int swa_linux_read_file(const char *path, char *buf, size_t cap);
