@@ -91,9 +91,9 @@ static int load_line(char *line)
 	if (strcmp(word, "sample") == 0) {
 		uint64_t tid = strtoull(strsep(&rest, " "), NULL, 0);
 		uint64_t w = strtoull(strsep(&rest, " "), NULL, 0);
-		uint32_t frames[64], idx;
+		uint32_t frames[256], idx;
 		size_t depth = 0;
-		for (char *f = strsep(&rest, ";"); f && depth < 64; f = strsep(&rest, ";"))
+		for (char *f = strsep(&rest, ";"); f && depth < 256; f = strsep(&rest, ";"))
 			if (parse_frame(f, &frames[depth++]) < 0)
 				return -EINVAL;
 		int r = sw_tree_stall_thread(profile, stall, tid, NULL, &idx);
@@ -132,7 +132,7 @@ int main(int argc, char **argv)
 		else
 			return 2;
 	}
-	char line[8192];
+	static char line[65536];
 	while (fgets(line, sizeof(line), in)) {
 		line[strcspn(line, "\n")] = 0;
 		if (line[0] == '#' || !line[0])

@@ -352,5 +352,50 @@ if gobin:
 else:
     print("note: go not found; go tool pprof check skipped")
 
+# ---- deep stacks: indentation stops growing, lines name their depth ----
+# A recursion 150 frames deep with a second leaf branching off at depth 100.
+# Past the documented indentation cap (64 levels, stallwatch-output(7)) every
+# line keeps the cap's indentation and starts with "[depth N] ", N counted
+# here from the stack; above it nothing changes.
+CAP = 64
+with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as deep:
+    deep.write("image 1 /opt/demo/bin/demo 0x555500000000 0x20000 -\n"
+               "stall 9 deep 100 300000000 0 busy poll\nthread 100 main\n")
+    chain = ["1|f%d|f%d|-|0|0x%x|0" % (k, k, 0x555500001000 + 16 * k) for k in range(150)]
+    deep.write("sample 100 200000000 %s\n" % ";".join(chain))
+    deep.write("sample 100 100000000 %s;1|g|g|-|0|0x555500009000|0\n" % ";".join(chain[:100]))
+try:
+    out = subprocess.run([helper, deep.name, "tree", "--min-percent", "0"], stdout=subprocess.PIPE,
+                         check=True).stdout.decode()
+    DEEP = re.compile(r"^\S*#9  +[\d.]+ ms +[\d.]+%  +[\d.]+ ms  (?P<indent> *)(\[depth (?P<depth>\d+)\] )?(?P<name>\S+)  \(demo\)$")
+    seen = {}
+    for line in out.splitlines()[1:]:
+        m = DEEP.match(line)
+        check(m is not None, "deep tree line: %r" % line[:160])
+        if not m:
+            continue
+        level = len(m.group("indent")) // 2
+        depth = int(m.group("depth")) if m.group("depth") else level
+        check(level == min(depth, CAP), "deep tree indent %d at depth %d" % (level, depth))
+        check((m.group("depth") is not None) == (depth > CAP), "deep tree depth marker: %r" % line[:160])
+        seen[m.group("name")] = depth
+    want = {"f%d" % k: k for k in range(150)}
+    want["g"] = 100
+    check(seen == want, "deep tree nodes and depths: %d of %d right" %
+          (sum(seen.get(k) == v for k, v in want.items()), len(want)))
+    out = subprocess.run([helper, deep.name, "sample", "--min-percent", "0"], stdout=subprocess.PIPE,
+                         check=True).stdout.decode()
+    cells = {}
+    for line in out.splitlines():
+        m = re.match(r"^    (?P<gutter>[+!:| ]*?)(\[depth (?P<depth>\d+)\] )?\d+ (?P<name>[fg]\d*)  \(in demo\)", line)
+        if m:
+            cells[m.group("name")] = (len(m.group("gutter")) // 2, m.group("depth"))
+    check(all(cells.get("f%d" % k) == (min(k, CAP) + 1, str(k) if k > CAP else None) for k in range(150))
+          and cells.get("g") == (CAP + 1, "100"),
+          "deep sample gutter: f3 %s, f64 %s, f65 %s, f149 %s, g %s" %
+          (cells.get("f3"), cells.get("f64"), cells.get("f65"), cells.get("f149"), cells.get("g")))
+finally:
+    os.unlink(deep.name)
+
 print("%d failures" % len(failures))
 sys.exit(1 if failures else 0)
