@@ -11,7 +11,8 @@
  * Counts are samples, as in `sample`.  Each line's gutter holds one cell a
  * level; a cell shows the level's marker (cycling "+", "!", ":", "|") where
  * the tree branches below or continues after it, so the nesting can be
- * followed by eye.  A "Sort by top of stack" list of the leaf functions
+ * followed by eye; past SW_RENDER_MAX_INDENT levels the gutter stops growing
+ * and the line names its depth, "[depth 80] ".  A "Sort by top of stack" list of the leaf functions
  * follows, as `sample` prints it.
  */
 #include <stdio.h>
@@ -23,37 +24,42 @@
 
 static const char markers[] = "+!:|";
 
-static int gutter(const struct sw_tree *t, uint32_t i, struct sw_buf *out)
+/*
+ * The gutter of node i, whose ancestors at each level (up to the deepest
+ * level drawn) are in chain[]: the walk in call_graph() keeps it, so a line
+ * costs its width, not its depth.
+ */
+static int gutter(const struct sw_tree *t, uint32_t i, const uint32_t *chain, struct sw_buf *out)
 {
 	const struct sw_tree_node *n = &t->nodes[i];
-	uint32_t chain[256];
-	uint32_t d = n->depth < 255 ? n->depth : 255;
-	uint32_t k = i;
-	for (uint32_t l = n->depth + 1; l-- > 0 && k != NONE; k = t->nodes[k].parent)
-		if (l <= d)
-			chain[l] = k;
-	int r = sw_buf_puts(out, "    ");
-	for (uint32_t l = 0; l <= d && r >= 0; l++) {
+	uint32_t d = n->depth < SW_RENDER_MAX_INDENT ? n->depth : SW_RENDER_MAX_INDENT;
+	char cells[4 + 2 * (SW_RENDER_MAX_INDENT + 1)], *c = cells;
+	memset(c, ' ', 4);
+	c += 4;
+	for (uint32_t l = 0; l <= d; l++) {
 		const struct sw_tree_node *a = &t->nodes[chain[l]];
 		uint32_t first =
 		    a->parent == NONE ? t->first_root : t->nodes[a->parent].first_child;
 		bool branched = first != chain[l] || a->next_sibling != NONE;
 		bool show = l == 0 || (l < d ? a->next_sibling != NONE : branched);
-		char cell[3] = {show ? markers[l % 4] : ' ', ' ', 0};
-		r = sw_buf_puts(out, cell);
+		*c++ = show ? markers[l % 4] : ' ';
+		*c++ = ' ';
 	}
+	int r = sw_buf_append(out, cells, (size_t)(c - cells));
+	if (r >= 0 && n->depth > SW_RENDER_MAX_INDENT)
+		r = sw_buf_printf(out, "[depth %u] ", n->depth);
 	return r;
 }
 
-static int node_line(const struct sw_tree *t, uint32_t i, const struct sw_render_options *o,
-		     struct sw_buf *out)
+static int node_line(const struct sw_tree *t, uint32_t i, const uint32_t *chain,
+		     const struct sw_render_options *o, struct sw_buf *out)
 {
 	const struct sw_tree_node *n = &t->nodes[i];
 	const struct sw_profile *p = t->profile;
 	const struct sw_tree_frame *f = sw_profile_get_frame(p, n->frame);
 	const struct sw_tree_image *img = sw_profile_get_image(p, f->image);
 	char scratch[32], c1[4096], c2[1024], c3[1024];
-	int r = gutter(t, i, out);
+	int r = gutter(t, i, chain, out);
 	if (r >= 0)
 		r = sw_buf_printf(out, "%llu %s",
 				  (unsigned long long)(t->counts_only ? n->total : n->samples),
@@ -79,11 +85,14 @@ static int node_line(const struct sw_tree *t, uint32_t i, const struct sw_render
 static int call_graph(const struct sw_tree *t, const struct sw_render_options *o,
 		      struct sw_buf *out)
 {
+	uint32_t chain[SW_RENDER_MAX_INDENT + 1];
 	int r = 0;
 	for (uint32_t i = t->first_root; i != NONE && r >= 0;) {
 		bool visible = sw_tree_node_visible(t, &t->nodes[i], &o->tree);
+		if (t->nodes[i].depth <= SW_RENDER_MAX_INDENT)
+			chain[t->nodes[i].depth] = i; /* preorder: its ancestors came before */
 		if (visible)
-			r = node_line(t, i, o, out);
+			r = node_line(t, i, chain, o, out);
 		i = sw_tree_preorder_next(t, i, visible);
 	}
 	return r;

@@ -9,11 +9,14 @@
  *
  * Columns: total weight, share of the thread's sampled time, self weight,
  * the symbol indented two spaces a level, its image, its file and line.
+ * Past SW_RENDER_MAX_INDENT levels the indentation stops growing and the
+ * symbol is preceded by its depth, "[depth 80] ".
  *
  * --invert is Instruments' Invert Call Tree: a root is a function the
  * samples ended in, so all its time is its own (self = total), and the
  * callers beneath it show the path to it, with no self time of theirs.
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -73,6 +76,46 @@ static int header(struct sw_profile *p, struct sw_tree_stall *s, const struct sw
 	return r;
 }
 
+/* s right-aligned in width columns, after gap spaces. */
+static int right(struct sw_buf *out, size_t gap, const char *s, size_t width)
+{
+	size_t len = strlen(s);
+	int r = sw_buf_pad(out, ' ', gap + (len < width ? width - len : 0));
+	return r < 0 ? r : sw_buf_append(out, s, len);
+}
+
+/*
+ * "LABEL  %12s %6.1f%%  %12s  " without printf, which was most of the time
+ * of printing a deep tree.
+ */
+static int columns(struct sw_buf *out, const char *label, const char *total, double pct,
+		   const char *self)
+{
+	char p[24], *e = p + sizeof(p);
+	long long tenths = llrint(pct * 10.0);
+	if (tenths < 0 || tenths > 9999999) {
+		snprintf(p, sizeof(p), "%.1f%%", pct);
+	} else {
+		*--e = '\0';
+		*--e = '%';
+		*--e = (char)('0' + tenths % 10);
+		*--e = '.';
+		long long v = tenths / 10;
+		do
+			*--e = (char)('0' + v % 10);
+		while (v /= 10);
+		memmove(p, e, (size_t)(p + sizeof(p) - e));
+	}
+	int r = sw_buf_puts(out, label);
+	if (r >= 0)
+		r = right(out, 2, total, 12);
+	if (r >= 0)
+		r = right(out, 1, p, 7);
+	if (r >= 0)
+		r = right(out, 2, self, 12);
+	return r < 0 ? r : sw_buf_pad(out, ' ', 2);
+}
+
 static int node_line(const struct sw_tree *t, uint32_t i, const struct sw_render_options *o,
 		     const char *label, bool heavy, struct sw_buf *out)
 {
@@ -88,9 +131,15 @@ static int node_line(const struct sw_tree *t, uint32_t i, const struct sw_render
 	const char *name = sw_render_clean(
 	    sw_tree_frame_name(p, f, o->tree.full_names, scratch, sizeof(scratch)), c1, sizeof(c1));
 	const char *b = o->color && heavy ? C_BOLD : "", *e = o->color ? C_RESET : "";
-	int r = sw_buf_printf(out, "%s  %12s %6.1f%%  %12s  %*s%s%s%s%s", label, total, pct, self,
-			      (int)n->depth * 2, "", b, name, f->inlined ? " [inlined]" : "",
-			      o->color && heavy ? C_RESET : "");
+	bool deep = n->depth > SW_RENDER_MAX_INDENT;
+	int r = columns(out, label, total, pct, self);
+	if (r >= 0)
+		r = sw_buf_pad(out, ' ', (deep ? SW_RENDER_MAX_INDENT : n->depth) * 2);
+	if (r >= 0 && deep)
+		r = sw_buf_printf(out, "[depth %u] ", n->depth);
+	if (r >= 0)
+		r = sw_buf_printf(out, "%s%s%s%s", b, name, f->inlined ? " [inlined]" : "",
+				  o->color && heavy ? C_RESET : "");
 	if (r >= 0 && img)
 		r = sw_buf_printf(out, "  %s(%s)%s", o->color ? C_DIM : "",
 				  sw_render_clean(img->name, c2, sizeof(c2)), e);

@@ -74,11 +74,21 @@ void sw_render_weight(uint64_t w, bool counts, char *buf, size_t size)
 		return;
 	}
 	uint64_t tenths = (w + 50000) / 100000; /* 0.1 ms */
-	if (tenths >= 100000)
+	if (tenths >= 100000 || size < 12) {
 		snprintf(buf, size, "%.2f s", sw_ns_to_s(w));
-	else
-		snprintf(buf, size, "%llu.%llu ms", (unsigned long long)(tenths / 10),
-			 (unsigned long long)(tenths % 10));
+		return;
+	}
+	/* "%llu.%llu ms" without printf: trees print two of these a line */
+	char digits[8];
+	int n = 0;
+	for (uint64_t v = tenths / 10; n == 0 || v; v /= 10)
+		digits[n++] = (char)('0' + v % 10);
+	char *p = buf;
+	while (n)
+		*p++ = digits[--n];
+	*p++ = '.';
+	*p++ = (char)('0' + tenths % 10);
+	memcpy(p, " ms", 4);
 }
 
 const char *sw_render_file_name(const char *path)

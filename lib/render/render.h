@@ -36,6 +36,13 @@ enum sw_format {
 /* The NDJSON/JSON schema version (stallwatch-output(7)). */
 #define SW_RENDER_SCHEMA 1
 
+/*
+ * The deepest level the tree and sample formats indent to: deeper lines keep
+ * that indentation and name their depth ("[depth 80] "), so a recursion
+ * thousands of frames deep prints in lines of bounded width.
+ */
+#define SW_RENDER_MAX_INDENT 64
+
 int sw_format_parse(const char *name, enum sw_format *ret);
 const char *sw_format_name(enum sw_format f);
 /* Whether the format prints the collector's raw stacks (ndjson and json do). */

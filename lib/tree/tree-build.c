@@ -283,11 +283,9 @@ static long rewrite(struct builder *b, uint32_t *frames, size_t depth)
 	return (long)n;
 }
 
-static int add_stack(struct builder *b, uint32_t *frames, size_t depth, uint64_t w, uint64_t count)
+/* Adds a path of n frames, root first, already rewritten. */
+static int add_path(struct builder *b, const uint32_t *frames, long n, uint64_t w, uint64_t count)
 {
-	long n = rewrite(b, frames, depth);
-	if (n < 0)
-		return 0;
 	b->t->total += w;
 	b->t->nsamples += count;
 	uint32_t node = NONE;
@@ -305,6 +303,32 @@ static int add_stack(struct builder *b, uint32_t *frames, size_t depth, uint64_t
 		b->t->nodes[node].self_samples += count;
 	}
 	return 0;
+}
+
+static int add_stack(struct builder *b, uint32_t *frames, size_t depth, uint64_t w, uint64_t count)
+{
+	long n = rewrite(b, frames, depth);
+	return n < 0 ? 0 : add_path(b, frames, n, w, count);
+}
+
+/*
+ * Whether an inverted tree cut at max_depth needs only the innermost
+ * max_depth frames of each stack (no option looks at the others): the
+ * "top of stack" lists, which would otherwise copy every deep stack whole.
+ */
+static bool leaf_end_only(const struct sw_tree_options *o)
+{
+	return o->invert && o->max_depth && !o->hide_system && !o->flatten_recursion && !o->focus &&
+	       !o->exclude;
+}
+
+/* The innermost frames of a stack, leaf first, at most max of them. */
+static size_t leaf_end(const struct sw_profile *p, uint32_t stack, uint32_t *frames, size_t max)
+{
+	size_t n = 0;
+	for (uint32_t s = stack; s && n < max; s = p->stack_parent[s])
+		frames[n++] = p->stack_frame[s];
+	return n;
 }
 
 /* Orders siblings: heavier first, then by image and function name. */
@@ -627,7 +651,13 @@ static int build(struct builder *b, struct sw_tree_stall *const *stalls, size_t 
 		free(aggs);
 		return -ENOMEM;
 	}
+	bool leaves = leaf_end_only(b->o);
 	for (size_t i = 0; i < na && r >= 0; i++) {
+		if (leaves) {
+			size_t k = leaf_end(b->p, aggs[i].stack, frames, b->o->max_depth);
+			r = add_path(b, frames, (long)k, aggs[i].weight, aggs[i].count);
+			continue;
+		}
 		size_t depth = sw_profile_stack(b->p, aggs[i].stack, frames, SW_TREE_MAX_DEPTH);
 		if (depth > SW_TREE_MAX_DEPTH) {
 			r = -E2BIG;

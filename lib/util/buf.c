@@ -69,17 +69,34 @@ int sw_buf_puts(struct sw_buf *b, const char *s)
 
 int sw_buf_vprintf(struct sw_buf *b, const char *fmt, va_list ap)
 {
+	/* print into the room there is; measure and grow only when it is short */
+	size_t room = b->cap > b->len ? b->cap - b->len : 0;
 	va_list copy;
 	va_copy(copy, ap);
-	int n = vsnprintf(NULL, 0, fmt, copy);
+	int n = vsnprintf(room ? (char *)b->data + b->len : NULL, room, fmt, copy);
 	va_end(copy);
 	if (n < 0)
 		return -EINVAL;
+	size_t max = b->max ? b->max : SW_BUF_DEFAULT_MAX;
+	if ((size_t)n < room && b->len + (size_t)n <= max) {
+		b->len += (size_t)n;
+		return 0;
+	}
 	int r = sw_buf_reserve(b, (size_t)n);
 	if (r < 0)
 		return r;
 	vsnprintf((char *)b->data + b->len, (size_t)n + 1, fmt, ap);
 	b->len += (size_t)n;
+	return 0;
+}
+
+int sw_buf_pad(struct sw_buf *b, char c, size_t n)
+{
+	int r = sw_buf_reserve(b, n);
+	if (r < 0)
+		return r;
+	memset(b->data + b->len, c, n);
+	b->len += n;
 	return 0;
 }
 

@@ -29,6 +29,8 @@ int sw_buf_reserve(struct sw_buf *b, size_t more);
 int sw_buf_append(struct sw_buf *b, const void *data, size_t len);
 int sw_buf_putc(struct sw_buf *b, char c);
 int sw_buf_puts(struct sw_buf *b, const char *s);
+/* Appends n copies of c (indentation). */
+int sw_buf_pad(struct sw_buf *b, char c, size_t n);
 int sw_buf_printf(struct sw_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int sw_buf_vprintf(struct sw_buf *b, const char *fmt, va_list ap)
     __attribute__((format(printf, 2, 0)));
