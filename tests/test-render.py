@@ -265,11 +265,23 @@ for p, s in zip(doc["profiles"], stalls):
         got[tuple(frames[i]["name"] for i in st)] += w
     want = {k: v[0] for k, v in expected(s).items()}
     check(dict(got) == want, "speedscope stacks %s" % s["label"])
-# samples in time order, as the fixture lists them
+# samples in time order, as the fixture lists them; consecutive samples of
+# one stack are one sample weighing their sum (the fixture has such a run)
+merged_any = False
 for p, s in zip(doc["profiles"], stalls):
-    order = [tuple(frames[i]["name"] for i in st) for st in p["samples"]]
-    want = [tuple(f.shown() for f in fr) for tid, w, fr in s["samples"] if tid == s["tid"]]
+    order = [(tuple(frames[i]["name"] for i in st), w) for st, w in zip(p["samples"], p["weights"])]
+    want = []
+    for tid, w, fr in s["samples"]:
+        names = tuple(f.shown() for f in fr)
+        if tid != s["tid"]:
+            continue
+        if want and want[-1][0] == names:
+            want[-1] = (names, want[-1][1] + w)
+            merged_any = True
+        else:
+            want.append((names, w))
     check(order == want, "speedscope time order %s" % s["label"])
+check(merged_any, "the fixture has consecutive samples of one stack")
 for opts, kw in [(("--invert",), dict(invert=True)), (("--hide-system",), dict(hide_system=True))]:
     d2 = json.loads(render("speedscope", *opts))
     for p, s in zip(d2["profiles"], stalls):
