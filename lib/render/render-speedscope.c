@@ -11,8 +11,10 @@
  * means nothing to readers), so memory holds the frames, not the samples.
  *
  * Samples stay in time order, so speedscope's "Time Order" view shows the
- * stall as it unfolded; frames are shared per function (as tree nodes
- * are), so one function at several lines is one frame.
+ * stall as it unfolded, with consecutive samples of one stack merged into
+ * one (40,000 copies of a 4096-deep stack were a 330 MB file); frames are
+ * shared per function (as tree nodes are), so one function at several lines
+ * is one frame.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -188,13 +190,30 @@ static int stack_text(struct sw_speedscope *c, struct sw_tree_rewriter *rw, uint
 	return 0;
 }
 
-/* One sampled profile: the stall's samples on thread, in time order. */
+/* Appends a sample (its text, len bytes at off in texts) and its weight. */
+static int sample_out(struct sw_speedscope *c, size_t off, size_t len, uint64_t weight, bool comma)
+{
+	int r = comma ? sw_buf_putc(&c->samples, ',') : 0;
+	if (r >= 0)
+		r = sw_buf_append(&c->samples, c->texts.data + off, len);
+	if (r >= 0)
+		r = sw_buf_printf(&c->weights, comma ? ",%llu" : "%llu",
+				  (unsigned long long)weight);
+	return r;
+}
+
+/*
+ * One sampled profile: the stall's samples on thread, in time order;
+ * consecutive samples of one stack are one sample weighing their sum, so a
+ * thread that stays in one deep stack costs one copy of it.
+ */
 static int profile_json(struct sw_speedscope *c, struct sw_tree_stall *s, long thread,
 			struct sw_tree_rewriter *rw, bool counts, const char *name)
 {
 	sw_buf_reset(&c->samples);
 	sw_buf_reset(&c->weights);
-	uint64_t total = 0;
+	uint64_t total = 0, pending = 0;
+	size_t last = SIZE_MAX, last_len = 0; /* the text of the sample pending */
 	bool any = false;
 	int r = 0;
 	for (size_t i = 0; i < s->nsamples && r >= 0; i++) {
@@ -205,16 +224,21 @@ static int profile_json(struct sw_speedscope *c, struct sw_tree_stall *s, long t
 		r = stack_text(c, rw, smp->stack, &t);
 		if (r < 0 || !t->len)
 			continue;
-		if (any)
-			r = sw_buf_putc(&c->samples, ',');
-		if (r >= 0)
-			r = sw_buf_append(&c->samples, c->texts.data + t->off, t->len);
-		if (r >= 0)
-			r = sw_buf_printf(&c->weights, any ? ",%llu" : "%llu",
-					  (unsigned long long)smp->weight);
 		total += smp->weight;
-		any = true;
+		if (t->off == last) { /* the same stack again: one sample, heavier */
+			pending += smp->weight;
+			continue;
+		}
+		if (last != SIZE_MAX) {
+			r = sample_out(c, last, last_len, pending, any);
+			any = true;
+		}
+		last = t->off;
+		last_len = t->len;
+		pending = smp->weight;
 	}
+	if (r >= 0 && last != SIZE_MAX)
+		r = sample_out(c, last, last_len, pending, any);
 	struct sw_buf *b = c->out;
 	if (r >= 0)
 		r = sw_buf_puts(b, c->any_profile ? ",{\"type\":\"sampled\",\"name\":"
