@@ -40,7 +40,7 @@ static int frame_fields(const struct sw_profile *p, const struct sw_tree_frame *
 	TRY(sw_json_key(b, first, "line"));
 	TRY(f->line ? sw_json_u64(b, f->line) : sw_buf_puts(b, "null"));
 	TRY(sw_json_key(b, first, "address"));
-	TRY(sw_buf_printf(b, "\"0x%llx\"", (unsigned long long)f->address));
+	TRY(sw_json_hex(b, f->address));
 	TRY(sw_json_key(b, first, "inlined"));
 	TRY(sw_buf_puts(b, f->inlined ? "true" : "false"));
 	if (!f->hinted)
@@ -71,7 +71,7 @@ static int node_json(const struct sw_tree *t, uint32_t i, const struct sw_render
 	TRY(sw_json_key(b, &first, "depth"));
 	TRY(sw_json_u64(b, n->depth));
 	TRY(sw_json_key(b, &first, "parent"));
-	TRY(parent < 0 ? sw_buf_puts(b, "null") : sw_buf_printf(b, "%ld", parent));
+	TRY(parent < 0 ? sw_buf_puts(b, "null") : sw_json_u64(b, (uint64_t)parent));
 	return sw_buf_putc(b, '}');
 }
 

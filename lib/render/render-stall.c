@@ -203,9 +203,18 @@ static void json_images(struct sw_buf *out, const struct sw_stalls *c, const str
 	size_t nseen = 0;
 	sw_buf_puts(out, "\"images\":[");
 	for (size_t i = 0; i < n; i++) {
-		for (uint32_t f = 0; f < st[i].first->depth; f++) {
-			const struct sw_stall_image *im =
-			    sw_stalls_image_at(c, st[i].first->frames[f]);
+		/*
+		 * Frames at the root end that the stack before has too add no
+		 * image: the distinct stacks of a stall share most of theirs.
+		 */
+		const struct sw_stall_sample *x = st[i].first, *prev = i ? st[i - 1].first : NULL;
+		uint32_t depth = x->depth;
+		while (prev && depth && prev->depth >= x->depth - depth + 1 &&
+		       x->frames[depth - 1] == prev->frames[prev->depth - (x->depth - depth) - 1])
+			depth--;
+		for (uint32_t f = 0; f < depth; f++) {
+			uint64_t a = x->frames[f];
+			const struct sw_stall_image *im = sw_stalls_image_at(c, a);
 			size_t k = 0;
 			while (k < nseen && seen[k] != im)
 				k++;

@@ -92,6 +92,26 @@ int sw_json_string(struct sw_buf *b, const char *s)
 
 int sw_json_key(struct sw_buf *b, int *first, const char *key)
 {
+	size_t len = strlen(key);
+	bool plain = true;
+	for (size_t i = 0; i < len && plain; i++)
+		plain = key[i] >= 0x20 && key[i] < 0x7f && key[i] != '"' && key[i] != '\\';
+	if (plain) { /* the keys of our own objects: one append */
+		int r = sw_buf_reserve(b, len + 4);
+		if (r < 0)
+			return r;
+		char *p = (char *)b->data + b->len;
+		if (!*first)
+			*p++ = ',';
+		*p++ = '"';
+		memcpy(p, key, len);
+		p += len;
+		*p++ = '"';
+		*p++ = ':';
+		b->len = (size_t)(p - (char *)b->data);
+		*first = 0;
+		return 0;
+	}
 	int r = 0;
 	if (!*first)
 		r = sw_buf_putc(b, ',');
@@ -116,5 +136,23 @@ int sw_json_ms(struct sw_buf *b, uint64_t ns)
 
 int sw_json_u64(struct sw_buf *b, uint64_t v)
 {
-	return sw_buf_printf(b, "%llu", (unsigned long long)v);
+	char tmp[20], *p = tmp + sizeof(tmp);
+	do
+		*--p = (char)('0' + v % 10);
+	while (v /= 10);
+	return sw_buf_append(b, p, (size_t)(tmp + sizeof(tmp) - p));
+}
+
+int sw_json_hex(struct sw_buf *b, uint64_t v)
+{
+	static const char digits[] = "0123456789abcdef";
+	char tmp[20], *p = tmp + sizeof(tmp);
+	*--p = '"';
+	do
+		*--p = digits[v & 15];
+	while (v >>= 4);
+	*--p = 'x';
+	*--p = '0';
+	*--p = '"';
+	return sw_buf_append(b, p, (size_t)(tmp + sizeof(tmp) - p));
 }

@@ -23,5 +23,7 @@ int sw_json_key(struct sw_buf *b, int *first, const char *key);
 /* A number of milliseconds from nanoseconds, with up to 3 decimals. */
 int sw_json_ms(struct sw_buf *b, uint64_t ns);
 int sw_json_u64(struct sw_buf *b, uint64_t v);
+/* "0x1a2b", as "0x%" PRIx64 prints it, in quotes. */
+int sw_json_hex(struct sw_buf *b, uint64_t v);
 
 #endif
