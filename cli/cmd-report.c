@@ -46,6 +46,39 @@ static bool in_duration(const struct sw_output_options *o, const struct sw_stall
 }
 
 /*
+ * What report may write for what it reads (stallwatch-report(1), LIMITS):
+ * recordings share frames between samples and stalls, so a few hundred
+ * kilobytes can describe gigabytes of deep trees; this bounds the output
+ * the way decompressors bound a bomb's ratio.  A real recording prints a
+ * few times its size.
+ */
+#define OUTPUT_BASE  ((uint64_t)256 << 20)
+#define OUTPUT_RATIO 64
+
+struct budget {
+	uint64_t read; /* bytes of the files before this one */
+	bool spent;    /* past the limit: no further file is read */
+};
+
+/* Whether the results so far pass the limit for what has been read. */
+static bool over_budget(struct sw_output *out, const struct budget *b, uint64_t read_here)
+{
+	return sw_output_written(out) > OUTPUT_BASE + OUTPUT_RATIO * (b->read + read_here);
+}
+
+static int output_limit(const char *path, const struct sw_recording *rec, const struct sw_stall *st,
+			struct budget *b)
+{
+	b->spent = true;
+	return sw_cli_fail(
+	    SW_FAIL_INPUT, -E2BIG,
+	    "cannot print '%s' past byte %llu (stall #%llu): more output than 256 MiB "
+	    "and %d bytes for every byte read, a limit of stallwatch-report(1)",
+	    path, (unsigned long long)sw_recording_offset(rec), (unsigned long long)st->id,
+	    OUTPUT_RATIO);
+}
+
+/*
  * A limit (stallwatch-report(1), LIMITS) or memory ran out at the message
  * just read: one line naming it and where, and reading stops.
  */
@@ -67,7 +100,8 @@ static int over_limit(struct sw_output *out, const struct sw_stalls *c, const ch
 
 /* Prints the stalls of rec, which it frees. */
 static int recording(struct sw_output *out, const struct sw_output_options *o, const char *path,
-		     struct sw_recording *rec, const char *source, bool summary)
+		     struct sw_recording *rec, const char *source, bool summary,
+		     struct budget *budget)
 {
 	/*
 	 * A label or device (UDID) the recorder noted names the source better
@@ -116,6 +150,11 @@ static int recording(struct sw_output *out, const struct sw_output_options *o, c
 			stop = true;
 			break;
 		}
+		if (r == 0 && st && over_budget(out, budget, sw_recording_offset(rec))) {
+			status = output_limit(path, rec, st, budget);
+			stop = true;
+			break;
+		}
 		if (full)
 			break;
 	}
@@ -127,6 +166,9 @@ static int recording(struct sw_output *out, const struct sw_output_options *o, c
 			full = r == 1;
 			if (r < 0) {
 				status = over_limit(out, c, path, rec, st, r);
+				stop = true;
+			} else if (r == 0 && over_budget(out, budget, sw_recording_offset(rec))) {
+				status = output_limit(path, rec, st, budget);
 				stop = true;
 			}
 		}
@@ -146,6 +188,7 @@ static int recording(struct sw_output *out, const struct sw_output_options *o, c
 			sw_output_set_summary_extra(out, sw_report_json_fields(&b, "summary"));
 		sw_buf_finish(&b);
 	}
+	budget->read += sw_recording_offset(rec);
 	sw_stalls_free(c);
 	sw_recording_free(rec);
 	return status;
@@ -211,7 +254,7 @@ static ssize_t read_head(int fd, uint8_t *head, size_t size)
  * ("-") can be either.
  */
 static int one_file(struct sw_output *out, const struct sw_output_options *o, const char *path,
-		    const char *source, bool summary, uint64_t *next_id)
+		    const char *source, bool summary, uint64_t *next_id, struct budget *budget)
 {
 	int fd = strcmp(path, "-") == 0 ? dup(0) : open(path, O_RDONLY | O_CLOEXEC);
 	uint8_t head[8];
@@ -229,7 +272,7 @@ static int one_file(struct sw_output *out, const struct sw_output_options *o, co
 			sw_cli_error("cannot read '%s': %s", path, sw_error_str(&err));
 			return SW_EXIT_INPUT;
 		}
-		return recording(out, o, path, rec, source, summary);
+		return recording(out, o, path, rec, source, summary, budget);
 	}
 	struct sw_buf data;
 	sw_buf_init(&data, SW_METRICKIT_MAX_INPUT);
@@ -271,11 +314,12 @@ static int report_run(const struct sw_cmd *cmd, int argc, char **argv)
 	}
 	int status = SW_EXIT_OK;
 	uint64_t next_id = 1;
-	for (int i = optind; i < argc && !sw_output_full(out); i++) {
+	struct budget budget = {0};
+	for (int i = optind; i < argc && !sw_output_full(out) && !budget.spent; i++) {
 		char source[SOURCE_MAX];
 		source_name(argv[i], source, sizeof(source));
-		int s =
-		    one_file(out, &o, argv[i], nfiles > 1 ? source : NULL, nfiles == 1, &next_id);
+		int s = one_file(out, &o, argv[i], nfiles > 1 ? source : NULL, nfiles == 1,
+				 &next_id, &budget);
 		if (s && !status)
 			status = s;
 	}

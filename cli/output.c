@@ -31,6 +31,7 @@ struct sw_output {
 	FILE *file;    /* where results go */
 	bool own_file; /* opened for --results: closed at the end */
 	unsigned long printed;
+	uint64_t written; /* bytes of results written */
 	bool failed;
 	bool write_error;
 	/* --thread NAME: whether a stall had it, else the names seen, for the message */
@@ -312,7 +313,13 @@ static void flush(struct sw_output *out)
 		out->write_error = true;
 	if (fflush(out->file) != 0)
 		out->write_error = true;
+	out->written += out->buf.len;
 	sw_buf_reset(&out->buf);
+}
+
+uint64_t sw_output_written(const struct sw_output *out)
+{
+	return out->written;
 }
 
 static bool stall_fails(const struct sw_output_options *o, const struct sw_tree_stall *s)

@@ -75,6 +75,8 @@ int sw_output_stall(struct sw_output *out, const struct sw_stalls *c, const stru
 void sw_output_warning(struct sw_output *out, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 bool sw_output_full(const struct sw_output *out);
+/* Bytes of results written so far (flushed). */
+uint64_t sw_output_written(const struct sw_output *out);
 /* The source's own fields for the NDJSON summary (see sw_profile_set_summary_extra()). */
 void sw_output_set_summary_extra(struct sw_output *out, const char *json);
 /* The profile behind the output, for sources that fill it directly (MetricKit). */
