@@ -332,6 +332,17 @@ LIMITS = [("open stalls", "64", past_open_stalls),
           ("threads", "4096", past_threads)]
 
 
+def summary_stalls(ndjson):
+    for line in ndjson.splitlines():
+        try:
+            o = json.loads(line)
+        except ValueError:
+            continue
+        if o.get("type") == "summary":
+            return o.get("stalls")
+    return None
+
+
 def stall_ids(ndjson):
     import json
     ids = []
@@ -379,6 +390,9 @@ def case_limits(stallwatch, gen, d):
                   % (number, lines[0]))
         check(1 in stall_ids(out), "report past the limit of %s prints stall 1 before it"
               % name)
+        check(summary_stalls(out) == len(stall_ids(out)),
+              "report past the limit of %s: the summary counts %s stalls, %d printed"
+              % (name, summary_stalls(out), len(stall_ids(out))))
 
         sock = os.path.join(d, "agent.sock")
         th = fake_agent(sock, body)
@@ -396,6 +410,9 @@ def case_limits(stallwatch, gen, d):
                   % (number, lines[0]))
         check(99 in stall_ids(r.stdout),
               "attach goes on past the limit of %s: stall 99 is printed" % name)
+        check(summary_stalls(r.stdout) == len(stall_ids(r.stdout)),
+              "attach past the limit of %s: the summary counts %s stalls, %d printed"
+              % (name, summary_stalls(r.stdout), len(stall_ids(r.stdout))))
 
 
 
