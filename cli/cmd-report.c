@@ -146,6 +146,8 @@ static int recording(struct sw_output *out, const struct sw_output_options *o, c
 			}
 		}
 		if (r < 0) {
+			if (st)
+				stalls--; /* stopped at a limit: neither printed nor counted */
 			status = over_limit(out, c, path, rec, st, r);
 			stop = true;
 			break;

@@ -238,9 +238,11 @@ int sw_watch_stream(struct sw_session *s, const struct sw_watch_options *o, bool
 			int e = sw_output_stall(out, c, st, o->source);
 			unlock(o);
 			full = e == 1;
-			if (e < 0)
+			if (e < 0) {
+				stalls--; /* left out: neither printed nor counted */
 				over_limit(out, o, &warned, what,
 					   sw_profile_limit(sw_output_profile(out)), e, &status);
+			}
 		}
 		if (m.type == SW_MSG_GOODBYE) {
 			const struct sw_stalls_info *in = sw_stalls_info(c);
@@ -268,9 +270,11 @@ int sw_watch_stream(struct sw_session *s, const struct sw_watch_options *o, bool
 		int e = sw_output_stall(out, c, st, o->source);
 		unlock(o);
 		full = e == 1;
-		if (e < 0)
+		if (e < 0) {
+			stalls--;
 			over_limit(out, o, &warned, what, sw_profile_limit(sw_output_profile(out)),
 				   e, &status);
+		}
 	}
 	const struct sw_stalls_info *in = sw_stalls_info(c);
 	/* A shared output's summary covers every stream: its owner finishes it. */

@@ -705,8 +705,10 @@ int sw_report_add_stall(struct sw_report *r, const struct sw_stalls *c, const st
 				e = add_sample(r, c, ts, smp, w);
 		}
 	}
-	if (e < 0)
+	if (e < 0) {
+		sw_profile_drop_last_stall(r->p); /* past a limit: not printed, not counted */
 		return e;
+	}
 	*ret_stall = ts;
 	return 0;
 }

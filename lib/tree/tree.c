@@ -436,6 +436,22 @@ int sw_profile_add_stall(struct sw_profile *p, const struct sw_tree_stall_info *
 	return 0;
 }
 
+void sw_profile_drop_last_stall(struct sw_profile *p)
+{
+	if (!p->nstalls)
+		return;
+	struct sw_tree_stall *s = p->stalls[--p->nstalls];
+	if (p->cached_stall == s) {
+		sw_tree_free(p->cached_tree);
+		p->cached_tree = NULL;
+		p->cached_stall = NULL;
+	}
+	free((char *)s->info.extra_json);
+	free(s->threads);
+	free(s->samples);
+	free(s);
+}
+
 int sw_profile_set_summary_extra(struct sw_profile *p, const char *json)
 {
 	p->summary_extra = json ? intern(p, json) : NULL;

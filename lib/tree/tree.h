@@ -162,6 +162,11 @@ size_t sw_profile_nframes(const struct sw_profile *p);
 int sw_profile_add_stall(struct sw_profile *p, const struct sw_tree_stall_info *info,
 			 struct sw_tree_stall **ret);
 size_t sw_profile_nstalls(const struct sw_profile *p);
+/*
+ * Takes back the stall added last, which a limit stopped half-filled: it is
+ * neither printed nor counted in the summary.
+ */
+void sw_profile_drop_last_stall(struct sw_profile *p);
 /* Frees the stall's extra_json once printed (the raw stacks of a long stall are megabytes). */
 void sw_tree_stall_drop_extra_json(struct sw_tree_stall *s);
 /* Which ceiling (SW_TREE_MAX_*) the last -E2BIG reached, in words, or NULL. */
