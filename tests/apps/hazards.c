@@ -165,7 +165,12 @@ static void toggle_handler(int sig, siginfo_t *si, void *uc)
 static void *toggler(void *arg)
 {
 	int sig = SIGRTMIN + 6;
+	sigset_t set;
 	(void)arg;
+	/* created with the signal blocked (below): the queued signals come here */
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 	for (unsigned long i = 0; !atomic_load(&toggle_stop); i++) {
 		struct sigaction mine, old;
 		memset(&mine, 0, sizeof(mine));
@@ -186,12 +191,18 @@ static void sigtoggle(int ms)
 {
 	pthread_t t;
 	sigset_t set, old;
-	/* the queued signals go to the helper, whose handler is the one installed */
+	/*
+	 * The queued signals go to the helper, whose handler is the one
+	 * installed.  Blocked here before the helper exists: the kernel offers
+	 * a process's signal to its main thread first, which would take one
+	 * sent before it blocked them after the helper had put the old action
+	 * back (the default, which ends the process, with or without an agent).
+	 */
 	sigemptyset(&set);
 	sigaddset(&set, SIGRTMIN + 6);
 	atomic_store(&toggle_stop, false);
-	pthread_create(&t, NULL, toggler, NULL);
 	pthread_sigmask(SIG_BLOCK, &set, &old);
+	pthread_create(&t, NULL, toggler, NULL);
 	spin_until(mono_ns() + ms * 1000000LL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	atomic_store(&toggle_stop, true);
