@@ -260,10 +260,8 @@ static inline int raw_result(long r)
 	return (int)r;
 }
 
-static inline int raw_poll(int (*f)(struct pollfd *, nfds_t, int), struct pollfd *fds, nfds_t n,
-			   int timeout)
+static inline int raw_poll(struct pollfd *fds, nfds_t n, int timeout)
 {
-	(void)f;
 #if defined(__x86_64__)
 	return raw_result(raw6(SYS_poll, (long)fds, (long)n, timeout, 0, 0, 0));
 #else
@@ -282,10 +280,8 @@ static inline int raw_ppoll(struct pollfd *fds, nfds_t n, const struct timespec 
 	    raw6(SYS_ppoll, (long)fds, (long)n, ts ? (long)&copy : 0, (long)mask, SIGSET_BYTES, 0));
 }
 
-static inline int raw_epoll_wait(int (*f)(int, struct epoll_event *, int, int), int ep,
-				 struct epoll_event *ev, int max, int timeout)
+static inline int raw_epoll_wait(int ep, struct epoll_event *ev, int max, int timeout)
 {
-	(void)f;
 #if defined(__x86_64__)
 	return raw_result(raw6(SYS_epoll_wait, ep, (long)ev, max, timeout, 0, 0));
 #else
@@ -293,18 +289,16 @@ static inline int raw_epoll_wait(int (*f)(int, struct epoll_event *, int, int), 
 #endif
 }
 
-static inline int raw_epoll_pwait(int (*f)(int, struct epoll_event *, int, int, const sigset_t *),
-				  int ep, struct epoll_event *ev, int max, int timeout,
+static inline int raw_epoll_pwait(int ep, struct epoll_event *ev, int max, int timeout,
 				  const sigset_t *m)
 {
-	(void)f;
 	return raw_result(raw6(SYS_epoll_pwait, ep, (long)ev, max, timeout, (long)m, SIGSET_BYTES));
 }
-#else
-#define raw_poll(f, fds, n, timeout)                f(fds, n, timeout)
-#define raw_ppoll(fds, n, ts, mask)                 get_ppoll()(fds, n, ts, mask)
-#define raw_epoll_wait(f, ep, ev, max, timeout)     f(ep, ev, max, timeout)
-#define raw_epoll_pwait(f, ep, ev, max, timeout, m) f(ep, ev, max, timeout, m)
+#else /* the C library's, as for every other wait */
+#define raw_poll(fds, n, timeout)                get_poll()(fds, n, timeout)
+#define raw_ppoll(fds, n, ts, mask)              get_ppoll()(fds, n, ts, mask)
+#define raw_epoll_wait(ep, ev, max, timeout)     get_epoll_wait()(ep, ev, max, timeout)
+#define raw_epoll_pwait(ep, ev, max, timeout, m) get_epoll_pwait()(ep, ev, max, timeout, m)
 #endif
 
 #define MISSING(fn)                                                                                \
@@ -319,7 +313,7 @@ EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
 {
 	int (*f)(struct pollfd *, nfds_t, int) = get_poll();
 	MISSING(f);
-	HOOK(0, timeout == 0, f(fds, n, timeout), raw_poll(f, fds, n, timeout), true,
+	HOOK(0, timeout == 0, f(fds, n, timeout), raw_poll(fds, n, timeout), true,
 	     f(fds, n, FIRST_MS(timeout)), WHOLE_MS(timeout), f(fds, n, REST_MS(timeout)));
 }
 
@@ -361,7 +355,7 @@ EXPORT int epoll_wait(int ep, struct epoll_event *ev, int max, int timeout)
 {
 	int (*f)(int, struct epoll_event *, int, int) = get_epoll_wait();
 	MISSING(f);
-	HOOK(ep + 1, timeout == 0, f(ep, ev, max, timeout), raw_epoll_wait(f, ep, ev, max, timeout),
+	HOOK(ep + 1, timeout == 0, f(ep, ev, max, timeout), raw_epoll_wait(ep, ev, max, timeout),
 	     true, f(ep, ev, max, FIRST_MS(timeout)), WHOLE_MS(timeout),
 	     f(ep, ev, max, REST_MS(timeout)));
 }
@@ -371,9 +365,8 @@ EXPORT int epoll_pwait(int ep, struct epoll_event *ev, int max, int timeout, con
 	int (*f)(int, struct epoll_event *, int, int, const sigset_t *) = get_epoll_pwait();
 	MISSING(f);
 	HOOK(ep + 1, timeout == 0, f(ep, ev, max, timeout, m),
-	     raw_epoll_pwait(f, ep, ev, max, timeout, m), true,
-	     f(ep, ev, max, FIRST_MS(timeout), m), WHOLE_MS(timeout),
-	     f(ep, ev, max, REST_MS(timeout), m));
+	     raw_epoll_pwait(ep, ev, max, timeout, m), true, f(ep, ev, max, FIRST_MS(timeout), m),
+	     WHOLE_MS(timeout), f(ep, ev, max, REST_MS(timeout), m));
 }
 
 EXPORT int epoll_pwait2(int ep, struct epoll_event *ev, int max, const struct timespec *ts,
