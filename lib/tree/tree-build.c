@@ -758,14 +758,10 @@ uint32_t sw_tree_signature_root(const struct sw_profile *p, const struct sw_tree
 	return root;
 }
 
-uint64_t sw_tree_stall_signature(const struct sw_profile *p, struct sw_tree_stall *s)
+/* The signature of a stall's default tree: its heaviest path. */
+static uint64_t signature_of(const struct sw_profile *p, const struct sw_tree *t)
 {
-	if (s->has_signature)
-		return s->signature;
-	struct sw_tree *t;
 	uint64_t h = SW_FNV_OFFSET;
-	if (sw_tree_stall_default_tree(p, s, &t) < 0)
-		return h;
 	/*
 	 * System frames below the deepest frame of the app's own code are left
 	 * out: which libc or libm internal happens to be heaviest is noise that
@@ -789,10 +785,16 @@ uint64_t sw_tree_stall_signature(const struct sw_profile *p, struct sw_tree_stal
 		if (i == last)
 			break;
 	}
-	sw_tree_free(t);
-	s->signature = h;
-	s->has_signature = true;
 	return h;
+}
+
+uint64_t sw_tree_stall_signature(const struct sw_profile *p, struct sw_tree_stall *s)
+{
+	struct sw_tree *t;
+	/* the default tree notes the signature when it is built */
+	if (!s->has_signature && sw_tree_stall_default_tree(p, s, &t) == 0)
+		sw_tree_free(t);
+	return s->has_signature ? s->signature : SW_FNV_OFFSET;
 }
 
 bool sw_tree_options_structural_default(const struct sw_tree_options *o)
@@ -813,6 +815,9 @@ int sw_tree_stall_default_tree(const struct sw_profile *cp, struct sw_tree_stall
 		sw_tree_free(p->cached_tree);
 		p->cached_tree = t;
 		p->cached_stall = s;
+		/* the next stall's tree replaces this one: what it is known by stays */
+		s->signature = signature_of(p, t);
+		s->has_signature = true;
 	}
 	p->cached_tree->refs++;
 	*ret = p->cached_tree;
