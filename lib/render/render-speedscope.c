@@ -359,7 +359,7 @@ int sw_speedscope_end(struct sw_speedscope *c, struct sw_buf *out)
 int sw_render_speedscope(struct sw_profile *p, const struct sw_render_options *o,
 			 struct sw_buf *out)
 {
-	struct sw_speedscope *c;
+	struct sw_speedscope *c = NULL;
 	int r = sw_speedscope_new(o, &c);
 	for (size_t i = 0; i < sw_profile_nstalls(p) && r >= 0; i++)
 		r = sw_speedscope_stall(c, p, sw_profile_stall(p, i), out);
