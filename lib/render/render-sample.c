@@ -46,8 +46,9 @@ static int gutter(const struct sw_tree *t, uint32_t i, const uint32_t *chain, st
 		*c++ = ' ';
 	}
 	int r = sw_buf_append(out, cells, (size_t)(c - cells));
-	if (r >= 0 && n->depth > SW_RENDER_MAX_INDENT)
-		r = sw_buf_printf(out, "[depth %u] ", n->depth);
+	if (r >= 0 && n->depth > SW_RENDER_MAX_INDENT && (r = sw_buf_puts(out, "[depth ")) >= 0 &&
+	    (r = sw_buf_put_u64(out, n->depth)) >= 0)
+		r = sw_buf_puts(out, "] ");
 	return r;
 }
 
@@ -59,26 +60,30 @@ static int node_line(const struct sw_tree *t, uint32_t i, const uint32_t *chain,
 	const struct sw_tree_frame *f = sw_profile_get_frame(p, n->frame);
 	const struct sw_tree_image *img = sw_profile_get_image(p, f->image);
 	char scratch[32], c1[4096], c2[1024], c3[1024];
+	/* pieces, not printf: a deep tree prints millions of these lines */
 	int r = gutter(t, i, chain, out);
-	if (r >= 0)
-		r = sw_buf_printf(out, "%llu %s",
-				  (unsigned long long)(t->counts_only ? n->total : n->samples),
-				  sw_render_clean(sw_tree_frame_name(p, f, o->tree.full_names,
-								     scratch, sizeof(scratch)),
-						  c1, sizeof(c1)));
+	if (r >= 0 && (r = sw_buf_put_u64(out, t->counts_only ? n->total : n->samples)) >= 0)
+		r = sw_buf_puts_all(out, " ",
+				    sw_render_clean(sw_tree_frame_name(p, f, o->tree.full_names,
+								       scratch, sizeof(scratch)),
+						    c1, sizeof(c1)),
+				    NULL);
 	if (r >= 0 && sw_tree_frame_is_stopped(f))
 		return sw_buf_putc(out, '\n'); /* a marker, not a place in the program */
 	if (r >= 0)
-		r = sw_buf_printf(out, "  (in %s)",
-				  img ? sw_render_clean(img->name, c2, sizeof(c2)) : "???");
-	if (r >= 0 && f->has_offset)
-		r = sw_buf_printf(out, " + %llu", (unsigned long long)f->offset);
-	if (r >= 0)
-		r = sw_buf_printf(out, "  [0x%llx]", (unsigned long long)f->address);
-	if (r >= 0 && f->file)
-		r = sw_buf_printf(out, "  %s:%u",
-				  sw_render_clean(sw_render_file_name(f->file), c3, sizeof(c3)),
-				  f->line);
+		r = sw_buf_puts_all(out, "  (in ",
+				    img ? sw_render_clean(img->name, c2, sizeof(c2)) : "???", ")",
+				    NULL);
+	if (r >= 0 && f->has_offset && (r = sw_buf_puts(out, " + ")) >= 0)
+		r = sw_buf_put_u64(out, f->offset);
+	if (r >= 0 && (r = sw_buf_puts(out, "  [")) >= 0 &&
+	    (r = sw_buf_put_hex(out, f->address)) >= 0)
+		r = sw_buf_putc(out, ']');
+	if (r >= 0 && f->file &&
+	    (r = sw_buf_puts_all(out, "  ",
+				 sw_render_clean(sw_render_file_name(f->file), c3, sizeof(c3)), ":",
+				 NULL)) >= 0)
+		r = sw_buf_put_u64(out, f->line);
 	return r < 0 ? r : sw_buf_putc(out, '\n');
 }
 

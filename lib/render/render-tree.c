@@ -135,18 +135,22 @@ static int node_line(const struct sw_tree *t, uint32_t i, const struct sw_render
 	int r = columns(out, label, total, pct, self);
 	if (r >= 0)
 		r = sw_buf_pad(out, ' ', (deep ? SW_RENDER_MAX_INDENT : n->depth) * 2);
-	if (r >= 0 && deep)
-		r = sw_buf_printf(out, "[depth %u] ", n->depth);
+	/* pieces, not printf: a deep tree prints millions of these lines */
+	if (r >= 0 && deep && (r = sw_buf_puts(out, "[depth ")) >= 0 &&
+	    (r = sw_buf_put_u64(out, n->depth)) >= 0)
+		r = sw_buf_puts(out, "] ");
 	if (r >= 0)
-		r = sw_buf_printf(out, "%s%s%s%s", b, name, f->inlined ? " [inlined]" : "",
-				  o->color && heavy ? C_RESET : "");
+		r = sw_buf_puts_all(out, b, name, f->inlined ? " [inlined]" : "",
+				    o->color && heavy ? C_RESET : "", NULL);
 	if (r >= 0 && img)
-		r = sw_buf_printf(out, "  %s(%s)%s", o->color ? C_DIM : "",
-				  sw_render_clean(img->name, c2, sizeof(c2)), e);
-	if (r >= 0 && f->file)
-		r = sw_buf_printf(out, "  %s%s:%u%s", o->color ? C_CYAN : "",
-				  sw_render_clean(sw_render_file_name(f->file), c3, sizeof(c3)),
-				  f->line, e);
+		r = sw_buf_puts_all(out, "  ", o->color ? C_DIM : "", "(",
+				    sw_render_clean(img->name, c2, sizeof(c2)), ")", e, NULL);
+	if (r >= 0 && f->file &&
+	    (r = sw_buf_puts_all(out, "  ", o->color ? C_CYAN : "",
+				 sw_render_clean(sw_render_file_name(f->file), c3, sizeof(c3)), ":",
+				 NULL)) >= 0 &&
+	    (r = sw_buf_put_u64(out, f->line)) >= 0)
+		r = sw_buf_puts(out, e);
 	return r < 0 ? r : sw_buf_putc(out, '\n');
 }
 

@@ -67,6 +67,38 @@ int sw_buf_puts(struct sw_buf *b, const char *s)
 	return sw_buf_append(b, s, strlen(s));
 }
 
+int sw_buf_puts_all(struct sw_buf *b, ...)
+{
+	va_list ap;
+	va_start(ap, b);
+	int r = 0;
+	for (const char *s; r >= 0 && (s = va_arg(ap, const char *));)
+		r = sw_buf_puts(b, s);
+	va_end(ap);
+	return r;
+}
+
+int sw_buf_put_u64(struct sw_buf *b, uint64_t v)
+{
+	char tmp[20], *p = tmp + sizeof(tmp);
+	do
+		*--p = (char)('0' + v % 10);
+	while (v /= 10);
+	return sw_buf_append(b, p, (size_t)(tmp + sizeof(tmp) - p));
+}
+
+int sw_buf_put_hex(struct sw_buf *b, uint64_t v)
+{
+	static const char digits[] = "0123456789abcdef";
+	char tmp[18], *p = tmp + sizeof(tmp);
+	do
+		*--p = digits[v & 15];
+	while (v >>= 4);
+	*--p = 'x';
+	*--p = '0';
+	return sw_buf_append(b, p, (size_t)(tmp + sizeof(tmp) - p));
+}
+
 int sw_buf_vprintf(struct sw_buf *b, const char *fmt, va_list ap)
 {
 	/* print into the room there is; measure and grow only when it is short */

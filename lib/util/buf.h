@@ -29,6 +29,11 @@ int sw_buf_reserve(struct sw_buf *b, size_t more);
 int sw_buf_append(struct sw_buf *b, const void *data, size_t len);
 int sw_buf_putc(struct sw_buf *b, char c);
 int sw_buf_puts(struct sw_buf *b, const char *s);
+/* Appends each string up to a NULL argument. */
+int sw_buf_puts_all(struct sw_buf *b, ...) __attribute__((sentinel));
+/* Appends v in decimal, or in hexadecimal after "0x", as printf would, only faster. */
+int sw_buf_put_u64(struct sw_buf *b, uint64_t v);
+int sw_buf_put_hex(struct sw_buf *b, uint64_t v);
 /* Appends n copies of c (indentation). */
 int sw_buf_pad(struct sw_buf *b, char c, size_t n);
 int sw_buf_printf(struct sw_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -136,23 +136,13 @@ int sw_json_ms(struct sw_buf *b, uint64_t ns)
 
 int sw_json_u64(struct sw_buf *b, uint64_t v)
 {
-	char tmp[20], *p = tmp + sizeof(tmp);
-	do
-		*--p = (char)('0' + v % 10);
-	while (v /= 10);
-	return sw_buf_append(b, p, (size_t)(tmp + sizeof(tmp) - p));
+	return sw_buf_put_u64(b, v);
 }
 
 int sw_json_hex(struct sw_buf *b, uint64_t v)
 {
-	static const char digits[] = "0123456789abcdef";
-	char tmp[20], *p = tmp + sizeof(tmp);
-	*--p = '"';
-	do
-		*--p = digits[v & 15];
-	while (v >>= 4);
-	*--p = 'x';
-	*--p = '0';
-	*--p = '"';
-	return sw_buf_append(b, p, (size_t)(tmp + sizeof(tmp) - p));
+	int r = sw_buf_putc(b, '"');
+	if (r >= 0)
+		r = sw_buf_put_hex(b, v);
+	return r < 0 ? r : sw_buf_putc(b, '"');
 }
