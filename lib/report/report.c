@@ -451,8 +451,9 @@ static int convert(struct sw_report *r, const struct sw_stalls *c,
 			return e;
 		if (depth + n > SW_TREE_MAX_DEPTH)
 			break;
-		memcpy(r->stack + depth, ids, n * sizeof(*r->stack));
-		depth += n;
+		/* most addresses are one frame: a call to memcpy would cost more than the copy */
+		for (size_t i = 0; i < n; i++)
+			r->stack[depth++] = ids[i];
 	}
 	*ret_depth = depth;
 	return 0;

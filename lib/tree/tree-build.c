@@ -326,8 +326,8 @@ static bool leaf_end_only(const struct sw_tree_options *o)
 static size_t leaf_end(const struct sw_profile *p, uint32_t stack, uint32_t *frames, size_t max)
 {
 	size_t n = 0;
-	for (uint32_t s = stack; s && n < max; s = p->stack_parent[s])
-		frames[n++] = p->stack_frame[s];
+	for (uint32_t s = stack; s && n < max; s = p->stacks[s].parent)
+		frames[n++] = p->stacks[s].frame;
 	return n;
 }
 
@@ -498,8 +498,8 @@ static bool stack_kept(struct builder *b, uint32_t stack)
 {
 	const struct sw_profile *p = b->p;
 	bool focus_hit = !b->o->focus;
-	for (uint32_t s = stack; s; s = p->stack_parent[s]) {
-		uint32_t f = p->stack_frame[s];
+	for (uint32_t s = stack; s; s = p->stacks[s].parent) {
+		uint32_t f = p->stacks[s].frame;
 		if (b->o->exclude && cached_match(b, b->xmatch, f, b->o->exclude))
 			return false;
 		if (!focus_hit)
@@ -535,7 +535,7 @@ static int memo_add(struct builder *b, struct memo *m, uint32_t leaf, uint64_t w
 		if (nc == SW_TREE_MAX_DEPTH)
 			return -E2BIG;
 		m->chain[nc++] = s;
-		s = p->stack_parent[s];
+		s = p->stacks[s].parent;
 	}
 	uint32_t node = s ? (m->node[s] & ~CUT) - 1 : NONE;
 	bool cut = s && (m->node[s] & CUT);
@@ -543,7 +543,7 @@ static int memo_add(struct builder *b, struct memo *m, uint32_t leaf, uint64_t w
 		uint32_t id = m->chain[--nc];
 		if (!cut && (!b->o->max_depth ||
 			     (node == NONE ? 0 : b->t->nodes[node].depth + 1) < b->o->max_depth)) {
-			int r = node_child(b, node, p->stack_frame[id], &node);
+			int r = node_child(b, node, p->stacks[id].frame, &node);
 			if (r < 0)
 				return r;
 		} else {
@@ -563,11 +563,11 @@ static void memo_finish(struct builder *b, struct memo *m)
 	const struct sw_profile *p = b->p;
 	for (size_t k = m->ntouched; k-- > 0;) {
 		uint32_t id = m->touched[k];
-		uint32_t parent = p->stack_parent[id];
+		uint32_t parent = p->stacks[id].parent;
 		if (parent)
 			m->weight[parent] += m->weight[id];
 		if (!(m->node[id] & CUT))
-			vote(b, m->node[id] - 1, p->stack_frame[id], m->weight[id]);
+			vote(b, m->node[id] - 1, p->stacks[id].frame, m->weight[id]);
 	}
 	struct sw_tree_node *nodes = b->t->nodes;
 	for (uint32_t i = b->t->nnodes; i-- > 0;) {

@@ -45,8 +45,14 @@ struct sw_profile {
 	uint32_t *frame_table; /* frame index + 1, 0: empty */
 	size_t frame_table_cap;
 
-	/* the trie: stack i is frame stack_frame[i] called from stack_parent[i] */
-	uint32_t *stack_parent, *stack_frame;
+	/*
+	 * The trie: stack i is frame stacks[i].frame called from stack
+	 * stacks[i].parent (the two side by side: tree builds walk the trie
+	 * from leaves to the root and read both at each step).
+	 */
+	struct sw_trie_stack {
+		uint32_t parent, frame;
+	} * stacks;
 	size_t nstacks, stacks_cap;
 	struct stack_slot *stack_table;
 	size_t stack_table_cap;

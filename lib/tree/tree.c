@@ -101,16 +101,15 @@ int sw_profile_new(struct sw_profile **ret)
 		return -ENOMEM;
 	/* stack 0 is the empty stack, the parent of every root frame */
 	p->stacks_cap = 1024;
-	p->stack_parent = malloc(p->stacks_cap * sizeof(uint32_t));
-	p->stack_frame = malloc(p->stacks_cap * sizeof(uint32_t));
+	p->stacks = malloc(p->stacks_cap * sizeof(*p->stacks));
 	p->stack_table_cap = 2048;
 	p->stack_table = calloc(p->stack_table_cap, sizeof(*p->stack_table));
-	if (!p->stack_parent || !p->stack_frame || !p->stack_table) {
+	if (!p->stacks || !p->stack_table) {
 		sw_profile_free(p);
 		return -ENOMEM;
 	}
-	p->stack_parent[0] = 0;
-	p->stack_frame[0] = UINT32_MAX;
+	p->stacks[0].parent = 0;
+	p->stacks[0].frame = UINT32_MAX;
 	p->nstacks = 1;
 	*ret = p;
 	return 0;
@@ -142,8 +141,7 @@ void sw_profile_free(struct sw_profile *p)
 	free(p->memo_node);
 	free(p->memo_weight);
 	free(p->memo_touched);
-	free(p->stack_parent);
-	free(p->stack_frame);
+	free(p->stacks);
 	free(p->stack_table);
 	free(p->last_frames);
 	free(p->last_stacks);
@@ -551,19 +549,15 @@ static int stack_child(struct sw_profile *p, uint32_t parent, uint32_t frame, ui
 		return over(p, "more than 67108864 distinct stacks in all");
 	if (p->nstacks == p->stacks_cap) {
 		size_t cap = p->stacks_cap * 2;
-		uint32_t *np = realloc(p->stack_parent, cap * sizeof(uint32_t));
-		if (!np)
+		struct sw_trie_stack *n = realloc(p->stacks, cap * sizeof(*n));
+		if (!n)
 			return -ENOMEM;
-		p->stack_parent = np;
-		uint32_t *nf = realloc(p->stack_frame, cap * sizeof(uint32_t));
-		if (!nf)
-			return -ENOMEM;
-		p->stack_frame = nf;
+		p->stacks = n;
 		p->stacks_cap = cap;
 	}
 	uint32_t id = (uint32_t)p->nstacks++;
-	p->stack_parent[id] = parent;
-	p->stack_frame[id] = frame;
+	p->stacks[id].parent = parent;
+	p->stacks[id].frame = frame;
 	p->stack_table[j] = (struct stack_slot){.key = key, .stack = id};
 	*ret = id;
 	return 0;
@@ -669,6 +663,20 @@ static void whole_add(struct sw_profile *p, uint64_t h, const uint32_t *frames, 
 
 int sw_profile_stack_id(struct sw_profile *p, const uint32_t *frames, size_t depth, uint32_t *ret)
 {
+	/* its callers remember their stacks: the whole-stack cache would only repeat that */
+	if (depth > SW_TREE_MAX_DEPTH)
+		return -EINVAL;
+	if (!depth) {
+		*ret = 0;
+		return 0;
+	}
+	return stack_of(p, frames, depth, ret);
+}
+
+/* The same through the whole-stack cache, for callers that do not remember stacks. */
+static int cached_stack_id(struct sw_profile *p, const uint32_t *frames, size_t depth,
+			   uint32_t *ret)
+{
 	if (depth > SW_TREE_MAX_DEPTH)
 		return -EINVAL;
 	if (!depth) {
@@ -727,19 +735,19 @@ int sw_tree_stall_add_sample(struct sw_profile *p, struct sw_tree_stall *s, uint
 	if (depth > SW_TREE_MAX_DEPTH || thread >= s->nthreads)
 		return -EINVAL;
 	uint32_t stack;
-	int r = sw_profile_stack_id(p, frames, depth, &stack);
+	int r = cached_stack_id(p, frames, depth, &stack);
 	return r < 0 ? r : sw_tree_stall_add_stack(p, s, thread, stack, weight);
 }
 
 size_t sw_profile_stack(const struct sw_profile *p, uint32_t stack, uint32_t *frames, size_t max)
 {
 	size_t depth = 0;
-	for (uint32_t s = stack; s; s = p->stack_parent[s])
+	for (uint32_t s = stack; s; s = p->stacks[s].parent)
 		depth++;
 	if (depth > max)
 		return depth;
 	size_t i = depth;
-	for (uint32_t s = stack; s; s = p->stack_parent[s])
-		frames[--i] = p->stack_frame[s];
+	for (uint32_t s = stack; s; s = p->stacks[s].parent)
+		frames[--i] = p->stacks[s].frame;
 	return depth;
 }

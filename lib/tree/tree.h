@@ -189,9 +189,9 @@ int sw_tree_stall_add_sample(struct sw_profile *p, struct sw_tree_stall *s, uint
 			     const uint32_t *frames, size_t depth, uint64_t weight);
 
 /*
- * The same in two steps, for callers that meet one stack many times: the
- * trie leaf of frames[0..depth) (interned once; 0 for the empty stack),
- * then one sample of that leaf.
+ * The same in two steps, for callers that meet one stack many times and
+ * remember what it became: the trie leaf of frames[0..depth) (interned
+ * once; 0 for the empty stack), then one sample of that leaf.
  */
 int sw_profile_stack_id(struct sw_profile *p, const uint32_t *frames, size_t depth, uint32_t *ret);
 int sw_tree_stall_add_stack(struct sw_profile *p, struct sw_tree_stall *s, uint32_t thread,
