@@ -36,13 +36,12 @@ struct builder {
 	 * hash table too.  Lists are built in first_child/next_sibling and
 	 * replaced by the sorted ones at the end (link_children()).
 	 */
-	uint64_t *node_func;
+	uint32_t *node_fid;
 	uint32_t *nkids;
 	uint32_t first_root, nroots;
-	/* (parent, function) -> node; the key sits in the slot, so a probe reads one line */
+	/* (parent, function id) -> node; the key sits in the slot, so a probe reads one line */
 	struct node_slot {
-		uint64_t func;
-		uint32_t parent, node; /* node NONE: empty */
+		uint32_t fid, parent, node; /* node NONE: empty */
 	} * table;
 	size_t table_cap, table_used;
 	int8_t *match; /* per frame: 0 unknown, 1 no match, 2 match (focus); same for exclude */
@@ -94,9 +93,10 @@ static bool cached_match(struct builder *b, int8_t *cache, uint32_t id, const re
 	return cache[id] == 2;
 }
 
-static uint64_t node_key(uint32_t parent, uint64_t func)
+static uint64_t node_key(uint32_t parent, uint32_t fid)
 {
-	uint64_t x = func ^ ((uint64_t)parent * 0x9e3779b97f4a7c15ull);
+	uint64_t x = (uint64_t)fid << 32 ^ parent;
+	x *= 0x9e3779b97f4a7c15ull;
 	x ^= x >> 29;
 	x *= 0xbf58476d1ce4e5b9ull;
 	return x ^ (x >> 32);
@@ -104,12 +104,12 @@ static uint64_t node_key(uint32_t parent, uint64_t func)
 
 #define WIDE 8
 
-static void table_put(struct builder *b, uint64_t func, uint32_t parent, uint32_t node)
+static void table_put(struct builder *b, uint32_t fid, uint32_t parent, uint32_t node)
 {
-	size_t j = node_key(parent, func) & (b->table_cap - 1);
+	size_t j = node_key(parent, fid) & (b->table_cap - 1);
 	while (b->table[j].node != NONE)
 		j = (j + 1) & (b->table_cap - 1);
-	b->table[j] = (struct node_slot){func, parent, node};
+	b->table[j] = (struct node_slot){fid, parent, node};
 	b->table_used++;
 }
 
@@ -131,7 +131,7 @@ static int grow_table(struct builder *b)
 	b->table_used = 0;
 	for (size_t i = 0; i < old_cap; i++)
 		if (old[i].node != NONE)
-			table_put(b, old[i].func, old[i].parent, old[i].node);
+			table_put(b, old[i].fid, old[i].parent, old[i].node);
 	free(old);
 	return 0;
 }
@@ -149,10 +149,10 @@ static int grow_nodes(struct builder *b)
 	if (!v)
 		return -ENOMEM;
 	b->vote = v;
-	uint64_t *f = realloc(b->node_func, cap * sizeof(*f));
+	uint32_t *f = realloc(b->node_fid, cap * sizeof(*f));
 	if (!f)
 		return -ENOMEM;
-	b->node_func = f;
+	b->node_fid = f;
 	uint32_t *k = realloc(b->nkids, cap * sizeof(*k));
 	if (!k)
 		return -ENOMEM;
@@ -161,21 +161,21 @@ static int grow_nodes(struct builder *b)
 	return 0;
 }
 
-static int find_child(struct builder *b, uint32_t parent, uint64_t func, uint32_t *ret)
+static int find_child(struct builder *b, uint32_t parent, uint32_t fid, uint32_t *ret)
 {
 	uint32_t n = parent == NONE ? b->nroots : b->nkids[parent];
 	if (n < WIDE) {
 		uint32_t i = parent == NONE ? b->first_root : b->t->nodes[parent].first_child;
 		for (; i != NONE; i = b->t->nodes[i].next_sibling)
-			if (b->node_func[i] == func) {
+			if (b->node_fid[i] == fid) {
 				*ret = i;
 				return 1;
 			}
 		return 0;
 	}
-	size_t j = node_key(parent, func) & (b->table_cap - 1);
+	size_t j = node_key(parent, fid) & (b->table_cap - 1);
 	for (; b->table[j].node != NONE; j = (j + 1) & (b->table_cap - 1))
-		if (b->table[j].func == func && b->table[j].parent == parent) {
+		if (b->table[j].fid == fid && b->table[j].parent == parent) {
 			*ret = b->table[j].node;
 			return 1;
 		}
@@ -196,17 +196,18 @@ static int adopt(struct builder *b, uint32_t parent, uint32_t i)
 		int r = grow_table(b);
 		if (r < 0)
 			return r;
-		table_put(b, b->node_func[k], parent, k);
+		table_put(b, b->node_fid[k], parent, k);
 		if (*n > WIDE)
 			break;
 	}
 	return 0;
 }
 
-static int node_child(struct builder *b, uint32_t parent, uint32_t frame, uint32_t *ret)
+/* The child of node parent for frame, whose function id is fid: added when new. */
+static int node_child(struct builder *b, uint32_t parent, uint32_t frame, uint32_t fid,
+		      uint32_t *ret)
 {
-	uint64_t func = b->p->frame_func[frame];
-	if (find_child(b, parent, func, ret))
+	if (find_child(b, parent, fid, ret))
 		return 0;
 	if (b->t->nnodes == b->nodes_cap) {
 		int r = grow_nodes(b);
@@ -222,7 +223,7 @@ static int node_child(struct builder *b, uint32_t parent, uint32_t frame, uint32
 	    .depth = parent == NONE ? 0 : b->t->nodes[parent].depth + 1,
 	};
 	b->vote[i] = 0;
-	b->node_func[i] = func;
+	b->node_fid[i] = fid;
 	b->nkids[i] = 0;
 	*ret = i;
 	return adopt(b, parent, i);
@@ -290,7 +291,7 @@ static int add_path(struct builder *b, const uint32_t *frames, long n, uint64_t 
 	b->t->nsamples += count;
 	uint32_t node = NONE;
 	for (long i = 0; i < n; i++) {
-		int r = node_child(b, node, frames[i], &node);
+		int r = node_child(b, node, frames[i], b->p->frame_fid[frames[i]], &node);
 		if (r < 0)
 			return r;
 		struct sw_tree_node *nd = &b->t->nodes[node];
@@ -543,7 +544,7 @@ static int memo_add(struct builder *b, struct memo *m, uint32_t leaf, uint64_t w
 		uint32_t id = m->chain[--nc];
 		if (!cut && (!b->o->max_depth ||
 			     (node == NONE ? 0 : b->t->nodes[node].depth + 1) < b->o->max_depth)) {
-			int r = node_child(b, node, p->stacks[id].frame, &node);
+			int r = node_child(b, node, p->stacks[id].frame, p->stacks[id].fid, &node);
 			if (r < 0)
 				return r;
 		} else {
@@ -699,7 +700,7 @@ int sw_tree_build(const struct sw_profile *p, struct sw_tree_stall *const *stall
 	if (r >= 0)
 		r = build(&b, stalls, n, thread_filter);
 	free(b.vote);
-	free(b.node_func);
+	free(b.node_fid);
 	free(b.nkids);
 	free(b.table);
 	free(b.match);

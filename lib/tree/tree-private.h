@@ -40,18 +40,29 @@ struct sw_profile {
 	size_t image_table_cap;
 
 	struct sw_frame_entry *frames;
-	uint64_t *frame_func; /* frames[i].func again, packed: tree building reads only these */
+	uint32_t *frame_fid; /* frames[i]'s function as a dense id (below), packed */
 	size_t nframes, frames_cap;
 	uint32_t *frame_table; /* frame index + 1, 0: empty */
 	size_t frame_table_cap;
 
 	/*
+	 * Function ids: the distinct keys tree nodes merge frames by
+	 * (sw_frame_entry.func), numbered densely so that the trie and tree
+	 * builds compare and hash 32 bits.
+	 */
+	uint64_t *funcs;
+	size_t nfuncs, funcs_cap;
+	uint32_t *func_table; /* function id + 1, 0: empty */
+	size_t func_table_cap;
+
+	/*
 	 * The trie: stack i is frame stacks[i].frame called from stack
-	 * stacks[i].parent (the two side by side: tree builds walk the trie
-	 * from leaves to the root and read both at each step).
+	 * stacks[i].parent; fid is the frame's function id.  Side by side:
+	 * tree builds walk the trie from leaves to the root and read all three
+	 * at each step.
 	 */
 	struct sw_trie_stack {
-		uint32_t parent, frame;
+		uint32_t parent, frame, fid;
 	} * stacks;
 	size_t nstacks, stacks_cap;
 	struct stack_slot *stack_table;

@@ -136,7 +136,9 @@ void sw_profile_free(struct sw_profile *p)
 	free(p->images);
 	free(p->image_table);
 	free(p->frames);
-	free(p->frame_func);
+	free(p->frame_fid);
+	free(p->funcs);
+	free(p->func_table);
 	free(p->frame_table);
 	free(p->memo_node);
 	free(p->memo_weight);
@@ -348,6 +350,44 @@ static int frame_func_key(struct sw_profile *p, struct sw_frame_entry *e)
 	return 0;
 }
 
+/* The dense id of function key func, added when new. */
+static int func_id(struct sw_profile *p, uint64_t func, uint32_t *ret)
+{
+	if (p->nfuncs * 2 >= p->func_table_cap) {
+		size_t cap = p->func_table_cap ? p->func_table_cap * 2 : 1024;
+		uint32_t *t = calloc(cap, sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		for (size_t i = 0; i < p->nfuncs; i++) {
+			size_t j = mix64(p->funcs[i]) & (cap - 1);
+			while (t[j])
+				j = (j + 1) & (cap - 1);
+			t[j] = (uint32_t)i + 1;
+		}
+		free(p->func_table);
+		p->func_table = t;
+		p->func_table_cap = cap;
+	}
+	size_t j = mix64(func) & (p->func_table_cap - 1);
+	for (; p->func_table[j]; j = (j + 1) & (p->func_table_cap - 1))
+		if (p->funcs[p->func_table[j] - 1] == func) {
+			*ret = p->func_table[j] - 1;
+			return 0;
+		}
+	if (p->nfuncs == p->funcs_cap) {
+		size_t cap = p->funcs_cap ? p->funcs_cap * 2 : 256;
+		uint64_t *n = realloc(p->funcs, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		p->funcs = n;
+		p->funcs_cap = cap;
+	}
+	p->funcs[p->nfuncs] = func;
+	p->func_table[j] = (uint32_t)++p->nfuncs;
+	*ret = (uint32_t)p->nfuncs - 1;
+	return 0;
+}
+
 int sw_profile_frame(struct sw_profile *p, const struct sw_tree_frame *in, uint32_t *ret_id)
 {
 	struct sw_tree_frame f = *in;
@@ -379,16 +419,18 @@ int sw_profile_frame(struct sw_profile *p, const struct sw_tree_frame *in, uint3
 		if (!n)
 			return -ENOMEM;
 		p->frames = n;
-		uint64_t *ff = realloc(p->frame_func, cap * sizeof(*ff));
-		if (!ff)
+		uint32_t *fid = realloc(p->frame_fid, cap * sizeof(*fid));
+		if (!fid)
 			return -ENOMEM;
-		p->frame_func = ff;
+		p->frame_fid = fid;
 		p->frames_cap = cap;
 	}
 	struct sw_frame_entry *e = &p->frames[p->nframes];
 	e->f = f;
 	frame_func_key(p, e);
-	p->frame_func[p->nframes] = e->func;
+	int r = func_id(p, e->func, &p->frame_fid[p->nframes]);
+	if (r < 0)
+		return r;
 	p->frame_table[j] = (uint32_t)++p->nframes;
 	*ret_id = (uint32_t)p->nframes - 1;
 	return 0;
@@ -556,8 +598,7 @@ static int stack_child(struct sw_profile *p, uint32_t parent, uint32_t frame, ui
 		p->stacks_cap = cap;
 	}
 	uint32_t id = (uint32_t)p->nstacks++;
-	p->stacks[id].parent = parent;
-	p->stacks[id].frame = frame;
+	p->stacks[id] = (struct sw_trie_stack){parent, frame, p->frame_fid[frame]};
 	p->stack_table[j] = (struct stack_slot){.key = key, .stack = id};
 	*ret = id;
 	return 0;
