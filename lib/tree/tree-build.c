@@ -372,48 +372,49 @@ static void sort_nodes(const struct sw_tree *t, uint32_t *a, uint32_t *tmp, size
 }
 
 /*
- * Links children in sorted order.  Nodes are grouped by parent with a
- * counting pass, then each group of siblings is sorted on its own (most
- * have one member), which keeps this linear in practice.
+ * Sorts each parent's list of children, built unsorted as nodes were
+ * added.  Most nodes have one child or none and are left as they are; the
+ * others are sorted from the order they were made in (the lists hold them
+ * newest first), as the ties of compare_nodes() then always fall.
  */
-static int link_children(struct sw_tree *t)
+static int link_children(struct builder *b)
 {
-	uint32_t n = t->nnodes;
-	uint32_t *start = calloc((size_t)n + 2, sizeof(*start)); /* slot 0: roots */
-	uint32_t *order = malloc(((size_t)n + 1) * sizeof(*order));
-	uint32_t *tmp = malloc(((size_t)n + 1) * sizeof(*tmp));
-	int r = start && order && tmp ? 0 : -ENOMEM;
-	if (r == 0) {
-		/* the builder's unsorted lists make way */
-		for (uint32_t i = 0; i < n; i++)
-			t->nodes[i].first_child = NONE;
-		for (uint32_t i = 0; i < n; i++) {
-			uint32_t g = t->nodes[i].parent == NONE ? 0 : t->nodes[i].parent + 1;
-			start[g + 1]++;
-		}
-		for (uint32_t g = 0; g <= n; g++)
-			start[g + 1] += start[g];
-		/* tmp holds each group's fill position */
-		memcpy(tmp, start, ((size_t)n + 1) * sizeof(*tmp));
-		for (uint32_t i = 0; i < n; i++) {
-			uint32_t g = t->nodes[i].parent == NONE ? 0 : t->nodes[i].parent + 1;
-			order[tmp[g]++] = i;
-		}
-		t->first_root = NONE;
-		for (uint32_t g = 0; g <= n; g++) {
-			uint32_t lo = start[g], cnt = start[g + 1] - lo;
-			if (cnt == 0)
-				continue;
-			sort_nodes(t, order + lo, tmp, cnt);
-			uint32_t *head = g == 0 ? &t->first_root : &t->nodes[g - 1].first_child;
-			for (uint32_t k = cnt; k-- > 0;) {
-				t->nodes[order[lo + k]].next_sibling = *head;
-				*head = order[lo + k];
+	struct sw_tree *t = b->t;
+	uint32_t *kids = NULL, *tmp = NULL;
+	size_t cap = 0;
+	int r = 0;
+	for (uint32_t g = 0; g <= t->nnodes && r >= 0; g++) {
+		bool roots = g == t->nnodes;
+		uint32_t n = roots ? b->nroots : b->nkids[g];
+		if (n < 2)
+			continue;
+		if (n > cap) {
+			size_t c = cap ? cap : 64;
+			while (c < n)
+				c *= 2;
+			free(kids);
+			free(tmp);
+			kids = malloc(c * sizeof(*kids));
+			tmp = malloc(c * sizeof(*tmp));
+			cap = kids && tmp ? c : 0;
+			if (!cap) {
+				r = -ENOMEM;
+				break;
 			}
 		}
+		uint32_t *head = roots ? &b->first_root : &t->nodes[g].first_child;
+		uint32_t k = n;
+		for (uint32_t i = *head; i != NONE; i = t->nodes[i].next_sibling)
+			kids[--k] = i;
+		sort_nodes(t, kids, tmp, n);
+		*head = NONE;
+		for (k = n; k-- > 0;) {
+			t->nodes[kids[k]].next_sibling = *head;
+			*head = kids[k];
+		}
 	}
-	free(start);
-	free(order);
+	t->first_root = b->first_root;
+	free(kids);
 	free(tmp);
 	return r;
 }
@@ -645,7 +646,7 @@ static int build(struct builder *b, struct sw_tree_stall *const *stalls, size_t 
 	if (!b->o->invert && !b->o->hide_system && !b->o->flatten_recursion) {
 		r = build_memo(b, aggs, na);
 		free(aggs);
-		return r < 0 ? r : link_children(b->t);
+		return r < 0 ? r : link_children(b);
 	}
 	uint32_t *frames = malloc(SW_TREE_MAX_DEPTH * sizeof(*frames));
 	if (!frames) {
@@ -669,7 +670,7 @@ static int build(struct builder *b, struct sw_tree_stall *const *stalls, size_t 
 	free(frames);
 	free(aggs);
 	if (r >= 0)
-		r = link_children(b->t);
+		r = link_children(b);
 	return r;
 }
 
