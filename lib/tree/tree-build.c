@@ -136,9 +136,12 @@ static int grow_table(struct builder *b)
 	return 0;
 }
 
-static int grow_nodes(struct builder *b)
+/* Grows the node arrays to at least min nodes, and to twice what they were. */
+static int grow_nodes(struct builder *b, size_t min)
 {
 	size_t cap = b->nodes_cap ? b->nodes_cap * 2 : 256;
+	while (cap < min)
+		cap *= 2;
 	if (cap > (size_t)SW_TREE_MAX_STACKS)
 		return -E2BIG;
 	struct sw_tree_node *n = realloc(b->t->nodes, cap * sizeof(*n));
@@ -210,7 +213,7 @@ static int node_child(struct builder *b, uint32_t parent, uint32_t frame, uint32
 	if (find_child(b, parent, fid, ret))
 		return 0;
 	if (b->t->nnodes == b->nodes_cap) {
-		int r = grow_nodes(b);
+		int r = grow_nodes(b, 0);
 		if (r < 0)
 			return r;
 	}
@@ -697,7 +700,7 @@ int sw_tree_build(const struct sw_profile *p, struct sw_tree_stall *const *stall
 			r = -ENOMEM;
 	}
 	if (r >= 0)
-		r = grow_nodes(&b);
+		r = grow_nodes(&b, p->nodes_hint); /* no copies as a tree as large as the last grows */
 	if (r >= 0)
 		r = build(&b, stalls, n, thread_filter);
 	free(b.vote);
@@ -710,6 +713,7 @@ int sw_tree_build(const struct sw_profile *p, struct sw_tree_stall *const *stall
 		sw_tree_free(t);
 		return r;
 	}
+	((struct sw_profile *)p)->nodes_hint = t->nnodes; /* scratch, not part of the value */
 	*ret = t;
 	return 0;
 }

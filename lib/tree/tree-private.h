@@ -95,6 +95,8 @@ struct sw_profile {
 	uint32_t *memo_touched;
 	size_t memo_cap;
 
+	size_t nodes_hint; /* the last tree's size in nodes: the next build's first guess */
+
 	/* the last default tree built (sw_tree_stall_default_tree()) */
 	const struct sw_tree_stall *cached_stall;
 	struct sw_tree *cached_tree;
