@@ -58,6 +58,20 @@ static bool fail(struct reader *r, const char *problem)
 static bool get_uleb(struct reader *r, uint64_t *ret)
 {
 	uint64_t v = 0;
+	if (r->end - r->p >= 10) {
+		/* room for the longest number: no bounds check per byte (most of decoding) */
+		const uint8_t *p = r->p;
+		for (unsigned shift = 0; shift < 63; shift += 7) {
+			uint8_t b = *p++;
+			v |= (uint64_t)(b & 0x7f) << shift;
+			if (!(b & 0x80)) {
+				r->p = p;
+				*ret = v;
+				return true;
+			}
+		}
+		v = 0; /* ten bytes: the checks below judge the last one */
+	}
 	for (unsigned shift = 0; shift < 64; shift += 7) {
 		if (r->p >= r->end)
 			return fail(r, "truncated number");
