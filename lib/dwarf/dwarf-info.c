@@ -197,10 +197,6 @@ static int read_die(struct tree_builder *b, struct dw_cur *c, const struct dw_ab
 {
 	struct dw_unit *u = b->u;
 	bool sub = ab->tag == TAG_SUBPROGRAM || ab->tag == TAG_INLINED;
-	struct die_pc pc = {0};
-	uint32_t call[3] = {0, 0, 0};
-	uint64_t origin = 0;
-	bool named = false;
 	*ret_func = NONE;
 	if (!sub && ab->fixed >= 0) {
 		dw_skip(c, (uint64_t)ab->fixed);
@@ -208,6 +204,11 @@ static int read_die(struct tree_builder *b, struct dw_cur *c, const struct dw_ab
 					     (unsigned long long)die)
 			      : 0;
 	}
+	/* only now: zeroing these for every DIE skipped above was a cost of its own */
+	struct die_pc pc = {0};
+	uint32_t call[3] = {0, 0, 0};
+	uint64_t origin = 0;
+	bool named = false;
 	for (uint32_t i = 0; i < ab->count; i++) {
 		const struct dw_attr_spec *sp = &u->abbrevs->specs[ab->first + i];
 		struct dw_value v;
