@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "util/buf.h"
+#include "util/hash.h"
 #include "demangle/demangle.h"
 #include "render/render-stall.h"
 #include "report.h"
@@ -461,12 +462,7 @@ static int convert(struct sw_report *r, const struct sw_stalls *c,
 
 static uint64_t raw_hash(const uint64_t *frames, uint32_t depth)
 {
-	uint64_t h = 0x84222325cbf29ce4ull ^ depth;
-	for (uint32_t k = 0; k < depth; k++) {
-		h = (h ^ frames[k]) * 0xff51afd7ed558ccdull;
-		h ^= h >> 29;
-	}
-	return h | 1; /* 0 marks an empty slot */
+	return sw_hash_u64s(frames, depth, depth) | 1; /* 0 marks an empty slot */
 }
 
 static int grow_memo(struct sw_report *r)

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "stalls.h"
+#include "util/hash.h"
 
 #define MAX_OPEN    64
 #define MAX_SAMPLES (1u << 20)
@@ -103,14 +104,6 @@ struct sw_stall_stacks {
 	size_t held; /* frames in all */
 };
 
-static uint64_t stack_hash(const uint64_t *frames, uint32_t depth)
-{
-	uint64_t h = 0x9e3779b97f4a7c15ull ^ depth;
-	for (uint32_t k = 0; k < depth; k++)
-		h = (h ^ frames[k]) * 0x100000001b3ull;
-	return h ^ (h >> 29);
-}
-
 static int stacks_grow(struct sw_stall_stacks *t)
 {
 	size_t cap = t->cap ? t->cap * 2 : 64;
@@ -138,7 +131,7 @@ static uint64_t *stacks_get(struct sw_stall_stacks *t, const uint64_t *frames, u
 	*added = 0;
 	if (t->n * 2 >= t->cap && stacks_grow(t) < 0)
 		return NULL;
-	uint64_t h = stack_hash(frames, depth);
+	uint64_t h = sw_hash_u64s(frames, depth, 0);
 	size_t j = h & (t->cap - 1);
 	for (; t->slot[j].frames; j = (j + 1) & (t->cap - 1))
 		if (t->slot[j].hash == h && t->slot[j].depth == depth &&
