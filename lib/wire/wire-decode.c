@@ -18,11 +18,15 @@
 #define SW_WIRE_DECODER_THREADS 256
 #define SW_WIRE_DECODER_KEEP    128
 
+/*
+ * A thread's last stack, which the next one may refer to.  A sample is
+ * decoded into spare, then the two swap: no copy of a deep stack.
+ */
 struct thread_state {
 	uint64_t last_use;
 	uint32_t depth;
-	uint32_t cap;
-	uint64_t *frames;
+	uint32_t cap, spare_cap;
+	uint64_t *frames, *spare;
 	char name[SW_WIRE_THREAD_NAME_MAX];
 };
 
@@ -33,7 +37,6 @@ struct sw_wire_decoder {
 	uint64_t tids[SW_WIRE_DECODER_THREADS];
 	struct thread_state threads[SW_WIRE_DECODER_THREADS];
 	struct sw_buf strings;
-	uint64_t scratch[SW_WIRE_MAX_FRAMES];
 };
 
 struct reader {
@@ -217,8 +220,10 @@ static void evict_threads(struct sw_wire_decoder *dec)
 		}
 		order[j] = i;
 	}
-	for (size_t i = SW_WIRE_DECODER_KEEP; i < dec->nthreads; i++)
+	for (size_t i = SW_WIRE_DECODER_KEEP; i < dec->nthreads; i++) {
 		free(dec->threads[order[i]].frames);
+		free(dec->threads[order[i]].spare);
+	}
 
 	struct thread_state moved[SW_WIRE_DECODER_KEEP];
 	uint64_t tids[SW_WIRE_DECODER_KEEP];
@@ -253,9 +258,10 @@ static struct thread_state *thread_state(struct sw_wire_decoder *dec, uint64_t t
 	return &dec->threads[i];
 }
 
+/* Decodes a stack into prev->spare, which has room for depth frames. */
 static bool get_frames(struct reader *r, struct thread_state *prev, uint32_t depth, bool ref)
 {
-	uint64_t *out = r->dec->scratch;
+	uint64_t *out = prev->spare;
 	uint64_t shared = 0;
 	if (ref) {
 		if (!get_uleb(r, &shared))
@@ -280,26 +286,36 @@ static bool get_frames(struct reader *r, struct thread_state *prev, uint32_t dep
 	return true;
 }
 
-static bool store_frames(struct reader *r, struct thread_state *t, uint32_t depth)
+/* Makes room for depth frames in t->spare. */
+static bool reserve_spare(struct reader *r, struct thread_state *t, uint32_t depth)
 {
-	if (depth > t->cap) {
-		uint32_t cap = t->cap ? t->cap : 64;
-		while (cap < depth)
-			cap *= 2;
-		uint64_t *frames = realloc(t->frames, cap * sizeof(*frames));
-		if (!frames) {
-			sw_error_set(r->err, -ENOMEM, "out of memory");
-			r->failed = true;
-			return false;
-		}
-		t->frames = frames;
-		t->cap = cap;
+	if (depth <= t->spare_cap && t->spare)
+		return true;
+	uint32_t cap = t->spare_cap ? t->spare_cap : 64;
+	while (cap < depth)
+		cap *= 2;
+	uint64_t *frames = realloc(t->spare, cap * sizeof(*frames));
+	if (!frames) {
+		sw_error_set(r->err, -ENOMEM, "out of memory");
+		r->failed = true;
+		return false;
 	}
-	if (depth)
-		memcpy(t->frames, r->dec->scratch, depth * sizeof(*t->frames));
-	t->depth = depth;
-	t->last_use = ++r->dec->clock;
+	t->spare = frames;
+	t->spare_cap = cap;
 	return true;
+}
+
+/* The stack just decoded into t->spare becomes the thread's last. */
+static void store_frames(struct thread_state *t, uint32_t depth, uint64_t clock)
+{
+	uint64_t *frames = t->frames;
+	uint32_t cap = t->cap;
+	t->frames = t->spare;
+	t->cap = t->spare_cap;
+	t->spare = frames;
+	t->spare_cap = cap;
+	t->depth = depth;
+	t->last_use = clock;
 }
 
 static bool get_sample(struct reader *r, struct sw_wire_sample *s)
@@ -320,8 +336,9 @@ static bool get_sample(struct reader *r, struct sw_wire_sample *s)
 	bool ref = flags & SW_SAMPLE_WIRE_REF;
 	if (ref && !t->last_use)
 		return fail(r, "reference to an unknown previous stack");
-	if (!get_frames(r, t, s->depth, ref) || !store_frames(r, t, s->depth))
+	if (!reserve_spare(r, t, s->depth) || !get_frames(r, t, s->depth, ref))
 		return false;
+	store_frames(t, s->depth, ++r->dec->clock);
 	if (name)
 		memcpy(t->name, name, strlen(name) + 1);
 	s->elided = 0;
@@ -405,8 +422,10 @@ int sw_wire_decoder_new(struct sw_wire_decoder **ret)
 
 void sw_wire_decoder_reset(struct sw_wire_decoder *dec)
 {
-	for (size_t i = 0; i < dec->nthreads; i++)
+	for (size_t i = 0; i < dec->nthreads; i++) {
 		free(dec->threads[i].frames);
+		free(dec->threads[i].spare);
+	}
 	dec->nthreads = 0;
 	dec->last = 0;
 	dec->clock = 0;
