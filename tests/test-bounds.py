@@ -4,7 +4,8 @@
     test-bounds.py STALLWATCH GEN-RECORDING CASE
 
 Each hostile file runs within 256 MiB + 20 x its size and 2 s + 1 s per MB
-of CPU time; beyond a documented limit, `symbolicate` stops with one line
+of CPU time, and 1 s more per 256 MiB it prints (report may print that
+much, its output limit, from a small file); beyond a documented limit, `symbolicate` stops with one line
 and exit status 5, and a C++ name whose demangling would explode is printed
 mangled.  Cases:
 
@@ -55,6 +56,10 @@ def skip(why):
     sys.exit(77)
 
 
+# CPU time a run may take per byte it prints, besides what it reads
+CPU_PER_OUTPUT_BYTE = 1.0 / (256 * MiB)
+
+
 def run_own(args, size, what):
     cpu_max = 2.0 + size / 1e6
     rss_max = 256 * MiB + 20 * size
@@ -76,6 +81,7 @@ def run_own(args, size, what):
     out = out_f.read().decode("utf-8", "replace")
     err = err_f.read().decode("utf-8", "replace")
     code = os.waitstatus_to_exitcode(status)
+    cpu_max += len(out) * CPU_PER_OUTPUT_BYTE
     cpu = ru.ru_utime + ru.ru_stime
     rss = ru.ru_maxrss * 1024
     print("%s: %.2f s cpu (bound %.2f), %.0f MiB (bound %.0f), exit %d"
