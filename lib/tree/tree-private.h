@@ -23,11 +23,6 @@ struct sw_frame_entry {
 	uint64_t func; /* what tree nodes merge by: image and function (or address) */
 };
 
-struct stack_slot {
-	uint64_t key; /* parent << 32 | frame */
-	uint32_t stack;
-};
-
 struct sw_profile {
 	const char *limit; /* the last ceiling reached, for sw_profile_limit() */
 	struct arena_chunk *arena;
@@ -65,7 +60,12 @@ struct sw_profile {
 		uint32_t parent, frame, fid;
 	} * stacks;
 	size_t nstacks, stacks_cap;
-	struct stack_slot *stack_table;
+	/*
+	 * (parent, frame) -> stack, open addressing: a slot holds only the
+	 * stack (0: empty), whose key is read from stacks[] (a quarter of the
+	 * memory of keeping keys in the table: millions of stacks).
+	 */
+	uint32_t *stack_table;
 	size_t stack_table_cap;
 	uint32_t *last_frames, *last_stacks;
 	size_t last_depth, last_cap;

@@ -552,20 +552,25 @@ int sw_tree_stall_thread(struct sw_profile *p, struct sw_tree_stall *s, uint64_t
 	return 0;
 }
 
+static uint64_t stack_key(uint32_t parent, uint32_t frame)
+{
+	return mix64((uint64_t)parent << 32 | frame);
+}
+
 static int grow_stack_table(struct sw_profile *p)
 {
 	size_t cap = p->stack_table_cap * 2;
-	struct stack_slot *t = calloc(cap, sizeof(*t));
+	uint32_t *t = calloc(cap, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
 	for (size_t i = 0; i < p->stack_table_cap; i++) {
-		struct stack_slot *o = &p->stack_table[i];
-		if (!o->stack)
+		uint32_t id = p->stack_table[i];
+		if (!id)
 			continue;
-		size_t j = mix64(o->key) & (cap - 1);
-		while (t[j].stack)
+		size_t j = stack_key(p->stacks[id].parent, p->stacks[id].frame) & (cap - 1);
+		while (t[j])
 			j = (j + 1) & (cap - 1);
-		t[j] = *o;
+		t[j] = id;
 	}
 	free(p->stack_table);
 	p->stack_table = t;
@@ -578,15 +583,12 @@ static int stack_child(struct sw_profile *p, uint32_t parent, uint32_t frame, ui
 {
 	if (p->nstacks * 2 >= p->stack_table_cap && grow_stack_table(p) < 0)
 		return -ENOMEM;
-	uint64_t key = (uint64_t)parent << 32 | frame;
-	size_t j = mix64(key) & (p->stack_table_cap - 1);
-	while (p->stack_table[j].stack) {
-		if (p->stack_table[j].key == key) {
-			*ret = p->stack_table[j].stack;
+	size_t j = stack_key(parent, frame) & (p->stack_table_cap - 1);
+	for (uint32_t id; (id = p->stack_table[j]); j = (j + 1) & (p->stack_table_cap - 1))
+		if (p->stacks[id].parent == parent && p->stacks[id].frame == frame) {
+			*ret = id;
 			return 0;
 		}
-		j = (j + 1) & (p->stack_table_cap - 1);
-	}
 	if (p->nstacks >= SW_TREE_MAX_STACKS)
 		return over(p, "more than 67108864 distinct stacks in all");
 	if (p->nstacks == p->stacks_cap) {
@@ -599,7 +601,7 @@ static int stack_child(struct sw_profile *p, uint32_t parent, uint32_t frame, ui
 	}
 	uint32_t id = (uint32_t)p->nstacks++;
 	p->stacks[id] = (struct sw_trie_stack){parent, frame, p->frame_fid[frame]};
-	p->stack_table[j] = (struct stack_slot){.key = key, .stack = id};
+	p->stack_table[j] = id;
 	*ret = id;
 	return 0;
 }
