@@ -699,8 +699,9 @@ int sw_tree_build(const struct sw_profile *p, struct sw_tree_stall *const *stall
 		if (!b.match || !b.xmatch)
 			r = -ENOMEM;
 	}
+	/* as large as the last tree at once: no copies while it grows */
 	if (r >= 0)
-		r = grow_nodes(&b, p->nodes_hint); /* no copies as a tree as large as the last grows */
+		r = grow_nodes(&b, p->nodes_hint);
 	if (r >= 0)
 		r = build(&b, stalls, n, thread_filter);
 	free(b.vote);
