@@ -522,42 +522,64 @@ static bool stack_kept(struct builder *b, uint32_t stack)
  * the nodes both number parents before children).
  */
 struct memo {
-	uint32_t *node; /* trie stack -> node + 1; the top bit marks a cut by --max-depth */
-	uint64_t *weight;
-	uint32_t *touched;
-	size_t ntouched;
+	uint32_t *index; /* trie stack -> its place in touched + 1, 0: not touched yet */
+	struct sw_memo_touched *touched;
+	size_t ntouched, cap;
 	uint32_t *chain;
 };
 
+/* The node field's top bit: the stack was cut by --max-depth (its node is an ancestor's). */
 #define CUT 0x80000000u
+
+/* Makes room for n more touched stacks. */
+static int memo_reserve(const struct sw_profile *cp, struct memo *m, size_t n)
+{
+	if (m->ntouched + n <= m->cap)
+		return 0;
+	struct sw_profile *p = (struct sw_profile *)cp; /* scratch space, not part of the value */
+	size_t cap = m->cap ? m->cap * 2 : 4096;
+	while (cap < m->ntouched + n)
+		cap *= 2;
+	struct sw_memo_touched *t = realloc(m->touched, cap * sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	p->memo_touched = m->touched = t;
+	p->memo_touched_cap = m->cap = cap;
+	return 0;
+}
 
 static int memo_add(struct builder *b, struct memo *m, uint32_t leaf, uint64_t w, uint64_t count)
 {
 	const struct sw_profile *p = b->p;
 	size_t nc = 0;
 	uint32_t s = leaf;
-	while (s && !m->node[s]) {
+	while (s && !m->index[s]) {
 		if (nc == SW_TREE_MAX_DEPTH)
 			return -E2BIG;
 		m->chain[nc++] = s;
 		s = p->stacks[s].parent;
 	}
-	uint32_t node = s ? (m->node[s] & ~CUT) - 1 : NONE;
-	bool cut = s && (m->node[s] & CUT);
+	int r = memo_reserve(p, m, nc);
+	if (r < 0)
+		return r;
+	uint32_t at = s ? m->touched[m->index[s] - 1].node : 0;
+	uint32_t node = s ? (at & ~CUT) - 1 : NONE;
+	bool cut = s && (at & CUT);
 	while (nc > 0) {
 		uint32_t id = m->chain[--nc];
 		if (!cut && (!b->o->max_depth ||
 			     (node == NONE ? 0 : b->t->nodes[node].depth + 1) < b->o->max_depth)) {
-			int r = node_child(b, node, p->stacks[id].frame, p->stacks[id].fid, &node);
+			r = node_child(b, node, p->stacks[id].frame, p->stacks[id].fid, &node);
 			if (r < 0)
 				return r;
 		} else {
 			cut = true;
 		}
-		m->node[id] = (node + 1) | (cut ? CUT : 0);
-		m->touched[m->ntouched++] = id;
+		m->touched[m->ntouched] =
+		    (struct sw_memo_touched){.stack = id, .node = (node + 1) | (cut ? CUT : 0)};
+		m->index[id] = (uint32_t)++m->ntouched;
 	}
-	m->weight[leaf] += w;
+	m->touched[m->index[leaf] - 1].weight += w;
 	b->t->nodes[node].self += w;
 	b->t->nodes[node].self_samples += count;
 	return 0;
@@ -566,13 +588,14 @@ static int memo_add(struct builder *b, struct memo *m, uint32_t leaf, uint64_t w
 static void memo_finish(struct builder *b, struct memo *m)
 {
 	const struct sw_profile *p = b->p;
+	/* children were touched after their parents: every weight is whole when its turn comes */
 	for (size_t k = m->ntouched; k-- > 0;) {
-		uint32_t id = m->touched[k];
-		uint32_t parent = p->stacks[id].parent;
+		const struct sw_memo_touched *t = &m->touched[k];
+		uint32_t parent = p->stacks[t->stack].parent;
 		if (parent)
-			m->weight[parent] += m->weight[id];
-		if (!(m->node[id] & CUT))
-			vote(b, m->node[id] - 1, p->stacks[id].frame, m->weight[id]);
+			m->touched[m->index[parent] - 1].weight += t->weight;
+		if (!(t->node & CUT))
+			vote(b, t->node - 1, p->stacks[t->stack].frame, t->weight);
 	}
 	struct sw_tree_node *nodes = b->t->nodes;
 	for (uint32_t i = b->t->nnodes; i-- > 0;) {
@@ -585,7 +608,7 @@ static void memo_finish(struct builder *b, struct memo *m)
 	}
 }
 
-/* The profile's memo arrays, grown to cover every trie stack; all zero on return. */
+/* The profile's memo arrays, the index grown to cover every trie stack (all zero). */
 static int memo_arrays(const struct sw_profile *cp, struct memo *m)
 {
 	struct sw_profile *p = (struct sw_profile *)cp; /* scratch space, not part of the value */
@@ -593,20 +616,16 @@ static int memo_arrays(const struct sw_profile *cp, struct memo *m)
 		size_t cap = p->memo_cap ? p->memo_cap : 4096;
 		while (cap < p->nstacks)
 			cap *= 2;
-		/* the old arrays are all zero: fresh calloc'd ones replace them */
-		free(p->memo_node);
-		free(p->memo_weight);
-		free(p->memo_touched);
-		p->memo_node = calloc(cap, sizeof(*p->memo_node));
-		p->memo_weight = calloc(cap, sizeof(*p->memo_weight));
-		p->memo_touched = malloc(cap * sizeof(*p->memo_touched));
-		p->memo_cap = p->memo_node && p->memo_weight && p->memo_touched ? cap : 0;
+		/* the old index is all zero: a fresh calloc'd one replaces it */
+		free(p->memo_index);
+		p->memo_index = calloc(cap, sizeof(*p->memo_index));
+		p->memo_cap = p->memo_index ? cap : 0;
 		if (!p->memo_cap)
 			return -ENOMEM;
 	}
-	m->node = p->memo_node;
-	m->weight = p->memo_weight;
+	m->index = p->memo_index;
 	m->touched = p->memo_touched;
+	m->cap = p->memo_touched_cap;
 	m->ntouched = 0;
 	return 0;
 }
@@ -629,11 +648,9 @@ static int build_memo(struct builder *b, const struct agg *aggs, size_t na)
 	}
 	if (r >= 0)
 		memo_finish(b, &m);
-	/* leave the arrays zero for the next build */
-	for (size_t k = 0; k < m.ntouched; k++) {
-		m.node[m.touched[k]] = 0;
-		m.weight[m.touched[k]] = 0;
-	}
+	/* leave the index zero for the next build */
+	for (size_t k = 0; k < m.ntouched; k++)
+		m.index[m.touched[k].stack] = 0;
 	free(m.chain);
 	return r;
 }

@@ -90,10 +90,13 @@ struct sw_profile {
 	 * zero between builds (each build clears what it touched) so that a
 	 * build costs what its stall touches, not the size of the whole trie.
 	 */
-	uint32_t *memo_node;
-	uint64_t *memo_weight;
-	uint32_t *memo_touched;
+	uint32_t *memo_index; /* by stack: its place in memo_touched + 1, 0: not touched */
 	size_t memo_cap;
+	struct sw_memo_touched {
+		uint64_t weight;      /* of the samples at or under the stack */
+		uint32_t stack, node; /* node + 1, the top bit set when cut by --max-depth */
+	} * memo_touched;
+	size_t memo_touched_cap;
 
 	size_t nodes_hint; /* the last tree's size in nodes: the next build's first guess */
 

@@ -140,8 +140,7 @@ void sw_profile_free(struct sw_profile *p)
 	free(p->funcs);
 	free(p->func_table);
 	free(p->frame_table);
-	free(p->memo_node);
-	free(p->memo_weight);
+	free(p->memo_index);
 	free(p->memo_touched);
 	free(p->stacks);
 	free(p->stack_table);
