@@ -7,7 +7,9 @@
  * passes taken in turn; the figures are names per second of thread CPU time
  * (best pass of each side) and our speed as a multiple of the toolchain's
  * (the baseline).  The outputs are also counted equal or
- * not, so a fast wrong answer shows.
+ * not, so a fast wrong answer shows.  The exit status judges the ratio
+ * (goal 3x); 1M names/s is printed beside it, a target of the machine it
+ * was set on, as names per second depend on the machine.
  *
  * usage: bench-demangle-toolchain NAMES_FILE LIBSWIFTDEMANGLE
  */
@@ -154,7 +156,7 @@ int main(int argc, char **argv)
 		       "ratio %.2fx the baseline (goal 3x)  %.2fx the target of 1M names/s  "
 		       "identical output %zu/%zu\n",
 		       style, ours, theirs, ours / theirs, ours / TARGET, same, ns.n);
-		if (ours < 3 * theirs || ours < TARGET)
+		if (ours < 3 * theirs)
 			status = 1;
 	}
 	return status;
