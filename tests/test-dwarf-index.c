@@ -5,8 +5,10 @@
  * changed anywhere, of another version or record size, or written for
  * another key is ignored or, where a changed byte still passes every
  * check, never crashes a lookup; readers racing writers that rename new
- * files into place always see a whole file.  Runs under the sanitizers
- * with the rest of the unit suite.
+ * files into place always see a whole file.  A batch's lookups at rising
+ * addresses start where the last one ended: answers do not depend on the
+ * order of the lookups, with or without the index, for DWARF and for the
+ * symbol table.  Runs under the sanitizers with the rest of the unit suite.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -124,8 +126,9 @@ static int try_index(const char *path, bool *ret_same)
 
 static void test_round_trip(const char *path)
 {
+	/* falling addresses: no lookup starts where the last one ended */
 	struct sw_dwarf *d = reader();
-	for (size_t i = 0; i < naddrs; i++)
+	for (size_t i = naddrs; i-- > 0;)
 		reference[i] = answer(d, addrs[i]);
 	CHECK(sw_dwarf_index_stale(d));
 	CHECK_INT(sw_dwarf_index_write(d, path, key, sizeof(key), NULL), 0);
@@ -274,6 +277,59 @@ static void test_concurrent(const char *path)
 	CHECK_INT(bad, 0);
 }
 
+/*
+ * Every byte of a stretch of text, looked up rising (each lookup starting
+ * where the last ended, a row or a subroutine further on, or in the next
+ * unit), falling, and hopping back and forth, by a reader parsing DWARF
+ * and one given the index: the same answers.  The symbol table likewise.
+ */
+static void test_order(const char *path)
+{
+	enum { SPAN = 6000 };
+	uint64_t lo = addrs[naddrs / 3];
+	static char *want[SPAN];
+	struct sw_dwarf *d = reader();
+	for (size_t i = SPAN; i-- > 0;)
+		want[i] = answer(d, lo + i);
+	sw_dwarf_free(d);
+	const struct sw_symbol *sym_want[SPAN];
+	for (size_t i = 0; i < SPAN; i++)
+		sym_want[i] = sw_object_find_symbol(obj, lo + i);
+
+	for (int from_index = 0; from_index < 2; from_index++) {
+		d = reader();
+		if (from_index)
+			CHECK_INT(sw_dwarf_index_open(d, path, key, sizeof(key)), 0);
+		size_t differ = 0;
+		for (int pass = 0; pass < 3; pass++) {
+			for (size_t k = 0; k < SPAN; k++) {
+				/* rising; falling; rising by 37 modulo SPAN (hops back) */
+				size_t i = pass == 0 ? k : pass == 1 ? SPAN - 1 - k : k * 37 % SPAN;
+				char *a = answer(d, lo + i);
+				if (!a || !want[i] || strcmp(a, want[i]) != 0)
+					differ++;
+				free(a);
+			}
+		}
+		CHECK_INT(differ, 0);
+		sw_dwarf_free(d);
+	}
+
+	struct sw_symbol_hint h = {0};
+	size_t differ = 0;
+	for (int pass = 0; pass < 3; pass++) {
+		for (size_t k = 0; k < SPAN; k++) {
+			size_t i = pass == 0 ? k : pass == 1 ? SPAN - 1 - k : k * 37 % SPAN;
+			differ += sw_object_find_symbol_near(obj, lo + i, &h) != sym_want[i];
+		}
+	}
+	CHECK_INT(differ, 0);
+	/* the stretch holds several functions, so the searches moved */
+	CHECK(sym_want[0] != sym_want[SPAN - 1]);
+	for (size_t i = 0; i < SPAN; i++)
+		free(want[i]);
+}
+
 int main(int argc, char **argv)
 {
 	struct sw_object *o = NULL;
@@ -288,6 +344,7 @@ int main(int argc, char **argv)
 	snprintf(bad, sizeof(bad), "%s/bad.dwx", dir);
 
 	test_round_trip(path);
+	test_order(path);
 	test_truncated(path, bad);
 	test_foreign(path, bad);
 	test_damaged(path, bad);

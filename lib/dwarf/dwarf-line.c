@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "dwarf-private.h"
+#include "util/search.h"
 
 struct line_header {
 	uint16_t version;
@@ -370,24 +371,17 @@ int dw_line_load(struct sw_dwarf *d, struct dw_unit *u, struct sw_error *err)
 	return 0;
 }
 
-long dw_line_find(const struct dw_line_table *t, uint64_t addr)
+/* The first sequence ending after addr, as llvm looks it up. */
+static size_t find_seq(const struct dw_line_table *t, uint64_t addr, bool forward,
+		       const struct dw_line_hint *h)
 {
-	/* the first sequence ending after addr, as llvm looks it up */
-	size_t lo = 0, hi = t->nseqs;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (t->seqs[mid].hi <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == t->nseqs || t->seqs[lo].lo > addr)
-		return -1;
-	const struct dw_line_seq *s = &t->seqs[lo];
-	/*
-	 * The last row at or before addr among [first + 1, last).  Rows of a
-	 * sequence rise, so the sampled addresses narrow it to one stride.
-	 */
+	return sw_upper_bound_from(t->seqs, sizeof(*t->seqs), offsetof(struct dw_line_seq, hi),
+				   t->nseqs, forward ? h->seq : 0, addr);
+}
+
+/* Rows of s at or below addr, after its first: the sampled addresses narrow it to one stride. */
+static size_t find_row(const struct dw_line_table *t, const struct dw_line_seq *s, uint64_t addr)
+{
 	size_t a = s->first + 1, z = s->last;
 	size_t sa = a / DW_LINE_STRIDE + 1, sz = (z - 1) / DW_LINE_STRIDE + 1;
 	while (sa < sz) {
@@ -410,6 +404,29 @@ long dw_line_find(const struct dw_line_table *t, uint64_t addr)
 		else
 			z = mid;
 	}
+	return a;
+}
+
+long dw_line_find(const struct dw_line_table *t, uint64_t addr, bool forward,
+		  struct dw_line_hint *h)
+{
+	size_t seq = find_seq(t, addr, forward, h);
+	/* rows up to the last one found are at or below addr */
+	size_t known = forward && seq == h->seq && h->row != SIZE_MAX ? h->row + 1 : 0;
+	h->seq = seq;
+	h->row = SIZE_MAX;
+	if (seq == t->nseqs || t->seqs[seq].lo > addr)
+		return -1;
+	const struct dw_line_seq *s = &t->seqs[seq];
+	/* the last row at or before addr among [first + 1, last), else first */
+	size_t a;
+	if (known)
+		a = sw_upper_bound_from(t->rows, sizeof(*t->rows),
+					offsetof(struct dw_line_row, addr), s->last,
+					known > s->first + 1 ? known : s->first + 1, addr);
+	else
+		a = find_row(t, s, addr);
+	h->row = a - 1;
 	return (long)a - 1;
 }
 

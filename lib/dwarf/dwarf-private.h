@@ -123,6 +123,12 @@ struct dw_line_seq {
 	uint32_t first, last; /* rows [first, last], last is the end_sequence row */
 };
 
+/* The line table's part of struct dw_hint. */
+struct dw_line_hint {
+	size_t seq; /* sequences ending at or below the last address */
+	size_t row; /* the row found there, SIZE_MAX: none */
+};
+
 struct dw_line_file {
 	const char *name;
 	uint64_t dir;
@@ -188,6 +194,20 @@ struct dw_unit {
 	const struct ix_func *ix_funcs; /* from_index: the subroutines, in place of funcs */
 };
 
+/*
+ * Where the last lookup landed, so that the next one, at a higher address
+ * (a sorted batch), starts from there: counts of entries at or below the
+ * last address, as the searches return them.
+ */
+struct dw_hint {
+	bool valid;
+	uint64_t addr;
+	size_t cu;   /* of the unit map */
+	size_t unit; /* the unit it found, SIZE_MAX: none (the rest is unset) */
+	size_t seg;  /* of the unit's segments */
+	struct dw_line_hint line;
+};
+
 struct sw_dwarf {
 	struct sw_dwarf_sections s;
 	struct dw_unit *units;
@@ -202,6 +222,7 @@ struct sw_dwarf {
 	struct dw_index *index; /* an index file read back (dwarf-index.c), or NULL */
 	bool parsed;            /* a unit was read from DWARF: the index is worth writing */
 	bool written;           /* an index file holds everything read so far */
+	struct dw_hint hint;
 };
 
 /* dwarf-form.c */
@@ -234,8 +255,13 @@ int dw_cu_map_build(struct sw_dwarf *d, struct sw_error *err);
 
 /* dwarf-line.c */
 int dw_line_load(struct sw_dwarf *d, struct dw_unit *u, struct sw_error *err);
-/* The row index for addr, or -1. */
-long dw_line_find(const struct dw_line_table *t, uint64_t addr);
+/*
+ * The row index for addr, or -1.  forward: h holds the lookup of an
+ * address at most addr in this table, and the search starts there; h is
+ * set for the next lookup either way.
+ */
+long dw_line_find(const struct dw_line_table *t, uint64_t addr, bool forward,
+		  struct dw_line_hint *h);
 /* The joined path of file index i, or NULL when there is no such file. */
 const char *dw_line_path(struct dw_line_table *t, const struct dw_unit *u, uint64_t i);
 void dw_line_free(struct dw_line_table *t);

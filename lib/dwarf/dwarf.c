@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "dwarf-private.h"
+#include "util/search.h"
 
 #define NONE UINT32_MAX
 
@@ -118,11 +119,11 @@ void sw_dwarf_free(struct sw_dwarf *d)
 }
 
 /*
- * The segment of segs containing addr, or NULL.  index (every stride's
- * first lo) and los (every lo) may be NULL; they only make it faster.
+ * How many of segs start at or before addr.  index (every stride's first
+ * lo) and los (every lo) may be NULL; they only make it faster.
  */
-static const struct dw_seg *find_seg(const struct dw_seg *segs, size_t n, const uint64_t *index,
-				     const uint64_t *los, uint64_t addr)
+static size_t count_segs(const struct dw_seg *segs, size_t n, const uint64_t *index,
+			 const uint64_t *los, uint64_t addr)
 {
 	size_t lo = 0, hi = n;
 	if (index && n) {
@@ -135,7 +136,7 @@ static const struct dw_seg *find_seg(const struct dw_seg *segs, size_t n, const 
 				z = mid;
 		}
 		if (a == 0)
-			return NULL;
+			return 0;
 		lo = (a - 1) * DW_LINE_STRIDE;
 		if (a * DW_LINE_STRIDE < hi)
 			hi = a * DW_LINE_STRIDE;
@@ -147,17 +148,21 @@ static const struct dw_seg *find_seg(const struct dw_seg *segs, size_t n, const 
 		else
 			hi = mid;
 	}
-	if (lo == 0 || addr >= segs[lo - 1].hi)
-		return NULL;
-	return &segs[lo - 1];
+	return lo;
 }
 
-static void line_frame(struct sw_dwarf *d, struct dw_unit *u, uint64_t addr,
+/* The segment containing addr, of the count of segments starting at or before it; or NULL. */
+static const struct dw_seg *seg_at(const struct dw_seg *segs, size_t count, uint64_t addr)
+{
+	return count == 0 || addr >= segs[count - 1].hi ? NULL : &segs[count - 1];
+}
+
+static void line_frame(struct dw_unit *u, uint64_t addr, bool forward, struct dw_line_hint *h,
 		       struct sw_dwarf_frame *fr)
 {
 	if (!u->line)
 		return;
-	long row = dw_line_find(u->line, addr);
+	long row = dw_line_find(u->line, addr, forward, h);
 	if (row < 0)
 		return;
 	const struct dw_line_row *rw = &u->line->rows[row];
@@ -176,19 +181,37 @@ int sw_dwarf_lookup(struct sw_dwarf *d, uint64_t addr, unsigned flags,
 	int r = dw_cu_map_build(d, err);
 	if (r < 0)
 		return r;
-	const struct dw_seg *cs = find_seg(d->cu_map, d->ncu_map, NULL, NULL, addr);
+	/* a lookup above the last one starts where it ended */
+	struct dw_hint *h = &d->hint;
+	bool forward = h->valid && addr >= h->addr;
+	size_t cu = sw_upper_bound_from(d->cu_map, sizeof(*d->cu_map), offsetof(struct dw_seg, lo),
+					d->ncu_map, forward ? h->cu : 0, addr);
+	const struct dw_seg *cs = seg_at(d->cu_map, cu, addr);
+	size_t unit = cs ? cs->func : SIZE_MAX;
+	forward = forward && unit == h->unit;
+	*h = (struct dw_hint){
+	    .valid = true, .addr = addr, .cu = cu, .unit = unit, .seg = h->seg, .line = h->line};
 	if (!cs)
 		return 0;
-	struct dw_unit *u = &d->units[cs->func];
+	struct dw_unit *u = &d->units[unit];
 	r = dw_unit_tree(d, u, err);
-	if (r < 0)
+	if (r >= 0)
+		r = dw_line_load(d, u, err);
+	if (r < 0) {
+		h->unit = SIZE_MAX;
 		return r;
-	r = dw_line_load(d, u, err);
-	if (r < 0)
-		return r;
+	}
 	memset(frames, 0, sizeof(*frames));
-	const struct dw_seg *fs = find_seg(u->segs, u->nsegs, u->seg_index, u->seg_lo, addr);
-	line_frame(d, u, addr, &frames[0]);
+	if (!forward)
+		h->seg = count_segs(u->segs, u->nsegs, u->seg_index, u->seg_lo, addr);
+	else if (u->seg_lo)
+		h->seg =
+		    sw_upper_bound_from(u->seg_lo, sizeof(*u->seg_lo), 0, u->nsegs, h->seg, addr);
+	else
+		h->seg = sw_upper_bound_from(u->segs, sizeof(*u->segs), offsetof(struct dw_seg, lo),
+					     u->nsegs, h->seg, addr);
+	const struct dw_seg *fs = seg_at(u->segs, h->seg, addr);
+	line_frame(u, addr, forward, &h->line, &frames[0]);
 	if (!fs)
 		return 1;
 	uint32_t f = fs->func;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "object.h"
+#include "util/search.h"
 
 /* The object and the mapping it lives on, freed together. */
 struct object_file {
@@ -259,7 +260,8 @@ void sw_object_free(struct sw_object *obj)
 	free(f);
 }
 
-const struct sw_symbol *sw_object_find_symbol(const struct sw_object *obj, uint64_t addr)
+/* How many symbols start at or before addr. */
+static size_t count_symbols(const struct sw_object *obj, uint64_t addr)
 {
 	size_t lo = 0, hi = obj->nsymbols;
 	if (obj->symbol_index && obj->nsymbols) {
@@ -273,7 +275,7 @@ const struct sw_symbol *sw_object_find_symbol(const struct sw_object *obj, uint6
 				z = mid;
 		}
 		if (a == 0)
-			return NULL;
+			return 0;
 		lo = (a - 1) * SW_OBJECT_SYMBOL_STRIDE;
 		if (a * SW_OBJECT_SYMBOL_STRIDE < hi)
 			hi = a * SW_OBJECT_SYMBOL_STRIDE;
@@ -285,9 +287,15 @@ const struct sw_symbol *sw_object_find_symbol(const struct sw_object *obj, uint6
 		else
 			hi = mid;
 	}
-	if (lo == 0)
+	return lo;
+}
+
+/* The symbol containing addr, of the count of symbols starting at or before it; or NULL. */
+static const struct sw_symbol *symbol_at(const struct sw_object *obj, size_t count, uint64_t addr)
+{
+	if (count == 0)
 		return NULL;
-	const struct sw_symbol *s = &obj->symbols[lo - 1];
+	const struct sw_symbol *s = &obj->symbols[count - 1];
 	/* several names at one address: prefer a named, sized one */
 	while (s > obj->symbols && s[-1].addr == s->addr && (s->flags & SW_SYMBOL_SYNTHETIC))
 		s--;
@@ -298,4 +306,26 @@ const struct sw_symbol *sw_object_find_symbol(const struct sw_object *obj, uint6
 	 * every start without a name a synthetic symbol, nearer than s.
 	 */
 	return s;
+}
+
+const struct sw_symbol *sw_object_find_symbol(const struct sw_object *obj, uint64_t addr)
+{
+	return symbol_at(obj, count_symbols(obj, addr), addr);
+}
+
+const struct sw_symbol *sw_object_find_symbol_near(const struct sw_object *obj, uint64_t addr,
+						   struct sw_symbol_hint *h)
+{
+	size_t count;
+	if (h->valid && addr >= h->addr && obj->symbol_addrs)
+		count = sw_upper_bound_from(obj->symbol_addrs, sizeof(uint64_t), 0, obj->nsymbols,
+					    h->count, addr);
+	else if (h->valid && addr >= h->addr)
+		count = sw_upper_bound_from(obj->symbols, sizeof(*obj->symbols),
+					    offsetof(struct sw_symbol, addr), obj->nsymbols,
+					    h->count, addr);
+	else
+		count = count_symbols(obj, addr);
+	*h = (struct sw_symbol_hint){.valid = true, .addr = addr, .count = count};
+	return symbol_at(obj, count, addr);
 }

@@ -115,4 +115,19 @@ int sw_object_sort_u64(uint64_t *v, size_t n);
 /* The nearest symbol at or before addr, bounded by the next function start. */
 const struct sw_symbol *sw_object_find_symbol(const struct sw_object *obj, uint64_t addr);
 
+/* Where the last lookup of sw_object_find_symbol_near() landed. */
+struct sw_symbol_hint {
+	bool valid;
+	uint64_t addr;
+	size_t count; /* symbols at or before addr */
+};
+
+/*
+ * The same answer, for lookups at rising addresses (a sorted batch): each
+ * starts where the last one, which h holds, ended.  h starts zeroed and
+ * belongs to this object.
+ */
+const struct sw_symbol *sw_object_find_symbol_near(const struct sw_object *obj, uint64_t addr,
+						   struct sw_symbol_hint *h);
+
 #endif

@@ -34,6 +34,7 @@ struct image {
 	uint8_t index_key[SW_DWARF_INDEX_MAX_KEY];
 	size_t index_key_len; /* 0: no index for this image */
 	char *index_path;
+	struct sw_symbol_hint symbol_hint; /* obj's */
 	int dwarf_err;
 	char dwarf_msg[256];
 };
@@ -536,11 +537,12 @@ static const char *symbol_name(struct sw_symbolicator *s, const struct sw_object
 	return shown_name(s, name);
 }
 
-static int symbol_frame(struct sw_symbolicator *s, const struct sw_object *obj, uint64_t addr,
+static int symbol_frame(struct sw_symbolicator *s, struct image *im, uint64_t addr,
 			struct sw_frame *fr)
 {
+	const struct sw_object *obj = im->obj;
 	memset(fr, 0, sizeof(*fr));
-	const struct sw_symbol *sym = sw_object_find_symbol(obj, addr);
+	const struct sw_symbol *sym = sw_object_find_symbol_near(obj, addr, &im->symbol_hint);
 	if (!sym)
 		return 1;
 	/* a sizeless last symbol does not own everything up to the end of memory */
@@ -554,17 +556,11 @@ static int symbol_frame(struct sw_symbolicator *s, const struct sw_object *obj, 
 	return 1;
 }
 
-int sw_symbolicate_file_addr(struct sw_symbolicator *s, const struct sw_image_ref *ref,
-			     uint64_t addr, struct sw_frame *frames, size_t max,
-			     struct sw_error *err)
+/* The frames of file address addr in an image already open; max is at least 1. */
+static int lookup(struct sw_symbolicator *s, struct image *im, uint64_t addr,
+		  struct sw_frame *frames, size_t max, struct sw_error *err)
 {
-	const struct sw_object *obj;
-	if (max == 0)
-		return sw_error_set(err, -EINVAL, "no room for frames");
-	int idx = sw_symbolicator_image(s, ref, &obj, err);
-	if (idx < 0)
-		return idx;
-	struct image *im = &s->images[idx];
+	const struct sw_object *obj = im->obj;
 	struct sw_dwarf_frame df[SW_SYMBOLICATE_MAX_FRAMES];
 	int n = 0;
 	if (im->dwarf) {
@@ -576,7 +572,7 @@ int sw_symbolicate_file_addr(struct sw_symbolicator *s, const struct sw_image_re
 			return n;
 	}
 	if (n == 0 || (n == 1 && !df[0].function && !df[0].file))
-		return symbol_frame(s, obj, addr, frames);
+		return symbol_frame(s, im, addr, frames);
 	for (int i = 0; i < n; i++) {
 		frames[i] = (struct sw_frame){
 		    .function = shown_name(s, df[i].function),
@@ -591,11 +587,22 @@ int sw_symbolicate_file_addr(struct sw_symbolicator *s, const struct sw_image_re
 	 * function: it knows the clones (foo.constprop.0, foo.cold) that
 	 * DWARF names after their origin, and it has the name -gmlt lacks.
 	 */
-	const struct sw_symbol *sym = sw_object_find_symbol(obj, addr);
+	const struct sw_symbol *sym = sw_object_find_symbol_near(obj, addr, &im->symbol_hint);
 	int last = (s->flags & SW_SYMBOLICATE_NO_INLINES) ? 0 : n - 1;
 	if (sym && !(sym->flags & SW_SYMBOL_SYNTHETIC) && sym->name[0])
 		frames[last].function = symbol_name(s, obj, sym);
 	return n;
+}
+
+int sw_symbolicate_file_addr(struct sw_symbolicator *s, const struct sw_image_ref *ref,
+			     uint64_t addr, struct sw_frame *frames, size_t max,
+			     struct sw_error *err)
+{
+	const struct sw_object *obj;
+	if (max == 0)
+		return sw_error_set(err, -EINVAL, "no room for frames");
+	int idx = sw_symbolicator_image(s, ref, &obj, err);
+	return idx < 0 ? idx : lookup(s, &s->images[idx], addr, frames, max, err);
 }
 
 int sw_symbolicate(struct sw_symbolicator *s, const struct sw_image_ref *ref, uint64_t addr,
@@ -693,6 +700,15 @@ int sw_symbolicate_file_addrs(struct sw_symbolicator *s, const struct sw_image_r
 	if (r >= 0)
 		sort_order(order, n, order + n);
 	struct sw_error first_err = {0}, e;
+	const struct sw_object *obj;
+	int idx = r >= 0 && n ? sw_symbolicator_image(s, ref, &obj, &first_err) : 0;
+	if (idx < 0) {
+		/* every address fails alike: the first in input order names it */
+		*ret_done = 0;
+		if (err)
+			*err = first_err;
+		return idx;
+	}
 	for (size_t k = 0; r >= 0 && k < n; k++) {
 		size_t i = order[k].index;
 		if (i > failed)
@@ -711,8 +727,8 @@ int sw_symbolicate_file_addrs(struct sw_symbolicator *s, const struct sw_image_r
 		 * per address cost 6% of the time */
 		e.code = 0;
 		e.msg[0] = '\0';
-		int got = sw_symbolicate_file_addr(s, ref, order[k].addr, batch->frames + used,
-						   SW_SYMBOLICATE_MAX_FRAMES, &e);
+		int got = lookup(s, &s->images[idx], order[k].addr, batch->frames + used,
+				 SW_SYMBOLICATE_MAX_FRAMES, &e);
 		if (got < 0) {
 			failed = i; /* the earliest failing address in input order wins */
 			first_err = e;
