@@ -64,8 +64,11 @@ struct reader {
 	struct sw_symbolicate_batch batch;
 };
 
-/* The next complete line in the buffer (the last one at the end of input), or NULL. */
-static char *take_line(struct reader *rd)
+/*
+ * The next complete line in the buffer (the last one at the end of input)
+ * and its length, or NULL.
+ */
+static char *take_line(struct reader *rd, size_t *len)
 {
 	char *nl = memchr(rd->buf + rd->start, '\n', rd->end - rd->start);
 	char *line = rd->buf + rd->start;
@@ -79,6 +82,7 @@ static char *take_line(struct reader *rd)
 		return NULL;
 	}
 	rd->lineno++;
+	*len = (size_t)(rd->buf + rd->start - line) - (nl != NULL);
 	return line;
 }
 
@@ -172,8 +176,8 @@ static int from_stdin(struct run *run)
 	int status = SW_EXIT_OK, r = 0;
 	while (status == SW_EXIT_OK) {
 		char *line;
-		while (status == SW_EXIT_OK && (line = take_line(rd))) {
-			size_t len = strlen(line);
+		size_t len;
+		while (status == SW_EXIT_OK && (line = take_line(rd, &len))) {
 			while (len > 0 && line[len - 1] == '\r')
 				line[--len] = '\0';
 			if (len == 0)

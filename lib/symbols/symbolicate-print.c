@@ -4,7 +4,6 @@
  * file:line:column line per frame, innermost first, then a blank line) so
  * the two can be diffed; the JSON form is one NDJSON object per address.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -12,24 +11,36 @@
 
 #include "symbolicate.h"
 
+/* isspace() of the C locale, without a call per byte. */
+static bool is_space(char c)
+{
+	return c == ' ' || (c >= '\t' && c <= '\r');
+}
+
+/* A hexadecimal digit's value, or -1: no ctype call per digit (this runs for every address). */
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	unsigned lower = (unsigned char)c | 0x20;
+	return lower >= 'a' && lower <= 'f' ? (int)(lower - 'a' + 10) : -1;
+}
+
 int sw_symbolicate_parse_addr(const char *text, uint64_t *ret)
 {
 	const char *p = text;
-	while (isspace((unsigned char)*p))
+	while (is_space(*p))
 		p++;
 	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
 		p += 2;
 	uint64_t v = 0;
-	int digits = 0;
-	for (; isxdigit((unsigned char)*p); p++, digits++) {
+	int digits = 0, d;
+	for (; (d = hex_digit(*p)) >= 0; p++, digits++) {
 		if (v >> 60)
 			return -ERANGE;
-		unsigned d = isdigit((unsigned char)*p)
-				 ? (unsigned)(*p - '0')
-				 : (unsigned)(tolower((unsigned char)*p) - 'a' + 10);
-		v = v << 4 | d;
+		v = v << 4 | (unsigned)d;
 	}
-	while (isspace((unsigned char)*p))
+	while (is_space(*p))
 		p++;
 	if (!digits || *p)
 		return -EINVAL;
