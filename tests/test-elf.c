@@ -63,6 +63,29 @@ static void hex(const uint8_t *id, size_t n, char *out)
 	out[2 * n] = '\0';
 }
 
+/* The function starts are the FDEs llvm-dwarfdump lists, each once. */
+static void check_starts(const struct sw_object *obj, const char *bin)
+{
+	char cmd[2048], line[256];
+	snprintf(cmd, sizeof(cmd),
+		 "llvm-dwarfdump-14 --eh-frame %s | sed -n '/^.eh_frame contents:/,$ "
+		 "s/.*FDE.*pc=\\([0-9a-f]*\\)\\.\\.\\..*/\\1/p' | sort -u",
+		 bin);
+	FILE *p = popen(cmd, "r");
+	size_t fdes = 0, found = 0;
+	while (p && fgets(line, sizeof(line), p)) {
+		uint64_t pc = strtoull(line, NULL, 16);
+		fdes++;
+		for (size_t i = 0; i < obj->nfunction_starts; i++)
+			found += obj->function_starts[i] == pc;
+	}
+	if (p)
+		pclose(p);
+	CHECK(fdes > 0);
+	CHECK_INT(found, fdes);
+	CHECK_INT(obj->nfunction_starts, fdes);
+}
+
 static void check_object(const char *bin, const char *arch)
 {
 	struct sw_object *obj = NULL;
@@ -94,22 +117,23 @@ static void check_object(const char *bin, const char *arch)
 	if (s)
 		CHECK_STR(s->name, "worker");
 
-	/* every FDE llvm-dwarfdump lists is a function start */
-	snprintf(cmd, sizeof(cmd),
-		 "llvm-dwarfdump-14 --eh-frame %s | sed -n '/^.eh_frame contents:/,$ "
-		 "s/.*FDE.*pc=\\([0-9a-f]*\\)\\.\\.\\..*/\\1/p'",
-		 bin);
-	FILE *p = popen(cmd, "r");
-	size_t fdes = 0, found = 0;
-	while (p && fgets(line, sizeof(line), p)) {
-		uint64_t pc = strtoull(line, NULL, 16);
-		fdes++;
-		for (size_t i = 0; i < obj->nfunction_starts; i++)
-			found += obj->function_starts[i] == pc;
+	check_starts(obj, bin);
+	/*
+	 * The same starts from the FDEs themselves when there is no
+	 * .eh_frame_hdr table to read them from (gcc's static fixture has
+	 * none; lld makes one).
+	 */
+	char nohdr[1100];
+	snprintf(nohdr, sizeof(nohdr), "%s.nohdr", bin);
+	CHECK_INT(sh("llvm-objcopy-14 --remove-section=.eh_frame_hdr %s %s", bin, nohdr), 0);
+	struct sw_object *bare = NULL;
+	CHECK_INT(sw_object_open(nohdr, NULL, &bare, NULL), 0);
+	if (bare) {
+		CHECK_INT(bare->nfunction_starts, obj->nfunction_starts);
+		for (size_t i = 0; i < bare->nfunction_starts && i < obj->nfunction_starts; i++)
+			CHECK_INT(bare->function_starts[i], obj->function_starts[i]);
+		sw_object_free(bare);
 	}
-	if (p)
-		pclose(p);
-	CHECK_INT(found, fdes);
 
 	/* the DWARF names worker where nm puts it */
 	CHECK(obj->has_debug_info);
@@ -266,6 +290,33 @@ static bool have(const char *tool)
 	return sh("command -v %s >/dev/null 2>&1", tool) == 0;
 }
 
+/*
+ * Symbols above 2^38 (a kernel's, linked at 0xffffffff81000000) are sorted
+ * by a wider key than the usual ones: the same answers as llvm-nm.
+ */
+static void check_high_addresses(const char *src)
+{
+	char bin[512];
+	snprintf(bin, sizeof(bin), "%s/fs-kernel", workdir);
+	if (sh("gcc-12 -O2 -g -ffreestanding -nostdlib -static -mcmodel=kernel -fno-pic -no-pie "
+	       "-fasynchronous-unwind-tables -Wl,-Ttext-segment=0xffffffff81000000 %s -o %s",
+	       src, bin) != 0) {
+		printf("cannot build a kernel-like fixture with gcc-12\n");
+		return;
+	}
+	struct sw_object *obj = NULL;
+	CHECK_INT(sw_object_open(bin, NULL, &obj, NULL), 0);
+	if (!obj)
+		return;
+	uint64_t worker = nm_addr(bin, "worker"), start = nm_addr(bin, "_start");
+	CHECK(worker >> 38 && start >> 38);
+	const struct sw_symbol *s = sw_object_find_symbol(obj, worker + 1);
+	CHECK(s && s->addr == worker && strcmp(s->name, "worker") == 0);
+	s = sw_object_find_symbol(obj, start + 1);
+	CHECK(s && s->addr == start && strcmp(s->name, "_start") == 0);
+	sw_object_free(obj);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2)
@@ -316,6 +367,8 @@ int main(int argc, char **argv)
 		if (i == 0 || i == 3)
 			check_hostile(bin);
 	}
+	if (have("gcc-12"))
+		check_high_addresses(src);
 	sh("rm -rf %s", workdir);
 	if (!built)
 		sw_test_skip("no compiler");

@@ -1,6 +1,7 @@
 /*
  * Function starts from .eh_frame: the initial location of every FDE, read
- * through its CIE's pointer encoding.  Stripped executables keep their
+ * through its CIE's pointer encoding, or from the sorted table of them in
+ * .eh_frame_hdr when the linker made one.  Stripped executables keep their
  * unwind tables, so this is how an address in one is bounded by the
  * function that contains it.
  */
@@ -174,6 +175,59 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Sorts (when they are not) and drops repeats; returns how many remain. */
+static size_t sorted_unique(uint64_t *v, size_t n)
+{
+	if (n && sw_object_sort_u64(v, n) < 0)
+		qsort(v, n, sizeof(*v), cmp_u64);
+	size_t j = 0;
+	for (size_t i = 0; i < n; i++)
+		if (j == 0 || v[j - 1] != v[i])
+			v[j++] = v[i];
+	return j;
+}
+
+int sw_elf_eh_frame_hdr_starts(const struct elf_file *f, const struct elf_shdr *s, uint64_t **ret,
+			       size_t *ret_n)
+{
+	const uint8_t *data;
+	if (sw_elf_section_data(f, s, &data, NULL) < 0)
+		return -EINVAL;
+	struct cursor c = {.p = data, .size = s->size, .f = f};
+	uint8_t version = (uint8_t)get(&c, 1), ptr_enc = (uint8_t)get(&c, 1);
+	uint8_t count_enc = (uint8_t)get(&c, 1), table_enc = (uint8_t)get(&c, 1);
+	if (c.bad || version != 1 || ptr_enc == 0xff || count_enc == 0xff)
+		return -ENOENT;
+	read_encoded(&c, ptr_enc, s->addr + c.pos);
+	uint64_t count = read_encoded(&c, count_enc, s->addr + c.pos);
+	/* entries of a fixed size, absolute, or relative to the section (datarel) */
+	size_t size = (table_enc & 0x07) == 0x02   ? 2
+		      : (table_enc & 0x07) == 0x03 ? 4
+		      : (table_enc & 0x07) == 0x04 ? 8
+						   : 0;
+	bool datarel = (table_enc & 0x70) == 0x30;
+	if (c.bad || count == 0 || !size || (table_enc & 0x70 && !datarel) || count > MAX_FDES ||
+	    count * 2 * size > s->size - c.pos)
+		return -ENOENT;
+	uint64_t *starts = malloc(count * sizeof(*starts));
+	if (!starts)
+		return -ENOMEM;
+	size_t n = 0;
+	for (uint64_t i = 0; i < count; i++) {
+		uint64_t pc = read_encoded(&c, table_enc & 0x0f, 0);
+		get(&c, size); /* the FDE's address */
+		if (datarel)
+			pc += s->addr;
+		if (!f->is64)
+			pc &= 0xffffffffu;
+		if (pc) /* as the FDE scan: a zero start is no function's */
+			starts[n++] = pc;
+	}
+	*ret = starts;
+	*ret_n = sorted_unique(starts, n);
+	return 0;
+}
+
 int sw_elf_eh_frame_starts(const struct elf_file *f, const struct elf_shdr *s, uint64_t **ret,
 			   size_t *ret_n, struct sw_error *err)
 {
@@ -229,13 +283,7 @@ int sw_elf_eh_frame_starts(const struct elf_file *f, const struct elf_shdr *s, u
 		}
 		off = body + len;
 	}
-	if (n && sw_object_sort_u64(starts, n) < 0)
-		qsort(starts, n, sizeof(*starts), cmp_u64);
-	size_t j = 0;
-	for (size_t i = 0; i < n; i++)
-		if (j == 0 || starts[j - 1] != starts[i])
-			starts[j++] = starts[i];
 	*ret = starts;
-	*ret_n = j;
+	*ret_n = sorted_unique(starts, n);
 	return 0;
 }

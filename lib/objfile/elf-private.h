@@ -46,9 +46,24 @@ struct elf_priv {
  */
 #define SW_ELF_INFLATE_LIMIT(file_size) ((uint64_t)(file_size)*16 + ((uint64_t)64 << 20))
 
-uint16_t sw_elf_u16(const struct elf_file *f, const uint8_t *p);
-uint32_t sw_elf_u32(const struct elf_file *f, const uint8_t *p);
-uint64_t sw_elf_u64(const struct elf_file *f, const uint8_t *p);
+/* Integers in the file's byte order (inline: every symbol and FDE reads several). */
+static inline uint16_t sw_elf_u16(const struct elf_file *f, const uint8_t *p)
+{
+	return f->be ? (uint16_t)(p[0] << 8 | p[1]) : (uint16_t)(p[1] << 8 | p[0]);
+}
+
+static inline uint32_t sw_elf_u32(const struct elf_file *f, const uint8_t *p)
+{
+	if (f->be)
+		return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+	return (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
+}
+
+static inline uint64_t sw_elf_u64(const struct elf_file *f, const uint8_t *p)
+{
+	uint64_t a = sw_elf_u32(f, p), b = sw_elf_u32(f, p + 4);
+	return f->be ? a << 32 | b : b << 32 | a;
+}
 
 /* Points *ret at the section's bytes; -EINVAL when it lies outside the file. */
 int sw_elf_section_data(const struct elf_file *f, const struct elf_shdr *s, const uint8_t **ret,
@@ -64,6 +79,13 @@ int sw_elf_decompress(const struct elf_file *f, const struct elf_shdr *s, bool z
  */
 int sw_elf_plt_symbols(const struct elf_file *f, struct elf_priv *priv, struct sw_object *obj);
 
+/*
+ * The function starts .eh_frame_hdr's search table lists, sorted and
+ * unique: the same as the FDE scan below, at 8 bytes a function instead of
+ * an FDE parsed.  -ENOENT when there is no table this reads.
+ */
+int sw_elf_eh_frame_hdr_starts(const struct elf_file *f, const struct elf_shdr *s, uint64_t **ret,
+			       size_t *ret_n);
 /* The function starts .eh_frame's FDEs give, sorted and unique. */
 int sw_elf_eh_frame_starts(const struct elf_file *f, const struct elf_shdr *s, uint64_t **ret,
 			   size_t *ret_n, struct sw_error *err);

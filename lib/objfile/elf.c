@@ -36,24 +36,6 @@
 #define MAX_SECTIONS (1u << 20)
 #define MAX_SYMBOLS  (1u << 26)
 
-uint16_t sw_elf_u16(const struct elf_file *f, const uint8_t *p)
-{
-	return f->be ? (uint16_t)(p[0] << 8 | p[1]) : (uint16_t)(p[1] << 8 | p[0]);
-}
-
-uint32_t sw_elf_u32(const struct elf_file *f, const uint8_t *p)
-{
-	if (f->be)
-		return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-	return (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
-}
-
-uint64_t sw_elf_u64(const struct elf_file *f, const uint8_t *p)
-{
-	uint64_t a = sw_elf_u32(f, p), b = sw_elf_u32(f, p + 4);
-	return f->be ? a << 32 | b : b << 32 | a;
-}
-
 /* A word of the file's class: 4 bytes in ELF32, 8 in ELF64. */
 static uint64_t word(const struct elf_file *f, const uint8_t *p)
 {
@@ -320,31 +302,79 @@ static bool read_symbol(const struct symtab *t, uint64_t i, struct sw_symbol *re
 	return true;
 }
 
-/*
- * The table's function symbols sorted by address, one per address: the
- * largest, then the last in the table, as llvm-symbolizer keeps.  Only
- * (address, index) pairs are sorted (stably, so each address's symbols
- * stay in table order); the kept symbol is read again from the table.
- */
-static struct sw_symbol *keep_symbols(const struct symtab *t, uint64_t n, size_t *ret_n)
+/* Keeps the largest of the symbols at one address, then the last in the table. */
+static size_t keep_best(const struct symtab *t, const uint32_t *order, size_t k,
+			struct sw_symbol *out)
 {
-	struct sw_sort_key *key = malloc((n ? n : 1) * sizeof(*key));
-	struct sw_symbol *out = NULL, sym, best;
-	size_t k = 0, j = 0;
-	for (uint64_t i = 1; key && i < n; i++)
-		if (read_symbol(t, i, &sym))
-			key[k++] = (struct sw_sort_key){sym.addr, (size_t)i};
-	if (key && sw_object_sort_keys(key, k) >= 0)
-		out = malloc((k ? k : 1) * sizeof(*out));
-	for (size_t i = 0; out && i < k;) {
-		read_symbol(t, key[i].index, &best);
-		for (i++; i < k && key[i].key == best.addr; i++)
-			if (read_symbol(t, key[i].index, &sym) && sym.size >= best.size)
+	size_t j = 0;
+	for (size_t i = 0; i < k;) {
+		struct sw_symbol best, sym;
+		read_symbol(t, order[i], &best);
+		for (i++; i < k && read_symbol(t, order[i], &sym) && sym.addr == best.addr; i++)
+			if (sym.size >= best.size)
 				best = sym;
 		out[j++] = best;
 	}
+	return j;
+}
+
+#define POSITION_BITS 26 /* MAX_SYMBOLS */
+
+/*
+ * The positions of the function symbols (address, then position), by
+ * (address, position) pairs: for addresses of 2^38 and more (kernels).
+ */
+static int sort_wide(const struct symtab *t, uint64_t n, uint32_t *order, size_t *ret_k)
+{
+	struct sw_sort_key *key = malloc((n ? n : 1) * sizeof(*key));
+	if (!key)
+		return -ENOMEM;
+	struct sw_symbol sym;
+	size_t k = 0;
+	for (uint64_t i = 1; i < n; i++)
+		if (read_symbol(t, i, &sym))
+			key[k++] = (struct sw_sort_key){sym.addr, (size_t)i};
+	int r = sw_object_sort_keys(key, k);
+	for (size_t i = 0; r == 0 && i < k; i++)
+		order[i] = (uint32_t)key[i].index;
 	free(key);
-	*ret_n = j;
+	*ret_k = k;
+	return r;
+}
+
+/*
+ * The table's function symbols sorted by address, one per address: the
+ * largest, then the last in the table, as llvm-symbolizer keeps.  Only
+ * their positions in the table are sorted, by address and then position
+ * packed into one 64-bit key (a stable order), and the kept symbols are
+ * read again.  Small keys matter: fresh pages are much of the cost of
+ * opening a binary.
+ */
+static struct sw_symbol *keep_symbols(const struct symtab *t, uint64_t n, size_t *ret_n)
+{
+	uint64_t *key = malloc((n ? n : 1) * sizeof(*key));
+	/* positions overwrite the keys they were read from, never one ahead */
+	uint32_t *order = (uint32_t *)key;
+	size_t k = 0;
+	bool packed = true;
+	struct sw_symbol sym;
+	for (uint64_t i = 1; key && packed && i < n; i++) {
+		if (!read_symbol(t, i, &sym))
+			continue;
+		packed = sym.addr >> (64 - POSITION_BITS) == 0;
+		key[k++] = sym.addr << POSITION_BITS | i;
+	}
+	int r = key ? 0 : -ENOMEM;
+	if (r == 0 && packed) {
+		r = sw_object_sort_u64(key, k);
+		for (size_t i = 0; r == 0 && i < k; i++)
+			order[i] = (uint32_t)(key[i] & (((uint64_t)1 << POSITION_BITS) - 1));
+	} else if (r == 0) {
+		r = sort_wide(t, n, order, &k);
+	}
+	struct sw_symbol *out = r == 0 ? malloc((k ? k : 1) * sizeof(*out)) : NULL;
+	*ret_n = out ? keep_best(t, order, k, out) : 0;
+	free(key);
 	return out;
 }
 
@@ -437,7 +467,7 @@ static void load_debuglink(const struct elf_file *f, const struct elf_shdr *s,
 static int load_named_sections(const struct elf_file *f, struct elf_priv *priv,
 			       struct sw_object *obj, struct sw_error *err)
 {
-	const struct elf_shdr *symtab = NULL, *dynsym = NULL, *eh = NULL;
+	const struct elf_shdr *symtab = NULL, *dynsym = NULL, *eh = NULL, *eh_hdr = NULL;
 	for (size_t i = 1; i < f->nsh; i++) {
 		const struct elf_shdr *s = &f->sh[i];
 		const char *name = section_name(f, s);
@@ -452,6 +482,8 @@ static int load_named_sections(const struct elf_file *f, struct elf_priv *priv,
 			load_debuglink(f, s, obj);
 		else if (strcmp(name, ".eh_frame") == 0 && s->type != SHT_NOBITS)
 			eh = s;
+		else if (strcmp(name, ".eh_frame_hdr") == 0 && s->type != SHT_NOBITS)
+			eh_hdr = s;
 		else if (s->type == SHT_NOTE && !obj->id_len && s->type != SHT_NOBITS &&
 			 in_file(f, s->offset, s->size))
 			find_build_id(f, f->data + s->offset, s->size, obj);
@@ -467,8 +499,11 @@ static int load_named_sections(const struct elf_file *f, struct elf_priv *priv,
 	/* PLT names are a bonus: without them an entry only lacks its name */
 	if (sw_elf_plt_symbols(f, priv, obj) == -ENOMEM)
 		return sw_error_set(err, -ENOMEM, "out of memory");
-	if (eh) {
-		/* unwind tables are a bonus: a broken one costs only function starts */
+	/* unwind tables are a bonus: a broken one costs only function starts */
+	if (eh_hdr &&
+	    sw_elf_eh_frame_hdr_starts(f, eh_hdr, &priv->starts, &obj->nfunction_starts) == 0) {
+		obj->function_starts = priv->starts;
+	} else if (eh) {
 		if (sw_elf_eh_frame_starts(f, eh, &priv->starts, &obj->nfunction_starts, NULL) < 0)
 			obj->nfunction_starts = 0;
 		obj->function_starts = priv->starts;
