@@ -61,6 +61,7 @@ enum variant {
 	DEEP,         /* lexical blocks nested far past any real program */
 	BAD_FORM,     /* an attribute form that does not exist */
 	BAD_CODE,     /* a DIE with an abbreviation code the table lacks */
+	ALL_FORMS,    /* attributes of every varying form, in DIEs read and DIEs skipped */
 };
 
 static struct bytes abbrev, info, line;
@@ -106,7 +107,47 @@ static void make_abbrev(void)
 	uleb(&abbrev, 7), uleb(&abbrev, 0x34), u8(&abbrev, 0);
 	uleb(&abbrev, 0x02), uleb(&abbrev, 0x7777);
 	uleb(&abbrev, 0), uleb(&abbrev, 0);
+	/* 8: a variable with attributes of every form whose size varies, and some that do not */
+	uleb(&abbrev, 8), uleb(&abbrev, 0x34), u8(&abbrev, 0);
+	static const uint16_t forms[] = {0x08, 0x0d, 0x0f, 0x18, 0x0a, 0x03, 0x04, 0x09,
+					 0x1e, 0x19, 0x21, 0x1a, 0x16, 0x0b, 0x07};
+	for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+		uleb(&abbrev, 0x2000 + i), uleb(&abbrev, forms[i]);
+		if (forms[i] == 0x21)
+			uleb(&abbrev, 42); /* the implicit constant */
+	}
+	uleb(&abbrev, 0), uleb(&abbrev, 0);
+	/* 9: a subprogram with attributes the reader skips, of varying sizes */
+	uleb(&abbrev, 9), uleb(&abbrev, 0x2e), u8(&abbrev, 1);
+	uleb(&abbrev, 0x3a), uleb(&abbrev, 0x0f); /* decl_file udata */
+	uleb(&abbrev, 0x03), uleb(&abbrev, 0x08);
+	uleb(&abbrev, 0x40), uleb(&abbrev, 0x18); /* frame_base exprloc */
+	uleb(&abbrev, 0x11), uleb(&abbrev, 0x01);
+	uleb(&abbrev, 0x3b), uleb(&abbrev, 0x0d); /* decl_line sdata */
+	uleb(&abbrev, 0x12), uleb(&abbrev, 0x06);
+	uleb(&abbrev, 0x2007 + 1), uleb(&abbrev, 0x08); /* a vendor string */
+	uleb(&abbrev, 0), uleb(&abbrev, 0);
 	uleb(&abbrev, 0);
+}
+
+/* A DIE of abbreviation 8: one value of each form, long ones where lengths vary. */
+static void all_forms_die(struct bytes *b)
+{
+	uleb(b, 8);
+	str(b, "a variable with a name");      /* string */
+	uleb(b, (uint64_t)-300000 & 0x1fffff); /* sdata, three bytes */
+	uleb(b, 1u << 30);                     /* udata, five bytes */
+	uleb(b, 200), un(b, 0x99, 200);        /* exprloc of 200 bytes */
+	u8(b, 3), un(b, 0x1234, 3);            /* block1 */
+	un(b, 5, 2), un(b, 0, 5);              /* block2 */
+	un(b, 2, 4), un(b, 0, 2);              /* block4 */
+	uleb(b, 130), un(b, 0, 130);           /* block, a two-byte length */
+	un(b, 0xabcdef, 16);                   /* data16 */
+	/* flag_present and implicit_const: no bytes */
+	uleb(b, 1000);                   /* strx, two bytes */
+	uleb(b, 0x05), un(b, 7, 2);      /* indirect: data2 */
+	u8(b, 1);                        /* data1 */
+	un(b, 0x1122334455667788ull, 8); /* data8 */
 }
 
 static void make_line(void)
@@ -156,7 +197,15 @@ static void make_info(enum variant v)
 	} else {
 		uleb(&info, 4), str(&info, "inner");
 	}
-	uleb(&info, 2), str(&info, "outer"), un(&info, 0x1000, 8), un(&info, 0x80, 4);
+	if (v == ALL_FORMS) {
+		all_forms_die(&info);
+		uleb(&info, 9), uleb(&info, 300), str(&info, "outer"), uleb(&info, 3),
+		    un(&info, 0x56789a, 3), un(&info, 0x1000, 8), uleb(&info, 0x7fff),
+		    un(&info, 0x80, 4), str(&info, "skipped");
+		all_forms_die(&info);
+	} else {
+		uleb(&info, 2), str(&info, "outer"), un(&info, 0x1000, 8), un(&info, 0x80, 4);
+	}
 	int nest = v == DEEP ? 5000 : 0;
 	for (int i = 0; i < nest; i++)
 		uleb(&info, 6);
@@ -201,9 +250,9 @@ static int lookup(size_t info_size, uint64_t addr, struct sw_dwarf_frame *fr, si
 	return r;
 }
 
-static void test_well_formed(void)
+static void test_well_formed(enum variant v)
 {
-	make_info(WELL_FORMED);
+	make_info(v);
 	struct sw_dwarf_frame fr[4];
 	struct sw_error err = {0};
 	CHECK_INT(lookup(info.n, 0x1025, fr, 4, &err), 2);
@@ -304,7 +353,9 @@ int main(void)
 {
 	make_abbrev();
 	make_line();
-	test_well_formed();
+	test_well_formed(WELL_FORMED);
+	/* the same answers past DIEs of every form, read and skipped */
+	test_well_formed(ALL_FORMS);
 	test_cycles();
 	test_errors();
 	test_hostile();

@@ -10,7 +10,7 @@
 
 #include "dwarf-private.h"
 
-uint64_t dw_u(struct dw_cur *c, size_t n)
+uint64_t dw_u_any(struct dw_cur *c, size_t n)
 {
 	if (c->bad || n > c->size - c->pos) {
 		c->bad = true;
@@ -59,7 +59,7 @@ static bool leb(struct dw_cur *c, uint64_t *ret_v, unsigned *ret_shift, uint8_t 
 	return false;
 }
 
-uint64_t dw_uleb(struct dw_cur *c)
+uint64_t dw_uleb_any(struct dw_cur *c)
 {
 	uint64_t v;
 	unsigned shift;
@@ -305,13 +305,78 @@ void dw_abbrevs_size(struct dw_abbrevs *a, const struct dw_unit *u)
 	for (size_t i = 0; i < a->n; i++) {
 		struct dw_abbrev *ab = &a->list[i];
 		int32_t total = 0;
-		for (uint32_t j = 0; j < ab->count && total >= 0; j++) {
-			int n = form_size(a->specs[ab->first + j].form, u);
-			total = n < 0 ? -1 : total + n;
+		for (uint32_t j = 0; j < ab->count; j++) {
+			struct dw_attr_spec *sp = &a->specs[ab->first + j];
+			int n = form_size(sp->form, u);
+			sp->size = (int8_t)n;
+			total = n < 0 || total < 0 ? -1 : total + n;
 		}
 		ab->fixed = total;
 	}
 	a->sized_for = key;
+}
+
+/* Skips one attribute of a form with no fixed size in the unit, as dw_read_value() would read it.
+ */
+static int skip_varying(const struct sw_dwarf *d, const struct dw_unit *u, struct dw_cur *c,
+			const struct dw_attr_spec *sp)
+{
+	switch (sp->form) {
+	case 0x0d:          /* sdata */
+	case 0x0f:          /* udata */
+	case 0x15:          /* ref_udata */
+	case 0x1a:          /* strx */
+	case 0x1b:          /* addrx */
+	case 0x22:          /* loclistx */
+	case 0x23:          /* rnglistx */
+	case 0x1f01:        /* GNU_addr_index */
+	case 0x1f02:        /* GNU_str_index */
+		dw_uleb(c); /* an sleb's bytes end alike */
+		break;
+	case 0x09: /* block */
+	case 0x18: /* exprloc */
+		dw_skip(c, dw_uleb(c));
+		break;
+	case 0x0a: /* block1 */
+		dw_skip(c, dw_u(c, 1));
+		break;
+	case 0x08: /* string */
+		dw_cstr(c);
+		break;
+	default: {
+		struct dw_value v;
+		return dw_read_value(d, u, c, sp->form, sp->implicit, &v);
+	}
+	}
+	return c->bad ? -EINVAL : 0;
+}
+
+int dw_skip_attr(const struct sw_dwarf *d, const struct dw_unit *u, struct dw_cur *c,
+		 const struct dw_attr_spec *sp)
+{
+	if (sp->size < 0)
+		return skip_varying(d, u, c, sp);
+	dw_skip(c, (uint64_t)sp->size);
+	return c->bad ? -EINVAL : 0;
+}
+
+int dw_skip_attrs(const struct sw_dwarf *d, const struct dw_unit *u, struct dw_cur *c,
+		  const struct dw_abbrev *ab)
+{
+	const struct dw_attr_spec *sp = &u->abbrevs->specs[ab->first];
+	uint64_t fixed = 0; /* bytes of fixed-size attributes not yet skipped */
+	for (uint32_t i = 0; i < ab->count; i++) {
+		if (sp[i].size >= 0) {
+			fixed += (uint64_t)sp[i].size;
+			continue;
+		}
+		dw_skip(c, fixed);
+		fixed = 0;
+		if (skip_varying(d, u, c, &sp[i]) < 0)
+			return -EINVAL;
+	}
+	dw_skip(c, fixed);
+	return c->bad ? -EINVAL : 0;
 }
 
 /* --- attribute values --- */

@@ -191,6 +191,27 @@ static int new_func(struct tree_builder *b, uint64_t die, uint16_t tag, uint32_t
 	return 0;
 }
 
+/* The attributes of a subroutine that the index keeps something of. */
+static bool wanted_attr(uint16_t at)
+{
+	switch (at) {
+	case 0x11:   /* low_pc */
+	case 0x12:   /* high_pc */
+	case 0x55:   /* ranges */
+	case 0x58:   /* call_file */
+	case 0x59:   /* call_line */
+	case 0x57:   /* call_column */
+	case 0x31:   /* abstract_origin */
+	case 0x03:   /* name */
+	case 0x6e:   /* linkage_name */
+	case 0x2007: /* MIPS_linkage_name */
+	case 0x47:   /* specification */
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* Reads one DIE's attributes; for a subroutine, records it. */
 static int read_die(struct tree_builder *b, struct dw_cur *c, const struct dw_abbrev *ab,
 		    uint64_t die, uint32_t enclosing, uint32_t *ret_func)
@@ -204,6 +225,12 @@ static int read_die(struct tree_builder *b, struct dw_cur *c, const struct dw_ab
 					     (unsigned long long)die)
 			      : 0;
 	}
+	/* another DIE's values are not wanted: skip them (a failure is read again, to name it) */
+	size_t start = c->pos;
+	if (!sub && dw_skip_attrs(b->d, u, c, ab) == 0)
+		return 0;
+	c->pos = start;
+	c->bad = false;
 	/* only now: zeroing these for every DIE skipped above was a cost of its own */
 	struct die_pc pc = {0};
 	uint32_t call[3] = {0, 0, 0};
@@ -211,12 +238,14 @@ static int read_die(struct tree_builder *b, struct dw_cur *c, const struct dw_ab
 	bool named = false;
 	for (uint32_t i = 0; i < ab->count; i++) {
 		const struct dw_attr_spec *sp = &u->abbrevs->specs[ab->first + i];
+		bool wanted = sub && wanted_attr(sp->at);
 		struct dw_value v;
-		if (dw_read_value(b->d, u, c, sp->form, sp->implicit, &v) < 0)
+		if ((wanted ? dw_read_value(b->d, u, c, sp->form, sp->implicit, &v)
+			    : dw_skip_attr(b->d, u, c, sp)) < 0)
 			return sw_error_set(b->err, -EINVAL,
 					    "bad attribute form 0x%x in DIE at .debug_info 0x%llx",
 					    sp->form, (unsigned long long)die);
-		if (!sub)
+		if (!wanted)
 			continue;
 		switch (sp->at) {
 		case 0x11:

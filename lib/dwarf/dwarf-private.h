@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "dwarf.h"
 
@@ -44,8 +45,49 @@ static inline struct dw_cur dw_cur_at(const struct sw_section *s, bool be, uint6
 	return c;
 }
 
-uint64_t dw_u(struct dw_cur *c, size_t n); /* 1, 2, 3, 4 or 8 bytes */
-uint64_t dw_uleb(struct dw_cur *c);
+uint64_t dw_u_any(struct dw_cur *c, size_t n);
+uint64_t dw_uleb_any(struct dw_cur *c);
+
+/* 1, 2, 3, 4 or 8 bytes; inline for what most reads are: whole, and in the host's order. */
+static inline uint64_t dw_u(struct dw_cur *c, size_t n)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (!c->be && !c->bad && n <= c->size - c->pos) {
+		const uint8_t *p = c->data + c->pos;
+		uint16_t v2;
+		uint32_t v4;
+		uint64_t v8;
+		switch (n) {
+		case 1:
+			c->pos += 1;
+			return p[0];
+		case 2:
+			memcpy(&v2, p, 2);
+			c->pos += 2;
+			return v2;
+		case 4:
+			memcpy(&v4, p, 4);
+			c->pos += 4;
+			return v4;
+		case 8:
+			memcpy(&v8, p, 8);
+			c->pos += 8;
+			return v8;
+		default:
+			break;
+		}
+	}
+#endif
+	return dw_u_any(c, n);
+}
+
+/* An unsigned LEB128 number; inline for one byte, as most are. */
+static inline uint64_t dw_uleb(struct dw_cur *c)
+{
+	if (!c->bad && c->pos < c->size && !(c->data[c->pos] & 0x80))
+		return c->data[c->pos++];
+	return dw_uleb_any(c);
+}
 int64_t dw_sleb(struct dw_cur *c);
 void dw_skip(struct dw_cur *c, uint64_t n);
 /* A NUL-terminated string at the cursor, or NULL (bad set). */
@@ -57,6 +99,7 @@ const char *dw_str_at(const struct sw_section *s, uint64_t off);
 
 struct dw_attr_spec {
 	uint16_t at, form;
+	int8_t size;      /* set by dw_abbrevs_size(): the form's size in the unit, -1: it varies */
 	int64_t implicit; /* DW_FORM_implicit_const */
 };
 
@@ -232,6 +275,16 @@ const struct dw_abbrev *dw_abbrev_find(const struct dw_abbrevs *a, uint64_t code
 void dw_abbrevs_size(struct dw_abbrevs *a, const struct dw_unit *u);
 int dw_read_value(const struct sw_dwarf *d, const struct dw_unit *u, struct dw_cur *c,
 		  uint16_t form, int64_t implicit, struct dw_value *v);
+/*
+ * Moves the cursor past a DIE's attributes without reading their values,
+ * as dw_read_value() on each would (after dw_abbrevs_size() for u).
+ * -EINVAL where that would fail.
+ */
+int dw_skip_attrs(const struct sw_dwarf *d, const struct dw_unit *u, struct dw_cur *c,
+		  const struct dw_abbrev *ab);
+/* The same for one attribute. */
+int dw_skip_attr(const struct sw_dwarf *d, const struct dw_unit *u, struct dw_cur *c,
+		 const struct dw_attr_spec *sp);
 const char *dw_value_str(const struct sw_dwarf *d, const struct dw_unit *u,
 			 const struct dw_value *v);
 bool dw_value_addr(const struct sw_dwarf *d, const struct dw_unit *u, const struct dw_value *v,
