@@ -8,7 +8,8 @@
  * files into place always see a whole file.  A batch's lookups at rising
  * addresses start where the last one ended: answers do not depend on the
  * order of the lookups, with or without the index, for DWARF and for the
- * symbol table.  Runs under the sanitizers with the rest of the unit suite.
+ * symbol table.  Units read on several threads answer alike.  Runs under
+ * the sanitizers with the rest of the unit suite.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -330,6 +331,35 @@ static void test_order(const char *path)
 		free(want[i]);
 }
 
+/*
+ * Units read on several threads before the lookups (a large batch) give
+ * the same answers as units read one at a time by the lookups, and the
+ * index written afterwards holds them.
+ */
+static void test_threads(const char *path)
+{
+	for (unsigned threads = 2; threads <= 4; threads += 2) {
+		struct sw_dwarf *d = reader();
+		int used = sw_dwarf_read_units(d, addrs, naddrs, threads);
+		CHECK(used >= 2); /* the reading was shared out */
+		CHECK(sw_dwarf_index_stale(d));
+		CHECK(same_answers(d));
+		/* read already: another call has nothing to share out */
+		CHECK_INT(sw_dwarf_read_units(d, addrs, naddrs, threads), 0);
+		CHECK_INT(sw_dwarf_index_write(d, path, key, sizeof(key), NULL), 0);
+		sw_dwarf_free(d);
+		bool same = false;
+		CHECK_INT(try_index(path, &same), 0);
+		CHECK(same);
+	}
+	/* with the index, nothing is left to read */
+	struct sw_dwarf *d = reader();
+	CHECK_INT(sw_dwarf_index_open(d, path, key, sizeof(key)), 0);
+	CHECK_INT(sw_dwarf_read_units(d, addrs, naddrs, 2), 0);
+	CHECK(same_answers(d));
+	sw_dwarf_free(d);
+}
+
 int main(int argc, char **argv)
 {
 	struct sw_object *o = NULL;
@@ -345,6 +375,7 @@ int main(int argc, char **argv)
 
 	test_round_trip(path);
 	test_order(path);
+	test_threads(path);
 	test_truncated(path, bad);
 	test_foreign(path, bad);
 	test_damaged(path, bad);

@@ -296,10 +296,15 @@ static int form_size(uint16_t form, const struct dw_unit *u)
 	}
 }
 
+uint32_t dw_abbrevs_key(const struct dw_unit *u)
+{
+	return 1u << 31 | (uint32_t)u->addr_size << 16 | (uint32_t)u->offset_size << 8 |
+	       (u->version <= 2);
+}
+
 void dw_abbrevs_size(struct dw_abbrevs *a, const struct dw_unit *u)
 {
-	uint32_t key = 1u << 31 | (uint32_t)u->addr_size << 16 | (uint32_t)u->offset_size << 8 |
-		       (u->version <= 2);
+	uint32_t key = dw_abbrevs_key(u);
 	if (a->sized_for == key)
 		return;
 	for (size_t i = 0; i < a->n; i++) {

@@ -464,6 +464,35 @@ static int build_segs(struct dw_unit *u, struct sw_error *err)
 	return r < 0 ? sw_error_set(err, r, "out of memory") : 0;
 }
 
+/* Drops what a failed read of u's tree left. */
+static void tree_undo(struct dw_unit *u)
+{
+	free(u->funcs);
+	free(u->ranges);
+	free(u->segs);
+	free(u->seg_index);
+	free(u->seg_lo);
+	u->funcs = NULL;
+	u->ranges = NULL;
+	u->segs = NULL;
+	u->seg_index = u->seg_lo = NULL;
+	u->nfuncs = u->nranges = u->nsegs = 0;
+}
+
+void dw_unit_read(const struct sw_dwarf *d, struct dw_unit *u)
+{
+	struct sw_error err = {0}; /* the lookup that reads again says what went wrong */
+	/* the builder writes only into u; d is read (sections, never its caches) */
+	struct tree_builder b = {.d = (struct sw_dwarf *)d, .u = u, .err = &err};
+	if (walk_tree(&b) < 0 || build_segs(u, &err) < 0) {
+		tree_undo(u);
+		return;
+	}
+	u->tree_done = true;
+	if (dw_line_read(d, u, &u->line, &err) == 0)
+		u->line_done = true;
+}
+
 int dw_unit_tree(struct sw_dwarf *d, struct dw_unit *u, struct sw_error *err)
 {
 	if (u->tree_done)

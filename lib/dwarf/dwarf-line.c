@@ -334,17 +334,15 @@ static int cmp_seq(const void *a, const void *b)
 	return x->first < y->first ? -1 : x->first > y->first;
 }
 
-int dw_line_load(struct sw_dwarf *d, struct dw_unit *u, struct sw_error *err)
+int dw_line_read(const struct sw_dwarf *d, const struct dw_unit *u, struct dw_line_table **ret,
+		 struct sw_error *err)
 {
-	if (u->line_done)
-		return u->line_err;
-	u->line_done = true;
-	d->parsed = true;
+	*ret = NULL;
 	if (!u->has_stmt_list || !d->s.line.size)
 		return 0;
 	struct dw_line_table *t = calloc(1, sizeof(*t));
 	if (!t)
-		return u->line_err = sw_error_set(err, -ENOMEM, "out of memory");
+		return sw_error_set(err, -ENOMEM, "out of memory");
 	struct dw_cur c = dw_cur_at(&d->s.line, d->s.big_endian, u->stmt_list);
 	struct line_header h;
 	struct line_builder b = {.t = t, .seq_empty = true};
@@ -354,21 +352,29 @@ int dw_line_load(struct sw_dwarf *d, struct dw_unit *u, struct sw_error *err)
 		r = run_program(&h, &c, &b, &fcap);
 	if (r < 0) {
 		dw_line_free(t);
-		return u->line_err =
-			   sw_error_set(err, r, "bad line table at .debug_line 0x%llx near 0x%zx",
-					(unsigned long long)u->stmt_list, c.pos);
+		return sw_error_set(err, r, "bad line table at .debug_line 0x%llx near 0x%zx",
+				    (unsigned long long)u->stmt_list, c.pos);
 	}
 	if (t->nseqs)
 		qsort(t->seqs, t->nseqs, sizeof(*t->seqs), cmp_seq);
 	t->sample = malloc((t->nrows / DW_LINE_STRIDE + 1) * sizeof(*t->sample));
 	if (!t->sample) {
 		dw_line_free(t);
-		return u->line_err = sw_error_set(err, -ENOMEM, "out of memory");
+		return sw_error_set(err, -ENOMEM, "out of memory");
 	}
 	for (size_t i = 0; i < t->nrows; i += DW_LINE_STRIDE)
 		t->sample[i / DW_LINE_STRIDE] = t->rows[i].addr;
-	u->line = t;
+	*ret = t;
 	return 0;
+}
+
+int dw_line_load(struct sw_dwarf *d, struct dw_unit *u, struct sw_error *err)
+{
+	if (u->line_done)
+		return u->line_err;
+	u->line_done = true;
+	d->parsed = true;
+	return u->line_err = dw_line_read(d, u, &u->line, err);
 }
 
 /* The first sequence ending after addr, as llvm looks it up. */

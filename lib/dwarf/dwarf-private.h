@@ -273,6 +273,8 @@ int dw_abbrevs_get(struct sw_dwarf *d, struct dw_unit *u, struct sw_error *err);
 const struct dw_abbrev *dw_abbrev_find(const struct dw_abbrevs *a, uint64_t code);
 /* Computes dw_abbrev.fixed for u's address and offset sizes. */
 void dw_abbrevs_size(struct dw_abbrevs *a, const struct dw_unit *u);
+/* What dw_abbrevs_size() sized the table for (struct dw_abbrevs.sized_for) when it was u. */
+uint32_t dw_abbrevs_key(const struct dw_unit *u);
 int dw_read_value(const struct sw_dwarf *d, const struct dw_unit *u, struct dw_cur *c,
 		  uint16_t form, int64_t implicit, struct dw_value *v);
 /*
@@ -303,11 +305,22 @@ int dw_aranges_walk(const struct sw_dwarf *d,
 struct dw_unit *dw_unit_containing(struct sw_dwarf *d, uint64_t die_off);
 int dw_unit_head(struct sw_dwarf *d, struct dw_unit *u, struct sw_error *err);
 int dw_unit_tree(struct sw_dwarf *d, struct dw_unit *u, struct sw_error *err);
+/*
+ * Reads the DIE tree and the line table of u, whose head was read, on any
+ * thread: writes only into u, and leaves what it cannot read unread (for
+ * dw_unit_tree() and dw_line_load() to read again and report).
+ */
+void dw_unit_read(const struct sw_dwarf *d, struct dw_unit *u);
 const char *dw_func_name(struct sw_dwarf *d, struct dw_func *f);
 int dw_cu_map_build(struct sw_dwarf *d, struct sw_error *err);
 
 /* dwarf-line.c */
 int dw_line_load(struct sw_dwarf *d, struct dw_unit *u, struct sw_error *err);
+/* The line table of u, read into *ret (NULL when it has none); touches nothing else. */
+int dw_line_read(const struct sw_dwarf *d, const struct dw_unit *u, struct dw_line_table **ret,
+		 struct sw_error *err);
+/* The unit of the unit map holding addr (after dw_cu_map_build()), or SIZE_MAX. */
+size_t dw_unit_at(const struct sw_dwarf *d, uint64_t addr);
 /*
  * The row index for addr, or -1.  forward: h holds the lookup of an
  * address at most addr in this table, and the search starts there; h is

@@ -157,6 +157,13 @@ static const struct dw_seg *seg_at(const struct dw_seg *segs, size_t count, uint
 	return count == 0 || addr >= segs[count - 1].hi ? NULL : &segs[count - 1];
 }
 
+size_t dw_unit_at(const struct sw_dwarf *d, uint64_t addr)
+{
+	const struct dw_seg *cs =
+	    seg_at(d->cu_map, count_segs(d->cu_map, d->ncu_map, NULL, NULL, addr), addr);
+	return cs ? cs->func : SIZE_MAX;
+}
+
 static void line_frame(struct dw_unit *u, uint64_t addr, bool forward, struct dw_line_hint *h,
 		       struct sw_dwarf_frame *fr)
 {

@@ -49,6 +49,15 @@ int sw_dwarf_lookup(struct sw_dwarf *d, uint64_t addr, unsigned flags,
 		    struct sw_dwarf_frame *frames, size_t max, struct sw_error *err);
 
 /*
+ * Reads, on up to `threads` threads, the units that lookups of addrs will
+ * need and that are neither read yet nor held by the index, so that a
+ * large batch does not read them one by one (dwarf-parallel.c).  Lookups
+ * answer alike with or without it.  Returns the number of threads that
+ * read, 0 when there was nothing to share out.
+ */
+int sw_dwarf_read_units(struct sw_dwarf *d, const uint64_t *addrs, size_t n, unsigned threads);
+
+/*
  * The index file (dwarf-index*.c): what reading units produced, written so
  * that a later reader of the same DWARF skips parsing.  key names the
  * DWARF (the caller's choice: an id, an architecture); a file whose header
