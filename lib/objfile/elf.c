@@ -266,8 +266,12 @@ struct symtab {
 	bool arm;
 };
 
-/* Symbol i of the table as a function symbol; false when it is not one. */
-static bool read_symbol(const struct symtab *t, uint64_t i, struct sw_symbol *ret)
+/*
+ * Symbol i of the table as a function symbol; false when it is not one.
+ * known: it was read as one before, so its name need not be checked again
+ * (a random read of the string table per symbol).
+ */
+static bool read_symbol(const struct symtab *t, uint64_t i, bool known, struct sw_symbol *ret)
 {
 	const struct elf_file *f = t->f;
 	const uint8_t *p = t->data + i * t->entsize;
@@ -283,12 +287,12 @@ static bool read_symbol(const struct symtab *t, uint64_t i, struct sw_symbol *re
 		shndx = 0; /* resolved through .opd */
 	else if (!exec_section(f, shndx))
 		return false;
-	if (name >= t->str_size)
-		return false;
 	const char *nm = (const char *)t->str + name;
-	if (!nm[0] || (!t->str_ends && !memchr(nm, '\0', t->str_size - name)))
+	if (!known && name >= t->str_size)
 		return false;
-	if (type == STT_NOTYPE && nm[0] == '$')
+	if (!known && (!nm[0] || (!t->str_ends && !memchr(nm, '\0', t->str_size - name))))
+		return false;
+	if (!known && type == STT_NOTYPE && nm[0] == '$')
 		return false; /* ARM/AArch64 mapping symbols */
 	if (t->arm)
 		value &= ~(uint64_t)1;
@@ -309,8 +313,9 @@ static size_t keep_best(const struct symtab *t, const uint32_t *order, size_t k,
 	size_t j = 0;
 	for (size_t i = 0; i < k;) {
 		struct sw_symbol best, sym;
-		read_symbol(t, order[i], &best);
-		for (i++; i < k && read_symbol(t, order[i], &sym) && sym.addr == best.addr; i++)
+		read_symbol(t, order[i], true, &best);
+		for (i++; i < k && read_symbol(t, order[i], true, &sym) && sym.addr == best.addr;
+		     i++)
 			if (sym.size >= best.size)
 				best = sym;
 		out[j++] = best;
@@ -332,7 +337,7 @@ static int sort_wide(const struct symtab *t, uint64_t n, uint32_t *order, size_t
 	struct sw_symbol sym;
 	size_t k = 0;
 	for (uint64_t i = 1; i < n; i++)
-		if (read_symbol(t, i, &sym))
+		if (read_symbol(t, i, false, &sym))
 			key[k++] = (struct sw_sort_key){sym.addr, (size_t)i};
 	int r = sw_object_sort_keys(key, k);
 	for (size_t i = 0; r == 0 && i < k; i++)
@@ -359,7 +364,7 @@ static struct sw_symbol *keep_symbols(const struct symtab *t, uint64_t n, size_t
 	bool packed = true;
 	struct sw_symbol sym;
 	for (uint64_t i = 1; key && packed && i < n; i++) {
-		if (!read_symbol(t, i, &sym))
+		if (!read_symbol(t, i, false, &sym))
 			continue;
 		packed = sym.addr >> (64 - POSITION_BITS) == 0;
 		key[k++] = sym.addr << POSITION_BITS | i;
