@@ -317,8 +317,27 @@ static void check_high_addresses(const char *src)
 	sw_object_free(obj);
 }
 
+/* The symbol sort: by the high bits only, ties in their order (the low bits rise). */
+static void check_sort_high(void)
+{
+	enum { N = 5000 };
+	static uint64_t v[N];
+	uint64_t x = 88172645463325252ull;
+	for (size_t i = 0; i < N; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		v[i] = (x % 97) << 26 | i; /* many ties */
+	}
+	CHECK_INT(sw_object_sort_u64_high(v, N, 26), 0);
+	size_t bad = 0;
+	for (size_t i = 1; i < N; i++)
+		bad += (v[i] >> 26) < (v[i - 1] >> 26) ||
+		       ((v[i] >> 26) == (v[i - 1] >> 26) && v[i] < v[i - 1]);
+	CHECK_INT(bad, 0);
+}
+
 int main(int argc, char **argv)
 {
+	check_sort_high();
 	if (argc < 2)
 		sw_test_skip("usage: test-elf SOURCE_ROOT");
 	if (!have("llvm-readelf-14") || !have("llvm-objcopy-14") || !have("llvm-dwarfdump-14"))

@@ -350,9 +350,9 @@ static int sort_wide(const struct symtab *t, uint64_t n, uint32_t *order, size_t
 /*
  * The table's function symbols sorted by address, one per address: the
  * largest, then the last in the table, as llvm-symbolizer keeps.  Only
- * their positions in the table are sorted, by address and then position
- * packed into one 64-bit key (a stable order), and the kept symbols are
- * read again.  Small keys matter: fresh pages are much of the cost of
+ * their positions in the table are sorted, packed below the address in one
+ * 64-bit key, by a stable sort on the address bits, and the kept symbols
+ * are read again.  Small keys matter: fresh pages are much of the cost of
  * opening a binary.
  */
 static struct sw_symbol *keep_symbols(const struct symtab *t, uint64_t n, size_t *ret_n)
@@ -371,7 +371,8 @@ static struct sw_symbol *keep_symbols(const struct symtab *t, uint64_t n, size_t
 	}
 	int r = key ? 0 : -ENOMEM;
 	if (r == 0 && packed) {
-		r = sw_object_sort_u64(key, k);
+		/* the positions rise already: sorting by address alone keeps ties in table order */
+		r = sw_object_sort_u64_high(key, k, POSITION_BITS);
 		for (size_t i = 0; r == 0 && i < k; i++)
 			order[i] = (uint32_t)(key[i] & (((uint64_t)1 << POSITION_BITS) - 1));
 	} else if (r == 0) {

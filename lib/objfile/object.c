@@ -102,6 +102,13 @@ int sw_object_sort_u64(uint64_t *v, size_t n)
 	RADIX_SORT(uint64_t, v, n, KEY_OF_U64);
 }
 
+int sw_object_sort_u64_high(uint64_t *v, size_t n, unsigned low_bits)
+{
+#define KEY_OF_HIGH(x) ((x) >> low_bits)
+	RADIX_SORT(uint64_t, v, n, KEY_OF_HIGH);
+#undef KEY_OF_HIGH
+}
+
 int sw_object_sort_by_u64(void *base, size_t n, size_t size, size_t key_off)
 {
 	if (n < 2)

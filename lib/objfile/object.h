@@ -111,6 +111,8 @@ struct sw_sort_key {
 };
 int sw_object_sort_keys(struct sw_sort_key *v, size_t n);
 int sw_object_sort_u64(uint64_t *v, size_t n);
+/* Sorts by the bits above the low low_bits only, stably: what ties keeps its order. */
+int sw_object_sort_u64_high(uint64_t *v, size_t n, unsigned low_bits);
 
 /* The nearest symbol at or before addr, bounded by the next function start. */
 const struct sw_symbol *sw_object_find_symbol(const struct sw_object *obj, uint64_t addr);
