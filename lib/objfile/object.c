@@ -24,7 +24,6 @@ struct object_file {
 	char *path;
 	struct sw_symbol *own_symbols; /* when synthetic starts were merged in */
 	uint64_t *symbol_index;
-	uint64_t *symbol_addrs;
 };
 
 #define MAX_OBJECT_SIZE ((uint64_t)1 << 34) /* 16 GiB: larger is not an object we read */
@@ -229,17 +228,11 @@ int sw_object_open(const char *path, const char *arch, struct sw_object **ret, s
 	if (r >= 0 && f->obj.nsymbols > SW_OBJECT_SYMBOL_STRIDE) {
 		size_t n = (f->obj.nsymbols - 1) / SW_OBJECT_SYMBOL_STRIDE + 1;
 		f->symbol_index = malloc(n * sizeof(*f->symbol_index));
-		f->symbol_addrs = malloc(f->obj.nsymbols * sizeof(*f->symbol_addrs));
-		if (!f->symbol_index || !f->symbol_addrs)
+		if (!f->symbol_index)
 			r = sw_error_set(err, -ENOMEM, "out of memory");
-		for (size_t i = 0; r >= 0 && i < f->obj.nsymbols; i++) {
-			f->symbol_addrs[i] = f->obj.symbols[i].addr;
-			if (i % SW_OBJECT_SYMBOL_STRIDE == 0)
-				f->symbol_index[i / SW_OBJECT_SYMBOL_STRIDE] =
-				    f->obj.symbols[i].addr;
-		}
+		for (size_t i = 0; r >= 0 && i < n; i++)
+			f->symbol_index[i] = f->obj.symbols[i * SW_OBJECT_SYMBOL_STRIDE].addr;
 		f->obj.symbol_index = f->symbol_index;
-		f->obj.symbol_addrs = f->symbol_addrs;
 	}
 	if (r < 0)
 		goto fail;
@@ -260,7 +253,6 @@ void sw_object_free(struct sw_object *obj)
 		obj->release(obj);
 	free(f->own_symbols);
 	free(f->symbol_index);
-	free(f->symbol_addrs);
 	if (f->map)
 		munmap(f->map, f->map_size);
 	free(f->path);
@@ -289,7 +281,7 @@ static size_t count_symbols(const struct sw_object *obj, uint64_t addr)
 	}
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if ((obj->symbol_addrs ? obj->symbol_addrs[mid] : obj->symbols[mid].addr) <= addr)
+		if (obj->symbols[mid].addr <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -323,16 +315,11 @@ const struct sw_symbol *sw_object_find_symbol(const struct sw_object *obj, uint6
 const struct sw_symbol *sw_object_find_symbol_near(const struct sw_object *obj, uint64_t addr,
 						   struct sw_symbol_hint *h)
 {
-	size_t count;
-	if (h->valid && addr >= h->addr && obj->symbol_addrs)
-		count = sw_upper_bound_from(obj->symbol_addrs, sizeof(uint64_t), 0, obj->nsymbols,
-					    h->count, addr);
-	else if (h->valid && addr >= h->addr)
-		count = sw_upper_bound_from(obj->symbols, sizeof(*obj->symbols),
-					    offsetof(struct sw_symbol, addr), obj->nsymbols,
-					    h->count, addr);
-	else
-		count = count_symbols(obj, addr);
+	size_t count = h->valid && addr >= h->addr
+			   ? sw_upper_bound_from(obj->symbols, sizeof(*obj->symbols),
+						 offsetof(struct sw_symbol, addr), obj->nsymbols,
+						 h->count, addr)
+			   : count_symbols(obj, addr);
 	*h = (struct sw_symbol_hint){.valid = true, .addr = addr, .count = count};
 	return symbol_at(obj, count, addr);
 }

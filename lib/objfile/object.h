@@ -74,7 +74,6 @@ struct sw_object {
 	 * object filled otherwise (a plain binary search then).
 	 */
 	const uint64_t *symbol_index;
-	const uint64_t *symbol_addrs; /* symbols[i].addr for every i, or NULL likewise */
 };
 
 #define SW_OBJECT_SYMBOL_STRIDE 16
