@@ -2,18 +2,15 @@
  * Writing the DWARF reader's index file (dwarf-index.c reads it): every
  * unit whose DIE tree and line table were read without error, the names
  * and joined paths they point at gathered into one string table (shared by
- * pointer), and the address -> unit map.  The file is written beside its
- * final name under a temporary one, synced and renamed over it.
+ * pointer), and the address -> unit map, published whole (util/publish.h).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "dwarf-index-format.h"
+#include "util/publish.h"
 
 struct strtab {
 	const char **keys; /* open addressing by pointer */
@@ -231,53 +228,6 @@ static void out_finish(struct ix_out *o)
 	free(o->str.data);
 }
 
-static int write_all(int fd, const void *p, size_t n)
-{
-	const uint8_t *b = p;
-	while (n) {
-		ssize_t w = write(fd, b, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return w < 0 ? -errno : -EIO;
-		b += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
-static int write_padded(int fd, const void *p, size_t n)
-{
-	static const uint8_t zero[8];
-	int r = n ? write_all(fd, p, n) : 0;
-	if (r >= 0 && (n & 7))
-		r = write_all(fd, zero, 8 - (n & 7));
-	return r;
-}
-
-static int write_file(int fd, const struct ix_header *h, const struct sw_dwarf *d,
-		      const struct ix_out *o)
-{
-	int r = write_padded(fd, h, sizeof(*h));
-	if (r >= 0)
-		r = write_padded(fd, o->units, d->nunits * sizeof(*o->units));
-	if (r >= 0)
-		r = write_padded(fd, d->cu_map, h->ncu_map * sizeof(*d->cu_map));
-	if (r >= 0)
-		r = write_padded(fd, o->segs, o->nsegs * sizeof(*o->segs));
-	if (r >= 0)
-		r = write_padded(fd, o->funcs, o->nfuncs * sizeof(*o->funcs));
-	if (r >= 0)
-		r = write_padded(fd, o->rows, o->nrows * sizeof(*o->rows));
-	if (r >= 0)
-		r = write_padded(fd, o->seqs, o->nseqs * sizeof(*o->seqs));
-	if (r >= 0)
-		r = write_padded(fd, o->files, o->nfiles * sizeof(*o->files));
-	if (r >= 0)
-		r = write_padded(fd, o->str.data, o->str.len);
-	return r;
-}
-
 static size_t padded(size_t n)
 {
 	return (n + 7) & ~(size_t)7;
@@ -318,32 +268,22 @@ static void fill_header(struct ix_header *h, const struct sw_dwarf *d, const str
 		       padded(h->nfiles * sizeof(uint32_t)) + padded(h->nstr);
 }
 
-/* Writes the temporary file beside path and renames it over path. */
+/* Writes the file beside path and renames it over path. */
 static int publish(const char *path, const struct ix_header *h, const struct sw_dwarf *d,
 		   const struct ix_out *o)
 {
-	size_t n = strlen(path) + 16;
-	char *tmp = malloc(n);
-	if (!tmp)
-		return -ENOMEM;
-	snprintf(tmp, n, "%s.XXXXXX", path);
-	int fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0) {
-		int e = -errno;
-		free(tmp);
-		return e;
-	}
-	int r = write_file(fd, h, d, o);
-	if (r >= 0 && fsync(fd) < 0)
-		r = -errno;
-	if (close(fd) < 0 && r >= 0)
-		r = -errno;
-	if (r >= 0 && rename(tmp, path) < 0)
-		r = -errno;
-	if (r < 0)
-		unlink(tmp);
-	free(tmp);
-	return r;
+	const struct sw_part parts[] = {
+	    {h, sizeof(*h)},
+	    {o->units, d->nunits * sizeof(*o->units)},
+	    {d->cu_map, h->ncu_map * sizeof(*d->cu_map)},
+	    {o->segs, o->nsegs * sizeof(*o->segs)},
+	    {o->funcs, o->nfuncs * sizeof(*o->funcs)},
+	    {o->rows, o->nrows * sizeof(*o->rows)},
+	    {o->seqs, o->nseqs * sizeof(*o->seqs)},
+	    {o->files, o->nfiles * sizeof(*o->files)},
+	    {o->str.data, o->str.len},
+	};
+	return sw_publish(path, parts, sizeof(parts) / sizeof(parts[0]), 1);
 }
 
 int sw_dwarf_index_write(struct sw_dwarf *d, const char *path, const uint8_t *key, size_t key_len,
