@@ -242,6 +242,7 @@ static void test_stripped(const char *stripped, const char *truth_nm)
 			globals++;
 			CHECK(s && strcmp(s->name, name) == 0);
 			CHECK(s && (s->flags & SW_SYMBOL_FROM_EXPORTS));
+			CHECK(s && s->size == 0); /* the trie gives none */
 		} else if (type == 't') {
 			/* Statics and hidden functions have no name left anywhere. */
 			statics++;
@@ -586,6 +587,7 @@ static void test_exports_dylib(void)
 			continue;
 		s = symbol_at(&obj, addr);
 		CHECK(s && strcmp(s->name, name) == 0 && (s->flags & SW_SYMBOL_FROM_EXPORTS));
+		CHECK(s && s->size == 0);
 		found++;
 	}
 	CHECK_INT(found, 2); /* lib_twice and lib_thrice in lib.c */

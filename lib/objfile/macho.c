@@ -454,10 +454,12 @@ static int add_exports(const struct parse *ps, struct sw_object *obj, struct pri
 		if (ex[i].kind != EXPORT_SYMBOL_FLAGS_KIND_REGULAR || addr < obj->text_vmaddr ||
 		    !in_text(ps, addr) || has_symbol_at(*c, nsym, addr))
 			continue;
-		grown[total].sym.addr = addr;
-		grown[total].sym.name = pv->names + ex[i].name;
-		grown[total].sym.flags =
-		    SW_SYMBOL_GLOBAL | SW_SYMBOL_FUNCTION | SW_SYMBOL_FROM_EXPORTS;
+		/* an export has no size: the next symbol or function start bounds it */
+		grown[total].sym = (struct sw_symbol){
+		    .addr = addr,
+		    .name = pv->names + ex[i].name,
+		    .flags = SW_SYMBOL_GLOBAL | SW_SYMBOL_FUNCTION | SW_SYMBOL_FROM_EXPORTS,
+		};
 		grown[total].rank = 1;
 		grown[total].seq = total;
 		total++;
