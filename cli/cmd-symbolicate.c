@@ -235,7 +235,7 @@ static void save_in_background(struct sw_symbolicator *sym)
 		_exit(0);
 	}
 	if (pid > 0)
-		sw_symbolicator_set_index_dir(sym, NULL); /* the child writes it */
+		sw_symbolicator_set_cache_dir(sym, NULL); /* the child writes them */
 }
 
 static int symbolicate_run(const struct sw_cmd *cmd, int argc, char **argv)
@@ -281,7 +281,7 @@ static int symbolicate_run(const struct sw_cmd *cmd, int argc, char **argv)
 		return sw_cli_fail(SW_FAIL_INPUT, -ENOMEM, "out of memory");
 	}
 	if (run.no_index)
-		sw_symbolicator_set_index_dir(run.sym, NULL);
+		sw_symbolicator_set_cache_dir(run.sym, NULL);
 	/* without --dsym, debug files are looked for where the symbol search looks */
 	struct sw_symsearch *ss = NULL;
 	if (!run.ref.debug_path && sw_symsearch_new(&ss) >= 0) {
@@ -325,7 +325,8 @@ static const struct sw_opt symbolicate_opts[] = {
     {"json", SW_OPT_JSON, NULL, "one JSON object per address (\"schema\":1, \"type\":\"address\")",
      NULL},
     {"no-index", SW_OPT_NO_INDEX, NULL,
-     "neither read nor write the DWARF index in the cache folder\n(also: STALLWATCH_NO_INDEX=1)",
+     "neither read nor write the DWARF index and the symbol cache in the cache\nfolder (also: "
+     "STALLWATCH_NO_INDEX=1)",
      NULL},
     SW_OPT_END,
 };

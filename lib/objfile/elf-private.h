@@ -35,6 +35,9 @@ struct elf_priv {
 	struct sw_symbol *symbols;
 	uint64_t *starts;
 	char *plt_names; /* the names sw_elf_plt_symbols() made */
+	/* symbols left for later (struct sw_object.defer_symbols): where they are */
+	struct elf_file file; /* its section headers owned here */
+	const struct elf_shdr *symtab, *dynsym, *eh, *eh_hdr;
 };
 
 /* Decompressed DWARF sections larger than this are refused. */

@@ -496,7 +496,18 @@ static int load_named_sections(const struct elf_file *f, struct elf_priv *priv,
 		if (r < 0)
 			return r;
 	}
-	const struct elf_shdr *syms = symtab ? symtab : dynsym;
+	priv->symtab = symtab;
+	priv->dynsym = dynsym;
+	priv->eh = eh;
+	priv->eh_hdr = eh_hdr;
+	return 0;
+}
+
+/* The symbol table, PLT entries and function starts of the sections load_named_sections() found. */
+static int load_symbols(const struct elf_file *f, struct elf_priv *priv, struct sw_object *obj,
+			struct sw_error *err)
+{
+	const struct elf_shdr *syms = priv->symtab ? priv->symtab : priv->dynsym;
 	if (syms) {
 		int r = load_symtab(f, syms, priv, obj, err);
 		if (r < 0)
@@ -506,15 +517,27 @@ static int load_named_sections(const struct elf_file *f, struct elf_priv *priv,
 	if (sw_elf_plt_symbols(f, priv, obj) == -ENOMEM)
 		return sw_error_set(err, -ENOMEM, "out of memory");
 	/* unwind tables are a bonus: a broken one costs only function starts */
-	if (eh_hdr &&
-	    sw_elf_eh_frame_hdr_starts(f, eh_hdr, &priv->starts, &obj->nfunction_starts) == 0) {
+	if (priv->eh_hdr && sw_elf_eh_frame_hdr_starts(f, priv->eh_hdr, &priv->starts,
+						       &obj->nfunction_starts) == 0) {
 		obj->function_starts = priv->starts;
-	} else if (eh) {
-		if (sw_elf_eh_frame_starts(f, eh, &priv->starts, &obj->nfunction_starts, NULL) < 0)
+	} else if (priv->eh) {
+		if (sw_elf_eh_frame_starts(f, priv->eh, &priv->starts, &obj->nfunction_starts,
+					   NULL) < 0)
 			obj->nfunction_starts = 0;
 		obj->function_starts = priv->starts;
 	}
 	return 0;
+}
+
+/* struct sw_object.load_symbols, for an object opened with defer_symbols. */
+static int load_deferred(struct sw_object *obj, struct sw_error *err)
+{
+	struct elf_priv *priv = obj->priv;
+	int r = load_symbols(&priv->file, priv, obj, err);
+	free(priv->file.sh);
+	priv->file.sh = NULL;
+	priv->symtab = priv->dynsym = priv->eh = priv->eh_hdr = NULL;
+	return r;
 }
 
 static void elf_release(struct sw_object *obj)
@@ -527,6 +550,7 @@ static void elf_release(struct sw_object *obj)
 	free(priv->symbols);
 	free(priv->starts);
 	free(priv->plt_names);
+	free(priv->file.sh);
 	free(priv);
 	obj->priv = NULL;
 }
@@ -556,6 +580,14 @@ int sw_elf_load(struct sw_object *obj, const uint8_t *data, size_t size, struct 
 		r = load_segments(&f, obj, err);
 	if (r >= 0)
 		r = load_named_sections(&f, priv, obj, err);
+	if (r >= 0 && obj->defer_symbols) {
+		priv->file = f; /* the section headers now belong to priv */
+		obj->load_symbols = load_deferred;
+		f.sh = NULL;
+	} else if (r >= 0) {
+		r = load_symbols(&f, priv, obj, err);
+		priv->symtab = priv->dynsym = priv->eh = priv->eh_hdr = NULL; /* in f.sh */
+	}
 	free(f.sh);
 	if (r < 0)
 		return r;

@@ -55,7 +55,8 @@ struct priv {
 	struct sw_symbol *symbols;
 	uint64_t *starts;
 	char *names;
-	char *stub_names; /* "_puts stub\0..." */
+	char *stub_names;       /* "_puts stub\0..." */
+	struct parse *deferred; /* symbols left for later: the parsed commands */
 };
 
 static void release(struct sw_object *obj)
@@ -67,6 +68,7 @@ static void release(struct sw_object *obj)
 		free(p->starts);
 		free(p->names);
 		free(p->stub_names);
+		free(p->deferred);
 		free(p);
 	}
 	obj->priv = NULL;
@@ -596,6 +598,19 @@ static int load_symbols(const struct parse *ps, struct sw_object *obj, struct pr
 	return r;
 }
 
+/* struct sw_object.load_symbols, for an object opened with defer_symbols. */
+static int load_deferred(struct sw_object *obj, struct sw_error *err)
+{
+	struct priv *pv = obj->priv;
+	struct parse *ps = pv->deferred;
+	int r = read_function_starts(ps, obj, pv, err);
+	if (r >= 0)
+		r = load_symbols(ps, obj, pv, err);
+	pv->deferred = NULL;
+	free(ps);
+	return r;
+}
+
 static int load_thin(struct sw_object *obj, const uint8_t *d, size_t size, uint64_t base,
 		     struct sw_error *err)
 {
@@ -619,10 +634,15 @@ static int load_thin(struct sw_object *obj, const uint8_t *d, size_t size, uint6
 	obj->dwarf.addr_size = ps->is64 ? 8 : 4;
 	obj->dwarf.big_endian = false;
 	r = read_commands(ps, obj, err);
-	if (r >= 0)
+	if (r >= 0 && obj->defer_symbols) {
+		pv->deferred = ps;
+		obj->load_symbols = load_deferred;
+		ps = NULL;
+	} else if (r >= 0) {
 		r = read_function_starts(ps, obj, pv, err);
-	if (r >= 0)
-		r = load_symbols(ps, obj, pv, err);
+		if (r >= 0)
+			r = load_symbols(ps, obj, pv, err);
+	}
 	free(ps);
 	if (r < 0) {
 		release(obj);

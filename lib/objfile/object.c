@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "object.h"
+#include "symbol-cache.h"
 #include "util/search.h"
 
 /* The object and the mapping it lives on, freed together. */
@@ -24,6 +25,7 @@ struct object_file {
 	char *path;
 	struct sw_symbol *own_symbols; /* when synthetic starts were merged in */
 	uint64_t *symbol_index;
+	struct sw_symcache cache; /* the symbols came from a cache file */
 };
 
 #define MAX_OBJECT_SIZE ((uint64_t)1 << 34) /* 16 GiB: larger is not an object we read */
@@ -199,7 +201,23 @@ static int map_file(const char *path, void **ret_map, size_t *ret_size, struct s
 	return 0;
 }
 
-int sw_object_open(const char *path, const char *arch, struct sw_object **ret, struct sw_error *err)
+/* Where an object's symbols stand once read or taken from a cache: the sampled index. */
+static int index_symbols(struct object_file *f)
+{
+	if (f->obj.nsymbols <= SW_OBJECT_SYMBOL_STRIDE)
+		return 0;
+	size_t n = (f->obj.nsymbols - 1) / SW_OBJECT_SYMBOL_STRIDE + 1;
+	f->symbol_index = malloc(n * sizeof(*f->symbol_index));
+	if (!f->symbol_index)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		f->symbol_index[i] = f->obj.symbols[i * SW_OBJECT_SYMBOL_STRIDE].addr;
+	f->obj.symbol_index = f->symbol_index;
+	return 0;
+}
+
+int sw_object_open_deferred(const char *path, const char *arch, struct sw_object **ret,
+			    struct sw_error *err)
 {
 	struct object_file *f = calloc(1, sizeof(*f));
 	if (!f)
@@ -210,6 +228,7 @@ int sw_object_open(const char *path, const char *arch, struct sw_object **ret, s
 	if (r < 0)
 		goto fail;
 	f->obj.path = f->path;
+	f->obj.defer_symbols = true;
 	const uint8_t *data = f->map;
 	if (memcmp(data, "\177ELF", 4) == 0) {
 		r = sw_elf_load(&f->obj, data, f->map_size, err);
@@ -223,17 +242,6 @@ int sw_object_open(const char *path, const char *arch, struct sw_object **ret, s
 		r = sw_error_set(err, -EINVAL, "not an ELF or Mach-O file (magic %02x%02x%02x%02x)",
 				 data[0], data[1], data[2], data[3]);
 	}
-	if (r >= 0)
-		r = add_synthetic_starts(f);
-	if (r >= 0 && f->obj.nsymbols > SW_OBJECT_SYMBOL_STRIDE) {
-		size_t n = (f->obj.nsymbols - 1) / SW_OBJECT_SYMBOL_STRIDE + 1;
-		f->symbol_index = malloc(n * sizeof(*f->symbol_index));
-		if (!f->symbol_index)
-			r = sw_error_set(err, -ENOMEM, "out of memory");
-		for (size_t i = 0; r >= 0 && i < n; i++)
-			f->symbol_index[i] = f->obj.symbols[i * SW_OBJECT_SYMBOL_STRIDE].addr;
-		f->obj.symbol_index = f->symbol_index;
-	}
 	if (r < 0)
 		goto fail;
 	f->obj.has_debug_info = f->obj.dwarf.info.size > 0;
@@ -242,6 +250,72 @@ int sw_object_open(const char *path, const char *arch, struct sw_object **ret, s
 fail:
 	sw_object_free(&f->obj);
 	return r;
+}
+
+bool sw_object_symbols_pending(const struct sw_object *obj)
+{
+	return obj->load_symbols != NULL;
+}
+
+int sw_object_load_symbols(struct sw_object *obj, struct sw_error *err)
+{
+	if (!obj->load_symbols)
+		return 0;
+	struct object_file *f = (struct object_file *)obj;
+	int r = obj->load_symbols(obj, err);
+	obj->load_symbols = NULL;
+	if (r < 0)
+		return r;
+	if (add_synthetic_starts(f) < 0 || index_symbols(f) < 0)
+		return sw_error_set(err, -ENOMEM, "out of memory");
+	return 0;
+}
+
+int sw_object_open(const char *path, const char *arch, struct sw_object **ret, struct sw_error *err)
+{
+	struct sw_object *obj;
+	int r = sw_object_open_deferred(path, arch, &obj, err);
+	if (r < 0)
+		return r;
+	r = sw_object_load_symbols(obj, err);
+	if (r < 0) {
+		sw_object_free(obj);
+		return r;
+	}
+	*ret = obj;
+	return 0;
+}
+
+/* --- the symbol cache (symbol-cache.c) --- */
+
+int sw_object_symbols_from_cache(struct sw_object *obj, const char *path, const uint8_t *key,
+				 size_t key_len)
+{
+	struct object_file *f = (struct object_file *)obj;
+	if (!obj->load_symbols)
+		return -EALREADY;
+	struct sw_symcache c;
+	int r = sw_symcache_read(path, key, key_len, f->map_size, &c);
+	if (r < 0)
+		return r;
+	f->cache = c;
+	obj->symbols = c.symbols;
+	obj->nsymbols = c.nsymbols;
+	obj->function_starts = c.starts;
+	obj->nfunction_starts = c.nstarts;
+	/* the reader's own symbols are not wanted now: its deferred state goes with release */
+	obj->load_symbols = NULL;
+	return index_symbols(f);
+}
+
+int sw_object_symbols_to_cache(const struct sw_object *obj, const char *path, const uint8_t *key,
+			       size_t key_len)
+{
+	const struct object_file *f = (const struct object_file *)obj;
+	if (obj->load_symbols)
+		return -EINVAL; /* nothing read yet */
+	return sw_symcache_write(path, key, key_len, f->map_size, obj->symbols, obj->nsymbols,
+				 obj->function_starts, obj->nfunction_starts);
 }
 
 void sw_object_free(struct sw_object *obj)
@@ -253,6 +327,7 @@ void sw_object_free(struct sw_object *obj)
 		obj->release(obj);
 	free(f->own_symbols);
 	free(f->symbol_index);
+	sw_symcache_release(&f->cache);
 	if (f->map)
 		munmap(f->map, f->map_size);
 	free(f->path);

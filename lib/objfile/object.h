@@ -69,6 +69,12 @@ struct sw_object {
 	void *priv;                             /* the container reader's own state */
 	void (*release)(struct sw_object *obj); /* frees priv; set by the reader */
 	/*
+	 * Set before the reader runs: leave the symbol table and function
+	 * starts unread, and set load_symbols to read them later.
+	 */
+	bool defer_symbols;
+	int (*load_symbols)(struct sw_object *obj, struct sw_error *err);
+	/*
 	 * Set by sw_object_open(): symbols[i * SW_OBJECT_SYMBOL_STRIDE].addr
 	 * for every i, so that a lookup touches few cache lines; NULL in an
 	 * object filled otherwise (a plain binary search then).
@@ -85,6 +91,30 @@ struct sw_object {
 int sw_object_open(const char *path, const char *arch, struct sw_object **ret,
 		   struct sw_error *err);
 void sw_object_free(struct sw_object *obj);
+
+/*
+ * sw_object_open() without reading the symbol table and function starts
+ * yet: until sw_object_load_symbols() reads them, or
+ * sw_object_symbols_from_cache() takes them from a cache file, the object
+ * has none (sw_object_symbols_pending()).  Its id, architecture and DWARF
+ * are there at once, to name the cache file by.
+ */
+int sw_object_open_deferred(const char *path, const char *arch, struct sw_object **ret,
+			    struct sw_error *err);
+bool sw_object_symbols_pending(const struct sw_object *obj);
+/* Reads the symbols an object opened deferred left unread; errors as sw_object_open()'s. */
+int sw_object_load_symbols(struct sw_object *obj, struct sw_error *err);
+/*
+ * The symbol cache (symbol-cache.c): the symbols and function starts of
+ * an object opened deferred, from the file at path when it was written for
+ * key and an object of this size and checks out; -errno otherwise (the
+ * object is left as it was).
+ */
+int sw_object_symbols_from_cache(struct sw_object *obj, const char *path, const uint8_t *key,
+				 size_t key_len);
+/* Writes them, once read, for a later sw_object_symbols_from_cache(). */
+int sw_object_symbols_to_cache(const struct sw_object *obj, const char *path, const uint8_t *key,
+			       size_t key_len);
 
 /*
  * The container readers, called by sw_object_open() with the whole mapped

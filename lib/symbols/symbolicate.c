@@ -35,6 +35,10 @@ struct image {
 	uint8_t index_key[SW_DWARF_INDEX_MAX_KEY];
 	size_t index_key_len; /* 0: no index for this image */
 	char *index_path;
+	/* obj's symbols were read, not taken from the cache: where to write them */
+	char *symbols_path;
+	uint8_t symbols_key[SW_DWARF_INDEX_MAX_KEY];
+	size_t symbols_key_len;
 	struct sw_symbol_hint symbol_hint; /* obj's */
 	int dwarf_err;
 	char dwarf_msg[256];
@@ -55,7 +59,7 @@ struct sw_symbolicator {
 	char **strings;
 	size_t nstrings, string_bytes;
 	struct sw_symsearch *search;
-	char *index_dir; /* NULL: DWARF indexes are neither read nor written */
+	char *cache_dir; /* NULL: DWARF indexes and symbol caches are neither read nor written */
 };
 
 int sw_symbolicator_new(unsigned flags, struct sw_symbolicator **ret)
@@ -65,27 +69,23 @@ int sw_symbolicator_new(unsigned flags, struct sw_symbolicator **ret)
 		return -ENOMEM;
 	s->flags = flags;
 	const char *off = getenv("STALLWATCH_NO_INDEX");
-	if (!off || !off[0] || strcmp(off, "0") == 0) {
-		char *cache = sw_symsearch_cache_default_dir();
-		if (cache && asprintf(&s->index_dir, "%s/dwarf", cache) < 0)
-			s->index_dir = NULL;
-		free(cache);
-	}
+	if (!off || !off[0] || strcmp(off, "0") == 0)
+		s->cache_dir = sw_symsearch_cache_default_dir();
 	*ret = s;
 	return 0;
 }
 
-int sw_symbolicator_set_index_dir(struct sw_symbolicator *s, const char *dir)
+int sw_symbolicator_set_cache_dir(struct sw_symbolicator *s, const char *dir)
 {
-	free(s->index_dir);
-	s->index_dir = NULL;
+	free(s->cache_dir);
+	s->cache_dir = NULL;
 	if (!dir || !dir[0])
 		return 0;
-	s->index_dir = strdup(dir);
-	return s->index_dir ? 0 : -ENOMEM;
+	s->cache_dir = strdup(dir);
+	return s->cache_dir ? 0 : -ENOMEM;
 }
 
-/* --- the DWARF index (lib/dwarf/dwarf-index.c) --- */
+/* --- the DWARF index (lib/dwarf/dwarf-index.c) and the symbol cache --- */
 
 static void hex(const uint8_t *p, size_t n, char *out)
 {
@@ -103,54 +103,95 @@ static uint64_t fnv64(const void *p, size_t n, uint64_t h)
 }
 
 /*
- * The index of an image's DWARF is named by the id of the file holding it
- * (a dSYM's UUID is its binary's) and its architecture; a file with no id
- * by its path, size, modification time and inode.
+ * What names the cache files of an object: its id (a dSYM's UUID is its
+ * binary's) and architecture, or, for a file with no id, its path, size,
+ * modification time and inode.  key gets the bytes a file records; name
+ * the file name without its extension.
  */
-static int index_key(struct image *im, const struct sw_object *dw, char *name, size_t cap)
+static int object_key(const struct sw_object *o, uint8_t *k, size_t *ret_len, char *name,
+		      size_t cap)
 {
-	uint8_t *k = im->index_key;
 	size_t n = 0;
-	size_t alen = strlen(dw->arch);
-	if (dw->id_len) {
+	size_t alen = strlen(o->arch);
+	if (o->id_len) {
 		char h[65];
 		k[n++] = 'i';
-		k[n++] = (uint8_t)dw->format;
-		memcpy(k + n, dw->id, dw->id_len);
-		n += dw->id_len;
-		memcpy(k + n, dw->arch, alen);
+		k[n++] = (uint8_t)o->format;
+		memcpy(k + n, o->id, o->id_len);
+		n += o->id_len;
+		memcpy(k + n, o->arch, alen);
 		n += alen;
-		hex(dw->id, dw->id_len, h);
-		snprintf(name, cap, "%s-%s.dwx", h, dw->arch);
+		hex(o->id, o->id_len, h);
+		snprintf(name, cap, "%s-%s", h, o->arch);
 	} else {
 		struct stat st;
-		if (!dw->path || stat(dw->path, &st) < 0)
+		if (!o->path || stat(o->path, &st) < 0)
 			return -ENOENT;
 		uint64_t v[5] = {(uint64_t)st.st_size, (uint64_t)st.st_mtim.tv_sec,
 				 (uint64_t)st.st_mtim.tv_nsec, (uint64_t)st.st_ino,
-				 fnv64(dw->path, strlen(dw->path), 0xcbf29ce484222325ULL)};
+				 fnv64(o->path, strlen(o->path), 0xcbf29ce484222325ULL)};
 		k[n++] = 'p';
 		memcpy(k + n, v, sizeof(v));
 		n += sizeof(v);
-		memcpy(k + n, dw->arch, alen);
+		memcpy(k + n, o->arch, alen);
 		n += alen;
-		snprintf(name, cap, "path-%016llx.dwx",
+		snprintf(name, cap, "path-%016llx",
 			 (unsigned long long)fnv64(k, n, 0xcbf29ce484222325ULL));
 	}
-	im->index_key_len = n;
+	*ret_len = n;
 	return 0;
 }
 
 static void open_index(struct sw_symbolicator *s, struct image *im, const struct sw_object *dw)
 {
 	char name[128];
-	if (!s->index_dir || !im->dwarf || index_key(im, dw, name, sizeof(name)) < 0)
+	if (!s->cache_dir || !im->dwarf ||
+	    object_key(dw, im->index_key, &im->index_key_len, name, sizeof(name)) < 0)
 		return;
-	if (asprintf(&im->index_path, "%s/%s", s->index_dir, name) < 0) {
+	if (asprintf(&im->index_path, "%s/dwarf/%s.dwx", s->cache_dir, name) < 0) {
 		im->index_path = NULL;
 		return;
 	}
 	sw_dwarf_index_open(im->dwarf, im->index_path, im->index_key, im->index_key_len);
+}
+
+/* A smaller symbol table is read faster than a file is written for it. */
+#define SYMBOL_CACHE_MIN 2048
+
+/*
+ * Opens the binary, its symbols from the cache when they are there
+ * (sorting a large symbol table is most of what one address costs);
+ * otherwise read, and noted to be written.
+ */
+static int open_binary(struct sw_symbolicator *s, const char *path, const char *arch,
+		       struct image *im, struct sw_error *err)
+{
+	if (!s->cache_dir)
+		return sw_object_open(path, arch, &im->obj, err);
+	int r = sw_object_open_deferred(path, arch, &im->obj, err);
+	if (r < 0)
+		return r;
+	char name[128];
+	if (object_key(im->obj, im->symbols_key, &im->symbols_key_len, name, sizeof(name)) == 0 &&
+	    asprintf(&im->symbols_path, "%s/symbols/%s.sym", s->cache_dir, name) < 0)
+		im->symbols_path = NULL;
+	if (im->symbols_path &&
+	    sw_object_symbols_from_cache(im->obj, im->symbols_path, im->symbols_key,
+					 im->symbols_key_len) == 0) {
+		free(im->symbols_path);
+		im->symbols_path = NULL; /* nothing to write */
+		return 0;
+	}
+	r = sw_object_load_symbols(im->obj, err);
+	if (r < 0) {
+		sw_object_free(im->obj);
+		im->obj = NULL;
+	}
+	if (r < 0 || im->obj->nsymbols < SYMBOL_CACHE_MIN) {
+		free(im->symbols_path);
+		im->symbols_path = NULL;
+	}
+	return r;
 }
 
 /* mkdir -p for the index folder, private to the user like the rest of the cache. */
@@ -170,19 +211,34 @@ static int make_dirs(const char *dir)
 	return mkdir(path, 0700) < 0 && errno != EEXIST ? -errno : 0;
 }
 
-/* Writes the image's index when this run read units it did not hold; failures only cost speed. */
+/*
+ * The image's index when this run read units it did not hold, and its
+ * symbol cache when this run read the symbols: failures only cost speed.
+ */
 static bool index_pending(const struct sw_symbolicator *s, const struct image *im)
 {
-	return s->index_dir && im->dwarf && im->index_path && sw_dwarf_index_stale(im->dwarf);
+	return s->cache_dir && ((im->dwarf && im->index_path && sw_dwarf_index_stale(im->dwarf)) ||
+				im->symbols_path);
 }
 
 static void save_index(struct sw_symbolicator *s, struct image *im)
 {
 	if (!index_pending(s, im))
 		return;
-	if (make_dirs(s->index_dir) < 0)
-		return;
-	sw_dwarf_index_write(im->dwarf, im->index_path, im->index_key, im->index_key_len, NULL);
+	char dir[4096];
+	if (im->dwarf && im->index_path && sw_dwarf_index_stale(im->dwarf) &&
+	    snprintf(dir, sizeof(dir), "%s/dwarf", s->cache_dir) < (int)sizeof(dir) &&
+	    make_dirs(dir) == 0)
+		sw_dwarf_index_write(im->dwarf, im->index_path, im->index_key, im->index_key_len,
+				     NULL);
+	if (im->symbols_path &&
+	    snprintf(dir, sizeof(dir), "%s/symbols", s->cache_dir) < (int)sizeof(dir) &&
+	    make_dirs(dir) == 0 &&
+	    sw_object_symbols_to_cache(im->obj, im->symbols_path, im->symbols_key,
+				       im->symbols_key_len) == 0) {
+		free(im->symbols_path);
+		im->symbols_path = NULL;
+	}
 }
 
 bool sw_symbolicator_index_pending(const struct sw_symbolicator *s)
@@ -208,6 +264,7 @@ void sw_symbolicator_free(struct sw_symbolicator *s)
 		save_index(s, im);
 		sw_dwarf_free(im->dwarf);
 		free(im->index_path);
+		free(im->symbols_path);
 		sw_object_free(im->dbg);
 		sw_object_free(im->obj);
 		free(im->path);
@@ -218,7 +275,7 @@ void sw_symbolicator_free(struct sw_symbolicator *s)
 	free(s->strings);
 	free(s->memo);
 	free(s->images);
-	free(s->index_dir);
+	free(s->cache_dir);
 	free(s);
 }
 
@@ -441,7 +498,8 @@ static int open_debug(struct sw_symbolicator *s, struct image *im, const struct 
 	}
 	const char *arch =
 	    ref->arch ? ref->arch : (im->obj->format == SW_OBJECT_MACHO ? im->obj->arch : NULL);
-	int r = sw_object_open(dpath, arch, &im->dbg, err);
+	/* only its DWARF is wanted: its symbol table is never read */
+	int r = sw_object_open_deferred(dpath, arch, &im->dbg, err);
 	if (r >= 0 && im->obj->id_len && im->dbg->id_len &&
 	    !same_id(im->dbg, im->obj->id, im->obj->id_len)) {
 		r = sw_error_set(err, -ENOENT, "'%s' does not match the binary's id", dpath);
@@ -469,7 +527,7 @@ static int load_image(struct sw_symbolicator *s, const struct sw_image_ref *ref,
 		path = strdup(ref->path);
 	if (!path)
 		return sw_error_set(err, -ENOENT, "no binary found for this image");
-	int r = sw_object_open(path, ref->arch, &im->obj, err);
+	int r = open_binary(s, path, ref->arch, im, err);
 	if (r >= 0)
 		r = open_debug(s, im, ref, err);
 	im->path = path;
@@ -508,6 +566,7 @@ int sw_symbolicator_image(struct sw_symbolicator *s, const struct sw_image_ref *
 			sw_object_free(im->dbg);
 			free(im->path);
 			free(im->debug_path);
+			free(im->symbols_path);
 			return r;
 		}
 		s->nimages++;

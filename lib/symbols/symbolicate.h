@@ -87,11 +87,15 @@ struct sw_symsearch;
  */
 int sw_symbolicator_new(unsigned flags, struct sw_symbolicator **ret);
 void sw_symbolicator_free(struct sw_symbolicator *s);
-/* Where DWARF indexes are kept; NULL or "" keeps none (nor writes any pending). */
-int sw_symbolicator_set_index_dir(struct sw_symbolicator *s, const char *dir);
-/* Whether an image read DWARF that its index file does not hold yet. */
+/*
+ * The folder of DWARF indexes (dir/dwarf) and symbol caches (dir/symbols),
+ * by default stallwatch's cache folder; NULL or "" keeps none (nor writes
+ * any pending).
+ */
+int sw_symbolicator_set_cache_dir(struct sw_symbolicator *s, const char *dir);
+/* Whether an image read DWARF its index file does not hold, or symbols its cache does not. */
 bool sw_symbolicator_index_pending(const struct sw_symbolicator *s);
-/* Writes those index files now (sw_symbolicator_free() does it otherwise). */
+/* Writes those files now (sw_symbolicator_free() does it otherwise). */
 void sw_symbolicator_save_indexes(struct sw_symbolicator *s);
 /*
  * Lets the symbolicator find binaries by id and debug files (dSYM bundles,
