@@ -11,6 +11,7 @@
  */
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "dwarf-private.h"
 
@@ -52,12 +53,21 @@ static size_t units_to_read(struct sw_dwarf *d, const uint64_t *addrs, size_t n,
 	bool *seen = calloc(d->nunits ? d->nunits : 1, 1);
 	if (!seen)
 		return 0;
+	/* the units the map names: once every one was seen, the rest of addrs adds none */
+	size_t mapped = 0, nseen = 0;
+	for (size_t i = 0; i < d->ncu_map; i++) {
+		if (!seen[d->cu_map[i].func])
+			mapped++;
+		seen[d->cu_map[i].func] = true;
+	}
+	memset(seen, 0, d->nunits);
 	size_t k = 0;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n && nseen < mapped; i++) {
 		size_t at = dw_unit_at(d, addrs[i]);
 		if (at == SIZE_MAX || seen[at])
 			continue;
 		seen[at] = true;
+		nseen++;
 		struct dw_unit *u = &d->units[at];
 		if (u->tree_done || u->line_done || dw_index_unit(d, u))
 			continue;
