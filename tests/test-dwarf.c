@@ -130,6 +130,12 @@ static void make_abbrev(void)
 	uleb(&abbrev, 0);
 }
 
+static void fill(struct bytes *b, uint8_t v, size_t n)
+{
+	while (n--)
+		u8(b, v);
+}
+
 /* A DIE of abbreviation 8: one value of each form, long ones where lengths vary. */
 static void all_forms_die(struct bytes *b)
 {
@@ -137,12 +143,12 @@ static void all_forms_die(struct bytes *b)
 	str(b, "a variable with a name");      /* string */
 	uleb(b, (uint64_t)-300000 & 0x1fffff); /* sdata, three bytes */
 	uleb(b, 1u << 30);                     /* udata, five bytes */
-	uleb(b, 200), un(b, 0x99, 200);        /* exprloc of 200 bytes */
+	uleb(b, 200), fill(b, 0x99, 200);      /* exprloc of 200 bytes */
 	u8(b, 3), un(b, 0x1234, 3);            /* block1 */
-	un(b, 5, 2), un(b, 0, 5);              /* block2 */
-	un(b, 2, 4), un(b, 0, 2);              /* block4 */
-	uleb(b, 130), un(b, 0, 130);           /* block, a two-byte length */
-	un(b, 0xabcdef, 16);                   /* data16 */
+	un(b, 5, 2), fill(b, 0, 5);            /* block2 */
+	un(b, 2, 4), fill(b, 0, 2);            /* block4 */
+	uleb(b, 130), fill(b, 0, 130);         /* block, a two-byte length */
+	un(b, 0xabcdef, 8), un(b, 0, 8);       /* data16 */
 	/* flag_present and implicit_const: no bytes */
 	uleb(b, 1000);                   /* strx, two bytes */
 	uleb(b, 0x05), un(b, 7, 2);      /* indirect: data2 */
