@@ -31,7 +31,8 @@
  * the CPU the thread runs on (its affinity excludes the CPU /proc names
  * before the signal and the one the handler ran on after), so neither the
  * handler's wake-up nor the watchdog's next timer, nor the unwinding after
- * the release, preempts it; and it waits for the handler by polling the
+ * the release, preempts it; the streamer, which the watchdog wakes for each
+ * sample, keeps off it too; and it waits for the handler by polling the
  * semaphore for a few microseconds before it sleeps, which usually needs no
  * wake-up at all.
  */
@@ -52,6 +53,8 @@
 
 #include "../platform.h"
 #include "linux.h"
+
+extern struct swa_thread swa_streamer_thread;
 
 #define MAX_REGIONS 4096
 
@@ -74,8 +77,9 @@ static struct {
 
 #define SPIN_NS 30000u /* how long to poll for the handler before sleeping */
 
-static cpu_set_t allowed; /* the process's CPUs when the agent started */
-static int avoided = -1;  /* the CPU the watchdog keeps off */
+static cpu_set_t allowed;         /* the process's CPUs when the agent started */
+static int avoided = -1;          /* the CPU the watchdog keeps off */
+static int streamer_avoided = -1; /* the CPU the streamer keeps off */
 
 static sem_t done;
 static int capture_sig;
@@ -230,16 +234,30 @@ out:
 	errno = saved_errno;
 }
 
-/* Moves the calling thread (the watchdog) off cpu, when another is allowed. */
-static void avoid_cpu(int cpu)
+/* Moves thread tid (0: the caller) off cpu, unless it keeps off it already. */
+static void keep_off(pid_t tid, int cpu, int *kept_off)
 {
-	if (cpu < 0 || cpu >= CPU_SETSIZE || cpu == avoided || !CPU_ISSET(cpu, &allowed) ||
-	    CPU_COUNT(&allowed) < 2)
+	if (cpu == *kept_off)
 		return;
 	cpu_set_t set = allowed;
 	CPU_CLR(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set) == 0)
-		avoided = cpu;
+	if (sched_setaffinity(tid, sizeof(set), &set) == 0)
+		*kept_off = cpu;
+}
+
+/*
+ * Moves the watchdog (the caller) and the streamer off cpu, when another
+ * is allowed: the streamer wakes for every sample the watchdog hands it,
+ * and on the held thread's CPU that wake-up would preempt it.
+ */
+static void avoid_cpu(int cpu)
+{
+	if (cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &allowed) || CPU_COUNT(&allowed) < 2)
+		return;
+	keep_off(0, cpu, &avoided);
+	pid_t streamer = (pid_t)swa_streamer_thread.handle; /* 0 until it runs */
+	if (streamer > 0)
+		keep_off(streamer, cpu, &streamer_avoided);
 }
 
 /* Takes the first real-time signal from SIGRTMIN+6 on that nobody handles. */
