@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -215,8 +216,9 @@ static int from_stdin(struct run *run)
 /*
  * A first run's index (megabytes, synced before it is renamed into place)
  * is written by a detached child once every answer is out, so that the
- * command returns as soon as it has answered; where fork fails the
- * symbolicator writes it itself.
+ * command returns as soon as it has answered, and at the idle scheduling
+ * class, so that it does not slow the next command down; where fork fails
+ * the symbolicator writes it itself.
  */
 static void save_in_background(struct sw_symbolicator *sym)
 {
@@ -225,6 +227,9 @@ static void save_in_background(struct sw_symbolicator *sym)
 	pid_t pid = fork();
 	if (pid == 0) {
 		setsid();
+		/* housekeeping: it runs when nothing else wants the processor */
+		struct sched_param none = {0};
+		sched_setscheduler(0, SCHED_IDLE, &none);
 		int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
 		if (fd >= 0) {
 			dup2(fd, 0);
