@@ -15,15 +15,13 @@
  * it over the old one, so a reader sees a whole file or none.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "dwarf-index-format.h"
+#include "util/publish.h"
 
 void dw_index_free(struct dw_index *ix)
 {
@@ -89,25 +87,17 @@ int sw_dwarf_index_open(struct sw_dwarf *d, const char *path, const uint8_t *key
 {
 	if (d->index || key_len > SW_DWARF_INDEX_MAX_KEY)
 		return -EINVAL;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return -errno;
-	struct stat st;
-	int r = fstat(fd, &st) < 0 ? -errno : 0;
-	if (r == 0 && (!S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof(struct ix_header) ||
-		       (uint64_t)st.st_size > IX_MAX))
-		r = -EINVAL;
-	void *map =
-	    r == 0 ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
-	close(fd);
-	if (map == MAP_FAILED)
-		return r < 0 ? r : -errno;
+	void *map;
+	size_t size;
+	int r = sw_map_whole(path, sizeof(struct ix_header), IX_MAX, &map, &size);
+	if (r < 0)
+		return r;
 	struct dw_index *ix = calloc(1, sizeof(*ix));
 	if (!ix) {
-		munmap(map, (size_t)st.st_size);
+		munmap(map, size);
 		return -ENOMEM;
 	}
-	*ix = (struct dw_index){.map = map, .size = (size_t)st.st_size, .h = map};
+	*ix = (struct dw_index){.map = map, .size = size, .h = map};
 	if (!ix_header_ok(d, ix->h, ix->size, key, key_len) || !ix_layout(ix)) {
 		dw_index_free(ix);
 		return -EINVAL;

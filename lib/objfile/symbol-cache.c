@@ -4,12 +4,9 @@
  * names, each part starting on an 8-byte boundary.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "symbol-cache.h"
 #include "util/publish.h"
@@ -97,24 +94,12 @@ int sw_symcache_read(const char *path, const uint8_t *key, size_t key_len, uint6
 	*ret = (struct sw_symcache){0};
 	if (key_len > SC_MAX_KEY)
 		return -EINVAL;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return -errno;
-	struct stat st;
-	int r = fstat(fd, &st) < 0 ? -errno : 0;
-	if (r == 0 && (!S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof(struct sc_header) ||
-		       (uint64_t)st.st_size > SC_MAX))
-		r = -EINVAL;
-	void *map =
-	    r == 0 ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
-	if (r == 0 && map == MAP_FAILED)
-		r = -errno;
-	close(fd);
+	struct sw_symcache c = {0};
+	int r = sw_map_whole(path, sizeof(struct sc_header), SC_MAX, &c.map, &c.map_size);
 	if (r < 0)
 		return r;
-	struct sw_symcache c = {.map = map, .map_size = (size_t)st.st_size};
-	const struct sc_header *h = map;
-	const uint8_t *p = map;
+	const struct sc_header *h = c.map;
+	const uint8_t *p = c.map;
 	if (!header_ok(h, c.map_size, key, key_len, object_size)) {
 		sw_symcache_release(&c);
 		return -EINVAL;

@@ -1,9 +1,11 @@
-/* Temporary file, fsync, rename: see publish.h. */
+/* Cache files: temporary file, fsync, rename; mapped whole (publish.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "publish.h"
@@ -62,4 +64,26 @@ int sw_publish(const char *path, const struct sw_part *parts, size_t n, int pad8
 		unlink(tmp);
 	free(tmp);
 	return r;
+}
+
+int sw_map_whole(const char *path, size_t min, uint64_t max, void **ret, size_t *ret_size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	struct stat st;
+	int r = fstat(fd, &st) < 0 ? -errno : 0;
+	if (r == 0 &&
+	    (!S_ISREG(st.st_mode) || st.st_size < (off_t)min || (uint64_t)st.st_size > max))
+		r = -EINVAL;
+	void *map =
+	    r == 0 ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+	if (r == 0 && map == MAP_FAILED)
+		r = -errno;
+	close(fd);
+	if (r < 0)
+		return r;
+	*ret = map;
+	*ret_size = (size_t)st.st_size;
+	return 0;
 }

@@ -1,8 +1,8 @@
 /*
- * Writing a cache file so that readers see the whole old file or the whole
- * new one, never part of either: the parts are written to a temporary file
- * beside path, synced, and renamed over path.  Used by the DWARF index and
- * the symbol cache.
+ * Cache files (the DWARF index, the symbol cache), written so that readers
+ * see the whole old file or the whole new one, never part of either: the
+ * parts are written to a temporary file beside path, synced, and renamed
+ * over path; and mapped whole by their readers.
  */
 #ifndef SW_UTIL_PUBLISH_H
 #define SW_UTIL_PUBLISH_H
@@ -19,5 +19,12 @@ struct sw_part {
  * bytes when pad8 is set, then publishes the file at path.  0 or -errno.
  */
 int sw_publish(const char *path, const struct sw_part *parts, size_t n, int pad8);
+
+/*
+ * Maps the regular file at path read-only, whole, when its size is within
+ * [min, max]: 0, or -errno (-EINVAL for another kind of file or size).
+ * munmap(*ret, *ret_size) releases it.
+ */
+int sw_map_whole(const char *path, size_t min, uint64_t max, void **ret, size_t *ret_size);
 
 #endif
