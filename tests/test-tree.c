@@ -5,6 +5,8 @@
  */
 #include <regex.h>
 #include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "test.h"
@@ -352,11 +354,285 @@ static void test_merge_and_limits(void)
 	sw_profile_free(fx.p);
 }
 
+/* Frames of one function at other call sites: the node shows the one carrying most weight. */
+static void test_representative(void)
+{
+	struct sw_profile *p;
+	CHECK_INT(sw_profile_new(&p), 0);
+	struct sw_tree_image app = {.path = "/opt/demo/bin/app", .load_address = 0x1000};
+	uint32_t img;
+	CHECK_INT(sw_profile_image(p, &app, &img), 0);
+	uint32_t main_id, site[3];
+	struct sw_tree_frame f = {.image = img, .linkage = "main", .address = 0x1100};
+	CHECK_INT(sw_profile_frame(p, &f, &main_id), 0);
+	for (int i = 0; i < 3; i++) {
+		f = (struct sw_tree_frame){
+		    .image = img, .linkage = "work", .address = 0x2000 + 0x10 * (uint64_t)i};
+		CHECK_INT(sw_profile_frame(p, &f, &site[i]), 0);
+	}
+	struct sw_tree_stall_info info = {.id = 1, .thread_id = 1};
+	struct sw_tree_stall *s;
+	CHECK_INT(sw_profile_add_stall(p, &info, &s), 0);
+	uint32_t th;
+	CHECK_INT(sw_tree_stall_thread(p, s, 1, "", &th), 0);
+	/*
+	 * site 0 weighs 3, sites 1 and 2 weigh 2 each, in that order: no site
+	 * has half the weight, and a majority vote would end on site 2
+	 */
+	const uint64_t w[] = {3, 2, 2};
+	for (int i = 0; i < 3; i++) {
+		uint32_t st[2] = {main_id, site[i]};
+		CHECK_INT(sw_tree_stall_add_sample(p, s, th, st, 2, w[i]), 0);
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		struct sw_tree_options o;
+		sw_tree_options_init(&o);
+		o.expand_percent = pass ? 50 : 0;
+		struct sw_tree *t;
+		CHECK_INT(sw_tree_build(p, &s, 1, &o, -1, &t), 0);
+		uint32_t n = t->first_root == NONE ? NONE : t->nodes[t->first_root].first_child;
+		CHECK(n != NONE && t->nodes[n].frame == site[0] && t->nodes[n].total == 7);
+		sw_tree_free(t);
+	}
+	/* a tie: the frame interned first */
+	uint32_t st[2] = {main_id, site[2]};
+	CHECK_INT(sw_tree_stall_add_sample(p, s, th, st, 2, 1), 0);
+	struct sw_tree *t;
+	CHECK_INT(sw_tree_build(p, &s, 1, NULL, -1, &t), 0);
+	uint32_t n = t->first_root == NONE ? NONE : t->nodes[t->first_root].first_child;
+	CHECK(n != NONE && t->nodes[n].frame == site[0]);
+	sw_tree_free(t);
+	sw_profile_free(p);
+}
+
+/*
+ * Random profiles: every node of a whole tree against sums over the
+ * samples (weights, counts and the representative frame by plain loops),
+ * and trees expanded in part against whole ones.
+ */
+#define RND_FUNCS   9
+#define RND_SITES   3
+#define RND_STACKS  60
+#define RND_SAMPLES 400
+#define RND_DEPTH   12
+
+struct rnd {
+	struct sw_profile *p;
+	struct sw_tree_stall *s;
+	uint32_t frames[RND_FUNCS * RND_SITES];
+	uint32_t stacks[RND_STACKS][RND_DEPTH];
+	size_t depth[RND_STACKS];
+	struct {
+		uint32_t stack;
+		uint64_t weight;
+	} samples[RND_SAMPLES];
+};
+
+static uint64_t rnd_state = 0x2545f4914f6cdd1dull;
+
+static uint32_t rnd_next(uint32_t n)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 7;
+	rnd_state ^= rnd_state << 17;
+	return (uint32_t)(rnd_state % n);
+}
+
+static void rnd_load(struct rnd *r)
+{
+	CHECK_INT(sw_profile_new(&r->p), 0);
+	struct sw_tree_image app = {.path = "/opt/demo/bin/app", .load_address = 0x1000};
+	struct sw_tree_image libc = {.path = "/usr/lib/libc.so.6", .load_address = 0x900000};
+	uint32_t img[2];
+	CHECK_INT(sw_profile_image(r->p, &app, &img[0]), 0);
+	CHECK_INT(sw_profile_image(r->p, &libc, &img[1]), 0);
+	for (uint32_t i = 0; i < RND_FUNCS * RND_SITES; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "f%u", i / RND_SITES);
+		struct sw_tree_frame f = {.image = img[i / RND_SITES % 3 == 2],
+					  .linkage = name,
+					  .address = 0x1000 + 0x100 * (uint64_t)i};
+		CHECK_INT(sw_profile_frame(r->p, &f, &r->frames[i]), 0);
+	}
+	/* stacks branch off earlier ones, so that they share prefixes */
+	for (size_t k = 0; k < RND_STACKS; k++) {
+		size_t keep = k ? rnd_next((uint32_t)r->depth[k - 1] + 1) : 0;
+		size_t base = k ? rnd_next((uint32_t)k) : 0;
+		if (keep > r->depth[base])
+			keep = r->depth[base];
+		memcpy(r->stacks[k], r->stacks[base], keep * sizeof(uint32_t));
+		r->depth[k] = keep + rnd_next(RND_DEPTH - (uint32_t)keep + 1);
+		if (r->depth[k] == 0)
+			r->depth[k] = 1;
+		for (size_t d = keep; d < r->depth[k]; d++)
+			r->stacks[k][d] = r->frames[rnd_next(RND_FUNCS * RND_SITES)];
+	}
+	struct sw_tree_stall_info info = {.id = 1, .thread_id = 1};
+	CHECK_INT(sw_profile_add_stall(r->p, &info, &r->s), 0);
+	uint32_t th;
+	CHECK_INT(sw_tree_stall_thread(r->p, r->s, 1, "", &th), 0);
+	for (size_t i = 0; i < RND_SAMPLES; i++) {
+		/* a few heavy stacks, a long tail of light ones */
+		uint32_t k = rnd_next(4) ? rnd_next(6) : rnd_next(RND_STACKS);
+		r->samples[i].stack = k;
+		r->samples[i].weight = 1 + rnd_next(5);
+		CHECK_INT(sw_tree_stall_add_sample(r->p, r->s, th, r->stacks[k], r->depth[k],
+						   r->samples[i].weight),
+			  0);
+	}
+}
+
+/* Node i of t against the samples: weights, counts and representative frame. */
+static void rnd_check_node(const struct rnd *r, const struct sw_tree *t, uint32_t i)
+{
+	uint64_t path[RND_DEPTH + 1];
+	uint32_t depth = t->nodes[i].depth;
+	for (uint32_t k = i; k != NONE; k = t->nodes[k].parent)
+		path[t->nodes[k].depth] = sw_profile_frame_func(r->p, t->nodes[k].frame);
+	uint64_t total = 0, self = 0, samples = 0, self_samples = 0;
+	uint64_t by_frame[RND_FUNCS * RND_SITES] = {0};
+	for (size_t j = 0; j < RND_SAMPLES; j++) {
+		const uint32_t *st = r->stacks[r->samples[j].stack];
+		size_t d = r->depth[r->samples[j].stack];
+		if (d <= depth)
+			continue;
+		bool same = true;
+		for (uint32_t k = 0; k <= depth && same; k++)
+			same = sw_profile_frame_func(r->p, st[k]) == path[k];
+		if (!same)
+			continue;
+		total += r->samples[j].weight;
+		samples++;
+		if (d == depth + 1) {
+			self += r->samples[j].weight;
+			self_samples++;
+		}
+		for (uint32_t f = 0; f < RND_FUNCS * RND_SITES; f++)
+			if (r->frames[f] == st[depth])
+				by_frame[f] += r->samples[j].weight;
+	}
+	uint32_t best = 0;
+	for (uint32_t f = 1; f < RND_FUNCS * RND_SITES; f++)
+		if (by_frame[f] > by_frame[best])
+			best = f;
+	CHECK_INT(t->nodes[i].total, total);
+	CHECK_INT(t->nodes[i].self, self);
+	CHECK_INT(t->nodes[i].samples, samples);
+	CHECK_INT(t->nodes[i].self_samples, self_samples);
+	CHECK_INT(t->nodes[i].frame, r->frames[best]);
+}
+
+/* Nodes a of part and b of whole, and what is under them: equal where part is expanded. */
+static void same_subtree(const struct sw_tree *part, uint32_t a, const struct sw_tree *whole,
+			 uint32_t b, double percent, bool heavy)
+{
+	const struct sw_tree_node *na = &part->nodes[a], *nb = &whole->nodes[b];
+	CHECK_INT(na->frame, nb->frame);
+	CHECK_INT(na->total, nb->total);
+	CHECK_INT(na->self, nb->self);
+	CHECK_INT(na->samples, nb->samples);
+	CHECK_INT(na->self_samples, nb->self_samples);
+	CHECK_INT(na->depth, nb->depth);
+	if (na->first_child == NONE && nb->first_child != NONE) {
+		/* left unexpanded: only a node under the percent, off the heaviest path */
+		CHECK(!heavy && (double)na->total * 100.0 < percent * (double)part->all);
+		return;
+	}
+	uint32_t ca = na->first_child, cb = nb->first_child;
+	for (bool first = true; ca != NONE && cb != NONE; first = false) {
+		same_subtree(part, ca, whole, cb, percent, heavy && first);
+		ca = part->nodes[ca].next_sibling;
+		cb = whole->nodes[cb].next_sibling;
+	}
+	CHECK(ca == NONE && cb == NONE);
+}
+
+static void test_random(void)
+{
+	for (int round = 0; round < 20; round++) {
+		struct rnd *r = calloc(1, sizeof(*r));
+		uint64_t seed = rnd_state;
+		rnd_load(r);
+		struct sw_tree *whole;
+		CHECK_INT(sw_tree_build(r->p, &r->s, 1, NULL, -1, &whole), 0);
+		check_invariants(whole);
+		for (uint32_t i = 0; i < whole->nnodes; i++)
+			rnd_check_node(r, whole, i);
+		/* the signature of the whole default tree */
+		struct sw_tree *t;
+		CHECK_INT(sw_tree_stall_default_tree(r->p, r->s, 0, &t), 0);
+		CHECK_INT(t->nnodes, whole->nnodes);
+		sw_tree_free(t);
+		uint64_t sig = sw_tree_stall_signature(r->p, r->s);
+		const double percents[] = {0.5, 2, 10, 30, 75, SW_TREE_EXPAND_HEAVIEST};
+		for (size_t k = 0; k < sizeof(percents) / sizeof(percents[0]); k++) {
+			struct sw_tree_options o;
+			sw_tree_options_init(&o);
+			o.expand_percent = percents[k];
+			struct sw_tree *part;
+			CHECK_INT(sw_tree_build(r->p, &r->s, 1, &o, -1, &part), 0);
+			CHECK(part->nnodes <= whole->nnodes);
+			uint32_t ca = part->first_root, cb = whole->first_root;
+			for (int n = 0; ca != NONE && cb != NONE; n++) {
+				same_subtree(part, ca, whole, cb, percents[k], n < 2);
+				ca = part->nodes[ca].next_sibling;
+				cb = whole->nodes[cb].next_sibling;
+			}
+			CHECK(ca == NONE && cb == NONE);
+			uint32_t pa[RND_DEPTH + 1], pb[RND_DEPTH + 1];
+			size_t la = sw_tree_heaviest(part, pa, RND_DEPTH + 1);
+			CHECK_INT(la, sw_tree_heaviest(whole, pb, RND_DEPTH + 1));
+			for (size_t i = 0; i < la; i++)
+				CHECK_INT(part->nodes[pa[i]].frame, whole->nodes[pb[i]].frame);
+			sw_tree_free(part);
+		}
+		/* the same profile again: its signature from a tree of the heaviest path only */
+		struct rnd *again = calloc(1, sizeof(*again));
+		uint64_t after = rnd_state;
+		rnd_state = seed;
+		rnd_load(again);
+		rnd_state = after;
+		CHECK(sw_tree_stall_signature(again->p, again->s) == sig);
+		CHECK_INT(
+		    sw_tree_stall_default_tree(again->p, again->s, SW_TREE_EXPAND_HEAVIEST, &t), 0);
+		CHECK(t->nnodes < whole->nnodes);
+		sw_tree_free(t);
+		sw_profile_free(again->p);
+		free(again);
+		/* rewriting options expand in part too: the same nodes as their whole trees */
+		for (int opt = 0; opt < 3; opt++) {
+			struct sw_tree_options o;
+			sw_tree_options_init(&o);
+			o.invert = opt == 0;
+			o.hide_system = opt == 1;
+			o.max_depth = opt == 2 ? 4 : 0;
+			struct sw_tree *w, *part;
+			CHECK_INT(sw_tree_build(r->p, &r->s, 1, &o, -1, &w), 0);
+			o.expand_percent = 10;
+			CHECK_INT(sw_tree_build(r->p, &r->s, 1, &o, -1, &part), 0);
+			uint32_t ca = part->first_root, cb = w->first_root;
+			for (int n = 0; ca != NONE && cb != NONE; n++) {
+				same_subtree(part, ca, w, cb, 10, n < 2);
+				ca = part->nodes[ca].next_sibling;
+				cb = w->nodes[cb].next_sibling;
+			}
+			CHECK(ca == NONE && cb == NONE);
+			sw_tree_free(w);
+			sw_tree_free(part);
+		}
+		sw_tree_free(whole);
+		sw_profile_free(r->p);
+		free(r);
+	}
+}
+
 int main(void)
 {
 	test_plain();
 	test_options();
 	test_signatures();
 	test_merge_and_limits();
+	test_representative();
+	test_random();
 	return sw_test_end();
 }

@@ -89,7 +89,7 @@ static int frame_text(struct sw_profile *p, const struct sw_tree_frame *f, struc
 static int heaviest_text(struct sw_profile *p, struct sw_tree_stall *s, struct sw_buf *b)
 {
 	struct sw_tree *t;
-	int r = sw_tree_stall_default_tree(p, s, &t);
+	int r = sw_tree_stall_default_tree(p, s, SW_TREE_EXPAND_HEAVIEST, &t);
 	if (r < 0)
 		return r;
 	for (uint32_t i = t->first_root; i != NONE && r >= 0; i = t->nodes[i].first_child)

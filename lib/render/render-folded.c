@@ -80,7 +80,7 @@ int sw_render_folded_stall(struct sw_profile *p, struct sw_tree_stall *s,
 	sw_tree_stall_label(s, o->qualify, label, sizeof(label));
 	struct sw_tree *trees[64];
 	long threads[64];
-	int n = sw_render_stall_trees(p, s, &o->tree, trees, threads, 64);
+	int n = sw_render_stall_trees(p, s, &o->tree, 0, trees, threads, 64); /* every node */
 	if (n < 0)
 		return n;
 	int r = 0;

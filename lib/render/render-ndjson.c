@@ -116,7 +116,7 @@ static int heaviest_json(struct sw_profile *p, struct sw_tree_stall *s,
 			 const struct sw_render_options *o, struct sw_buf *b)
 {
 	struct sw_tree *t;
-	TRY(sw_tree_stall_default_tree(p, s, &t));
+	TRY(sw_tree_stall_default_tree(p, s, SW_TREE_EXPAND_HEAVIEST, &t));
 	int r = sw_buf_putc(b, '[');
 	bool any = false;
 	for (uint32_t i = t->first_root; i != NONE && r >= 0; i = t->nodes[i].first_child) {
@@ -151,7 +151,7 @@ static int stall_trees(struct sw_profile *p, struct sw_tree_stall *s,
 {
 	struct sw_tree *trees[64];
 	long threads[64];
-	int n = sw_render_stall_trees(p, s, &o->tree, trees, threads, 64);
+	int n = sw_render_stall_trees(p, s, &o->tree, o->tree.min_percent, trees, threads, 64);
 	if (n < 0)
 		return n;
 	int r = sw_json_key(b, first, "tree");
@@ -256,6 +256,12 @@ int sw_render_json_stall(struct sw_profile *p, struct sw_tree_stall *s,
 	if (in->metadata_json) {
 		TRY(sw_json_key(b, &first, "metadata"));
 		TRY(sw_buf_puts(b, in->metadata_json));
+	}
+	if (sw_tree_options_structural_default(&o->tree)) {
+		/* the tree shown below first: the signature and the heaviest path read it too */
+		struct sw_tree *t;
+		TRY(sw_tree_stall_default_tree(p, s, o->tree.min_percent, &t));
+		sw_tree_free(t);
 	}
 	TRY(sw_json_key(b, &first, "signature"));
 	TRY(sw_buf_printf(b, "\"%016llx\"", (unsigned long long)sw_tree_stall_signature(p, s)));

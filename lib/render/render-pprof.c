@@ -350,7 +350,7 @@ static int stall_samples(struct pp *c, struct sw_tree_stall *s)
 {
 	struct sw_tree *trees[64];
 	long threads[64];
-	int n = sw_render_stall_trees(c->p, s, &c->o->tree, trees, threads, 64);
+	int n = sw_render_stall_trees(c->p, s, &c->o->tree, 0, trees, threads, 64); /* every node */
 	if (n < 0)
 		return n;
 	char lbl[96], thname[96];

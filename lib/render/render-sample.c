@@ -139,6 +139,12 @@ int sw_render_sample_stall(struct sw_profile *p, struct sw_tree_stall *s,
 	char label[96], w[32], clean[256];
 	sw_tree_stall_label(s, o->qualify, label, sizeof(label));
 	const struct sw_tree_stall_info *in = &s->info;
+	struct sw_tree *trees[64];
+	long threads[64];
+	/* the trees first: the signature reads the same tree, not one of its own */
+	int n = sw_render_stall_trees(p, s, &o->tree, o->tree.min_percent, trees, threads, 64);
+	if (n < 0)
+		return n;
 	sw_render_weight(in->counts_only || !in->duration_ns ? s->sampled : in->duration_ns,
 			 in->counts_only, w, sizeof(w));
 	int r = sw_buf_printf(out, "Stall %s: %s %s, main thread", label, w, in->kind);
@@ -148,11 +154,6 @@ int sw_render_sample_stall(struct sw_profile *p, struct sw_tree_stall *s,
 	if (r >= 0)
 		r = sw_buf_printf(out, ", signature %016llx\n\nCall graph:\n",
 				  (unsigned long long)sw_tree_stall_signature(p, s));
-	struct sw_tree *trees[64];
-	long threads[64];
-	int n = r < 0 ? r : sw_render_stall_trees(p, s, &o->tree, trees, threads, 64);
-	if (n < 0)
-		return n;
 	for (int k = 0; k < n && r >= 0; k++) {
 		const struct sw_tree_thread *th = NULL;
 		for (uint32_t i = 0; i < s->nthreads; i++)

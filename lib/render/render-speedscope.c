@@ -263,7 +263,8 @@ static int stall_profiles(struct sw_speedscope *c, struct sw_tree_stall *s)
 {
 	struct sw_tree *trees[64];
 	long threads[64];
-	int n = sw_render_stall_trees(c->p, s, &c->o->tree, trees, threads, 64);
+	int n = sw_render_stall_trees(c->p, s, &c->o->tree, SW_TREE_EXPAND_HEAVIEST, trees, threads,
+				      64); /* totals only */
 	if (n < 0)
 		return n;
 	char label[96], w[32], name[512];

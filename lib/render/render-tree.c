@@ -178,12 +178,13 @@ int sw_render_tree_stall(struct sw_profile *p, struct sw_tree_stall *s,
 {
 	char label[96], th[160], w[32];
 	sw_tree_stall_label(s, o->qualify, label, sizeof(label));
-	int r = header(p, s, o, label, out);
 	struct sw_tree *trees[64];
 	long threads[64];
-	int n = r < 0 ? r : sw_render_stall_trees(p, s, &o->tree, trees, threads, 64);
+	/* the trees first: the header's signature reads the same tree, not one of its own */
+	int n = sw_render_stall_trees(p, s, &o->tree, o->tree.min_percent, trees, threads, 64);
 	if (n < 0)
 		return n;
+	int r = header(p, s, o, label, out);
 	for (int k = 0; k < n && r >= 0; k++) {
 		const struct sw_tree *t = trees[k];
 		if (threads[k] >= 0 && (n > 1 || !s->threads[threads[k]].main)) {

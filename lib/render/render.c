@@ -111,16 +111,19 @@ const char *sw_render_clean(const char *s, char *buf, size_t size)
 }
 
 int sw_render_stall_trees(struct sw_profile *p, struct sw_tree_stall *s,
-			  const struct sw_tree_options *o, struct sw_tree **trees, long *threads,
-			  size_t max)
+			  const struct sw_tree_options *opts, double expand_percent,
+			  struct sw_tree **trees, long *threads, size_t max)
 {
 	size_t n = 0;
 	int r = 0;
+	struct sw_tree_options copy = *opts;
+	const struct sw_tree_options *o = &copy;
+	copy.expand_percent = expand_percent;
 	if (o->thread != SW_THREAD_ALL) {
 		if (max == 0)
 			return 0;
 		r = sw_tree_options_structural_default(o)
-			? sw_tree_stall_default_tree(p, s, &trees[0])
+			? sw_tree_stall_default_tree(p, s, expand_percent, &trees[0])
 			: sw_tree_build(p, &s, 1, o, -1, &trees[0]);
 		if (r < 0)
 			return r;
@@ -243,7 +246,7 @@ const struct sw_tree_frame *sw_render_culprit(struct sw_profile *p, const struct
 {
 	struct sw_tree_stall *ms = (struct sw_tree_stall *)s;
 	struct sw_tree *t;
-	if (sw_tree_stall_default_tree(p, ms, &t) < 0)
+	if (sw_tree_stall_default_tree(p, ms, 0, &t) < 0) /* every node's self time */
 		return NULL;
 	uint64_t *charged = calloc(t->nnodes ? t->nnodes : 1, sizeof(*charged));
 	const struct sw_tree_frame *best = NULL, *leaf = NULL;

@@ -145,11 +145,14 @@ int sw_render_pprof(struct sw_profile *p, const struct sw_render_options *o, str
  * The trees a stall shows under the options: one for the selected thread
  * or threads, or one per thread with --thread all.  Fills trees[0..max)
  * with the thread index each is for (-1: several together) in
- * ret_threads; returns how many, or -errno.  Free each with sw_tree_free().
+ * ret_threads; returns how many, or -errno.  Nodes under expand_percent
+ * may be left unexpanded (see struct sw_tree_options): a renderer passes
+ * what it shows, --min-percent, or 0 when it prints every node.  Free each
+ * with sw_tree_free().
  */
 int sw_render_stall_trees(struct sw_profile *p, struct sw_tree_stall *s,
-			  const struct sw_tree_options *o, struct sw_tree **trees, long *threads,
-			  size_t max);
+			  const struct sw_tree_options *o, double expand_percent,
+			  struct sw_tree **trees, long *threads, size_t max);
 
 /*
  * s made safe for a terminal line: control characters (newlines, escapes)

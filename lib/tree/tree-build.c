@@ -6,8 +6,11 @@
  * with the number of distinct stacks, not of samples.  Each stack is then
  * rewritten by the options in a fixed order (focus and exclude decide
  * whether it stays; system frames are dropped; direct recursion is folded;
- * the stack is reversed for --invert; it is cut at --max-depth) and added
- * to the tree, whose nodes merge frames by image and function.
+ * the stack is reversed for --invert; it is cut at --max-depth), and the
+ * tree is built from the top down: the stacks through a node are grouped
+ * by the function of their next frame, one child per group.  A child is
+ * grouped in turn only when it is expanded (see expand_percent in tree.h),
+ * so a tree for display costs what it shows, not the size of the stall.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -23,27 +26,56 @@ struct agg {
 	uint64_t weight, count;
 };
 
+/* A stack as the tree takes it: frames root first, already rewritten and cut. */
+struct item {
+	const uint32_t *path;
+	uint32_t depth;
+	uint64_t weight, count;
+};
+
+/* A group of the items through one node, while it is being split by the next frame. */
+struct kid {
+	uint32_t fid, frame, node;
+	uint32_t ncont; /* items going deeper */
+	uint64_t total, self, samples, self_samples;
+	uint64_t frame_weight; /* the weight of the representative frame so far */
+	size_t at;             /* where its deeper items go */
+};
+
+/* Expanding a node: the items [lo, hi) pass through node and have a frame at depth. */
+struct task {
+	uint32_t node, depth;
+	size_t lo, hi;
+	bool heavy; /* the node is on the heaviest path */
+};
+
+/* Rewritten stacks, in chunks that never move (items point into them). */
+struct path_chunk {
+	struct path_chunk *next;
+	size_t used, cap;
+	uint32_t frames[];
+};
+
 struct builder {
 	const struct sw_profile *p;
 	const struct sw_tree_options *o;
 	struct sw_tree *t;
 	size_t nodes_cap;
-	uint64_t *vote; /* majority vote for each node's representative frame */
-	/*
-	 * Children are found in their parent's list while it is short (most
-	 * nodes of a call tree have one child, created just after it, so the
-	 * list is in cache); a parent with WIDE children or more has them in a
-	 * hash table too.  Lists are built in first_child/next_sibling and
-	 * replaced by the sorted ones at the end (link_children()).
-	 */
-	uint32_t *node_fid;
-	uint32_t *nkids;
-	uint32_t first_root, nroots;
-	/* (parent, function id) -> node; the key sits in the slot, so a probe reads one line */
-	struct node_slot {
-		uint32_t fid, parent, node; /* node NONE: empty */
-	} * table;
-	size_t table_cap, table_used;
+	struct item *items, *tmp;
+	size_t nitems;
+	struct kid *kids;
+	size_t kids_cap;
+	uint32_t *order, *order_tmp;
+	struct task *tasks;
+	size_t ntasks, tasks_cap;
+	/* per function: its kid + 1 in the group being split; per frame: its weight there */
+	uint32_t *fid_kid;
+	uint32_t *frame_slot; /* per frame: its place in seen + 1 */
+	struct seen {
+		uint32_t frame, kid;
+		uint64_t weight;
+	} * seen;
+	struct path_chunk *chunks;
 	int8_t *match; /* per frame: 0 unknown, 1 no match, 2 match (focus); same for exclude */
 	int8_t *xmatch;
 };
@@ -93,50 +125,7 @@ static bool cached_match(struct builder *b, int8_t *cache, uint32_t id, const re
 	return cache[id] == 2;
 }
 
-static uint64_t node_key(uint32_t parent, uint32_t fid)
-{
-	uint64_t x = (uint64_t)fid << 32 ^ parent;
-	x *= 0x9e3779b97f4a7c15ull;
-	x ^= x >> 29;
-	x *= 0xbf58476d1ce4e5b9ull;
-	return x ^ (x >> 32);
-}
-
-#define WIDE 8
-
-static void table_put(struct builder *b, uint32_t fid, uint32_t parent, uint32_t node)
-{
-	size_t j = node_key(parent, fid) & (b->table_cap - 1);
-	while (b->table[j].node != NONE)
-		j = (j + 1) & (b->table_cap - 1);
-	b->table[j] = (struct node_slot){fid, parent, node};
-	b->table_used++;
-}
-
-/* Makes room for one more table entry, rehashing at half load. */
-static int grow_table(struct builder *b)
-{
-	if ((b->table_used + 1) * 2 <= b->table_cap)
-		return 0;
-	struct node_slot *old = b->table;
-	size_t old_cap = b->table_cap;
-	b->table_cap = old_cap ? old_cap * 2 : 1024;
-	b->table = malloc(b->table_cap * sizeof(*b->table));
-	if (!b->table) {
-		b->table = old;
-		b->table_cap = old_cap;
-		return -ENOMEM;
-	}
-	memset(b->table, 0xff, b->table_cap * sizeof(*b->table));
-	b->table_used = 0;
-	for (size_t i = 0; i < old_cap; i++)
-		if (old[i].node != NONE)
-			table_put(b, old[i].fid, old[i].parent, old[i].node);
-	free(old);
-	return 0;
-}
-
-/* Grows the node arrays to at least min nodes, and to twice what they were. */
+/* Grows the node array to at least min nodes, and to twice what it was. */
 static int grow_nodes(struct builder *b, size_t min)
 {
 	size_t cap = b->nodes_cap ? b->nodes_cap * 2 : 256;
@@ -148,102 +137,8 @@ static int grow_nodes(struct builder *b, size_t min)
 	if (!n)
 		return -ENOMEM;
 	b->t->nodes = n;
-	uint64_t *v = realloc(b->vote, cap * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	b->vote = v;
-	uint32_t *f = realloc(b->node_fid, cap * sizeof(*f));
-	if (!f)
-		return -ENOMEM;
-	b->node_fid = f;
-	uint32_t *k = realloc(b->nkids, cap * sizeof(*k));
-	if (!k)
-		return -ENOMEM;
-	b->nkids = k;
 	b->nodes_cap = cap;
 	return 0;
-}
-
-static int find_child(struct builder *b, uint32_t parent, uint32_t fid, uint32_t *ret)
-{
-	uint32_t n = parent == NONE ? b->nroots : b->nkids[parent];
-	if (n < WIDE) {
-		uint32_t i = parent == NONE ? b->first_root : b->t->nodes[parent].first_child;
-		for (; i != NONE; i = b->t->nodes[i].next_sibling)
-			if (b->node_fid[i] == fid) {
-				*ret = i;
-				return 1;
-			}
-		return 0;
-	}
-	size_t j = node_key(parent, fid) & (b->table_cap - 1);
-	for (; b->table[j].node != NONE; j = (j + 1) & (b->table_cap - 1))
-		if (b->table[j].fid == fid && b->table[j].parent == parent) {
-			*ret = b->table[j].node;
-			return 1;
-		}
-	return 0;
-}
-
-/* Adds node i to its parent's list, and to the table once the parent is wide. */
-static int adopt(struct builder *b, uint32_t parent, uint32_t i)
-{
-	uint32_t *head = parent == NONE ? &b->first_root : &b->t->nodes[parent].first_child;
-	uint32_t *n = parent == NONE ? &b->nroots : &b->nkids[parent];
-	b->t->nodes[i].next_sibling = *head;
-	*head = i;
-	if (++*n < WIDE)
-		return 0;
-	/* the list turns wide now: every child goes in; later ones one at a time */
-	for (uint32_t k = *n == WIDE ? *head : i; k != NONE; k = b->t->nodes[k].next_sibling) {
-		int r = grow_table(b);
-		if (r < 0)
-			return r;
-		table_put(b, b->node_fid[k], parent, k);
-		if (*n > WIDE)
-			break;
-	}
-	return 0;
-}
-
-/* The child of node parent for frame, whose function id is fid: added when new. */
-static int node_child(struct builder *b, uint32_t parent, uint32_t frame, uint32_t fid,
-		      uint32_t *ret)
-{
-	if (find_child(b, parent, fid, ret))
-		return 0;
-	if (b->t->nnodes == b->nodes_cap) {
-		int r = grow_nodes(b, 0);
-		if (r < 0)
-			return r;
-	}
-	uint32_t i = b->t->nnodes++;
-	b->t->nodes[i] = (struct sw_tree_node){
-	    .frame = frame,
-	    .parent = parent,
-	    .first_child = NONE,
-	    .next_sibling = NONE,
-	    .depth = parent == NONE ? 0 : b->t->nodes[parent].depth + 1,
-	};
-	b->vote[i] = 0;
-	b->node_fid[i] = fid;
-	b->nkids[i] = 0;
-	*ret = i;
-	return adopt(b, parent, i);
-}
-
-/* Boyer-Moore majority vote: the frame carrying most of a node's weight wins. */
-static void vote(struct builder *b, uint32_t node, uint32_t frame, uint64_t w)
-{
-	struct sw_tree_node *n = &b->t->nodes[node];
-	if (n->frame == frame) {
-		b->vote[node] += w;
-	} else if (b->vote[node] >= w) {
-		b->vote[node] -= w;
-	} else {
-		n->frame = frame;
-		b->vote[node] = w - b->vote[node];
-	}
 }
 
 /* Rewrites frames[0..depth) by the options; returns the new depth or -1 to drop. */
@@ -285,34 +180,6 @@ static long rewrite(struct builder *b, uint32_t *frames, size_t depth)
 	if (o->max_depth && n > o->max_depth)
 		n = o->max_depth;
 	return (long)n;
-}
-
-/* Adds a path of n frames, root first, already rewritten. */
-static int add_path(struct builder *b, const uint32_t *frames, long n, uint64_t w, uint64_t count)
-{
-	b->t->total += w;
-	b->t->nsamples += count;
-	uint32_t node = NONE;
-	for (long i = 0; i < n; i++) {
-		int r = node_child(b, node, frames[i], b->p->frame_fid[frames[i]], &node);
-		if (r < 0)
-			return r;
-		struct sw_tree_node *nd = &b->t->nodes[node];
-		nd->total += w;
-		nd->samples += count;
-		vote(b, node, frames[i], w);
-	}
-	if (node != NONE) {
-		b->t->nodes[node].self += w;
-		b->t->nodes[node].self_samples += count;
-	}
-	return 0;
-}
-
-static int add_stack(struct builder *b, uint32_t *frames, size_t depth, uint64_t w, uint64_t count)
-{
-	long n = rewrite(b, frames, depth);
-	return n < 0 ? 0 : add_path(b, frames, n, w, count);
 }
 
 /*
@@ -372,54 +239,6 @@ static void sort_nodes(const struct sw_tree *t, uint32_t *a, uint32_t *tmp, size
 	while (j < n)
 		tmp[k++] = a[j++];
 	memcpy(a, tmp, n * sizeof(*a));
-}
-
-/*
- * Sorts each parent's list of children, built unsorted as nodes were
- * added.  Most nodes have one child or none and are left as they are; the
- * others are sorted from the order they were made in (the lists hold them
- * newest first), as the ties of compare_nodes() then always fall.
- */
-static int link_children(struct builder *b)
-{
-	struct sw_tree *t = b->t;
-	uint32_t *kids = NULL, *tmp = NULL;
-	size_t cap = 0;
-	int r = 0;
-	for (uint32_t g = 0; g <= t->nnodes && r >= 0; g++) {
-		bool roots = g == t->nnodes;
-		uint32_t n = roots ? b->nroots : b->nkids[g];
-		if (n < 2)
-			continue;
-		if (n > cap) {
-			size_t c = cap ? cap : 64;
-			while (c < n)
-				c *= 2;
-			free(kids);
-			free(tmp);
-			kids = malloc(c * sizeof(*kids));
-			tmp = malloc(c * sizeof(*tmp));
-			cap = kids && tmp ? c : 0;
-			if (!cap) {
-				r = -ENOMEM;
-				break;
-			}
-		}
-		uint32_t *head = roots ? &b->first_root : &t->nodes[g].first_child;
-		uint32_t k = n;
-		for (uint32_t i = *head; i != NONE; i = t->nodes[i].next_sibling)
-			kids[--k] = i;
-		sort_nodes(t, kids, tmp, n);
-		*head = NONE;
-		for (k = n; k-- > 0;) {
-			t->nodes[kids[k]].next_sibling = *head;
-			*head = kids[k];
-		}
-	}
-	t->first_root = b->first_root;
-	free(kids);
-	free(tmp);
-	return r;
 }
 
 bool sw_tree_sample_selected(const struct sw_tree_stall *s, const struct sw_tree_sample *smp,
@@ -498,161 +317,339 @@ nomem:
 	return -ENOMEM;
 }
 
-/* Whether a trie stack passes --focus and --exclude. */
-static bool stack_kept(struct builder *b, uint32_t stack)
+/* Whether a node of this total weight gets its children under expand percent. */
+static bool expanded(const struct sw_tree *t, uint64_t total, double percent)
 {
-	const struct sw_profile *p = b->p;
+	/* the same comparison as sw_tree_node_visible(): a visible node is never left unexpanded */
+	return percent <= 0 || t->all == 0 || (double)total * 100.0 >= percent * (double)t->all;
+}
+
+/* Room for n frames in the builder's chunks; path_commit() keeps what was used. */
+static uint32_t *path_space(struct builder *b, size_t n)
+{
+	struct path_chunk *c = b->chunks;
+	if (!c || c->cap - c->used < n) {
+		size_t cap = c ? c->cap * 2 : 4096;
+		if (cap > ((size_t)1 << 20))
+			cap = (size_t)1 << 20;
+		if (cap < n)
+			cap = n;
+		c = malloc(sizeof(*c) + cap * sizeof(uint32_t));
+		if (!c)
+			return NULL;
+		c->next = b->chunks;
+		c->used = 0;
+		c->cap = cap;
+		b->chunks = c;
+	}
+	return c->frames + c->used;
+}
+
+static void path_commit(struct builder *b, size_t n)
+{
+	b->chunks->used += n;
+}
+
+/* Whether a stack passes --focus and --exclude. */
+static bool path_kept(struct builder *b, const uint32_t *frames, size_t depth)
+{
 	bool focus_hit = !b->o->focus;
-	for (uint32_t s = stack; s; s = p->stacks[s].parent) {
-		uint32_t f = p->stacks[s].frame;
-		if (b->o->exclude && cached_match(b, b->xmatch, f, b->o->exclude))
+	for (size_t i = 0; i < depth; i++) {
+		if (b->o->exclude && cached_match(b, b->xmatch, frames[i], b->o->exclude))
 			return false;
 		if (!focus_hit)
-			focus_hit = cached_match(b, b->match, f, b->o->focus);
+			focus_hit = cached_match(b, b->match, frames[i], b->o->focus);
 	}
 	return focus_hit;
 }
 
 /*
- * The fast path when stacks are not rewritten (no --invert, --hide-system
- * or --flatten-recursion): tree paths are then trie paths merged by
- * function, so each trie stack maps to one node and only stacks not seen
- * yet are looked up.  Weights go to the leaves first; totals and the
- * representative-frame votes are summed bottom-up at the end (the trie and
- * the nodes both number parents before children).
+ * The stack of one aggregate as the tree takes it, into *ret (depth 0: no
+ * frame, the weight still counts).  Returns 0 when the options drop it, 1
+ * when it stays.
  */
-struct memo {
-	uint32_t *index; /* trie stack -> its place in touched + 1, 0: not touched yet */
-	struct sw_memo_touched *touched;
-	size_t ntouched, cap;
-	uint32_t *chain;
-};
-
-/* The node field's top bit: the stack was cut by --max-depth (its node is an ancestor's). */
-#define CUT 0x80000000u
-
-/* Makes room for n more touched stacks. */
-static int memo_reserve(const struct sw_profile *cp, struct memo *m, size_t n)
-{
-	if (m->ntouched + n <= m->cap)
-		return 0;
-	struct sw_profile *p = (struct sw_profile *)cp; /* scratch space, not part of the value */
-	size_t cap = m->cap ? m->cap * 2 : 4096;
-	while (cap < m->ntouched + n)
-		cap *= 2;
-	struct sw_memo_touched *t = realloc(m->touched, cap * sizeof(*t));
-	if (!t)
-		return -ENOMEM;
-	p->memo_touched = m->touched = t;
-	p->memo_touched_cap = m->cap = cap;
-	return 0;
-}
-
-static int memo_add(struct builder *b, struct memo *m, uint32_t leaf, uint64_t w, uint64_t count)
+static int make_item(struct builder *b, const struct agg *a, struct item *ret)
 {
 	const struct sw_profile *p = b->p;
-	size_t nc = 0;
-	uint32_t s = leaf;
-	while (s && !m->index[s]) {
-		if (nc == SW_TREE_MAX_DEPTH)
-			return -E2BIG;
-		m->chain[nc++] = s;
-		s = p->stacks[s].parent;
-	}
-	int r = memo_reserve(p, m, nc);
-	if (r < 0)
-		return r;
-	uint32_t at = s ? m->touched[m->index[s] - 1].node : 0;
-	uint32_t node = s ? (at & ~CUT) - 1 : NONE;
-	bool cut = s && (at & CUT);
-	while (nc > 0) {
-		uint32_t id = m->chain[--nc];
-		if (!cut && (!b->o->max_depth ||
-			     (node == NONE ? 0 : b->t->nodes[node].depth + 1) < b->o->max_depth)) {
-			r = node_child(b, node, p->stacks[id].frame, p->stacks[id].fid, &node);
-			if (r < 0)
-				return r;
-		} else {
-			cut = true;
-		}
-		m->touched[m->ntouched] =
-		    (struct sw_memo_touched){.stack = id, .node = (node + 1) | (cut ? CUT : 0)};
-		m->index[id] = (uint32_t)++m->ntouched;
-	}
-	m->touched[m->index[leaf] - 1].weight += w;
-	b->t->nodes[node].self += w;
-	b->t->nodes[node].self_samples += count;
-	return 0;
-}
-
-static void memo_finish(struct builder *b, struct memo *m)
-{
-	const struct sw_profile *p = b->p;
-	/* children were touched after their parents: every weight is whole when its turn comes */
-	for (size_t k = m->ntouched; k-- > 0;) {
-		const struct sw_memo_touched *t = &m->touched[k];
-		uint32_t parent = p->stacks[t->stack].parent;
-		if (parent)
-			m->touched[m->index[parent] - 1].weight += t->weight;
-		if (!(t->node & CUT))
-			vote(b, t->node - 1, p->stacks[t->stack].frame, t->weight);
-	}
-	struct sw_tree_node *nodes = b->t->nodes;
-	for (uint32_t i = b->t->nnodes; i-- > 0;) {
-		nodes[i].total += nodes[i].self;
-		nodes[i].samples += nodes[i].self_samples;
-		if (nodes[i].parent != NONE) {
-			nodes[nodes[i].parent].total += nodes[i].total;
-			nodes[nodes[i].parent].samples += nodes[i].samples;
-		}
-	}
-}
-
-/* The profile's memo arrays, the index grown to cover every trie stack (all zero). */
-static int memo_arrays(const struct sw_profile *cp, struct memo *m)
-{
-	struct sw_profile *p = (struct sw_profile *)cp; /* scratch space, not part of the value */
-	if (p->memo_cap < p->nstacks) {
-		size_t cap = p->memo_cap ? p->memo_cap : 4096;
-		while (cap < p->nstacks)
-			cap *= 2;
-		/* the old index is all zero: a fresh calloc'd one replaces it */
-		free(p->memo_index);
-		p->memo_index = calloc(cap, sizeof(*p->memo_index));
-		p->memo_cap = p->memo_index ? cap : 0;
-		if (!p->memo_cap)
+	const struct sw_tree_options *o = b->o;
+	*ret = (struct item){.weight = a->weight, .count = a->count};
+	if (!a->stack)
+		return o->focus ? 0 : 1; /* no frame matches: only --focus drops it */
+	size_t depth = 0;
+	const uint32_t *path = sw_profile_path(p, a->stack, &depth);
+	if (leaf_end_only(o)) {
+		/* only the innermost frames matter: no whole copy of a deep stack */
+		uint32_t *f = path_space(b, o->max_depth);
+		if (!f)
 			return -ENOMEM;
+		size_t n = 0;
+		if (path)
+			for (; n < o->max_depth && n < depth; n++)
+				f[n] = path[depth - 1 - n];
+		else
+			n = leaf_end(p, a->stack, f, o->max_depth);
+		path_commit(b, n);
+		*ret = (struct item){f, (uint32_t)n, a->weight, a->count};
+		return 1;
 	}
-	m->index = p->memo_index;
-	m->touched = p->memo_touched;
-	m->cap = p->memo_touched_cap;
-	m->ntouched = 0;
+	bool rewrites = o->invert || o->hide_system || o->flatten_recursion;
+	if (!path || rewrites) {
+		/* a copy: walked from the trie, or to rewrite in place */
+		if (!path)
+			depth = sw_profile_stack(p, a->stack, NULL, 0);
+		if (depth > SW_TREE_MAX_DEPTH)
+			return -E2BIG;
+		uint32_t *f = path_space(b, depth);
+		if (!f)
+			return -ENOMEM;
+		if (path)
+			memcpy(f, path, depth * sizeof(*f));
+		else
+			sw_profile_stack(p, a->stack, f, depth);
+		long n = rewrites ? rewrite(b, f, depth) : (long)depth;
+		if (n < 0)
+			return 0;
+		path_commit(b, (size_t)n);
+		path = f;
+		depth = (size_t)n;
+		if (rewrites) { /* focus, exclude and the cut are done */
+			*ret = (struct item){path, (uint32_t)depth, a->weight, a->count};
+			return 1;
+		}
+	}
+	if ((o->focus || o->exclude) && !path_kept(b, path, depth))
+		return 0;
+	if (o->max_depth && depth > o->max_depth)
+		depth = o->max_depth;
+	*ret = (struct item){path, (uint32_t)depth, a->weight, a->count};
+	return 1;
+}
+
+static int push(struct builder *b, struct task tk)
+{
+	if (b->ntasks == b->tasks_cap) {
+		size_t cap = b->tasks_cap ? b->tasks_cap * 2 : 256;
+		struct task *n = realloc(b->tasks, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		b->tasks = n;
+		b->tasks_cap = cap;
+	}
+	b->tasks[b->ntasks++] = tk;
 	return 0;
 }
 
-static int build_memo(struct builder *b, const struct agg *aggs, size_t na)
+/*
+ * How many frames from the task's depth on every item has the same: a run
+ * of nodes with one child each (a deep stack shared by every sample, or a
+ * single item), made without grouping level by level.  Ends where the
+ * shortest item ends.
+ */
+static size_t common_run(const struct builder *b, const struct task *tk)
 {
-	struct memo m = {.chain = malloc(SW_TREE_MAX_DEPTH * sizeof(*m.chain))};
-	int r = m.chain ? memo_arrays(b->p, &m) : -ENOMEM;
-	if (r < 0) {
-		free(m.chain);
-		return r;
+	const struct item *items = b->items;
+	uint32_t d = tk->depth;
+	size_t n = items[tk->lo].depth - d;
+	for (size_t i = tk->lo + 1; i < tk->hi && n; i++)
+		if (items[i].depth - d < n)
+			n = items[i].depth - d;
+	const uint32_t *first = items[tk->lo].path + d;
+	for (size_t i = tk->lo + 1; i < tk->hi && n; i++) {
+		const uint32_t *path = items[i].path + d;
+		size_t k = 0;
+		while (k < n && path[k] == first[k])
+			k++;
+		n = k;
 	}
-	for (size_t i = 0; i < na && r >= 0; i++) {
-		if ((b->o->focus || b->o->exclude) && !stack_kept(b, aggs[i].stack))
+	return n;
+}
+
+/* Adds the run of n nodes every item of the task passes through: whole when expanded. */
+static int run(struct builder *b, const struct task *tk, size_t n)
+{
+	struct sw_tree *t = b->t;
+	uint64_t total = 0, samples = 0, self = 0, self_samples = 0;
+	uint32_t end = tk->depth + (uint32_t)n;
+	for (size_t i = tk->lo; i < tk->hi; i++) {
+		const struct item *it = &b->items[i];
+		total += it->weight;
+		samples += it->count;
+		if (it->depth == end) {
+			self += it->weight;
+			self_samples += it->count;
+		}
+	}
+	/* each has one child, the first: on the heaviest path when the run's first node is */
+	bool whole = tk->heavy || expanded(t, total, t->expand_percent);
+	size_t made = whole ? n : 1;
+	if (t->nnodes + made > b->nodes_cap) {
+		int r = grow_nodes(b, t->nnodes + made);
+		if (r < 0)
+			return r;
+	}
+	const uint32_t *frames = b->items[tk->lo].path;
+	uint32_t parent = tk->node;
+	for (uint32_t d = tk->depth; d < tk->depth + made; d++) {
+		uint32_t i = t->nnodes++;
+		bool last = d + 1 == end;
+		t->nodes[i] = (struct sw_tree_node){
+		    .frame = frames[d],
+		    .parent = parent,
+		    .first_child = NONE,
+		    .next_sibling = NONE,
+		    .depth = d,
+		    .total = total,
+		    .self = last ? self : 0,
+		    .samples = samples,
+		    .self_samples = last ? self_samples : 0,
+		};
+		if (parent == NONE)
+			t->first_root = i;
+		else
+			t->nodes[parent].first_child = i;
+		parent = i;
+	}
+	if (!whole)
+		return 0;
+	/* the items going on below the run */
+	size_t k = tk->lo;
+	for (size_t i = tk->lo; i < tk->hi; i++)
+		if (b->items[i].depth > end)
+			b->items[k++] = b->items[i];
+	if (k == tk->lo)
+		return 0;
+	struct task below = {parent, end, tk->lo, k, tk->heavy};
+	return push(b, below);
+}
+
+/*
+ * Expands a node: its children, one per function of the items' frames at
+ * the task's depth, sorted heaviest first, each with the frame that carries
+ * most of its weight (ties: the first frame interned); the expanded ones
+ * become tasks.
+ */
+static int split(struct builder *b, const struct task *tk)
+{
+	size_t same = common_run(b, tk);
+	if (same)
+		return run(b, tk, same);
+	const struct sw_profile *p = b->p;
+	struct sw_tree *t = b->t;
+	uint32_t d = tk->depth;
+	size_t nk = 0, nseen = 0;
+	for (size_t i = tk->lo; i < tk->hi; i++) {
+		const struct item *it = &b->items[i];
+		uint32_t f = it->path[d], fid = p->frame_fid[f];
+		uint32_t k = b->fid_kid[fid];
+		if (!k) {
+			b->kids[nk] = (struct kid){.fid = fid, .frame = NONE};
+			k = b->fid_kid[fid] = (uint32_t)++nk;
+		}
+		struct kid *kd = &b->kids[k - 1];
+		kd->total += it->weight;
+		kd->samples += it->count;
+		if (it->depth == d + 1) {
+			kd->self += it->weight;
+			kd->self_samples += it->count;
+		} else {
+			kd->ncont++;
+		}
+		uint32_t sl = b->frame_slot[f];
+		if (!sl) {
+			b->seen[nseen] = (struct seen){.frame = f, .kid = k - 1};
+			sl = b->frame_slot[f] = (uint32_t)++nseen;
+		}
+		b->seen[sl - 1].weight += it->weight;
+	}
+	/* the items going deeper, grouped by child in the order of kids */
+	size_t at = tk->lo;
+	for (size_t k = 0; k < nk; k++) {
+		b->kids[k].at = at;
+		at += b->kids[k].ncont;
+	}
+	for (size_t i = tk->lo; i < tk->hi; i++)
+		if (b->items[i].depth > d + 1)
+			b->tmp[b->kids[b->fid_kid[p->frame_fid[b->items[i].path[d]]] - 1].at++] =
+			    b->items[i];
+	memcpy(b->items + tk->lo, b->tmp + tk->lo, (at - tk->lo) * sizeof(*b->items));
+	/* the scratch arrays are left zero, as the next split expects them */
+	for (size_t s = 0; s < nseen; s++) {
+		const struct seen *sn = &b->seen[s];
+		struct kid *kd = &b->kids[sn->kid];
+		if (kd->frame == NONE || sn->weight > kd->frame_weight ||
+		    (sn->weight == kd->frame_weight && sn->frame < kd->frame)) {
+			kd->frame = sn->frame;
+			kd->frame_weight = sn->weight;
+		}
+		b->frame_slot[sn->frame] = 0;
+	}
+	for (size_t k = 0; k < nk; k++)
+		b->fid_kid[b->kids[k].fid] = 0;
+
+	if (t->nnodes + nk > b->nodes_cap) {
+		int r = grow_nodes(b, t->nnodes + nk);
+		if (r < 0)
+			return r;
+	}
+	uint32_t base = t->nnodes;
+	for (size_t k = 0; k < nk; k++) {
+		const struct kid *kd = &b->kids[k];
+		uint32_t i = t->nnodes++;
+		t->nodes[i] = (struct sw_tree_node){
+		    .frame = kd->frame,
+		    .parent = tk->node,
+		    .first_child = NONE,
+		    .next_sibling = NONE,
+		    .depth = d,
+		    .total = kd->total,
+		    .self = kd->self,
+		    .samples = kd->samples,
+		    .self_samples = kd->self_samples,
+		};
+		b->order[k] = i;
+	}
+	sort_nodes(t, b->order, b->order_tmp, nk);
+	uint32_t *head = tk->node == NONE ? &t->first_root : &t->nodes[tk->node].first_child;
+	for (size_t k = nk; k-- > 0;) {
+		t->nodes[b->order[k]].next_sibling = *head;
+		*head = b->order[k];
+	}
+	/* pushed lightest first: the heaviest child is expanded next */
+	for (size_t k = nk; k-- > 0;) {
+		const struct kid *kd = &b->kids[b->order[k] - base];
+		if (!kd->ncont)
 			continue;
-		b->t->total += aggs[i].weight;
-		b->t->nsamples += aggs[i].count;
-		if (aggs[i].stack)
-			r = memo_add(b, &m, aggs[i].stack, aggs[i].weight, aggs[i].count);
+		/* the second root too: signatures pass over a root of partial stacks */
+		bool heavy = tk->heavy && (k == 0 || (k == 1 && tk->node == NONE));
+		if (!heavy && !expanded(t, kd->total, t->expand_percent))
+			continue;
+		int r =
+		    push(b, (struct task){b->order[k], d + 1, kd->at - kd->ncont, kd->at, heavy});
+		if (r < 0)
+			return r;
 	}
-	if (r >= 0)
-		memo_finish(b, &m);
-	/* leave the index zero for the next build */
-	for (size_t k = 0; k < m.ntouched; k++)
-		m.index[m.touched[k].stack] = 0;
-	free(m.chain);
-	return r;
+	return 0;
+}
+
+/* The profile's scratch arrays for splits, grown to cover every frame and function (all zero). */
+static int scratch_arrays(struct builder *b)
+{
+	struct sw_profile *p = (struct sw_profile *)b->p; /* scratch space, not part of the value */
+	if (p->split_frames_cap < p->nframes || p->split_funcs_cap < p->nfuncs) {
+		free(p->split_frame_slot);
+		free(p->split_fid_kid);
+		p->split_frames_cap = p->nframes + p->nframes / 2 + 64;
+		p->split_funcs_cap = p->nfuncs + p->nfuncs / 2 + 64;
+		p->split_frame_slot = calloc(p->split_frames_cap, sizeof(uint32_t));
+		p->split_fid_kid = calloc(p->split_funcs_cap, sizeof(uint32_t));
+		if (!p->split_frame_slot || !p->split_fid_kid) {
+			p->split_frames_cap = p->split_funcs_cap = 0;
+			return -ENOMEM;
+		}
+	}
+	b->frame_slot = p->split_frame_slot;
+	b->fid_kid = p->split_fid_kid;
+	return 0;
 }
 
 static int build(struct builder *b, struct sw_tree_stall *const *stalls, size_t n,
@@ -663,34 +660,36 @@ static int build(struct builder *b, struct sw_tree_stall *const *stalls, size_t 
 	int r = aggregate(b->t, stalls, n, b->o, thread_filter, &aggs, &na);
 	if (r < 0)
 		return r;
-	if (!b->o->invert && !b->o->hide_system && !b->o->flatten_recursion) {
-		r = build_memo(b, aggs, na);
-		free(aggs);
-		return r < 0 ? r : link_children(b);
-	}
-	uint32_t *frames = malloc(SW_TREE_MAX_DEPTH * sizeof(*frames));
-	if (!frames) {
-		free(aggs);
-		return -ENOMEM;
-	}
-	bool leaves = leaf_end_only(b->o);
+	b->items = malloc((na ? na : 1) * sizeof(*b->items));
+	b->tmp = malloc((na ? na : 1) * sizeof(*b->tmp));
+	r = b->items && b->tmp ? scratch_arrays(b) : -ENOMEM;
 	for (size_t i = 0; i < na && r >= 0; i++) {
-		if (leaves) {
-			size_t k = leaf_end(b->p, aggs[i].stack, frames, b->o->max_depth);
-			r = add_path(b, frames, (long)k, aggs[i].weight, aggs[i].count);
+		struct item it;
+		r = make_item(b, &aggs[i], &it);
+		if (r <= 0)
 			continue;
-		}
-		size_t depth = sw_profile_stack(b->p, aggs[i].stack, frames, SW_TREE_MAX_DEPTH);
-		if (depth > SW_TREE_MAX_DEPTH) {
-			r = -E2BIG;
-			break;
-		}
-		r = add_stack(b, frames, depth, aggs[i].weight, aggs[i].count);
+		b->t->total += it.weight;
+		b->t->nsamples += it.count;
+		if (it.depth)
+			b->items[b->nitems++] = it;
 	}
-	free(frames);
 	free(aggs);
-	if (r >= 0)
-		r = link_children(b);
+	if (r < 0)
+		return r;
+	/* no more children than distinct functions or items, no more frames than either */
+	size_t nk = b->nitems < b->p->nfuncs ? b->nitems : b->p->nfuncs;
+	size_t ns = b->nitems < b->p->nframes ? b->nitems : b->p->nframes;
+	b->kids = malloc((nk + 1) * sizeof(*b->kids));
+	b->order = malloc((nk + 1) * sizeof(*b->order));
+	b->order_tmp = malloc((nk + 1) * sizeof(*b->order_tmp));
+	b->seen = malloc((ns + 1) * sizeof(*b->seen));
+	if (!b->kids || !b->order || !b->order_tmp || !b->seen)
+		return -ENOMEM;
+	r = b->nitems ? push(b, (struct task){NONE, 0, 0, b->nitems, true}) : 0;
+	while (r >= 0 && b->ntasks > 0) {
+		struct task tk = b->tasks[--b->ntasks];
+		r = split(b, &tk);
+	}
 	return r;
 }
 
@@ -707,8 +706,9 @@ int sw_tree_build(const struct sw_profile *p, struct sw_tree_stall *const *stall
 		return -ENOMEM;
 	t->profile = p;
 	t->first_root = NONE;
+	t->expand_percent = opts->expand_percent;
 	t->refs = 1;
-	struct builder b = {.p = p, .o = opts, .t = t, .first_root = NONE};
+	struct builder b = {.p = p, .o = opts, .t = t};
 	int r = 0;
 	if (opts->focus || opts->exclude) {
 		b.match = calloc(p->nframes + 1, 1);
@@ -716,22 +716,31 @@ int sw_tree_build(const struct sw_profile *p, struct sw_tree_stall *const *stall
 		if (!b.match || !b.xmatch)
 			r = -ENOMEM;
 	}
-	/* as large as the last tree at once: no copies while it grows */
+	/* as large as the last tree of the same kind at once: no copies while it grows */
+	size_t *hint = (size_t *)&p->nodes_hint[opts->expand_percent > 0];
 	if (r >= 0)
-		r = grow_nodes(&b, p->nodes_hint);
+		r = grow_nodes(&b, *hint);
 	if (r >= 0)
 		r = build(&b, stalls, n, thread_filter);
-	free(b.vote);
-	free(b.node_fid);
-	free(b.nkids);
-	free(b.table);
+	free(b.items);
+	free(b.tmp);
+	free(b.kids);
+	free(b.order);
+	free(b.order_tmp);
+	free(b.seen);
+	free(b.tasks);
+	while (b.chunks) {
+		struct path_chunk *next = b.chunks->next;
+		free(b.chunks);
+		b.chunks = next;
+	}
 	free(b.match);
 	free(b.xmatch);
 	if (r < 0) {
 		sw_tree_free(t);
 		return r;
 	}
-	((struct sw_profile *)p)->nodes_hint = t->nnodes; /* scratch, not part of the value */
+	*hint = t->nnodes; /* scratch, not part of the value */
 	*ret = t;
 	return 0;
 }
@@ -816,7 +825,7 @@ uint64_t sw_tree_stall_signature(const struct sw_profile *p, struct sw_tree_stal
 {
 	struct sw_tree *t;
 	/* the default tree notes the signature when it is built */
-	if (!s->has_signature && sw_tree_stall_default_tree(p, s, &t) == 0)
+	if (!s->has_signature && sw_tree_stall_default_tree(p, s, SW_TREE_EXPAND_HEAVIEST, &t) == 0)
 		sw_tree_free(t);
 	return s->has_signature ? s->signature : SW_FNV_OFFSET;
 }
@@ -828,12 +837,17 @@ bool sw_tree_options_structural_default(const struct sw_tree_options *o)
 }
 
 int sw_tree_stall_default_tree(const struct sw_profile *cp, struct sw_tree_stall *s,
-			       struct sw_tree **ret)
+			       double expand_percent, struct sw_tree **ret)
 {
 	struct sw_profile *p = (struct sw_profile *)cp; /* the cache is not part of the value */
-	if (p->cached_stall != s || !p->cached_tree) {
+	/* a tree expanded further holds every node a less expanded one would */
+	if (p->cached_stall != s || !p->cached_tree ||
+	    p->cached_tree->expand_percent > expand_percent) {
+		struct sw_tree_options o;
+		sw_tree_options_init(&o);
+		o.expand_percent = expand_percent;
 		struct sw_tree *t;
-		int r = sw_tree_build(p, &s, 1, NULL, -1, &t);
+		int r = sw_tree_build(p, &s, 1, &o, -1, &t);
 		if (r < 0)
 			return r;
 		sw_tree_free(p->cached_tree);

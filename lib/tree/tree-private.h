@@ -79,6 +79,16 @@ struct sw_profile {
 	size_t nwhole, whole_cap;
 	uint32_t *pool;
 	size_t pool_len, pool_cap;
+	/*
+	 * The frames of the stacks samples end in (trie leaves), root first, in
+	 * the same pool: tree builds read a stack at any depth without walking
+	 * the trie.  A leaf the pool had no room for is walked instead.
+	 */
+	struct path_slot {
+		uint32_t leaf, depth; /* leaf 0: empty */
+		uint64_t pool_off;
+	} * paths;
+	size_t npaths, paths_cap;
 
 	struct sw_tree_stall **stalls;
 	size_t nstalls, stalls_cap;
@@ -86,24 +96,21 @@ struct sw_profile {
 	const char *summary_extra;
 
 	/*
-	 * Tree building's map from trie stacks to nodes and their weights, kept
-	 * zero between builds (each build clears what it touched) so that a
-	 * build costs what its stall touches, not the size of the whole trie.
+	 * Tree building's scratch (tree-build.c): per frame and per function,
+	 * kept zero between builds.
 	 */
-	uint32_t *memo_index; /* by stack: its place in memo_touched + 1, 0: not touched */
-	size_t memo_cap;
-	struct sw_memo_touched {
-		uint64_t weight;      /* of the samples at or under the stack */
-		uint32_t stack, node; /* node + 1, the top bit set when cut by --max-depth */
-	} * memo_touched;
-	size_t memo_touched_cap;
-
-	size_t nodes_hint; /* the last tree's size in nodes: the next build's first guess */
+	uint32_t *split_frame_slot, *split_fid_kid;
+	size_t split_frames_cap, split_funcs_cap;
+	/* the last tree's size in nodes, whole [0] and expanded in part [1]: a first guess */
+	size_t nodes_hint[2];
 
 	/* the last default tree built (sw_tree_stall_default_tree()) */
 	const struct sw_tree_stall *cached_stall;
 	struct sw_tree *cached_tree;
 };
+
+/* The frames of trie stack leaf, root first, when the pool holds them; NULL otherwise. */
+const uint32_t *sw_profile_path(const struct sw_profile *p, uint32_t leaf, size_t *ret_depth);
 
 /* FNV-1a, continuing from h. */
 uint64_t sw_tree_hash_bytes(uint64_t h, const void *data, size_t len);

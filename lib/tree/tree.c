@@ -140,14 +140,15 @@ void sw_profile_free(struct sw_profile *p)
 	free(p->funcs);
 	free(p->func_table);
 	free(p->frame_table);
-	free(p->memo_index);
-	free(p->memo_touched);
 	free(p->stacks);
 	free(p->stack_table);
 	free(p->last_frames);
 	free(p->last_stacks);
 	free(p->whole);
 	free(p->pool);
+	free(p->paths);
+	free(p->split_frame_slot);
+	free(p->split_fid_kid);
 	free(p);
 }
 
@@ -663,11 +664,90 @@ static struct whole_slot *whole_find(struct sw_profile *p, uint64_t h, const uin
 	return &p->whole[j];
 }
 
+/* Copies frames into the pool: their offset, or UINT64_MAX when the pool is full. */
+static uint64_t pool_put(struct sw_profile *p, const uint32_t *frames, size_t depth)
+{
+	if (p->pool_len + depth > SW_TREE_POOL_MAX)
+		return UINT64_MAX;
+	if (p->pool_len + depth > p->pool_cap) {
+		size_t cap = p->pool_cap ? p->pool_cap : 4096;
+		while (cap < p->pool_len + depth)
+			cap *= 2;
+		uint32_t *n = realloc(p->pool, cap * sizeof(*n));
+		if (!n)
+			return UINT64_MAX;
+		p->pool = n;
+		p->pool_cap = cap;
+	}
+	uint64_t off = p->pool_len;
+	memcpy(p->pool + off, frames, depth * sizeof(*frames));
+	p->pool_len += depth;
+	return off;
+}
+
+static size_t path_index(const struct sw_profile *p, uint32_t leaf)
+{
+	size_t j = mix64(leaf) & (p->paths_cap - 1);
+	while (p->paths[j].leaf && p->paths[j].leaf != leaf)
+		j = (j + 1) & (p->paths_cap - 1);
+	return j;
+}
+
+const uint32_t *sw_profile_path(const struct sw_profile *p, uint32_t leaf, size_t *ret_depth)
+{
+	if (!p->paths_cap || !leaf)
+		return NULL;
+	const struct path_slot *s = &p->paths[path_index(p, leaf)];
+	if (!s->leaf)
+		return NULL;
+	*ret_depth = s->depth;
+	return p->pool + s->pool_off;
+}
+
+/* Notes where the pool holds leaf's frames; failing to is harmless (builds walk the trie). */
+static void path_add(struct sw_profile *p, uint32_t leaf, uint64_t off, size_t depth)
+{
+	if (off == UINT64_MAX)
+		return;
+	if (p->npaths * 2 >= p->paths_cap) {
+		size_t cap = p->paths_cap ? p->paths_cap * 2 : 1024;
+		struct path_slot *t = calloc(cap, sizeof(*t)), *old = p->paths;
+		if (!t)
+			return;
+		size_t old_cap = p->paths_cap;
+		p->paths = t;
+		p->paths_cap = cap;
+		for (size_t i = 0; i < old_cap; i++)
+			if (old[i].leaf)
+				p->paths[path_index(p, old[i].leaf)] = old[i];
+		free(old);
+	}
+	struct path_slot *s = &p->paths[path_index(p, leaf)];
+	if (s->leaf)
+		return;
+	*s = (struct path_slot){leaf, (uint32_t)depth, off};
+	p->npaths++;
+}
+
+/* The pool's copy of leaf's frames: the one there, or a new one. */
+static uint64_t leaf_frames(struct sw_profile *p, uint32_t leaf, const uint32_t *frames,
+			    size_t depth)
+{
+	if (p->paths_cap) {
+		const struct path_slot *s = &p->paths[path_index(p, leaf)];
+		if (s->leaf)
+			return s->pool_off;
+	}
+	uint64_t off = pool_put(p, frames, depth);
+	path_add(p, leaf, off, depth);
+	return off;
+}
+
 /* Remembers a whole stack while the pool has room; failing to is harmless. */
 static void whole_add(struct sw_profile *p, uint64_t h, const uint32_t *frames, size_t depth,
 		      uint32_t leaf)
 {
-	if (depth == 0 || p->pool_len + depth > SW_TREE_POOL_MAX)
+	if (depth == 0)
 		return;
 	if (p->nwhole * 2 >= p->whole_cap) {
 		size_t cap = p->whole_cap ? p->whole_cap * 2 : 1024;
@@ -686,33 +766,30 @@ static void whole_add(struct sw_profile *p, uint64_t h, const uint32_t *frames, 
 		p->whole = t;
 		p->whole_cap = cap;
 	}
-	if (p->pool_len + depth > p->pool_cap) {
-		size_t cap = p->pool_cap ? p->pool_cap : 4096;
-		while (cap < p->pool_len + depth)
-			cap *= 2;
-		uint32_t *n = realloc(p->pool, cap * sizeof(*n));
-		if (!n)
-			return;
-		p->pool = n;
-		p->pool_cap = cap;
-	}
+	uint64_t off = leaf_frames(p, leaf, frames, depth);
+	if (off == UINT64_MAX)
+		return;
 	struct whole_slot *w = whole_find(p, h, frames, depth);
-	memcpy(p->pool + p->pool_len, frames, depth * sizeof(*frames));
-	*w = (struct whole_slot){h, p->pool_len, leaf, (uint32_t)depth};
-	p->pool_len += depth;
+	*w = (struct whole_slot){h, off, leaf, (uint32_t)depth};
 	p->nwhole++;
 }
 
 int sw_profile_stack_id(struct sw_profile *p, const uint32_t *frames, size_t depth, uint32_t *ret)
 {
-	/* its callers remember their stacks: the whole-stack cache would only repeat that */
+	/*
+	 * its callers remember their stacks: the whole-stack cache would only
+	 * repeat that; the leaf's frames are kept for tree builds
+	 */
 	if (depth > SW_TREE_MAX_DEPTH)
 		return -EINVAL;
 	if (!depth) {
 		*ret = 0;
 		return 0;
 	}
-	return stack_of(p, frames, depth, ret);
+	int r = stack_of(p, frames, depth, ret);
+	if (r >= 0)
+		leaf_frames(p, *ret, frames, depth);
+	return r;
 }
 
 /* The same through the whole-stack cache, for callers that do not remember stacks. */

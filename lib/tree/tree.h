@@ -225,12 +225,23 @@ struct sw_tree_options {
 	const regex_t *exclude; /* drop samples with a frame matching it */
 	enum sw_thread_select thread;
 	const char *thread_name; /* SW_THREAD_NAME */
+	/*
+	 * Build only what is shown: a node under this share of the tree's
+	 * samples (t->all, as --min-percent counts) is left unexpanded (its
+	 * weights are whole, its children left out), except on the heaviest
+	 * path.  0 (the default) builds the whole tree.
+	 */
+	double expand_percent;
 };
+
+/* expand_percent for a tree whose heaviest path is all that is read. */
+#define SW_TREE_EXPAND_HEAVIEST 1000.0
 
 void sw_tree_options_init(struct sw_tree_options *o);
 
 struct sw_tree_node {
-	uint32_t frame;       /* representative frame: the one with most weight in the node */
+	/* representative frame: the one with most weight in the node (ties: the first interned) */
+	uint32_t frame;
 	uint32_t parent;      /* node index, UINT32_MAX for roots */
 	uint32_t first_child; /* UINT32_MAX: none; children are sorted heaviest first */
 	uint32_t next_sibling;
@@ -249,6 +260,7 @@ struct sw_tree {
 	uint64_t all;        /* sum of the weights of the samples selected, before focus/exclude */
 	uint64_t nsamples;   /* samples kept */
 	bool counts_only;
+	double expand_percent; /* as built: nodes under it may have no children */
 	/* private */
 	unsigned refs;
 };
@@ -266,11 +278,12 @@ void sw_tree_free(struct sw_tree *t);
 /*
  * The stall's tree with no structural option (main thread, nothing
  * rewritten or filtered), shared by the signature, the heaviest path and
- * default renderings: the profile keeps the last one built, as renderers
- * work a stall at a time.  Free with sw_tree_free().
+ * default renderings, expanded at least down to expand_percent (0: whole):
+ * the profile keeps the last one built, as renderers work a stall at a
+ * time.  Free with sw_tree_free().
  */
 int sw_tree_stall_default_tree(const struct sw_profile *p, struct sw_tree_stall *s,
-			       struct sw_tree **ret);
+			       double expand_percent, struct sw_tree **ret);
 
 /* Whether o builds the same tree as no options (--min-percent is display only). */
 bool sw_tree_options_structural_default(const struct sw_tree_options *o);
