@@ -348,6 +348,17 @@ static void test_samples(void)
 	check_sample(2, 6, NULL, frames + 1, SW_WIRE_ENCODER_FRAMES, 0);
 	check_sample(2, 6, NULL, frames + 2, SW_WIRE_ENCODER_FRAMES, 0);
 
+	/* deltas of every length, one to ten bytes, both signs, at every place in a word */
+	for (uint32_t shift = 0; shift < 8; shift++) {
+		uint64_t f = 0x7f0000000000ull;
+		for (uint32_t i = 0; i < 200; i++) {
+			uint64_t d = (1ull << ((i * 7 + shift) % 64)) - (i % 3);
+			f = i % 2 ? f - d : f + d;
+			frames[i] = f;
+		}
+		check_sample(3, 7, NULL, frames + shift, 200 - shift, 0);
+	}
+
 	/* over the limit */
 	m.sample.depth = SW_WIRE_MAX_FRAMES + 1;
 	CHECK_INT(sw_wire_encode(&enc, buf, sizeof(buf), &m), -EINVAL);
