@@ -3,6 +3,7 @@
  * option and signatures.  Each expectation is computed here from the
  * samples the test feeds, by plain loops that share no code with the tree.
  */
+#include <errno.h>
 #include <regex.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -626,6 +627,57 @@ static void test_random(void)
 	}
 }
 
+/*
+ * The trie of stacks past several growths: each stack's leaf gives back
+ * its frames, and the same stacks met again, in another order, give the
+ * same leaves.
+ */
+static void test_trie(void)
+{
+	enum { NSTACK = 6000, DEPTH = 24, NFRAME = 50 };
+	struct sw_profile *p;
+	CHECK_INT(sw_profile_new(&p), 0);
+	uint32_t ids[NFRAME];
+	for (uint32_t i = 0; i < NFRAME; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "g%u", i);
+		struct sw_tree_frame f = {.linkage = name, .address = 0x1000 + i};
+		CHECK_INT(sw_profile_frame(p, &f, &ids[i]), 0);
+	}
+	static uint32_t stacks[NSTACK][DEPTH];
+	static uint32_t leaves[NSTACK];
+	size_t depth[NSTACK];
+	for (size_t k = 0; k < NSTACK; k++) {
+		/* a prefix of an earlier stack, then frames of its own */
+		size_t keep = k ? rnd_next(DEPTH) : 0, base = k ? rnd_next((uint32_t)k) : 0;
+		if (keep > depth[base])
+			keep = depth[base];
+		memcpy(stacks[k], stacks[base], keep * sizeof(uint32_t));
+		depth[k] = keep + 1 + rnd_next(DEPTH - (uint32_t)keep);
+		for (size_t d = keep; d < depth[k]; d++)
+			stacks[k][d] = ids[rnd_next(NFRAME)];
+		CHECK_INT(sw_profile_stack_id(p, stacks[k], depth[k], &leaves[k]), 0);
+	}
+	int bad = 0;
+	for (size_t k = 0; k < NSTACK; k++) {
+		uint32_t back[DEPTH], leaf = 0;
+		size_t n = sw_profile_stack(p, leaves[k], back, DEPTH);
+		if (n != depth[k] || memcmp(back, stacks[k], n * sizeof(uint32_t)) != 0)
+			bad++;
+		size_t other = (k * 7919) % NSTACK; /* another order */
+		CHECK_INT(sw_profile_stack_id(p, stacks[other], depth[other], &leaf), 0);
+		if (leaf != leaves[other])
+			bad++;
+	}
+	CHECK_INT(bad, 0);
+	/* a frame the profile does not have, past a known prefix */
+	uint32_t wrong[3] = {stacks[0][0], stacks[0][1], NFRAME + 5}, leaf;
+	CHECK_INT(sw_profile_stack_id(p, wrong, 3, &leaf), -EINVAL);
+	CHECK_INT(sw_profile_stack_id(p, stacks[1], depth[1], &leaf), 0);
+	CHECK_INT(leaf, leaves[1]);
+	sw_profile_free(p);
+}
+
 int main(void)
 {
 	test_plain();
@@ -634,5 +686,6 @@ int main(void)
 	test_merge_and_limits();
 	test_representative();
 	test_random();
+	test_trie();
 	return sw_test_end();
 }

@@ -473,7 +473,7 @@ static void test_truncation(void)
 	static uint8_t buf[1 << 16];
 	size_t count;
 	size_t len = build_stream(buf, sizeof(buf), &count);
-	size_t used;
+	size_t used = 0;
 	CHECK_INT(decode_all(buf, len, &used), count);
 	CHECK_INT(used, len);
 

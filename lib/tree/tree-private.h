@@ -61,6 +61,11 @@ struct sw_profile {
 	} * stacks;
 	size_t nstacks, stacks_cap;
 	/*
+	 * A bit per stack: set once it has a child.  Below a stack without
+	 * one every frame is new, and is added without looking it up.
+	 */
+	uint64_t *has_child;
+	/*
 	 * (parent, frame) -> stack, open addressing: a slot holds only the
 	 * stack (0: empty), whose key is read from stacks[] (a quarter of the
 	 * memory of keeping keys in the table: millions of stacks).

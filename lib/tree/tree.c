@@ -102,9 +102,10 @@ int sw_profile_new(struct sw_profile **ret)
 	/* stack 0 is the empty stack, the parent of every root frame */
 	p->stacks_cap = 1024;
 	p->stacks = malloc(p->stacks_cap * sizeof(*p->stacks));
+	p->has_child = calloc(p->stacks_cap / 64, sizeof(uint64_t));
 	p->stack_table_cap = 2048;
 	p->stack_table = calloc(p->stack_table_cap, sizeof(*p->stack_table));
-	if (!p->stacks || !p->stack_table) {
+	if (!p->stacks || !p->stack_table || !p->has_child) {
 		sw_profile_free(p);
 		return -ENOMEM;
 	}
@@ -141,6 +142,7 @@ void sw_profile_free(struct sw_profile *p)
 	free(p->func_table);
 	free(p->frame_table);
 	free(p->stacks);
+	free(p->has_child);
 	free(p->stack_table);
 	free(p->last_frames);
 	free(p->last_stacks);
@@ -563,10 +565,8 @@ static int grow_stack_table(struct sw_profile *p)
 	uint32_t *t = calloc(cap, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
-	for (size_t i = 0; i < p->stack_table_cap; i++) {
-		uint32_t id = p->stack_table[i];
-		if (!id)
-			continue;
+	/* every stack is in the table: read them in order, not in the old table's */
+	for (uint32_t id = 1; id < p->nstacks; id++) {
 		size_t j = stack_key(p->stacks[id].parent, p->stacks[id].frame) & (cap - 1);
 		while (t[j])
 			j = (j + 1) & (cap - 1);
@@ -578,31 +578,96 @@ static int grow_stack_table(struct sw_profile *p)
 	return 0;
 }
 
+/* Room for n more stacks: the array, the bits and a table at most half full. */
+static int reserve_stacks(struct sw_profile *p, size_t n)
+{
+	if (p->nstacks + n > SW_TREE_MAX_STACKS)
+		return over(p, "more than 67108864 distinct stacks in all");
+	while ((p->nstacks + n) * 2 >= p->stack_table_cap)
+		if (grow_stack_table(p) < 0)
+			return -ENOMEM;
+	if (p->nstacks + n <= p->stacks_cap)
+		return 0;
+	size_t cap = p->stacks_cap * 2;
+	while (cap < p->nstacks + n)
+		cap *= 2;
+	struct sw_trie_stack *st = realloc(p->stacks, cap * sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	p->stacks = st;
+	uint64_t *bits = realloc(p->has_child, cap / 64 * sizeof(*bits));
+	if (!bits)
+		return -ENOMEM;
+	memset(bits + p->stacks_cap / 64, 0, (cap - p->stacks_cap) / 64 * sizeof(*bits));
+	p->has_child = bits;
+	p->stacks_cap = cap;
+	return 0;
+}
+
+static bool has_child(const struct sw_profile *p, uint32_t stack)
+{
+	return p->has_child[stack / 64] >> (stack % 64) & 1;
+}
+
+/* Adds stack id, frame called from parent, in table slot j (empty). */
+static void put_stack(struct sw_profile *p, size_t j, uint32_t id, uint32_t parent, uint32_t frame)
+{
+	p->stacks[id] = (struct sw_trie_stack){parent, frame, p->frame_fid[frame]};
+	p->stack_table[j] = id;
+	p->has_child[parent / 64] |= 1ull << (parent % 64);
+}
+
 /* The child of stack parent through frame, added when new. */
 static int stack_child(struct sw_profile *p, uint32_t parent, uint32_t frame, uint32_t *ret)
 {
-	if (p->nstacks * 2 >= p->stack_table_cap && grow_stack_table(p) < 0)
-		return -ENOMEM;
+	int r = reserve_stacks(p, 1);
+	if (r < 0)
+		return r;
 	size_t j = stack_key(parent, frame) & (p->stack_table_cap - 1);
 	for (uint32_t id; (id = p->stack_table[j]); j = (j + 1) & (p->stack_table_cap - 1))
 		if (p->stacks[id].parent == parent && p->stacks[id].frame == frame) {
 			*ret = id;
 			return 0;
 		}
-	if (p->nstacks >= SW_TREE_MAX_STACKS)
-		return over(p, "more than 67108864 distinct stacks in all");
-	if (p->nstacks == p->stacks_cap) {
-		size_t cap = p->stacks_cap * 2;
-		struct sw_trie_stack *n = realloc(p->stacks, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		p->stacks = n;
-		p->stacks_cap = cap;
-	}
 	uint32_t id = (uint32_t)p->nstacks++;
-	p->stacks[id] = (struct sw_trie_stack){parent, frame, p->frame_fid[frame]};
-	p->stack_table[j] = id;
+	put_stack(p, j, id, parent, frame);
 	*ret = id;
+	return 0;
+}
+
+/*
+ * Adds frames[0..n) below parent, which has no child: every stack is new,
+ * so none is looked up, and the table slots of the next few are fetched
+ * while one is written (their keys are known: each is the one before's
+ * child).  Fills p->last_stacks from index at.
+ */
+static int new_chain(struct sw_profile *p, uint32_t parent, const uint32_t *frames, size_t n,
+		     size_t at)
+{
+	int r = reserve_stacks(p, n);
+	if (r < 0)
+		return r;
+	size_t mask = p->stack_table_cap - 1;
+	uint32_t first = (uint32_t)p->nstacks;
+	enum { AHEAD = 8 };
+	for (size_t k = 0; k < n && k < AHEAD; k++)
+		__builtin_prefetch(
+		    &p->stack_table[stack_key(k ? first + (uint32_t)k - 1 : parent, frames[k]) &
+				    mask]);
+	for (size_t k = 0; k < n; k++) {
+		if (k + AHEAD < n)
+			__builtin_prefetch(
+			    &p->stack_table[stack_key(first + (uint32_t)(k + AHEAD) - 1,
+						      frames[k + AHEAD]) &
+					    mask]);
+		uint32_t id = first + (uint32_t)k, par = k ? id - 1 : parent;
+		size_t j = stack_key(par, frames[k]) & mask;
+		while (p->stack_table[j])
+			j = (j + 1) & mask;
+		put_stack(p, j, id, par, frames[k]);
+		p->last_stacks[at + k] = id;
+	}
+	p->nstacks += n;
 	return 0;
 }
 
@@ -624,18 +689,28 @@ static int stack_of(struct sw_profile *p, const uint32_t *frames, size_t depth, 
 	size_t i = 0;
 	while (i < depth && i < p->last_depth && frames[i] == p->last_frames[i])
 		i++;
-	uint32_t stack = i ? p->last_stacks[i - 1] : 0;
-	for (; i < depth; i++) {
-		if (frames[i] >= p->nframes)
-			return -EINVAL;
-		int r = stack_child(p, stack, frames[i], &stack);
-		if (r < 0) {
+	for (size_t k = i; k < depth; k++)
+		if (frames[k] >= p->nframes) {
 			p->last_depth = 0;
-			return r;
+			return -EINVAL;
 		}
-		p->last_frames[i] = frames[i];
+	uint32_t stack = i ? p->last_stacks[i - 1] : 0;
+	int r = 0;
+	for (; i < depth && has_child(p, stack); i++) {
+		r = stack_child(p, stack, frames[i], &stack);
+		if (r < 0)
+			break;
 		p->last_stacks[i] = stack;
 	}
+	if (r >= 0 && i < depth) {
+		r = new_chain(p, stack, frames + i, depth - i, i);
+		stack = r < 0 ? stack : p->last_stacks[depth - 1];
+	}
+	if (r < 0) {
+		p->last_depth = 0;
+		return r;
+	}
+	memcpy(p->last_frames, frames, depth * sizeof(*frames));
 	p->last_depth = depth;
 	*ret = stack;
 	return 0;
