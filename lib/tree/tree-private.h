@@ -52,12 +52,10 @@ struct sw_profile {
 
 	/*
 	 * The trie: stack i is frame stacks[i].frame called from stack
-	 * stacks[i].parent; fid is the frame's function id.  Side by side:
-	 * tree builds walk the trie from leaves to the root and read all three
-	 * at each step.
+	 * stacks[i].parent.
 	 */
 	struct sw_trie_stack {
-		uint32_t parent, frame, fid;
+		uint32_t parent, frame;
 	} * stacks;
 	size_t nstacks, stacks_cap;
 	/*

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "tree-private.h"
 
@@ -559,12 +560,31 @@ static uint64_t stack_key(uint32_t parent, uint32_t frame)
 	return mix64((uint64_t)parent << 32 | frame);
 }
 
+/*
+ * Large tables probed at random: huge pages where the kernel gives them on
+ * request, as a miss in the TLB costs as much as the one in the cache.
+ */
+static void huge_pages(void *p, size_t size)
+{
+#ifdef MADV_HUGEPAGE
+	const uintptr_t huge = (uintptr_t)2 << 20;
+	uintptr_t start = ((uintptr_t)p + huge - 1) & ~(huge - 1),
+		  end = ((uintptr_t)p + size) & ~(huge - 1);
+	if (end > start)
+		madvise((void *)start, end - start, MADV_HUGEPAGE);
+#else
+	(void)p;
+	(void)size;
+#endif
+}
+
 static int grow_stack_table(struct sw_profile *p)
 {
 	size_t cap = p->stack_table_cap * 2;
 	uint32_t *t = calloc(cap, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
+	huge_pages(t, cap * sizeof(*t));
 	/* every stack is in the table: read them in order, not in the old table's */
 	for (uint32_t id = 1; id < p->nstacks; id++) {
 		size_t j = stack_key(p->stacks[id].parent, p->stacks[id].frame) & (cap - 1);
@@ -595,6 +615,7 @@ static int reserve_stacks(struct sw_profile *p, size_t n)
 	if (!st)
 		return -ENOMEM;
 	p->stacks = st;
+	huge_pages(st, cap * sizeof(*st));
 	uint64_t *bits = realloc(p->has_child, cap / 64 * sizeof(*bits));
 	if (!bits)
 		return -ENOMEM;
@@ -612,7 +633,7 @@ static bool has_child(const struct sw_profile *p, uint32_t stack)
 /* Adds stack id, frame called from parent, in table slot j (empty). */
 static void put_stack(struct sw_profile *p, size_t j, uint32_t id, uint32_t parent, uint32_t frame)
 {
-	p->stacks[id] = (struct sw_trie_stack){parent, frame, p->frame_fid[frame]};
+	p->stacks[id] = (struct sw_trie_stack){parent, frame};
 	p->stack_table[j] = id;
 	p->has_child[parent / 64] |= 1ull << (parent % 64);
 }
