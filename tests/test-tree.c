@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "test.h"
+#include "render/render.h"
 #include "tree/tree.h"
 
 #define NONE UINT32_MAX
@@ -678,6 +679,73 @@ static void test_trie(void)
 	sw_profile_free(p);
 }
 
+/*
+ * The culprit (render.c): self time goes to the nearest caller of the
+ * app's own that has a name and is not inlined; stacks under
+ * <unwinding stopped> count for nothing.
+ */
+static void test_culprit(void)
+{
+	struct sw_profile *p;
+	CHECK_INT(sw_profile_new(&p), 0);
+	struct sw_tree_image app = {.path = "/opt/app/bin/app", .load_address = 0x1000};
+	struct sw_tree_image libc = {.path = "/usr/lib/x86_64-linux-gnu/libc.so.6",
+				     .load_address = 0x7f0000000000};
+	uint32_t ia, il;
+	CHECK_INT(sw_profile_image(p, &app, &ia), 0);
+	CHECK_INT(sw_profile_image(p, &libc, &il), 0);
+	const struct {
+		const char *name;
+		bool libc, inlined;
+	} fr[] = {
+	    {SW_TREE_UNWINDING_STOPPED, false, false},
+	    {"partial", false, false},
+	    {"main", false, false},
+	    {"work", false, false},
+	    {"helper", false, true},
+	    {"memcpy", true, false},
+	    {"other", false, false},
+	    {"read", true, false},
+	    {"sub_1234", false, false},
+	    {"poll", true, false},
+	};
+	uint32_t id[10];
+	for (int i = 0; i < 10; i++) {
+		struct sw_tree_frame f = {.image = i ? (fr[i].libc ? il : ia) : 0,
+					  .linkage = i ? fr[i].name : NULL,
+					  .name = fr[i].name,
+					  .address = 0x1000 + 0x10 * (uint64_t)i,
+					  .inlined = fr[i].inlined};
+		CHECK_INT(sw_profile_frame(p, &f, &id[i]), 0);
+	}
+	struct sw_tree_stall_info info = {.id = 1, .thread_id = 1};
+	struct sw_tree_stall *s;
+	CHECK_INT(sw_profile_add_stall(p, &info, &s), 0);
+	uint32_t th;
+	CHECK_INT(sw_tree_stall_thread(p, s, 1, "", &th), 0);
+	const struct {
+		int frames[5];
+		uint64_t weight;
+	} st[] = {
+	    {{0, 1, -1}, 100},      /* a partial stack: heaviest, and ignored */
+	    {{2, 3, 4, 5, -1}, 30}, /* memcpy under the inlined helper: work's */
+	    {{2, 6, 7, -1}, 20},    /* read: other's */
+	    {{2, 3, -1}, 5},        /* work itself */
+	    {{2, 8, 9, -1}, 25},    /* poll under a nameless function: main's */
+	};
+	for (size_t k = 0; k < sizeof(st) / sizeof(st[0]); k++) {
+		uint32_t frames[5];
+		size_t n = 0;
+		while (st[k].frames[n] >= 0)
+			frames[n] = id[st[k].frames[n]], n++;
+		CHECK_INT(sw_tree_stall_add_sample(p, s, th, frames, n, st[k].weight), 0);
+	}
+	const struct sw_tree_frame *f = sw_render_culprit(p, s);
+	CHECK(f != NULL);
+	CHECK_STR(f ? f->linkage : NULL, "work");
+	sw_profile_free(p);
+}
+
 int main(void)
 {
 	test_plain();
@@ -687,5 +755,6 @@ int main(void)
 	test_representative();
 	test_random();
 	test_trie();
+	test_culprit();
 	return sw_test_end();
 }

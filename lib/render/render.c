@@ -223,14 +223,6 @@ int sw_summary_compute(struct sw_profile *p, struct sw_summary *ret)
 	return 0;
 }
 
-/* Whether node i hangs under the <unwinding stopped> root, which culprits ignore. */
-static bool under_stopped(const struct sw_profile *p, const struct sw_tree *t, uint32_t i)
-{
-	while (t->nodes[i].parent != UINT32_MAX)
-		i = t->nodes[i].parent;
-	return sw_tree_frame_is_stopped(sw_profile_get_frame(p, t->nodes[i].frame));
-}
-
 /* A function of the app's own code with a name: not a system image, not sub_<hex>. */
 static bool own_named(const struct sw_profile *p, const struct sw_tree_frame *f)
 {
@@ -249,22 +241,30 @@ const struct sw_tree_frame *sw_render_culprit(struct sw_profile *p, const struct
 	if (sw_tree_stall_default_tree(p, ms, 0, &t) < 0) /* every node's self time */
 		return NULL;
 	uint64_t *charged = calloc(t->nnodes ? t->nnodes : 1, sizeof(*charged));
+	/* per node: its nearest own, named, not inlined caller (or itself), NONE, or STOPPED */
+	uint32_t *to = malloc((t->nnodes ? t->nnodes : 1) * sizeof(*to));
+	const uint32_t NONE = UINT32_MAX, STOPPED = UINT32_MAX - 1;
 	const struct sw_tree_frame *best = NULL, *leaf = NULL;
 	uint64_t best_w = 0;
-	/* each node's self time goes to its nearest own, named, not inlined caller */
-	for (uint32_t i = 0; charged && i < t->nnodes; i++) {
-		if (under_stopped(p, t, i))
-			continue;
-		uint32_t k = i;
-		while (k != UINT32_MAX) {
-			const struct sw_tree_frame *f = sw_profile_get_frame(p, t->nodes[k].frame);
-			if (!f->inlined && own_named(p, f))
-				break;
-			k = t->nodes[k].parent;
-		}
-		if (k != UINT32_MAX)
-			charged[k] += t->nodes[i].self;
+	/*
+	 * each node's self time goes to its nearest own, named, not inlined
+	 * caller; nodes under the <unwinding stopped> root are left out.
+	 * Parents come before their children, so each node's answer is its
+	 * own or its parent's.
+	 */
+	for (uint32_t i = 0; charged && to && i < t->nnodes; i++) {
+		uint32_t parent = t->nodes[i].parent;
+		const struct sw_tree_frame *f = sw_profile_get_frame(p, t->nodes[i].frame);
+		if (parent == NONE ? sw_tree_frame_is_stopped(f) : to[parent] == STOPPED)
+			to[i] = STOPPED;
+		else if (!f->inlined && own_named(p, f))
+			to[i] = i;
+		else
+			to[i] = parent == NONE ? NONE : to[parent];
+		if (to[i] < STOPPED)
+			charged[to[i]] += t->nodes[i].self;
 	}
+	free(to);
 	for (uint32_t i = 0; charged && i < t->nnodes; i++)
 		if (charged[i] > best_w) {
 			best_w = charged[i];

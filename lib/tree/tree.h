@@ -253,7 +253,7 @@ struct sw_tree_node {
 
 struct sw_tree {
 	const struct sw_profile *profile;
-	struct sw_tree_node *nodes;
+	struct sw_tree_node *nodes; /* a node's parent comes before it */
 	uint32_t nnodes;
 	uint32_t first_root; /* UINT32_MAX when empty; roots are sorted heaviest first */
 	uint64_t total;      /* sum of the weights of the samples kept */
