@@ -72,8 +72,8 @@ struct sw_report {
 	 * image search and the image's interning when the address was seen.
 	 */
 	struct raw_slot {
-		uint64_t key; /* addr << 1 | ret, + 1; 0: empty */
-		uint32_t start, n;
+		uint64_t key;      /* addr << 1 | ret, + 1; 0: empty */
+		uint32_t start, n; /* start: the frame id itself when n is 1 (most are) */
 	} * raw_slots;
 	size_t nraw_slots, raw_slots_cap;
 	struct sw_buf missing, name, full;
@@ -393,8 +393,9 @@ static int frames_at(struct sw_report *r, const struct sw_stalls *c, uint64_t ad
 	size_t j = slot_hash(0, key, false) & (r->raw_slots_cap - 1);
 	for (; r->raw_slots[j].key; j = (j + 1) & (r->raw_slots_cap - 1))
 		if (r->raw_slots[j].key == key && (addr << 1 >> 1) == addr) {
-			*ret_ids = r->ids + r->raw_slots[j].start;
-			*ret_n = r->raw_slots[j].n;
+			const struct raw_slot *rs = &r->raw_slots[j];
+			*ret_ids = rs->n == 1 ? &rs->start : r->ids + rs->start;
+			*ret_n = rs->n;
 			return 0;
 		}
 	const struct sw_stall_image *im = sw_stalls_image_at(c, addr);
@@ -414,7 +415,8 @@ static int frames_at(struct sw_report *r, const struct sw_stalls *c, uint64_t ad
 	/* an address with its top bit set does not fit the key: looked up each time */
 	if (e < 0 || (addr << 1 >> 1) != addr)
 		return e;
-	r->raw_slots[j] = (struct raw_slot){key, (uint32_t)(*ret_ids - r->ids), (uint32_t)*ret_n};
+	r->raw_slots[j] = (struct raw_slot){
+	    key, *ret_n == 1 ? **ret_ids : (uint32_t)(*ret_ids - r->ids), (uint32_t)*ret_n};
 	r->nraw_slots++;
 	return 0;
 }
@@ -436,6 +438,12 @@ static int convert(struct sw_report *r, const struct sw_stalls *c,
 		}
 		r->stack[depth++] = r->stopped_frame - 1;
 	}
+	/* the slots of every address first: the lookups below then wait for none */
+	if (r->raw_slots_cap)
+		for (uint32_t k = 0; k < smp->depth; k++)
+			__builtin_prefetch(
+			    &r->raw_slots[slot_hash(0, (smp->frames[k] << 1 | (k > 0)) + 1, false) &
+					  (r->raw_slots_cap - 1)]);
 	/* frames are leaf first; every frame but the leaf is a return address */
 	for (uint32_t k = smp->depth; k-- > 0;) {
 		if ((smp->flags & SW_SAMPLE_ELIDED) && k + 1 == smp->elided_at && smp->elided) {
