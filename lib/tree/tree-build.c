@@ -56,12 +56,16 @@ struct path_chunk {
 	uint32_t frames[];
 };
 
+/* How many items ahead a pass over a group fetches their stacks. */
+#define PREFETCH 8
+
 struct builder {
 	const struct sw_profile *p;
 	const struct sw_tree_options *o;
 	struct sw_tree *t;
 	size_t nodes_cap;
 	struct item *items, *tmp;
+	uint32_t *item_kid; /* while a group is split: each item's child */
 	size_t nitems;
 	struct kid *kids;
 	size_t kids_cap;
@@ -455,6 +459,8 @@ static size_t common_run(const struct builder *b, const struct task *tk)
 			n = items[i].depth - d;
 	const uint32_t *first = items[tk->lo].path + d;
 	for (size_t i = tk->lo + 1; i < tk->hi && n; i++) {
+		if (i + PREFETCH < tk->hi)
+			__builtin_prefetch(items[i + PREFETCH].path + d);
 		const uint32_t *path = items[i].path + d;
 		size_t k = 0;
 		while (k < n && path[k] == first[k])
@@ -539,12 +545,16 @@ static int split(struct builder *b, const struct task *tk)
 	size_t nk = 0, nseen = 0;
 	for (size_t i = tk->lo; i < tk->hi; i++) {
 		const struct item *it = &b->items[i];
+		/* the items' stacks lie anywhere: fetch a few ahead */
+		if (i + PREFETCH < tk->hi)
+			__builtin_prefetch(b->items[i + PREFETCH].path + d);
 		uint32_t f = it->path[d], fid = p->frame_fid[f];
 		uint32_t k = b->fid_kid[fid];
 		if (!k) {
 			b->kids[nk] = (struct kid){.fid = fid, .frame = NONE};
 			k = b->fid_kid[fid] = (uint32_t)++nk;
 		}
+		b->item_kid[i] = k - 1;
 		struct kid *kd = &b->kids[k - 1];
 		kd->total += it->weight;
 		kd->samples += it->count;
@@ -569,8 +579,7 @@ static int split(struct builder *b, const struct task *tk)
 	}
 	for (size_t i = tk->lo; i < tk->hi; i++)
 		if (b->items[i].depth > d + 1)
-			b->tmp[b->kids[b->fid_kid[p->frame_fid[b->items[i].path[d]]] - 1].at++] =
-			    b->items[i];
+			b->tmp[b->kids[b->item_kid[i]].at++] = b->items[i];
 	memcpy(b->items + tk->lo, b->tmp + tk->lo, (at - tk->lo) * sizeof(*b->items));
 	/* the scratch arrays are left zero, as the next split expects them */
 	for (size_t s = 0; s < nseen; s++) {
@@ -662,7 +671,8 @@ static int build(struct builder *b, struct sw_tree_stall *const *stalls, size_t 
 		return r;
 	b->items = malloc((na ? na : 1) * sizeof(*b->items));
 	b->tmp = malloc((na ? na : 1) * sizeof(*b->tmp));
-	r = b->items && b->tmp ? scratch_arrays(b) : -ENOMEM;
+	b->item_kid = malloc((na ? na : 1) * sizeof(*b->item_kid));
+	r = b->items && b->tmp && b->item_kid ? scratch_arrays(b) : -ENOMEM;
 	for (size_t i = 0; i < na && r >= 0; i++) {
 		struct item it;
 		r = make_item(b, &aggs[i], &it);
@@ -724,6 +734,7 @@ int sw_tree_build(const struct sw_profile *p, struct sw_tree_stall *const *stall
 		r = build(&b, stalls, n, thread_filter);
 	free(b.items);
 	free(b.tmp);
+	free(b.item_kid);
 	free(b.kids);
 	free(b.order);
 	free(b.order_tmp);
