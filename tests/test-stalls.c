@@ -329,6 +329,46 @@ static void ceilings(void)
 		      "more than 4194304 frames of distinct stacks in open stalls"));
 }
 
+/* The images of a stall's raw stacks: each one a frame is in, once, and no other. */
+static void raw_images(void)
+{
+	struct sw_stalls *saved = c;
+	CHECK_INT(sw_stalls_new(&c), 0);
+	hello(8);
+	image(0, 0x400000, 0x10000, "/usr/bin/app");
+	image(1, 0x7f0000000000, 0x100000, "/lib/libc.so.6");
+	image(2, 0x7f1000000000, 0x100000, "/lib/libm.so.6");
+	image(3, 0x7f2000000000, 0x100000, "/lib/unused.so");
+	CHECK_INT(sw_stalls_nimages(c), 4);
+	static const uint64_t heavy[] = {0x7f0000001100, 0x401020, 0x7f0000001200};
+	static const uint64_t light[] = {0x7f1000000100, 0x401020, 0x7f0000001200};
+	begin(3, 5000000);
+	for (int i = 0; i < 6; i++)
+		CHECK_INT(sample(3, 15000000 + i * 10000000ull, 42, 0, i == 5 ? light : heavy, 3),
+			  0);
+	const struct sw_stall *st = end(3, 85000000, 80000000, 80000000, 6);
+	CHECK(st != NULL);
+	struct sw_buf out;
+	sw_buf_init(&out, 0);
+	if (st)
+		CHECK_INT(sw_render_ndjson_stall(&out, c, st), 0);
+	const char *json = sw_buf_str(&out);
+	const char *images = strstr(json, "\"images\":[");
+	CHECK(images != NULL);
+	if (images) {
+		/* libc and app from the heavier stack, then libm, which only the lighter one has */
+		const char *libc = strstr(images, "/lib/libc.so.6"),
+			   *app = strstr(images, "/usr/bin/app");
+		const char *libm = strstr(images, "/lib/libm.so.6");
+		CHECK(libc && app && libm && libc < app && app < libm);
+		CHECK(!strstr(images, "unused.so"));
+		CHECK(libc && !strstr(libc + 1, "/lib/libc.so.6"));
+	}
+	sw_buf_finish(&out);
+	sw_stalls_free(c);
+	c = saved;
+}
+
 int main(void)
 {
 	CHECK_INT(sw_stalls_new(&c), 0);
@@ -337,6 +377,7 @@ int main(void)
 	images_by_address();
 	issue14();
 	ceilings();
+	raw_images();
 	sw_stalls_free(c);
 	sw_stalls_free(NULL);
 	return sw_test_end();

@@ -200,9 +200,10 @@ static void json_images(struct sw_buf *out, const struct sw_stalls *c, const str
 			size_t n)
 {
 	const struct sw_stall_image *seen[256];
-	size_t nseen = 0;
+	size_t nseen = 0, all = sw_stalls_nimages(c);
 	sw_buf_puts(out, "\"images\":[");
-	for (size_t i = 0; i < n; i++) {
+	/* once every image is in, no frame can add one: most stalls get there early */
+	for (size_t i = 0; i < n && nseen < all && nseen < 256; i++) {
 		/*
 		 * Frames at the root end that the stack before has too add no
 		 * image: the distinct stacks of a stall share most of theirs.

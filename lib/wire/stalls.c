@@ -531,6 +531,11 @@ const struct sw_stall_image *sw_stalls_image_at(const struct sw_stalls *c, uint6
 	return best;
 }
 
+size_t sw_stalls_nimages(const struct sw_stalls *c)
+{
+	return c->nimages;
+}
+
 static size_t find_open(struct sw_stalls *c, uint64_t id)
 {
 	for (size_t i = 0; i < c->nopen; i++)

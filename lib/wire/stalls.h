@@ -99,6 +99,8 @@ const struct sw_stall *sw_stalls_flush(struct sw_stalls *c);
 const struct sw_stalls_info *sw_stalls_info(const struct sw_stalls *c);
 /* The image holding addr (the newest one when ranges were reused), or NULL. */
 const struct sw_stall_image *sw_stalls_image_at(const struct sw_stalls *c, uint64_t addr);
+/* How many images sw_stalls_image_at() can answer with (removed ones too). */
+size_t sw_stalls_nimages(const struct sw_stalls *c);
 /*
  * Whether the unwinding of a sample stopped before the thread's entry: cut
  * for another reason than the depth limit (a frame it could not step over).
