@@ -409,5 +409,42 @@ try:
 finally:
     os.unlink(deep.name)
 
+# a profile of megabytes: compressed as it is written, in many pieces, still one gzip stream
+gobin = shutil.which("go")
+with tempfile.TemporaryDirectory() as tmp:
+    big = os.path.join(tmp, "big-stacks.txt")
+    import random
+    rnd = random.Random(17)
+    want_w, want_n, want = 0, 0, collections.Counter()
+    with open(big, "w") as f:
+        f.write("image 1 /opt/demo/bin/demo 0x555500000000 0x200000 0badc0ffee0ddf00d0badc0ffee0ddf00d123456\n")
+        for sid in (1, 2):
+            f.write("stall %d big 100 1000000000 0 busy -\nthread 100 main\n" % sid)
+            for k in range(15000):
+                fns = [rnd.randrange(3000) for _ in range(40)]
+                w = 1000 * (1 + rnd.randrange(50))
+                f.write("sample 100 %d %s\n" % (w, ";".join(
+                    "1|fn%d|fn%d|big.c|%d|0x%x|0" % (n, n, n, 0x555500001000 + 16 * n) for n in fns)))
+                want_w += w
+                want_n += 1
+                want[("big#%d" % sid, fns[-1])] += w
+    blob = subprocess.run([helper, big, "pprof"], stdout=subprocess.PIPE, check=True).stdout
+    raw = gzip.decompress(blob)
+    check(len(raw) > 5 << 19, "big pprof: only %d bytes uncompressed" % len(raw))
+    if gobin:
+        path = os.path.join(tmp, "big.pb.gz")
+        open(path, "wb").write(blob)
+        env = dict(os.environ, HOME=tmp, GOCACHE=os.path.join(tmp, "cache"), GOFLAGS="", GOTOOLCHAIN="local")
+        out = subprocess.run([gobin, "tool", "pprof", "-raw", path], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, env=env, check=True).stdout.decode()
+        got_w = got_n = 0
+        for line in out.splitlines():
+            m = re.match(r"^\s+(\d+)\s+(\d+): [\d ]+$", line)
+            if m:
+                got_n += int(m.group(1))
+                got_w += int(m.group(2))
+        check((got_w, got_n) == (want_w, want_n),
+              "big pprof: %d ns in %d samples, want %d in %d" % (got_w, got_n, want_w, want_n))
+
 print("%d failures" % len(failures))
 sys.exit(1 if failures else 0)

@@ -124,7 +124,15 @@ struct pp {
 	size_t loc_table_cap;
 	uint32_t *path;
 	uint32_t *sample_locs;
+	/* per profile frame: whether it is inlined, and its location alone (id, 0 none) */
+	uint8_t *inlined;
+	uint32_t *loc_of_frame;
 	bool counts;
+#if SW_HAVE_ZLIB
+	/* out is compressed into gz as it fills: the whole profile is never held uncompressed */
+	z_stream z;
+	struct sw_buf *gz;
+#endif
 };
 
 static uint64_t hash_str(const char *s)
@@ -316,14 +324,18 @@ static int sample(struct pp *c, const struct sw_tree *t, uint32_t i, const char 
 	 * it */
 	for (size_t k = n; k > 0 && r >= 0;) {
 		size_t len = 1;
-		while (len < k && sw_profile_get_frame(c->p, c->path[k - len - 1])->inlined)
+		while (len < k && c->inlined[c->path[k - len - 1]])
 			len++;
 		uint32_t group[64];
 		size_t g = len < 64 ? len : 64;
 		for (size_t m = 0; m < g; m++)
 			group[m] = c->path[k - 1 - m];
-		uint64_t lid = 0;
-		r = location_id(c, group, g, &lid);
+		uint64_t lid = g == 1 ? c->loc_of_frame[group[0]] : 0;
+		if (!lid) {
+			r = location_id(c, group, g, &lid);
+			if (g == 1)
+				c->loc_of_frame[group[0]] = (uint32_t)lid;
+		}
 		c->sample_locs[nlocs++] = (uint32_t)lid;
 		k -= len;
 	}
@@ -344,6 +356,42 @@ static int sample(struct pp *c, const struct sw_tree *t, uint32_t i, const char 
 		r = label(c, "thread", thread);
 	/* samples go to the output after the locations they name: order is free in protobuf */
 	return r < 0 ? r : pb_message(&c->out, PROFILE_SAMPLE, &c->msg);
+}
+
+#if SW_HAVE_ZLIB
+/* Compresses what c->out holds onto the gzip output and empties it; last ends the stream. */
+static int deflate_out(struct pp *c, bool last)
+{
+	enum { CHUNK = 1 << 16 };
+	c->z.next_in = c->out.data ? c->out.data : (Bytef *)"";
+	c->z.avail_in = (uInt)c->out.len;
+	for (;;) {
+		int r = sw_buf_reserve(c->gz, CHUNK);
+		if (r < 0)
+			return r;
+		c->z.next_out = c->gz->data + c->gz->len;
+		c->z.avail_out = CHUNK;
+		int z = deflate(&c->z, last ? Z_FINISH : Z_NO_FLUSH);
+		c->gz->len += CHUNK - c->z.avail_out;
+		if (z == Z_STREAM_ERROR)
+			return -EIO;
+		if (last ? z == Z_STREAM_END : c->z.avail_in == 0 && c->z.avail_out != 0)
+			break;
+	}
+	sw_buf_reset(&c->out);
+	return 0;
+}
+#endif
+
+/* Past a megabyte of profile, compresses it. */
+static int spill(struct pp *c)
+{
+#if SW_HAVE_ZLIB
+	return c->out.len < ((size_t)1 << 20) ? 0 : deflate_out(c, false);
+#else
+	(void)c;
+	return 0;
+#endif
 }
 
 static int stall_samples(struct pp *c, struct sw_tree_stall *s)
@@ -369,8 +417,9 @@ static int stall_samples(struct pp *c, struct sw_tree_stall *s)
 			}
 		}
 		for (uint32_t i = 0; i < trees[k]->nnodes && r >= 0; i++)
-			if (trees[k]->nodes[i].self)
-				r = sample(c, trees[k], i, lbl, thread);
+			if (trees[k]->nodes[i].self &&
+			    (r = sample(c, trees[k], i, lbl, thread)) >= 0)
+				r = spill(c);
 	}
 	for (int k = 0; k < n; k++)
 		sw_tree_free(trees[k]);
@@ -457,29 +506,6 @@ static int finish(struct pp *c)
 	return r;
 }
 
-#if SW_HAVE_ZLIB
-static int gzip(const struct sw_buf *in, struct sw_buf *out)
-{
-	z_stream z = {0};
-	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
-	    Z_OK)
-		return -ENOMEM;
-	uLong bound = deflateBound(&z, (uLong)in->len);
-	int r = sw_buf_reserve(out, bound);
-	if (r >= 0) {
-		z.next_in = in->data ? in->data : (Bytef *)"";
-		z.avail_in = (uInt)in->len;
-		z.next_out = out->data + out->len;
-		z.avail_out = (uInt)bound;
-		r = deflate(&z, Z_FINISH) == Z_STREAM_END ? 0 : -EIO;
-		if (r >= 0)
-			out->len += z.total_out;
-	}
-	deflateEnd(&z);
-	return r;
-}
-#endif
-
 int sw_render_pprof(struct sw_profile *p, const struct sw_render_options *o, struct sw_buf *out)
 {
 #if SW_HAVE_ZLIB
@@ -489,10 +515,23 @@ int sw_render_pprof(struct sw_profile *p, const struct sw_render_options *o, str
 	sw_buf_init(&c.sub, 0);
 	c.strings_cap = 64;
 	c.strings = malloc(c.strings_cap * sizeof(*c.strings));
-	c.func_of_frame = calloc(sw_profile_nframes(p) + 1, sizeof(*c.func_of_frame));
+	size_t nframes = sw_profile_nframes(p);
+	c.func_of_frame = calloc(nframes + 1, sizeof(*c.func_of_frame));
+	c.loc_of_frame = calloc(nframes + 1, sizeof(*c.loc_of_frame));
+	c.inlined = malloc(nframes + 1);
 	c.path = malloc(SW_TREE_MAX_DEPTH * sizeof(*c.path));
 	c.sample_locs = malloc(SW_TREE_MAX_DEPTH * sizeof(*c.sample_locs));
-	int r = c.strings && c.func_of_frame && c.path && c.sample_locs ? 0 : -ENOMEM;
+	int r =
+	    c.strings && c.func_of_frame && c.loc_of_frame && c.inlined && c.path && c.sample_locs
+		? 0
+		: -ENOMEM;
+	for (size_t i = 0; i < nframes && r >= 0; i++)
+		c.inlined[i] = sw_profile_get_frame(p, (uint32_t)i)->inlined;
+	c.gz = out;
+	bool zopen = r >= 0 && deflateInit2(&c.z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8,
+					    Z_DEFAULT_STRATEGY) == Z_OK;
+	if (r >= 0 && !zopen)
+		r = -ENOMEM;
 	if (r >= 0) {
 		c.strings[0] = strdup("");
 		c.nstrings = 1;
@@ -503,12 +542,16 @@ int sw_render_pprof(struct sw_profile *p, const struct sw_render_options *o, str
 	if (r >= 0)
 		r = finish(&c);
 	if (r >= 0)
-		r = gzip(&c.out, out);
+		r = deflate_out(&c, true);
+	if (zopen)
+		deflateEnd(&c.z);
 	for (size_t i = 0; i < c.nstrings; i++)
 		free((char *)c.strings[i]);
 	free(c.strings);
 	free(c.string_table);
 	free(c.func_of_frame);
+	free(c.loc_of_frame);
+	free(c.inlined);
 	free(c.loc_pool);
 	free(c.locs);
 	free(c.loc_table);
