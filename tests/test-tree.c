@@ -746,6 +746,37 @@ static void test_culprit(void)
 	sw_profile_free(p);
 }
 
+/* A frame's shown name by id: what sw_tree_frame_name() says, for every kind of frame. */
+static void test_frame_names(void)
+{
+	struct sw_profile *p;
+	CHECK_INT(sw_profile_new(&p), 0);
+	struct sw_tree_image app = {.path = "/opt/app/bin/app", .load_address = 0x1000};
+	uint32_t img;
+	CHECK_INT(sw_profile_image(p, &app, &img), 0);
+	const struct sw_tree_frame frames[] = {
+	    {.image = img, .linkage = "_Z3foov", .name = "foo()", .full_name = "foo() full"},
+	    {.image = img, .linkage = "_Z3barv"},
+	    {.image = img, .address = 0x1234},
+	    {.address = 0xdeadbeef},
+	};
+	for (size_t i = 0; i < sizeof(frames) / sizeof(frames[0]); i++) {
+		uint32_t id;
+		CHECK_INT(sw_profile_frame(p, &frames[i], &id), 0);
+		for (int full = 0; full < 2; full++) {
+			char scratch[32];
+			const char *want = sw_tree_frame_name(p, sw_profile_get_frame(p, id), full,
+							      scratch, sizeof(scratch));
+			CHECK_STR(sw_profile_frame_name(p, id, full), want);
+		}
+	}
+	CHECK_STR(sw_profile_frame_name(p, 2, false), "???");
+	CHECK_STR(sw_profile_frame_name(p, 3, false), "0xdeadbeef");
+	CHECK_STR(sw_profile_frame_name(p, 0, true), "foo() full");
+	CHECK(sw_profile_frame_name(p, 4, false) == NULL);
+	sw_profile_free(p);
+}
+
 int main(void)
 {
 	test_plain();
@@ -756,5 +787,6 @@ int main(void)
 	test_random();
 	test_trie();
 	test_culprit();
+	test_frame_names();
 	return sw_test_end();
 }

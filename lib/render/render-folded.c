@@ -39,37 +39,44 @@ static int put_frame(struct sw_buf *b, const char *s)
 	return 0;
 }
 
+/*
+ * The lines of a tree in preorder, heaviest first: the text of the path to
+ * the node being visited is kept, each node's name appended once when it
+ * is reached, instead of walking up from every node with self weight.
+ */
 static int tree_folded(const struct sw_tree *t, const struct sw_render_options *o,
 		       const char *prefix, struct sw_buf *out)
 {
-	uint32_t *path = malloc(SW_TREE_MAX_DEPTH * sizeof(*path));
-	if (!path)
-		return -ENOMEM;
-	int r = 0;
-	for (uint32_t i = 0; i < t->nnodes && r >= 0; i++) {
-		uint64_t count = t->counts_only
-				     ? t->nodes[i].self
-				     : (t->nodes[i].self + SW_NS_PER_US / 2) / SW_NS_PER_US;
-		if (!count)
-			continue;
-		size_t n = 0;
-		for (uint32_t k = i; k != NONE && n < SW_TREE_MAX_DEPTH; k = t->nodes[k].parent)
-			path[n++] = k;
-		r = sw_buf_puts(out, prefix);
-		while (n > 0 && r >= 0) {
-			const struct sw_tree_frame *f =
-			    sw_profile_get_frame(t->profile, t->nodes[path[--n]].frame);
-			char scratch[32];
-			r = sw_buf_putc(out, ';');
-			if (r >= 0)
-				r = put_frame(out,
-					      sw_tree_frame_name(t->profile, f, o->tree.full_names,
-								 scratch, sizeof(scratch)));
-		}
+	/* at[d]: the length of the path text above a node at depth d */
+	size_t *at = malloc((SW_TREE_MAX_DEPTH + 1) * sizeof(*at));
+	struct sw_buf line;
+	sw_buf_init(&line, 0);
+	int r = at ? sw_buf_puts(&line, prefix) : -ENOMEM;
+	for (uint32_t i = t->first_root; i != NONE && r >= 0;
+	     i = sw_tree_preorder_next(t, i, true)) {
+		const struct sw_tree_node *n = &t->nodes[i];
+		uint32_t d = n->depth < SW_TREE_MAX_DEPTH ? n->depth : SW_TREE_MAX_DEPTH;
+		if (d == 0)
+			line.len = strlen(prefix);
+		else
+			line.len = at[d];
+		r = sw_buf_putc(&line, ';');
 		if (r >= 0)
-			r = sw_buf_printf(out, " %llu\n", (unsigned long long)count);
+			r = put_frame(
+			    &line, sw_profile_frame_name(t->profile, n->frame, o->tree.full_names));
+		if (d < SW_TREE_MAX_DEPTH)
+			at[d + 1] = line.len;
+		uint64_t count =
+		    t->counts_only ? n->self : (n->self + SW_NS_PER_US / 2) / SW_NS_PER_US;
+		if (r < 0 || !count)
+			continue;
+		r = sw_buf_append(out, line.data, line.len);
+		if (r >= 0 && (r = sw_buf_putc(out, ' ')) >= 0 &&
+		    (r = sw_buf_put_u64(out, count)) >= 0)
+			r = sw_buf_putc(out, '\n');
 	}
-	free(path);
+	free(at);
+	sw_buf_finish(&line);
 	return r;
 }
 

@@ -35,7 +35,8 @@ struct sw_profile {
 	size_t image_table_cap;
 
 	struct sw_frame_entry *frames;
-	uint32_t *frame_fid; /* frames[i]'s function as a dense id (below), packed */
+	uint32_t *frame_fid;      /* frames[i]'s function as a dense id (below), packed */
+	const char **frame_shown; /* the name frames[i] is shown under, packed */
 	size_t nframes, frames_cap;
 	uint32_t *frame_table; /* frame index + 1, 0: empty */
 	size_t frame_table_cap;

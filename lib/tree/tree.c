@@ -139,6 +139,7 @@ void sw_profile_free(struct sw_profile *p)
 	free(p->image_table);
 	free(p->frames);
 	free(p->frame_fid);
+	free(p->frame_shown);
 	free(p->funcs);
 	free(p->func_table);
 	free(p->frame_table);
@@ -426,14 +427,24 @@ int sw_profile_frame(struct sw_profile *p, const struct sw_tree_frame *in, uint3
 		if (!fid)
 			return -ENOMEM;
 		p->frame_fid = fid;
+		const char **shown = realloc(p->frame_shown, cap * sizeof(*shown));
+		if (!shown)
+			return -ENOMEM;
+		p->frame_shown = shown;
 		p->frames_cap = cap;
 	}
+	/* the name it is shown under, as sw_tree_frame_name() gives it */
+	char scratch[32];
+	const char *shown = intern(p, sw_tree_frame_name(p, &f, false, scratch, sizeof(scratch)));
+	if (!shown)
+		return -ENOMEM;
 	struct sw_frame_entry *e = &p->frames[p->nframes];
 	e->f = f;
 	frame_func_key(p, e);
 	int r = func_id(p, e->func, &p->frame_fid[p->nframes]);
 	if (r < 0)
 		return r;
+	p->frame_shown[p->nframes] = shown;
 	p->frame_table[j] = (uint32_t)++p->nframes;
 	*ret_id = (uint32_t)p->nframes - 1;
 	return 0;
@@ -442,6 +453,15 @@ int sw_profile_frame(struct sw_profile *p, const struct sw_tree_frame *in, uint3
 const struct sw_tree_frame *sw_profile_get_frame(const struct sw_profile *p, uint32_t id)
 {
 	return id < p->nframes ? &p->frames[id].f : NULL;
+}
+
+const char *sw_profile_frame_name(const struct sw_profile *p, uint32_t id, bool full)
+{
+	if (id >= p->nframes)
+		return NULL;
+	if (full && p->frames[id].f.full_name)
+		return p->frames[id].f.full_name;
+	return p->frame_shown[id];
 }
 
 int sw_profile_add_stall(struct sw_profile *p, const struct sw_tree_stall_info *info,

@@ -343,7 +343,10 @@ uint64_t sw_profile_frame_func(const struct sw_profile *p, uint32_t id);
 /*
  * The name a frame is shown under: never NULL; "???" for an unknown
  * function in a known image, "0x..." for an address in no known image.
+ * sw_profile_frame_name() gives the same for frame id, without reading the
+ * frame (renderers name millions of nodes); NULL for no such frame.
  */
+const char *sw_profile_frame_name(const struct sw_profile *p, uint32_t id, bool full);
 const char *sw_tree_frame_name(const struct sw_profile *p, const struct sw_tree_frame *f, bool full,
 			       char *scratch, size_t scratch_size);
 
