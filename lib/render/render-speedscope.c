@@ -41,6 +41,8 @@ struct sw_speedscope {
 	struct sw_buf samples, weights;
 	uint32_t *frame_index; /* profile frame id -> shared index + 1 */
 	size_t nframes_alloc;
+	uint32_t *canon; /* profile frame id -> canonical() + 1 */
+	size_t canon_cap;
 	uint32_t next;
 	struct sw_buf frames; /* the shared frames' JSON */
 	bool any_profile;
@@ -101,6 +103,21 @@ static int shared_frame(struct sw_speedscope *c, uint32_t id, uint32_t *ret)
 /* The frame id that stands for frame's function (the first one met). */
 static int canonical(struct sw_speedscope *c, uint32_t frame, uint32_t *ret)
 {
+	/* once per frame: a stack's frames would otherwise each be read again */
+	if (frame >= c->canon_cap) {
+		size_t cap =
+		    sw_profile_nframes(c->p) > frame ? sw_profile_nframes(c->p) : frame + 1;
+		uint32_t *n = realloc(c->canon, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		memset(n + c->canon_cap, 0, (cap - c->canon_cap) * sizeof(*n));
+		c->canon = n;
+		c->canon_cap = cap;
+	}
+	if (c->canon[frame]) {
+		*ret = c->canon[frame] - 1;
+		return 0;
+	}
 	uint64_t func = sw_profile_frame_func(c->p, frame);
 	if (c->nfuncs * 2 >= c->funcs_cap) {
 		size_t cap = c->funcs_cap ? c->funcs_cap * 2 : 1024;
@@ -123,11 +140,13 @@ static int canonical(struct sw_speedscope *c, uint32_t frame, uint32_t *ret)
 	for (; c->funcs[j].frame; j = (j + 1) & (c->funcs_cap - 1))
 		if (c->funcs[j].func == func) {
 			*ret = c->funcs[j].frame - 1;
+			c->canon[frame] = *ret + 1;
 			return 0;
 		}
 	c->funcs[j] = (struct func_slot){func, frame + 1};
 	c->nfuncs++;
 	*ret = frame;
+	c->canon[frame] = frame + 1;
 	return 0;
 }
 
@@ -178,8 +197,10 @@ static int stack_text(struct sw_speedscope *c, struct sw_tree_rewriter *rw, uint
 		r = canonical(c, c->stack[k], &id);
 		if (r >= 0)
 			r = shared_frame(c, id, &idx);
+		if (r >= 0 && k)
+			r = sw_buf_putc(&c->texts, ',');
 		if (r >= 0)
-			r = sw_buf_printf(&c->texts, k ? ",%u" : "%u", idx);
+			r = sw_buf_put_u64(&c->texts, idx);
 	}
 	if (r >= 0 && n > 0)
 		r = sw_buf_putc(&c->texts, ']');
@@ -196,10 +217,9 @@ static int sample_out(struct sw_speedscope *c, size_t off, size_t len, uint64_t 
 	int r = comma ? sw_buf_putc(&c->samples, ',') : 0;
 	if (r >= 0)
 		r = sw_buf_append(&c->samples, c->texts.data + off, len);
-	if (r >= 0)
-		r = sw_buf_printf(&c->weights, comma ? ",%llu" : "%llu",
-				  (unsigned long long)weight);
-	return r;
+	if (r >= 0 && comma)
+		r = sw_buf_putc(&c->weights, ',');
+	return r < 0 ? r : sw_buf_put_u64(&c->weights, weight);
 }
 
 /*
@@ -314,6 +334,7 @@ void sw_speedscope_free(struct sw_speedscope *c)
 		return;
 	sw_buf_finish(&c->frames);
 	free(c->frame_index);
+	free(c->canon);
 	free(c->stack);
 	free(c->funcs);
 	sw_buf_finish(&c->samples);
