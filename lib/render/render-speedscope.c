@@ -60,19 +60,27 @@ struct sw_speedscope {
 	struct sw_buf texts;
 };
 
+/* Grows a by-frame array, zero where new, to hold index id. */
+static int cover(uint32_t **array, size_t *cap, uint32_t id)
+{
+	if (id < *cap)
+		return 0;
+	size_t n = *cap ? *cap : 256;
+	while (n <= id)
+		n *= 2;
+	uint32_t *a = realloc(*array, n * sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	memset(a + *cap, 0, (n - *cap) * sizeof(*a));
+	*array = a;
+	*cap = n;
+	return 0;
+}
+
 static int shared_frame(struct sw_speedscope *c, uint32_t id, uint32_t *ret)
 {
-	if (id >= c->nframes_alloc) {
-		size_t cap = c->nframes_alloc ? c->nframes_alloc : 256;
-		while (cap <= id)
-			cap *= 2;
-		uint32_t *n = realloc(c->frame_index, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		memset(n + c->nframes_alloc, 0, (cap - c->nframes_alloc) * sizeof(*n));
-		c->frame_index = n;
-		c->nframes_alloc = cap;
-	}
+	if (cover(&c->frame_index, &c->nframes_alloc, id) < 0)
+		return -ENOMEM;
 	if (c->frame_index[id]) {
 		*ret = c->frame_index[id] - 1;
 		return 0;
@@ -104,16 +112,8 @@ static int shared_frame(struct sw_speedscope *c, uint32_t id, uint32_t *ret)
 static int canonical(struct sw_speedscope *c, uint32_t frame, uint32_t *ret)
 {
 	/* once per frame: a stack's frames would otherwise each be read again */
-	if (frame >= c->canon_cap) {
-		size_t cap =
-		    sw_profile_nframes(c->p) > frame ? sw_profile_nframes(c->p) : frame + 1;
-		uint32_t *n = realloc(c->canon, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		memset(n + c->canon_cap, 0, (cap - c->canon_cap) * sizeof(*n));
-		c->canon = n;
-		c->canon_cap = cap;
-	}
+	if (cover(&c->canon, &c->canon_cap, frame) < 0)
+		return -ENOMEM;
 	if (c->canon[frame]) {
 		*ret = c->canon[frame] - 1;
 		return 0;
