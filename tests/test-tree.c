@@ -777,6 +777,49 @@ static void test_frame_names(void)
 	sw_profile_free(p);
 }
 
+/* A stall whose thread could not be sampled says why in its tree, wholly or in part. */
+static void test_unsampled(void)
+{
+	struct sw_profile *p;
+	CHECK_INT(sw_profile_new(&p), 0);
+	struct sw_tree_image app = {.path = "/opt/app/bin/app", .load_address = 0x1000};
+	uint32_t img, fr;
+	CHECK_INT(sw_profile_image(p, &app, &img), 0);
+	struct sw_tree_frame f = {.image = img, .linkage = "wait_here", .address = 0x1100};
+	CHECK_INT(sw_profile_frame(p, &f, &fr), 0);
+	struct sw_render_options o;
+	sw_render_options_init(&o);
+	for (int part = 0; part < 2; part++) {
+		struct sw_tree_stall_info info = {.id = 1 + (uint64_t)part,
+						  .thread_id = 1,
+						  .kind = "busy",
+						  .unsampled =
+						      "the thread blocks the agent's signal"};
+		struct sw_tree_stall *s;
+		CHECK_INT(sw_profile_add_stall(p, &info, &s), 0);
+		uint32_t th;
+		CHECK_INT(sw_tree_stall_thread(p, s, 1, "", &th), 0);
+		/* 39 samples without a stack; in the second stall one more with one */
+		for (int i = 0; i < 39; i++)
+			CHECK_INT(sw_tree_stall_add_sample(p, s, th, NULL, 0, 10000000), 0);
+		if (part)
+			CHECK_INT(sw_tree_stall_add_sample(p, s, th, &fr, 1, 10000000), 0);
+		struct sw_buf out;
+		sw_buf_init(&out, 0);
+		CHECK_INT(sw_render_tree_stall(p, s, &o, &out), 0);
+		const char *text = sw_buf_str(&out);
+		const char *want =
+		    part ? "  (390.0 ms not sampled: the thread blocks the agent's signal)\n"
+			 : "  (not sampled: the thread blocks the agent's signal)\n";
+		if (!strstr(text, want))
+			fprintf(stderr, "want %s in:\n%s", want, text);
+		CHECK(strstr(text, want) != NULL);
+		CHECK(part == (strstr(text, "wait_here") != NULL));
+		sw_buf_finish(&out);
+	}
+	sw_profile_free(p);
+}
+
 int main(void)
 {
 	test_plain();
@@ -788,5 +831,6 @@ int main(void)
 	test_trie();
 	test_culprit();
 	test_frame_names();
+	test_unsampled();
 	return sw_test_end();
 }

@@ -194,11 +194,23 @@ int sw_render_tree_stall(struct sw_profile *p, struct sw_tree_stall *s,
 		}
 		bool filtered = o->tree.focus || o->tree.exclude;
 		bool main = threads[k] < 0 || s->threads[threads[k]].main;
-		if (r >= 0 && t->first_root == NONE && !filtered && main && s->info.unsampled)
+		/* samples without a stack weigh in the total but are under no root */
+		uint64_t rooted = 0;
+		for (uint32_t i = t->first_root; i != NONE; i = t->nodes[i].next_sibling)
+			rooted += t->nodes[i].total;
+		bool why = !filtered && main && s->info.unsampled;
+		if (r >= 0 && t->first_root == NONE && why) {
 			r = sw_buf_printf(out, "%s  (not sampled: %s)\n", label, s->info.unsampled);
-		else if (r >= 0 && t->first_root == NONE)
+		} else if (r >= 0 && t->first_root == NONE) {
 			r = sw_buf_printf(out, "%s  (no samples%s)\n", label,
 					  t->all && filtered ? " left by --focus/--exclude" : "");
+		} else if (r >= 0 && why && t->total > rooted) {
+			/* a few stacks (read while the thread was in a system call), the rest not
+			 */
+			sw_render_weight(t->total - rooted, t->counts_only, w, sizeof(w));
+			r = sw_buf_printf(out, "%s  (%s not sampled: %s)\n", label, w,
+					  s->info.unsampled);
+		}
 		if (r >= 0)
 			r = tree_lines(t, o, label, out);
 	}
