@@ -204,9 +204,15 @@ static void sigtoggle(int ms)
 	pthread_sigmask(SIG_BLOCK, &set, &old);
 	pthread_create(&t, NULL, toggler, NULL);
 	spin_until(mono_ns() + ms * 1000000LL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	/*
+	 * Unblocked only once the helper is done: the kernel gives a signal the
+	 * helper queues to this thread first when it takes them, and one could
+	 * arrive after the helper put the default action back (which ends the
+	 * process, with or without an agent).
+	 */
 	atomic_store(&toggle_stop, true);
 	pthread_join(t, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	printf("sigtoggle foreign=%ld own=%ld sent=%ld\n", atomic_load(&toggle_foreign),
 	       atomic_load(&toggle_own), atomic_load(&toggle_sent));
 }
