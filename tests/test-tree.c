@@ -287,10 +287,27 @@ static void test_options(void)
 	sw_profile_free(fx.p);
 }
 
+/* FNV-1a 64 over "image\0linkage\0" of each "image|linkage" given, as tree.h defines it. */
+static uint64_t fnv_path(const char *const *pairs, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < n; i++)
+		for (const char *c = pairs[i];; c++) {
+			h = (h ^ (uint8_t)(*c == '|' ? 0 : *c)) * 0x100000001b3ull;
+			if (!*c)
+				break;
+		}
+	return h;
+}
+
 static void test_signatures(void)
 {
 	struct fixture a, b, c, d;
 	load(&a, specs, NSPECS, 0x555500000000, 0, "");
+	/* the heaviest path, compute's recursion once, the libc leaf left out */
+	static const char *const path[] = {"libc.so.6|__libc_start_main", "app|main", "app|run",
+					   "app|compute"};
+	CHECK(sw_tree_stall_signature(a.p, a.s) == fnv_path(path, 4));
 	/* another ASLR slide and other lines: the same signature */
 	load(&b, specs, NSPECS, 0x5612340000, 7, "");
 	uint64_t sa = sw_tree_stall_signature(a.p, a.s);
@@ -312,7 +329,21 @@ static void test_signatures(void)
 	sw_profile_free(d.p);
 	load(&d, other, NSPECS, 0x555500000000, 0, "");
 	CHECK(sa == sw_tree_stall_signature(d.p, d.s));
+	/* deeper recursion is the same hang; recursion through another function is not */
+	other[0].stack = "libc!__libc_start_main|app!main|app!run|app!compute|app!compute|"
+			 "app!compute|app!compute|app!compute|app!compute|libc!memcpy";
+	other[1].stack = "libc!__libc_start_main|app!main|app!run|app!compute|app!compute|"
+			 "app!compute|app!compute";
+	sw_profile_free(d.p);
+	load(&d, other, NSPECS, 0x555500000000, 0, "");
+	CHECK(sa == sw_tree_stall_signature(d.p, d.s));
+	other[0].stack = "libc!__libc_start_main|app!main|app!run|app!compute|app!step|"
+			 "app!compute|libc!memcpy";
+	sw_profile_free(d.p);
+	load(&d, other, NSPECS, 0x555500000000, 0, "");
+	CHECK(sa != sw_tree_stall_signature(d.p, d.s));
 	other[0].stack = specs[0].stack;
+	other[1].stack = specs[1].stack;
 	/* the worker thread does not count */
 	other[2].weight = 15;
 	other[6].weight = 1000;

@@ -819,13 +819,23 @@ static uint64_t signature_of(const struct sw_profile *p, const struct sw_tree *t
 		if (!img || !img->system)
 			last = i;
 	}
+	/*
+	 * Direct recursion enters once: how deep it went (or how many of its
+	 * frames an agent that keeps both ends of a deep stack kept) is not
+	 * another hang.
+	 */
+	const char *prev_image = NULL, *prev_fn = NULL;
 	for (uint32_t i = root; i != NONE; i = t->nodes[i].first_child) {
 		const struct sw_tree_frame *f = &p->frames[t->nodes[i].frame].f;
 		const struct sw_tree_image *img = sw_profile_get_image(p, f->image);
 		const char *image = img ? img->name : "?";
 		const char *fn = f->linkage ? f->linkage : "?";
-		h = sw_tree_hash_bytes(h, image, strlen(image) + 1);
-		h = sw_tree_hash_bytes(h, fn, strlen(fn) + 1);
+		if (!prev_fn || strcmp(image, prev_image) != 0 || strcmp(fn, prev_fn) != 0) {
+			h = sw_tree_hash_bytes(h, image, strlen(image) + 1);
+			h = sw_tree_hash_bytes(h, fn, strlen(fn) + 1);
+		}
+		prev_image = image;
+		prev_fn = fn;
 		if (i == last)
 			break;
 	}

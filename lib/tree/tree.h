@@ -22,7 +22,9 @@
  * frame outside system images are left out (libc or libm internals would
  * otherwise split one hang into several signatures).  The hash is 64-bit FNV-1a over
  * "image\0linkage\0" for each frame from the root, with "?" standing for an
- * unknown image or function name.  Samples whose unwinding stopped early
+ * unknown image or function name; a frame with the same image and name as
+ * the one before it (direct recursion) enters once, so how deep a recursion
+ * went does not split a hang.  Samples whose unwinding stopped early
  * (under SW_TREE_UNWINDING_STOPPED) are left out: the heaviest of the other
  * roots starts the path.
  *
@@ -310,9 +312,10 @@ size_t sw_tree_heaviest(const struct sw_tree *t, uint32_t *path, size_t max);
  * NDJSON ("signature_version") and checked by --baseline: bump it whenever
  * a change makes the same hang hash differently, so that baselines made
  * before the change are refused instead of matching nothing.  2: deep
- * stacks keep both ends, and <unwinding stopped> is left out.
+ * stacks keep both ends, and <unwinding stopped> is left out.  3: direct
+ * recursion enters once.
  */
-#define SW_SIGNATURE_VERSION 2
+#define SW_SIGNATURE_VERSION 3
 
 /*
  * Computes (once) and returns the stall's signature: the heaviest path of
