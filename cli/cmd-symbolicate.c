@@ -130,9 +130,24 @@ static int print_slice(struct run *run, const struct sw_symbolicate_batch *b, co
 {
 	for (size_t i = 0; i < n; i++) {
 		const struct sw_frame *f = b->frames + b->first[i];
-		/* the frames were stored in address order: fetch the next ones early */
-		if (i + 8 < n)
-			__builtin_prefetch(b->frames + b->first[i + 8]);
+		/*
+		 * The frames were stored in address order and their names are all
+		 * over the index: fetch every line of the frames of the address 16
+		 * ahead, and the names of the one 8 ahead, whose frames are in.
+		 */
+		if (i + 16 < n) {
+			const char *from = (const char *)(b->frames + b->first[i + 16]);
+			const char *to =
+			    (const char *)(b->frames + b->first[i + 16] + b->count[i + 16]);
+			for (; from < to; from += 64)
+				__builtin_prefetch(from);
+			__builtin_prefetch(to - 1);
+		}
+		if (i + 8 < n && b->count[i + 8]) {
+			const struct sw_frame *ahead = b->frames + b->first[i + 8];
+			__builtin_prefetch(ahead->function);
+			__builtin_prefetch(ahead->file);
+		}
 		int pr = run->json ? sw_symbolicate_print_json(addrs[i], f, b->count[i], &run->out)
 				   : sw_symbolicate_print_text(f, b->count[i], &run->out);
 		if (pr < 0) {
@@ -178,7 +193,18 @@ static int from_stdin(struct run *run)
 	while (status == SW_EXIT_OK) {
 		char *line;
 		size_t len;
-		while (status == SW_EXIT_OK && (line = take_line(rd, &len))) {
+		while (status == SW_EXIT_OK) {
+			/* most lines are just an address; take_line() reads the others */
+			size_t k = sw_symbolicate_scan_line(rd->buf + rd->start, rd->buf + rd->end,
+							    &rd->addrs[rd->n]);
+			if (k) {
+				rd->start += k;
+				rd->lineno++;
+				rd->n++;
+				continue;
+			}
+			if (!(line = take_line(rd, &len)))
+				break;
 			while (len > 0 && line[len - 1] == '\r')
 				line[--len] = '\0';
 			if (len == 0)

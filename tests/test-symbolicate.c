@@ -263,6 +263,87 @@ static void test_errors(void)
 	CHECK_INT(sw_symbolicate_parse_addr("0x10000000000000000", &v), -ERANGE);
 }
 
+/* The fast line scanner takes exactly the lines it promises, and parse_addr() the rest. */
+static void test_scan_line(void)
+{
+	static const struct {
+		const char *text;
+		size_t len; /* 0: left to parse_addr() */
+		uint64_t v;
+	} cases[] = {
+	    {"0x1f\n", 5, 0x1f},
+	    {"0X1F\n", 5, 0x1f},
+	    {"deadBEEF\n", 9, 0xdeadbeef},
+	    {"0\n", 2, 0},
+	    {"0x0\n", 4, 0},
+	    {"ffffffffffffffff\n", 17, UINT64_MAX},
+	    {"0x0123456789abcdef\n", 19, 0x0123456789abcdefull},
+	    {"0x1ffffffffffffffff\n", 0, 0}, /* 17 digits */
+	    {"0x\n", 0, 0},
+	    {"\n", 0, 0},
+	    {"0x1f\r\n", 0, 0},
+	    {" 0x1f\n", 0, 0},
+	    {"0x1f \n", 0, 0},
+	    {"0x1g\n", 0, 0},
+	    {"0x1f", 0, 0}, /* the last line, without its newline */
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *t = cases[i].text;
+		uint64_t v = 12345;
+		size_t len = sw_symbolicate_scan_line(t, t + strlen(t), &v);
+		CHECK_INT(len, cases[i].len);
+		if (len)
+			CHECK_INT(v, cases[i].v);
+		else
+			CHECK_INT(v, 12345);
+	}
+	/* the end is the buffer's, not the string's: a line cut by it is not taken */
+	static const char two[] = "0x1f\n0x2\n";
+	uint64_t v;
+	CHECK_INT(sw_symbolicate_scan_line(two, two + 4, &v), 0);
+	CHECK_INT(sw_symbolicate_scan_line(two, two + 5, &v), 5);
+	CHECK_INT(sw_symbolicate_scan_line(two + 5, two + sizeof(two) - 1, &v), 4);
+	CHECK_INT(v, 2);
+}
+
+/* Frames of every length print alike, whether they fit the first room or not. */
+static void test_print_lengths(void)
+{
+	static const size_t lens[] = {1, 7, 8, 9, 200, 383, 384, 385, 447, 448, 449, 1000, 5000};
+	char *name = malloc(6000), *file = malloc(6000), *want = malloc(13000);
+	struct sw_buf out;
+	sw_buf_init(&out, 0);
+	for (size_t a = 0; a < sizeof(lens) / sizeof(lens[0]); a++) {
+		for (size_t b = 0; b < sizeof(lens) / sizeof(lens[0]); b += 3) {
+			for (int sym = 0; sym < 2; sym++) {
+				memset(name, 'n', lens[a]);
+				name[lens[a]] = '\0';
+				memset(file, 'f', lens[b]);
+				file[lens[b]] = '\0';
+				struct sw_frame f[2] = {
+				    {.function = name,
+				     .file = file,
+				     .line = 4294967295u,
+				     .column = 0},
+				    {.function = NULL, .file = NULL, .line = 7, .column = 10}};
+				if (sym) {
+					f[0].flags = SW_FRAME_SYMBOL;
+					f[0].offset = 0xabcdef0123ull;
+				}
+				snprintf(want, 13000, "%s%s\n%s:4294967295:0\n??\n??:7:10\n\n",
+					 name, sym ? " + 0xabcdef0123" : "", file);
+				sw_buf_reset(&out);
+				CHECK_INT(sw_symbolicate_print_text(f, 2, &out), 0);
+				CHECK_STR(sw_buf_str(&out), want);
+			}
+		}
+	}
+	sw_buf_finish(&out);
+	free(name);
+	free(file);
+	free(want);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2)
@@ -283,6 +364,8 @@ int main(int argc, char **argv)
 	test_batch(bin);
 	test_by_id(bin);
 	test_errors();
+	test_scan_line();
+	test_print_lengths();
 	sh("rm -rf %s", workdir);
 	return sw_test_end();
 }

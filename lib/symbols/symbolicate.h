@@ -154,6 +154,14 @@ unsigned sw_symbolicate_return_adjust(const char *arch);
 
 /* Parses a hexadecimal address with or without 0x; -EINVAL if it is not one. */
 int sw_symbolicate_parse_addr(const char *text, uint64_t *ret);
+/*
+ * The usual line of input, fast: an optional 0x, 1 to 16 hexadecimal
+ * digits and a newline at text (before end).  Returns its length with the
+ * newline and the address in *ret, or 0 for any other line (spaces, a
+ * carriage return, the last line without a newline, a mistake), which
+ * sw_symbolicate_parse_addr() reads or refuses.
+ */
+size_t sw_symbolicate_scan_line(const char *text, const char *end, uint64_t *ret);
 /* Appends frames as llvm-symbolizer prints them: name line, file:line:column line, blank line. */
 int sw_symbolicate_print_text(const struct sw_frame *frames, size_t n, struct sw_buf *out);
 /* Appends one NDJSON object ("schema":1, "type":"address") and a newline. */
