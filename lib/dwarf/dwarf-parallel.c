@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "dwarf-private.h"
+#include "util/thread.h"
 
 #define MAX_THREADS 8
 
@@ -104,7 +105,7 @@ int sw_dwarf_read_units(struct sw_dwarf *d, const uint64_t *addrs, size_t n, uns
 	if (threads > MAX_THREADS)
 		threads = MAX_THREADS;
 	while (started + 1 < threads && started + 1 < k &&
-	       pthread_create(&tid[started], NULL, work, &job) == 0)
+	       sw_thread_start(&tid[started], work, &job) == 0)
 		started++;
 	work(&job); /* this thread too; alone when no thread could start */
 	for (size_t i = 0; i < started; i++)

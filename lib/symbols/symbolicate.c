@@ -17,6 +17,7 @@
 #include "demangle/demangle.h"
 #include "dwarf/dwarf.h"
 #include "symbolicate.h"
+#include "util/thread.h"
 #include "symsearch-private.h"
 #include "symsearch.h"
 
@@ -684,16 +685,6 @@ int sw_symbolicate(struct sw_symbolicator *s, const struct sw_image_ref *ref, ui
 /* Batches this large share the reading of DWARF units out among threads. */
 #define PARALLEL_BATCH 1024
 
-/* The processors this process may run on. */
-static unsigned processors(void)
-{
-	cpu_set_t set;
-	if (sched_getaffinity(0, sizeof(set), &set) == 0)
-		return (unsigned)CPU_COUNT(&set);
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-	return n > 0 ? (unsigned)n : 1;
-}
-
 struct order {
 	uint64_t addr;
 	size_t index;
@@ -785,7 +776,7 @@ int sw_symbolicate_file_addrs(struct sw_symbolicator *s, const struct sw_image_r
 	/* a large batch reads the units it needs on every processor first */
 	struct image *im = n ? &s->images[idx] : NULL;
 	if (r >= 0 && im && im->dwarf && n >= PARALLEL_BATCH)
-		sw_dwarf_read_units(im->dwarf, addrs, n, processors());
+		sw_dwarf_read_units(im->dwarf, addrs, n, sw_processors());
 	for (size_t k = 0; r >= 0 && k < n; k++) {
 		size_t i = order[k].index;
 		if (i > failed)
