@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,13 +15,21 @@
 #include "cli.h"
 #include "symbols/symbolicate.h"
 #include "symbols/symsearch.h"
+#include "util/thread.h"
+
+struct helper;
 
 struct run {
 	struct sw_symbolicator *sym;
+	struct sw_symsearch *ss;
+	unsigned flags;
 	struct sw_image_ref ref;
 	bool json;
 	bool no_index;
 	struct sw_buf out;
+	struct helper *helper; /* answers part of each large block */
+	bool helper_tried;
+	struct share *share; /* the block shared with it */
 };
 
 static int one(struct run *run, const char *text, const char *where)
@@ -123,12 +132,13 @@ static int fill(struct reader *rd)
  * wherever the address falls.
  */
 #define SLICE 32768
-
-/* Prints the answers of addrs[0..n), as many as the batch holds. */
-static int print_slice(struct run *run, const struct sw_symbolicate_batch *b, const uint64_t *addrs,
-		       size_t n)
+/* Appends the answers of addrs[0..n) to out, writing out whenever it is large when flush is set. */
+static int print_slice(bool json, const struct sw_symbolicate_batch *b, const uint64_t *addrs,
+		       size_t n, struct sw_buf *out, bool flush, size_t *ret_printed)
 {
-	for (size_t i = 0; i < n; i++) {
+	size_t i;
+	int pr = 0;
+	for (i = 0; i < n && pr >= 0; i++) {
 		const struct sw_frame *f = b->frames + b->first[i];
 		/*
 		 * The frames were stored in address order and their names are all
@@ -148,39 +158,341 @@ static int print_slice(struct run *run, const struct sw_symbolicate_batch *b, co
 			__builtin_prefetch(ahead->function);
 			__builtin_prefetch(ahead->file);
 		}
-		int pr = run->json ? sw_symbolicate_print_json(addrs[i], f, b->count[i], &run->out)
-				   : sw_symbolicate_print_text(f, b->count[i], &run->out);
-		if (pr < 0) {
-			return sw_cli_fail(SW_FAIL_OUTPUT, pr, "cannot print address 0x%llx: %s",
-					   (unsigned long long)addrs[i], strerror(-pr));
-		}
-		if (run->out.len >= (1 << 16)) {
-			fwrite(run->out.data, 1, run->out.len, stdout);
-			sw_buf_reset(&run->out);
+		pr = json ? sw_symbolicate_print_json(addrs[i], f, b->count[i], out)
+			  : sw_symbolicate_print_text(f, b->count[i], out);
+		if (flush && out->len >= (1 << 16)) {
+			fwrite(out->data, 1, out->len, stdout);
+			sw_buf_reset(out);
 		}
 	}
-	return SW_EXIT_OK;
+	*ret_printed = pr < 0 ? i - 1 : i;
+	return pr;
 }
 
-static int answer(struct run *run, struct reader *rd)
+/* What answering a range of addresses came to. */
+struct answers {
+	int r;        /* 0, or the lookup's -errno (err says more) */
+	int pr;       /* 0, or printing's -errno */
+	uint64_t bad; /* the address that could not be printed */
+	struct sw_error err;
+};
+
+/*
+ * Answers addrs[0..n) slice by slice, up to the first that fails,
+ * appending to out (written whenever it is large when flush is set).
+ */
+static void answer_range(struct sw_symbolicator *sym, const struct sw_image_ref *ref, bool json,
+			 const uint64_t *addrs, size_t n, struct sw_symbolicate_batch *batch,
+			 struct sw_buf *out, bool flush, struct answers *a)
 {
-	int status = SW_EXIT_OK, r = 0;
-	struct sw_error err = {0};
-	sw_buf_reset(&run->out);
-	for (size_t at = 0; status == SW_EXIT_OK && r == 0 && at < rd->n; at += SLICE) {
-		size_t n = rd->n - at < SLICE ? rd->n - at : SLICE, done;
-		r = sw_symbolicate_file_addrs(run->sym, &run->ref, rd->addrs + at, n, &rd->batch,
-					      &done, &err);
-		status = print_slice(run, &rd->batch, rd->addrs + at, done);
+	*a = (struct answers){0};
+	for (size_t at = 0; at < n && !a->r && !a->pr; at += SLICE) {
+		size_t k = n - at < SLICE ? n - at : SLICE, done, printed;
+		a->r = sw_symbolicate_file_addrs(sym, ref, addrs + at, k, batch, &done, &a->err);
+		a->pr = print_slice(json, batch, addrs + at, done, out, flush, &printed);
+		if (a->pr < 0)
+			a->bad = addrs[at + printed];
 	}
+}
+
+/*
+ * A block of addresses shared out between the main thread and the
+ * helper's (below), CHUNK addresses at a time: each answers the chunks it
+ * takes with its own symbolicator into a buffer of the chunk's, and
+ * whoever finishes a chunk writes out, in input order, every chunk done so
+ * far, up to the first that failed.  Taking chunks as they come keeps both
+ * busy to the end, however unevenly they go.
+ */
+#define CHUNK 8192
+/* A read this large starts the helper: a list of addresses, not a program asking one by one. */
+#define HELPER_READ (64 << 10)
+
+/* Output buffers, kept from block to block. */
+struct spare {
+	struct sw_buf buf;
+	struct spare *next;
+};
+
+struct chunk {
+	struct spare *out; /* NULL: none could be had */
+	bool done;
+	struct answers a;
+};
+
+/* The most chunks a block has: the reader's addresses. */
+#define MAX_CHUNKS ((1u << 19) / CHUNK + 1)
+
+struct share {
+	pthread_mutex_t lock;
+	pthread_cond_t more; /* the helper waits here for addresses being read */
+	const struct sw_image_ref *ref;
+	bool json;
+	const uint64_t *addrs;
+	size_t n;       /* addresses read so far */
+	bool complete;  /* all of them */
+	size_t next;    /* the next chunk to take */
+	size_t written; /* chunks written out */
+	size_t failed;  /* the first chunk that failed, SIZE_MAX while none has */
+	struct spare *spares;
+	struct chunk chunks[MAX_CHUNKS];
+};
+
+/* Writes out the chunks done from the first not written yet. Called locked. */
+static void write_done(struct share *sh)
+{
+	while (sh->written < sh->next && sh->written <= sh->failed &&
+	       sh->chunks[sh->written].done) {
+		struct spare *sp = sh->chunks[sh->written++].out;
+		if (!sp)
+			continue;
+		fwrite(sp->buf.data, 1, sp->buf.len, stdout);
+		sp->next = sh->spares;
+		sh->spares = sp;
+	}
+}
+
+/*
+ * Takes and answers chunks of sh with sym until none is left, waiting for
+ * addresses still being read (only the helper calls it before they all are).
+ */
+static void share_work(struct share *sh, struct sw_symbolicator *sym,
+		       struct sw_symbolicate_batch *batch)
+{
+	pthread_mutex_lock(&sh->lock);
+	while (sh->next < sh->failed) {
+		size_t ready = sh->complete ? (sh->n + CHUNK - 1) / CHUNK : sh->n / CHUNK;
+		if (sh->next >= ready) {
+			if (sh->complete)
+				break;
+			pthread_cond_wait(&sh->more, &sh->lock);
+			continue;
+		}
+		size_t k = sh->next++, at = k * CHUNK;
+		size_t len = sh->n - at < CHUNK ? sh->n - at : CHUNK;
+		struct spare *sp = sh->spares;
+		if (sp)
+			sh->spares = sp->next;
+		else if ((sp = calloc(1, sizeof(*sp))))
+			sw_buf_init(&sp->buf, 0);
+		pthread_mutex_unlock(&sh->lock);
+
+		struct answers a = {.pr = -ENOMEM, .bad = sh->addrs[at]};
+		if (sp) {
+			sw_buf_reset(&sp->buf);
+			answer_range(sym, sh->ref, sh->json, sh->addrs + at, len, batch, &sp->buf,
+				     false, &a);
+		}
+
+		pthread_mutex_lock(&sh->lock);
+		sh->chunks[k] = (struct chunk){.out = sp, .done = true, .a = a};
+		if ((a.r || a.pr) && k < sh->failed)
+			sh->failed = k;
+		write_done(sh);
+	}
+	pthread_mutex_unlock(&sh->lock);
+}
+
+/*
+ * The helper: a thread with a symbolicator of its own, which takes part in
+ * every block shared while it runs.  Only when the image came whole from
+ * the cache folder (sw_symbolicator_image_cached()): opening it again then
+ * costs a millisecond, where a first run would parse DWARF twice (it
+ * shares its parsing out among the processors instead).  It is started
+ * when input comes in large reads and opens its image while the main
+ * thread reads the addresses; a block shared before it is ready goes on
+ * without it.
+ */
+struct helper {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct share *share; /* posted by the main thread, taken by the helper */
+	bool busy;           /* the helper is working on a block */
+	bool quit;
+	/* the helper's own */
+	unsigned flags;
+	const struct sw_image_ref *ref;
+	struct sw_symsearch *ss; /* only while it opens the image, which the main thread has done */
+	struct sw_symbolicator *sym;
+	struct sw_symbolicate_batch batch;
+};
+
+static void *helper_main(void *arg)
+{
+	struct helper *h = arg;
+	const struct sw_object *obj;
+	struct sw_error err = {0};
+	bool ok = sw_symbolicator_new(h->flags, &h->sym) == 0;
+	if (ok) {
+		sw_symbolicator_set_symsearch(h->sym, h->ss);
+		ok = sw_symbolicator_image(h->sym, h->ref, &obj, &err) >= 0 &&
+		     sw_symbolicator_image_cached(h->sym, h->ref);
+	}
+	pthread_mutex_lock(&h->lock);
+	while (ok && !h->quit) {
+		if (!h->share) {
+			pthread_cond_wait(&h->cond, &h->lock);
+			continue;
+		}
+		struct share *sh = h->share;
+		h->share = NULL;
+		h->busy = true;
+		pthread_mutex_unlock(&h->lock);
+		share_work(sh, h->sym, &h->batch);
+		pthread_mutex_lock(&h->lock);
+		h->busy = false;
+		pthread_cond_broadcast(&h->cond);
+	}
+	pthread_mutex_unlock(&h->lock);
+	if (h->sym)
+		sw_symbolicator_set_cache_dir(h->sym, NULL); /* it read nothing worth keeping */
+	sw_symbolicator_free(h->sym);
+	sw_symbolicate_batch_finish(&h->batch);
+	return NULL;
+}
+
+/* Starts the helper once, when the image is cached and there is another processor. */
+static void helper_start(struct run *run)
+{
+	if (run->helper_tried)
+		return;
+	run->helper_tried = true;
+	if (sw_processors() < 2 || !sw_symbolicator_image_cached(run->sym, &run->ref))
+		return;
+	struct helper *h = calloc(1, sizeof(*h));
+	if (!h)
+		return;
+	h->flags = run->flags;
+	h->ref = &run->ref;
+	h->ss = run->ss;
+	pthread_mutex_init(&h->lock, NULL);
+	pthread_cond_init(&h->cond, NULL);
+	if (sw_thread_start(&h->thread, helper_main, h) != 0) {
+		free(h);
+		return;
+	}
+	run->helper = h;
+}
+
+/* Tells the helper to end once it is done, so that it frees what it has while we free ours. */
+static void helper_quit(struct helper *h)
+{
+	if (!h)
+		return;
+	pthread_mutex_lock(&h->lock);
+	h->quit = true;
+	pthread_cond_broadcast(&h->cond);
+	pthread_mutex_unlock(&h->lock);
+}
+
+static void helper_free(struct helper *h)
+{
+	if (!h)
+		return;
+	helper_quit(h);
+	pthread_join(h->thread, NULL);
+	pthread_mutex_destroy(&h->lock);
+	pthread_cond_destroy(&h->cond);
+	free(h);
+}
+
+/*
+ * Shares out the block about to be read with the helper, which answers
+ * its chunks as they are read; NULL when there is no helper.
+ */
+static struct share *share_begin(struct run *run, struct reader *rd)
+{
+	struct helper *h = run->helper;
+	if (!h)
+		return NULL;
+	struct share *sh = run->share;
+	if (!sh) {
+		if (!(sh = run->share = calloc(1, sizeof(*sh))))
+			return NULL;
+		pthread_mutex_init(&sh->lock, NULL);
+		pthread_cond_init(&sh->more, NULL);
+		sh->ref = &run->ref;
+		sh->json = run->json;
+	}
+	sh->addrs = rd->addrs;
+	sh->n = sh->next = sh->written = 0;
+	sh->complete = false;
+	sh->failed = SIZE_MAX;
+	memset(sh->chunks, 0, sizeof(sh->chunks));
+	pthread_mutex_lock(&h->lock);
+	h->share = sh;
+	pthread_cond_broadcast(&h->cond);
+	pthread_mutex_unlock(&h->lock);
+	return sh;
+}
+
+/* Another chunk's addresses are read. */
+static void share_more(struct share *sh, size_t n)
+{
+	pthread_mutex_lock(&sh->lock);
+	sh->n = n;
+	pthread_cond_broadcast(&sh->more);
+	pthread_mutex_unlock(&sh->lock);
+}
+
+/* All n addresses are read: answers what the helper has not taken, then waits for it. */
+static void share_end(struct run *run, struct share *sh, struct reader *rd, struct answers *ret)
+{
+	struct helper *h = run->helper;
+	pthread_mutex_lock(&sh->lock);
+	sh->n = rd->n;
+	sh->complete = true;
+	pthread_cond_broadcast(&sh->more);
+	pthread_mutex_unlock(&sh->lock);
+
+	share_work(sh, run->sym, &rd->batch);
+
+	/* withdrawn if the helper has not taken it; else wait for its last chunk */
+	pthread_mutex_lock(&h->lock);
+	h->share = NULL;
+	while (h->busy)
+		pthread_cond_wait(&h->cond, &h->lock);
+	pthread_mutex_unlock(&h->lock);
+	*ret = sh->failed != SIZE_MAX ? sh->chunks[sh->failed].a : (struct answers){0};
+}
+
+static void share_free(struct share *sh)
+{
+	if (!sh)
+		return;
+	while (sh->spares) {
+		struct spare *next = sh->spares->next;
+		sw_buf_finish(&sh->spares->buf);
+		free(sh->spares);
+		sh->spares = next;
+	}
+	pthread_mutex_destroy(&sh->lock);
+	pthread_cond_destroy(&sh->more);
+	free(sh);
+}
+
+/* Answers the block read, with the helper when it was shared (sh). */
+static int answer(struct run *run, struct reader *rd, struct share *sh)
+{
+	struct answers a;
+	sw_buf_reset(&run->out);
+	if (sh)
+		share_end(run, sh, rd, &a);
+	else
+		answer_range(run->sym, &run->ref, run->json, rd->addrs, rd->n, &rd->batch,
+			     &run->out, true, &a);
 	fwrite(run->out.data, 1, run->out.len, stdout);
 	sw_buf_reset(&run->out);
 	rd->n = 0;
-	if (status == SW_EXIT_OK && r < 0) {
-		sw_cli_error("cannot read '%s': %s", run->ref.path, sw_error_str(&err));
+	if (a.pr < 0) {
+		return sw_cli_fail(SW_FAIL_OUTPUT, a.pr, "cannot print address 0x%llx: %s",
+				   (unsigned long long)a.bad, strerror(-a.pr));
+	}
+	if (a.r < 0) {
+		sw_cli_error("cannot read '%s': %s", run->ref.path, sw_error_str(&a.err));
 		return SW_EXIT_INPUT;
 	}
-	return status;
+	return SW_EXIT_OK;
 }
 
 static int from_stdin(struct run *run)
@@ -193,6 +505,8 @@ static int from_stdin(struct run *run)
 	while (status == SW_EXIT_OK) {
 		char *line;
 		size_t len;
+		/* a large block is answered by the helper too, as it is read */
+		struct share *sh = rd->end - rd->start >= HELPER_READ ? share_begin(run, rd) : NULL;
 		while (status == SW_EXIT_OK) {
 			/* most lines are just an address; take_line() reads the others */
 			size_t k = sw_symbolicate_scan_line(rd->buf + rd->start, rd->buf + rd->end,
@@ -200,33 +514,36 @@ static int from_stdin(struct run *run)
 			if (k) {
 				rd->start += k;
 				rd->lineno++;
-				rd->n++;
-				continue;
+			} else {
+				if (!(line = take_line(rd, &len)))
+					break;
+				while (len > 0 && line[len - 1] == '\r')
+					line[--len] = '\0';
+				if (len == 0)
+					continue;
+				if (sw_symbolicate_parse_addr(line, &rd->addrs[rd->n]) < 0) {
+					status = answer(run, rd, sh);
+					sh = NULL;
+					if (status == SW_EXIT_OK)
+						sw_cli_error(
+						    "cannot read standard input, line %lu: '%s' "
+						    "is not a hexadecimal address",
+						    rd->lineno, line);
+					status = SW_EXIT_INPUT;
+					break;
+				}
 			}
-			if (!(line = take_line(rd, &len)))
-				break;
-			while (len > 0 && line[len - 1] == '\r')
-				line[--len] = '\0';
-			if (len == 0)
-				continue;
-			if (sw_symbolicate_parse_addr(line, &rd->addrs[rd->n]) < 0) {
-				status = answer(run, rd);
-				if (status == SW_EXIT_OK)
-					sw_cli_error(
-					    "cannot read standard input, line %lu: '%s' is not a "
-					    "hexadecimal address",
-					    rd->lineno, line);
-				status = SW_EXIT_INPUT;
-				break;
-			}
-			rd->n++;
+			if (++rd->n % CHUNK == 0 && sh)
+				share_more(sh, rd->n);
 		}
-		if (status == SW_EXIT_OK && rd->n)
-			status = answer(run, rd);
+		if (status == SW_EXIT_OK && (rd->n || sh))
+			status = answer(run, rd, sh);
 		if (status != SW_EXIT_OK || rd->eof)
 			break;
 		fflush(stdout);
 		r = fill(rd);
+		if (r == 0 && rd->end - rd->start >= HELPER_READ)
+			helper_start(run);
 		if (r < 0) {
 			sw_cli_error("cannot read standard input, line %lu: %s", rd->lineno + 1,
 				     r == -E2BIG ? "longer than the limit of 1048575 bytes"
@@ -234,6 +551,7 @@ static int from_stdin(struct run *run)
 			status = SW_EXIT_INPUT;
 		}
 	}
+	helper_quit(run->helper);
 	sw_symbolicate_batch_finish(&rd->batch);
 	free(rd);
 	return status;
@@ -308,6 +626,7 @@ static int symbolicate_run(const struct sw_cmd *cmd, int argc, char **argv)
 	r = sw_cli_check_args(cmd, argc - optind);
 	if (r)
 		return r;
+	run.flags = flags;
 	if (sw_symbolicator_new(flags, &run.sym) < 0) {
 		return sw_cli_fail(SW_FAIL_INPUT, -ENOMEM, "out of memory");
 	}
@@ -320,6 +639,7 @@ static int symbolicate_run(const struct sw_cmd *cmd, int argc, char **argv)
 		sw_symsearch_add_host(ss);
 		sw_symbolicator_set_symsearch(run.sym, ss);
 	}
+	run.ss = ss;
 	const struct sw_object *obj;
 	struct sw_error err = {0};
 	int status = SW_EXIT_OK;
@@ -339,6 +659,8 @@ static int symbolicate_run(const struct sw_cmd *cmd, int argc, char **argv)
 	}
 	sw_buf_finish(&run.out);
 	status = sw_cli_finish_stdout(status);
+	helper_free(run.helper);
+	share_free(run.share);
 	save_in_background(run.sym);
 	sw_symbolicator_free(run.sym);
 	sw_symsearch_free(ss);

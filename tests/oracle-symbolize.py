@@ -11,7 +11,9 @@ llvm-nm and llvm-dwarfdump (never with the reader under test), plus
 random addresses in .text.  Both sides run with --no-demangle; our output
 must equal the oracle's wherever the oracle has debug information.  On
 stripped images every function must come out at its exact start (from the
-unstripped symbol table) wherever .eh_frame has an FDE for it.
+unstripped symbol table) wherever .eh_frame has an FDE for it.  A large
+input on a second run (the DWARF index in place), which two threads share,
+must be answered as on one processor and as without the index.
 
 usage: oracle-symbolize.py STALLWATCH SOURCE_DIR [--random N] [--keep DIR]
 Exit status 77 (skipped) when llvm-symbolizer-14 is missing.
@@ -24,6 +26,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 LLVM = {
     "symbolizer": "llvm-symbolizer-14",
@@ -267,6 +270,64 @@ def check_stripped(tally, label, sw, binary, workdir):
           (label + " stripped", len(probes), len(funcs), bad))
 
 
+def check_shared(tally, label, sw, binary, workdir, rng):
+    """A second run (the index in place) on a large input shares the work
+    with a second thread when it may run on two processors: its answers,
+    errors and exit status must be those of a run on one processor and of
+    one without the index, for clean input, for input with blank lines and
+    carriage returns among the addresses, and for input with a mistake far
+    into it (everything before the mistake answered, nothing after)."""
+    lo, size = text_range(binary)
+    addrs = [lo + rng.randrange(size) for _ in range(30000)]
+    addrs[100:200] = addrs[:100]  # repeated addresses
+    clean = "".join("0x%x\n" % a for a in addrs)
+    mixed = "".join(("0x%x\r\n" if i % 7 == 0 else "%x\n") % a +
+                    ("\n" if i % 11 == 0 else "") for i, a in enumerate(addrs))
+    lines = clean.splitlines(True)
+    wrong = "".join(lines[:17000]) + "0xnot-an-address\n" + "".join(lines[17000:])
+    env = dict(os.environ, XDG_CACHE_HOME=os.path.join(workdir, "cache-shared"))
+    env.pop("STALLWATCH_NO_INDEX", None)
+    cmd = [sw, "symbolicate", "--no-demangle", "-e", binary]
+
+    def sym(data, prefix=(), extra=()):
+        r = subprocess.run([*prefix, *cmd, *extra], input=data, capture_output=True, text=True,
+                           env=env)
+        return r.returncode, r.stdout, r.stderr
+
+    sym(clean)  # the first run writes the index once it has answered
+    index = os.path.join(workdir, "cache-shared", "stallwatch")
+    for _ in range(200):
+        if all(os.path.isdir(os.path.join(index, d)) and os.listdir(os.path.join(index, d))
+               for d in ("dwarf", "symbols")):
+            break
+        time.sleep(0.05)
+    one_cpu = ["taskset", "-c", str(min(os.sched_getaffinity(0)))]
+    bad = 0
+    for name, data in (("clean", clean), ("blank lines and CRs", mixed), ("a mistake", wrong)):
+        shared = sym(data)
+        for other, got in (("one processor", sym(data, one_cpu)),
+                           ("no index", sym(data, extra=["--no-index"]))):
+            tally.compared += 1
+            if got != shared:
+                bad += 1
+                print("SHARED MISMATCH %s, %s input: two threads and %s differ: "
+                      "status %d/%d, %d/%d lines, stderr %r/%r" %
+                      (label, name, other, shared[0], got[0], shared[1].count("\n"),
+                       got[1].count("\n"), shared[2][-200:], got[2][-200:]))
+        answered = len(blocks(shared[1]))
+        expect = 17000 if name == "a mistake" else len(addrs)
+        if answered != expect or (name == "a mistake") != (shared[0] != 0):
+            bad += 1
+            print("SHARED %s, %s input: %d answers (expected %d), status %d: %s" %
+                  (label, name, answered, expect, shared[0], shared[2][-200:]))
+        if name == "a mistake" and "line 17001" not in shared[2]:
+            bad += 1
+            print("SHARED %s: the mistake is not named by its line: %s" % (label, shared[2]))
+    tally.failed += bad
+    print("%-40s %6d addresses, two threads, one and no index: %d differ (%d processors)" %
+          (label + " shared", len(addrs), bad, len(os.sched_getaffinity(0))))
+
+
 def main():
     args = sys.argv[1:]
     if len(args) < 2:
@@ -315,6 +376,7 @@ def main():
                                 oracle_binary=out)
                         compare(tally, label + " --no-inlines", sw, out, picked,
                                 both_args=["--no-inlines"])
+                        check_shared(tally, label, sw, out, workdir, rng)
         # 64-bit DWARF, and cross-unit references (DW_FORM_ref_addr) from LTO
         extra = [("gcc-12", "g++-12", ["-g", "-gdwarf-5", "-gdwarf64", "-O2"], [], "gcc-12 -gdwarf64"),
                  ("gcc-12", "g++-12", ["-gdwarf-3", "-O2"], [], "gcc-12 -gdwarf-3"),

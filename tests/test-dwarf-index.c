@@ -360,6 +360,79 @@ static void test_threads(const char *path)
 	sw_dwarf_free(d);
 }
 
+/* The file's arrays of units and of the address -> unit map, laid out as the format says. */
+static bool file_whole(const uint8_t *b, size_t size)
+{
+	const struct ix_header *h = (const struct ix_header *)b;
+	size_t units = (sizeof(*h) + 7) & ~(size_t)7;
+	size_t map = (units + h->nunits * sizeof(struct ix_unit) + 7) & ~(size_t)7;
+	CHECK(map + h->ncu_map * sizeof(struct dw_seg) <= size);
+	const struct ix_unit *u = (const struct ix_unit *)(b + units);
+	const struct dw_seg *m = (const struct dw_seg *)(b + map);
+	for (uint64_t i = 0; i < h->ncu_map; i++)
+		if (!u[m[i].func].held)
+			return false;
+	return true;
+}
+
+/* Whether a reader given the file at path says it holds every unit the map names. */
+static bool index_whole(const char *path)
+{
+	struct sw_dwarf *d = reader();
+	CHECK_INT(sw_dwarf_index_open(d, path, key, sizeof(key)), 0);
+	bool whole = sw_dwarf_index_whole(d);
+	sw_dwarf_free(d);
+	return whole;
+}
+
+/*
+ * sw_dwarf_index_whole(): no index, an index of one unit, an index of
+ * every unit a lookup can reach, and that index with one unit's record
+ * marked not held, each against the file read here.
+ */
+static void test_whole(const char *path, const char *bad)
+{
+	struct sw_dwarf *d = reader();
+	CHECK(!sw_dwarf_index_whole(d));
+	free(answer(d, addrs[naddrs / 2]));
+	CHECK_INT(sw_dwarf_index_write(d, path, key, sizeof(key), NULL), 0);
+	sw_dwarf_free(d);
+	size_t size;
+	uint8_t *b = slurp(path, &size);
+	CHECK(b && !file_whole(b, size));
+	CHECK(!index_whole(path));
+	free(b);
+
+	/* every function's start: every unit with code */
+	uint64_t *all = malloc(obj->nsymbols * sizeof(*all));
+	size_t n = 0;
+	for (size_t i = 0; all && i < obj->nsymbols; i++)
+		all[n++] = obj->symbols[i].addr;
+	d = reader();
+	CHECK_INT(sw_dwarf_index_open(d, path, key, sizeof(key)), 0);
+	for (size_t i = 0; i < n; i++)
+		free(answer(d, all[i]));
+	CHECK_INT(sw_dwarf_index_write(d, path, key, sizeof(key), NULL), 0);
+	sw_dwarf_free(d);
+	free(all);
+	b = slurp(path, &size);
+	CHECK(b && file_whole(b, size));
+	CHECK(index_whole(path));
+
+	/* one unit the map names, not held: not whole, and still answered right */
+	const struct ix_header *h = (const struct ix_header *)b;
+	size_t units = (sizeof(*h) + 7) & ~(size_t)7;
+	size_t map = (units + h->nunits * sizeof(struct ix_unit) + 7) & ~(size_t)7;
+	uint32_t unit = ((const struct dw_seg *)(b + map))[h->ncu_map / 2].func;
+	((struct ix_unit *)(b + units))[unit].held = 0;
+	spill(bad, b, size);
+	free(b);
+	CHECK(!index_whole(bad));
+	bool same = false;
+	CHECK_INT(try_index(bad, &same), 0);
+	CHECK(same);
+}
+
 int main(int argc, char **argv)
 {
 	struct sw_object *o = NULL;
@@ -376,6 +449,7 @@ int main(int argc, char **argv)
 	test_round_trip(path);
 	test_order(path);
 	test_threads(path);
+	test_whole(path, bad);
 	test_truncated(path, bad);
 	test_foreign(path, bad);
 	test_damaged(path, bad);

@@ -344,6 +344,31 @@ static void test_print_lengths(void)
 	free(want);
 }
 
+/* An image comes whole from the cache folder only once a run wrote it there, and never without one.
+ */
+static void test_image_cached(const char *bin)
+{
+	char cache[128];
+	snprintf(cache, sizeof(cache), "%s/cache", workdir);
+	struct sw_image_ref ref = {.path = bin};
+	uint64_t worker = nm_addr(bin, "worker");
+	struct sw_symbolicator *s = NULL;
+	struct sw_frame fr[SW_SYMBOLICATE_MAX_FRAMES];
+	for (int run = 0; run < 3; run++) {
+		CHECK_INT(sw_symbolicator_new(0, &s), 0);
+		CHECK_INT(sw_symbolicator_set_cache_dir(s, run == 2 ? NULL : cache), 0);
+		/* the first run reads DWARF and symbols; the second maps both */
+		CHECK(sw_symbolicator_image_cached(s, &ref) == (run == 1));
+		CHECK(sw_symbolicate_file_addr(s, &ref, worker + 1, fr, SW_SYMBOLICATE_MAX_FRAMES,
+					       NULL) > 0);
+		sw_symbolicator_free(s); /* writes what it read */
+	}
+	struct sw_image_ref missing = {.path = "/nonexistent/binary"};
+	CHECK_INT(sw_symbolicator_new(0, &s), 0);
+	CHECK(!sw_symbolicator_image_cached(s, &missing));
+	sw_symbolicator_free(s);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2)
@@ -366,6 +391,7 @@ int main(int argc, char **argv)
 	test_errors();
 	test_scan_line();
 	test_print_lengths();
+	test_image_cached(bin);
 	sh("rm -rf %s", workdir);
 	return sw_test_end();
 }

@@ -243,6 +243,19 @@ static int unit_line(const struct dw_index *ix, const struct ix_unit *x, struct 
 	return 0;
 }
 
+bool sw_dwarf_index_whole(const struct sw_dwarf *d)
+{
+	const struct dw_index *ix = d->index;
+	if (!ix)
+		return false;
+	for (uint64_t i = 0; i < ix->h->ncu_map; i++) {
+		uint64_t unit = ix->cu_map[i].func;
+		if (unit >= ix->h->nunits || !ix->units[unit].held)
+			return false;
+	}
+	return true;
+}
+
 /* Drops what a failed unit_* left so that the unit is parsed from DWARF. */
 static void unit_undo(struct dw_unit *u)
 {

@@ -70,6 +70,11 @@ int sw_dwarf_index_open(struct sw_dwarf *d, const char *path, const uint8_t *key
 /* Whether units were read from DWARF that the index file does not hold yet. */
 bool sw_dwarf_index_stale(const struct sw_dwarf *d);
 /*
+ * Whether an index file is attached and holds every unit its address map
+ * names: no lookup will parse DWARF.
+ */
+bool sw_dwarf_index_whole(const struct sw_dwarf *d);
+/*
  * Writes every unit read so far to path: a temporary file in the same
  * folder, synced, then renamed over path.
  */

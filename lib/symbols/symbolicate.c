@@ -617,6 +617,17 @@ static int symbol_frame(struct sw_symbolicator *s, struct image *im, uint64_t ad
 	return 1;
 }
 
+bool sw_symbolicator_image_cached(struct sw_symbolicator *s, const struct sw_image_ref *ref)
+{
+	const struct sw_object *obj;
+	struct sw_error err = {0};
+	int idx = sw_symbolicator_image(s, ref, &obj, &err);
+	if (idx < 0 || !s->cache_dir)
+		return false;
+	const struct image *im = &s->images[idx];
+	return !im->symbols_path && (!im->dwarf || sw_dwarf_index_whole(im->dwarf));
+}
+
 /* The frames of file address addr in an image already open; max is at least 1. */
 static int lookup(struct sw_symbolicator *s, struct image *im, uint64_t addr,
 		  struct sw_frame *frames, size_t max, struct sw_error *err)

@@ -112,6 +112,15 @@ int sw_symbolicator_image(struct sw_symbolicator *s, const struct sw_image_ref *
 			  const struct sw_object **ret_obj, struct sw_error *err);
 
 /*
+ * Whether the image ref names (opened if need be) came whole from the cache
+ * folder: a DWARF index holding every unit (or no DWARF) and a symbol table
+ * that is not written back.  Another symbolicator then opens it in about a
+ * millisecond instead of parsing it.  A symbolicator is used by one thread
+ * at a time; two share nothing, so a caller may give each a thread.
+ */
+bool sw_symbolicator_image_cached(struct sw_symbolicator *s, const struct sw_image_ref *ref);
+
+/*
  * The frames of run-time address addr in the image ref names; return_address
  * says whether addr is a return address (every frame of a sample but the
  * first).  Fills frames[0..max) and returns their number (at least 1: an
