@@ -6,7 +6,7 @@
  * process's time slice on a busy machine, not the agent's doing: they are
  * counted apart.  It writes the gaps' counts and totals, and its
  * involuntary context switches over the spin (from
- * /proc/self/task/TID/status), to the file named by its first argument,
+ * /proc/self/task/TID/status) and its thread id, to the file named by its first argument,
  * with every gap over OFF_NS as "off BEGIN END" (monotonic ns): when the
  * main thread could not have been sampled.  bench-hold.py runs it under
  * `stallwatch run` and divides by the samples.
@@ -139,6 +139,7 @@ int main(int argc, char **argv)
 	fprintf(f, "gaps %llu\ngap-ns %llu\nlong-gaps %llu\nlong-ns %llu\npreemptions %ld\n", gaps,
 		gap_ns, long_gaps, long_ns, nv1 - nv0);
 	fprintf(f, "spin %llu %llu\n", start, end);
+	fprintf(f, "tid %ld\n", (long)syscall(SYS_gettid));
 	for (size_t i = 0; i < noff; i++)
 		fprintf(f, "off %llu %llu\n", off[i][0], off[i][1]);
 	if (with_sleeper)

@@ -15,9 +15,17 @@ What that thread misses is the machine's, not the sampling's.  The agent's
 longest gap is also given without the time the main thread itself was off
 its CPU (another process ran), when no sampler could have caught it.
 Medians of interleaved runs; with a second stallwatch (argument 3) both are
-run side by side."""
+run side by side.
+
+Who preempted the sampled thread: one more run under perf's sched_switch
+tracepoint (when perf may record it: root, or perf_event_paranoid <= -1),
+naming the task the kernel switched to each time the main thread left its
+CPU still runnable during the spin.  The agent's threads are sw-watchdog
+and sw-streamer; the goal is none of theirs."""
 import json
 import os
+import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -43,6 +51,8 @@ def read(path):
                 got["grid"] = int(w[1])
             elif w[0] == "spin":
                 got["spin"] = (int(w[1]), int(w[2]))
+            elif w[0] == "tid":
+                got["tid"] = int(w[1])
             else:
                 got[w[0]] = float(w[1])
     return got, off, wakes
@@ -126,6 +136,55 @@ def run_alone():
     return r
 
 
+SWITCH = re.compile(r"\s([\d.]+):\s.*prev_pid=(\d+) .*prev_state=(\S+) ==> next_comm=(.+) "
+                    r"next_pid=(\d+)")
+
+
+def preempted_by(tool):
+    """{task name: times it took the sampled thread's CPU while that thread
+    was runnable during the spin}, from one run under perf; None when perf
+    cannot record the tracepoint here."""
+    if not shutil.which("perf"):
+        return None
+    d = tempfile.mkdtemp()
+    out, data = os.path.join(d, "hold"), os.path.join(d, "perf.data")
+    try:
+        p = subprocess.run(["perf", "record", "-q", "-k", "CLOCK_MONOTONIC", "-a",
+                            "-e", "sched:sched_switch", "-o", data, "--",
+                            tool, "run", "--interval", "1", "--results", "-", "--", app, out,
+                            str(SPIN_MS)], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, timeout=120)
+        if p.returncode != 0 or not os.path.exists(out):
+            return None
+        got, _, _ = read(out)
+        lo, hi = got["spin"]
+        text = subprocess.run(["perf", "script", "-i", data, "-F", "time,trace"],
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                              timeout=120).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    by = {}
+    for line in text.splitlines():
+        m = SWITCH.search(" " + line)
+        if not m or int(m.group(2)) != got["tid"] or not m.group(3).startswith("R"):
+            continue
+        if lo <= float(m.group(1)) * 1e9 < hi:
+            name = re.sub(r"\d+", "N", m.group(4).strip())  # kworker/1:2 -> kworker/N:N
+            by[name] = by.get(name, 0) + 1
+    return by
+
+
+def kind(name):
+    """Whose a task is, by its name (digits already folded to N)."""
+    if name.startswith("sw-"):
+        return "agent"
+    if name == "stallwatch":
+        return "command"
+    if re.match(r"(kworker|ksoftirqd|migration|rcu|kthreadd|irq/|watchdog/|cpuhp)", name):
+        return "kernel"
+    return "other"
+
+
 results = {t: [] for t in tools}
 alone = []
 for _ in range(ROUNDS):
@@ -157,6 +216,19 @@ for t in tools:
     print("  (and %.0f ms in gaps over 1 ms: other processes' time slices)" % med(r, "long_ms"))
     print("preemptions of the sampled thread%s: %.3f per sample, %d for %d samples (goal 0)"
           % (name, med(r, "preempt"), med(r, "preemptions"), med(r, "samples")))
+    by = preempted_by(t)
+    if by is None:
+        print("  who preempted it: not known (perf cannot record sched_switch here)")
+    else:
+        kinds = {"agent": 0, "command": 0, "kernel": 0, "other": 0}
+        for who, n in by.items():
+            kinds[kind(who)] += n
+        print("  who preempted it, in one more run under perf: the agent's threads %d times "
+              "(goal 0); the stallwatch command %d (on a device it runs on the host); the "
+              "kernel's threads %d; other processes %d: %s"
+              % (kinds["agent"], kinds["command"], kinds["kernel"], kinds["other"],
+                 ", ".join("%s %d" % kv for kv in sorted(by.items(), key=lambda kv: -kv[1]))
+                 or "none"))
     print(spacing_line("sampling at 1 ms%s" % name, r))
     print("  ratio to the baseline: coverage %.2f, longest gap %.2f" % (
         med(r, "coverage") / med(alone, "coverage"),
