@@ -126,6 +126,7 @@ bool swa_loop_learn_main(void)
 	if (!swa_plat_is_main_thread())
 		return false;
 	swa_plat_thread_self(&swa_main_thread);
+	swa_plat_learn_main_cpu();
 	main_pthread = pthread_self();
 	/* published after the thread's description, which the watchdog reads */
 	atomic_store_explicit(&swa_main_known, true, memory_order_release);

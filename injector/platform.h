@@ -236,6 +236,22 @@ bool swa_plat_connection_proves(int fd);
 /* Raises the calling thread's scheduling priority where allowed (Linux: no timer slack). */
 void swa_plat_raise_priority(void);
 
+/*
+ * Keeps the watchdog (the caller) and the streamer off processor cpu, where
+ * the loop runs, so that their wake-ups do not preempt it; nothing where
+ * there is no other processor or threads cannot be kept off one (Darwin).
+ */
+void swa_plat_keep_off_cpu(int cpu);
+/*
+ * The processor the main thread runs on, or last ran on, -1 when unknown:
+ * one load, from any thread, once swa_plat_learn_main_cpu() ran on the
+ * main thread (Linux: the processor number the kernel keeps in the main
+ * thread's rseq area, which glibc 2.35 and later registers for every
+ * thread; unknown without it, and on Darwin).
+ */
+int swa_plat_main_cpu(void);
+void swa_plat_learn_main_cpu(void);
+
 /* The process's environment (a dylib on Darwin cannot name environ). */
 char **swa_plat_environ(void);
 /* The variable that preloads the agent: LD_PRELOAD, DYLD_INSERT_LIBRARIES. */

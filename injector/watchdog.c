@@ -430,6 +430,10 @@ static uint64_t tick(uint64_t now)
 		swa_loop_note_first_wait(busy); /* an iteration began: the loop had waited */
 	if (!atomic_load_explicit(&swa_main_known, memory_order_acquire))
 		return now + interval; /* no loop to watch before the main thread is known */
+	/* off the loop's processor before an iteration there turns into a stall */
+	int main_cpu = swa_plat_main_cpu();
+	if (main_cpu >= 0)
+		swa_plat_keep_off_cpu(main_cpu);
 	if (w.active) {
 		if (stamp != w.start_stamp) {
 			/* when the loop noted its wait; the tick may have begun before it */

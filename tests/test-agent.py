@@ -743,6 +743,56 @@ def scenario_sigtoggle():
     check(len(stalls_of(objs)) == 1, "expected one stall")
 
 
+def task_cpus(pid, tid):
+    """(the processor the task last ran on, the processors it may run on)."""
+    with open("/proc/%d/task/%d/stat" % (pid, tid)) as f:
+        last = int(f.read().rsplit(")", 1)[1].split()[36])  # field 39, processor
+    allowed = set()
+    with open("/proc/%d/task/%d/status" % (pid, tid)) as f:
+        for line in f:
+            if line.startswith("Cpus_allowed_list:"):
+                for part in line.split()[1].split(","):
+                    lo, _, hi = part.partition("-")
+                    allowed.update(range(int(lo), int(hi or lo) + 1))
+    return last, allowed
+
+
+def scenario_keepoff():
+    # While the loop idles, the watchdog already keeps off the processor the
+    # main thread last ran on, so that its first look at an iteration that
+    # turns into a stall does not preempt it (it learns that processor from
+    # the kernel's rseq copy, which glibc 2.35 and later registers)
+    if len(os.sched_getaffinity(0)) < 2:
+        skip("one processor: nowhere else for the watchdog to run")
+    libc = os.confstr("CS_GNU_LIBC_VERSION") or ""
+    if not libc.startswith("glibc ") or tuple(map(int, libc.split()[1].split(".")[:2])) < (2, 35):
+        skip("%s registers no rseq area" % (libc or "this C library"))
+    proc = subprocess.Popen([STALLWATCH, "run", "--format", "ndjson", "--results", "-", "--",
+                             STALLAPP, "idle:1500", "busy:400"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out = Output(proc)
+    ready = out.wait_for(lambda l: l.startswith("ready pid="))
+    pid = int(ready.split("=")[1])
+    time.sleep(0.5)
+    watchdog = next(int(t) for t in os.listdir("/proc/%d/task" % pid)
+                    if open("/proc/%d/task/%s/comm" % (pid, t)).read().strip() == "sw-watchdog")
+    seen = []
+    for _ in range(10):
+        main_cpu, _ = task_cpus(pid, pid)
+        _, allowed = task_cpus(pid, watchdog)
+        seen.append((main_cpu, sorted(allowed)))
+        time.sleep(0.05)
+    print("main thread's processor, the watchdog's allowed set: %s" % seen)
+    # the main thread may wake elsewhere between two reads: the watchdog
+    # follows at its next look, so most reads must find it away
+    check(sum(cpu not in allowed for cpu, allowed in seen) >= 8,
+          "the watchdog may run where the idle main thread is: %s" % seen)
+    proc.wait(timeout=60)
+    objs, app = parse(out.done())
+    check(proc.returncode == 0 and len(stalls_of(objs)) == 1,
+          "run exited %d with %d stalls" % (proc.returncode, len(stalls_of(objs))))
+
+
 # ---- reports that must be right (issue 11 item 8) -------------------------
 
 
@@ -1131,6 +1181,7 @@ SCENARIOS = {
     "eintr": scenario_eintr,
     "seccomp": scenario_seccomp,
     "sigtoggle": scenario_sigtoggle,
+    "keepoff": scenario_keepoff,
     "reports": scenario_reports,
     "descriptors": scenario_descriptors,
     "connect": scenario_connect,

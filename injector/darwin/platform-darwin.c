@@ -152,6 +152,20 @@ void swa_plat_raise_priority(void)
 	pthread_set_qos_class_self_np(QOS_CLASS_USER_INTERACTIVE, 0);
 }
 
+void swa_plat_keep_off_cpu(int cpu)
+{
+	(void)cpu; /* Mach has no processor affinity to set */
+}
+
+int swa_plat_main_cpu(void)
+{
+	return -1;
+}
+
+void swa_plat_learn_main_cpu(void)
+{
+}
+
 int swa_plat_read(uint64_t addr, void *dst, size_t len)
 {
 	vm_size_t got = 0;

@@ -260,6 +260,11 @@ static void avoid_cpu(int cpu)
 		keep_off(streamer, cpu, &streamer_avoided);
 }
 
+void swa_plat_keep_off_cpu(int cpu)
+{
+	avoid_cpu(cpu);
+}
+
 /* Takes the first real-time signal from SIGRTMIN+6 on that nobody handles. */
 int swa_linux_capture_init(bool no_signals)
 {

@@ -12,9 +12,11 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/rseq.h>
 #include <pthread.h>
 #include <sched.h>
 #include <semaphore.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <stdatomic.h>
@@ -65,6 +67,48 @@ int swa_linux_read_file(const char *path, char *buf, size_t cap)
 	close(fd);
 	buf[len] = '\0';
 	return (int)len;
+}
+
+/*
+ * glibc 2.35 and later register an rseq area for every thread, at
+ * __rseq_offset from the thread pointer (__rseq_size 0 when it did not):
+ * the kernel writes the thread's processor there whenever it returns to
+ * it.  Weak, so that an older C library leaves the main thread's processor
+ * unknown instead of the agent unloadable.
+ */
+extern const ptrdiff_t __rseq_offset __attribute__((weak));
+extern const unsigned int __rseq_size __attribute__((weak));
+
+static const _Atomic uint32_t *main_cpu_id; /* the main thread's rseq cpu_id */
+
+static const char *thread_pointer(void)
+{
+	const char *tp;
+#if defined(__x86_64__)
+	__asm__("mov %%fs:0, %0" : "=r"(tp));
+#elif defined(__aarch64__)
+	__asm__("mrs %0, tpidr_el0" : "=r"(tp));
+#else
+	tp = NULL;
+#endif
+	return tp;
+}
+
+void swa_plat_learn_main_cpu(void)
+{
+	const char *tp = thread_pointer();
+	if (!tp || !&__rseq_offset || !&__rseq_size ||
+	    __rseq_size < offsetof(struct rseq, cpu_id) + sizeof(uint32_t))
+		return;
+	main_cpu_id = (const _Atomic uint32_t *)(tp + __rseq_offset + offsetof(struct rseq, cpu_id));
+}
+
+int swa_plat_main_cpu(void)
+{
+	if (!main_cpu_id)
+		return -1;
+	int32_t cpu = (int32_t)atomic_load_explicit(main_cpu_id, memory_order_relaxed);
+	return cpu >= 0 ? cpu : -1; /* not registered, or registration failed */
 }
 
 void swa_plat_thread_self(struct swa_thread *ret)
