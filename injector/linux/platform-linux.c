@@ -100,7 +100,8 @@ void swa_plat_learn_main_cpu(void)
 	if (!tp || !&__rseq_offset || !&__rseq_size ||
 	    __rseq_size < offsetof(struct rseq, cpu_id) + sizeof(uint32_t))
 		return;
-	main_cpu_id = (const _Atomic uint32_t *)(tp + __rseq_offset + offsetof(struct rseq, cpu_id));
+	main_cpu_id =
+	    (const _Atomic uint32_t *)(tp + __rseq_offset + offsetof(struct rseq, cpu_id));
 }
 
 int swa_plat_main_cpu(void)
