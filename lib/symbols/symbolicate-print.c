@@ -114,38 +114,18 @@ static char *put_str(char *p, const char *s, const char *end)
 #define FRAME_ROOM 512
 #define FRAME_TAIL 64
 
-/* A frame that does not fit the room: measured first. */
-static int print_long_frame(const struct sw_frame *f, const char *name, const char *file,
-			    struct sw_buf *out)
+/*
+ * Appends a frame's two lines within a room of size bytes: 1, or 0 when
+ * the room could not be had or the names do not fit it.
+ */
+static inline __attribute__((always_inline)) int frame_in_room(const struct sw_frame *f,
+							       const char *name, const char *file,
+							       size_t size, struct sw_buf *out)
 {
-	size_t nlen = strlen(name), flen = strlen(file);
-	char *p = room(out, nlen + flen + FRAME_TAIL);
-	if (!p)
-		return -E2BIG;
-	char *start = p;
-	memcpy(p, name, nlen);
-	p += nlen;
-	if ((f->flags & SW_FRAME_SYMBOL) && f->offset)
-		p += sprintf(p, " + 0x%" PRIx64, f->offset);
-	*p++ = '\n';
-	memcpy(p, file, flen);
-	p += flen;
-	p = put_number(p, f->line);
-	p = put_number(p, f->column);
-	*p++ = '\n';
-	out->len += (size_t)(p - start);
-	return 0;
-}
-
-/* One frame's two lines, copied into room reserved once (this runs for every frame). */
-static int print_frame(const struct sw_frame *f, struct sw_buf *out)
-{
-	const char *name = f->function ? f->function : "??";
-	const char *file = f->file ? f->file : "??";
-	char *start = room(out, FRAME_ROOM);
+	char *start = room(out, size);
 	if (!start)
-		return print_long_frame(f, name, file, out);
-	const char *lim = start + FRAME_ROOM - FRAME_TAIL;
+		return 0;
+	const char *lim = start + size - FRAME_TAIL;
 	char *p = put_str(start, name, lim);
 	if (p && (f->flags & SW_FRAME_SYMBOL) && f->offset)
 		p += sprintf(p, " + 0x%" PRIx64, f->offset);
@@ -154,12 +134,24 @@ static int print_frame(const struct sw_frame *f, struct sw_buf *out)
 		p = put_str(p, file, lim);
 	}
 	if (!p)
-		return print_long_frame(f, name, file, out);
+		return 0;
 	p = put_number(p, f->line);
 	p = put_number(p, f->column);
 	*p++ = '\n';
 	out->len += (size_t)(p - start);
-	return 0;
+	return 1;
+}
+
+/* One frame's two lines: copied into a room reserved once, else measured first. */
+static int print_frame(const struct sw_frame *f, struct sw_buf *out)
+{
+	const char *name = f->function ? f->function : "??";
+	const char *file = f->file ? f->file : "??";
+	if (frame_in_room(f, name, file, FRAME_ROOM, out))
+		return 0;
+	/* the tail twice: once for the offset and newline after the name */
+	size_t size = strlen(name) + strlen(file) + 2 * FRAME_TAIL;
+	return frame_in_room(f, name, file, size, out) ? 0 : -E2BIG;
 }
 
 int sw_symbolicate_print_text(const struct sw_frame *frames, size_t n, struct sw_buf *out)
