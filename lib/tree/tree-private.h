@@ -65,13 +65,15 @@ struct sw_profile {
 	 */
 	uint64_t *has_child;
 	/*
-	 * (parent, frame) -> stack, open addressing: a slot holds only the
-	 * stack (0: empty), whose key is read from stacks[] (a quarter of the
-	 * memory of keeping keys in the table: millions of stacks).
+	 * (parent, frame) -> stack, open addressing from a hash of the
+	 * stack's whole path (tree.c): a slot holds only the stack (0: empty),
+	 * whose key is read from stacks[] (a quarter of the memory of keeping
+	 * keys in the table: millions of stacks).
 	 */
 	uint32_t *stack_table;
 	size_t stack_table_cap;
-	uint32_t *last_frames, *last_stacks;
+	/* the previous sample's frames, their stacks and path hashes (tree.c) */
+	uint32_t *last_frames, *last_stacks, *last_paths;
 	size_t last_depth, last_cap;
 
 	/* whole stacks seen before: hash -> leaf, frames kept in a bounded pool */

@@ -148,6 +148,7 @@ void sw_profile_free(struct sw_profile *p)
 	free(p->stack_table);
 	free(p->last_frames);
 	free(p->last_stacks);
+	free(p->last_paths);
 	free(p->whole);
 	free(p->pool);
 	free(p->paths);
@@ -575,9 +576,19 @@ int sw_tree_stall_thread(struct sw_profile *p, struct sw_tree_stall *s, uint64_t
 	return 0;
 }
 
-static uint64_t stack_key(uint32_t parent, uint32_t frame)
+/*
+ * A stack's slot in the table comes from a hash of its whole path (its
+ * parent's path hash and its frame), not from its parent's id: the slots
+ * of every frame of a sample are known before any is looked up, so a walk
+ * down the trie fetches them together instead of waiting for one level's
+ * cache miss before it can start the next.  A stack found there still
+ * matches only by its parent and frame.
+ */
+#define PATH_ROOT 0x9e3779b9u
+
+static uint32_t path_step(uint32_t path, uint32_t frame)
 {
-	return mix64((uint64_t)parent << 32 | frame);
+	return (uint32_t)mix64((uint64_t)path << 32 | frame);
 }
 
 /*
@@ -602,16 +613,30 @@ static int grow_stack_table(struct sw_profile *p)
 {
 	size_t cap = p->stack_table_cap * 2;
 	uint32_t *t = calloc(cap, sizeof(*t));
-	if (!t)
+	uint32_t *path = malloc(p->nstacks * sizeof(*path));
+	if (!t || !path) {
+		free(t);
+		free(path);
 		return -ENOMEM;
+	}
 	huge_pages(t, cap * sizeof(*t));
-	/* every stack is in the table: read them in order, not in the old table's */
+	/*
+	 * every stack is in the table: read them in order, not in the old
+	 * table's; a parent comes before its children, so its path is known
+	 */
+	path[0] = PATH_ROOT;
+	for (uint32_t id = 1; id < p->nstacks; id++)
+		path[id] = path_step(path[p->stacks[id].parent], p->stacks[id].frame);
+	enum { AHEAD = 16 };
 	for (uint32_t id = 1; id < p->nstacks; id++) {
-		size_t j = stack_key(p->stacks[id].parent, p->stacks[id].frame) & (cap - 1);
+		if (id + AHEAD < p->nstacks)
+			__builtin_prefetch(&t[path[id + AHEAD] & (cap - 1)]);
+		size_t j = path[id] & (cap - 1);
 		while (t[j])
 			j = (j + 1) & (cap - 1);
 		t[j] = id;
 	}
+	free(path);
 	free(p->stack_table);
 	p->stack_table = t;
 	p->stack_table_cap = cap;
@@ -658,75 +683,60 @@ static void put_stack(struct sw_profile *p, size_t j, uint32_t id, uint32_t pare
 	p->has_child[parent / 64] |= 1ull << (parent % 64);
 }
 
-/* The child of stack parent through frame, added when new. */
-static int stack_child(struct sw_profile *p, uint32_t parent, uint32_t frame, uint32_t *ret)
+/*
+ * Adds frames[at..depth) below parent, which has no child: every stack is
+ * new, so none is looked up, and the slots of the next few are fetched
+ * while one is written.  Their path hashes are in p->last_paths; fills
+ * p->last_stacks.  Room is reserved.
+ */
+static void new_chain(struct sw_profile *p, uint32_t parent, const uint32_t *frames, size_t at,
+		      size_t depth)
 {
-	int r = reserve_stacks(p, 1);
-	if (r < 0)
-		return r;
-	size_t j = stack_key(parent, frame) & (p->stack_table_cap - 1);
-	for (uint32_t id; (id = p->stack_table[j]); j = (j + 1) & (p->stack_table_cap - 1))
-		if (p->stacks[id].parent == parent && p->stacks[id].frame == frame) {
-			*ret = id;
-			return 0;
-		}
-	uint32_t id = (uint32_t)p->nstacks++;
-	put_stack(p, j, id, parent, frame);
-	*ret = id;
+	size_t mask = p->stack_table_cap - 1;
+	enum { AHEAD = 8 };
+	for (size_t k = at; k < depth && k < at + AHEAD; k++)
+		__builtin_prefetch(&p->stack_table[p->last_paths[k] & mask]);
+	for (size_t k = at; k < depth; k++) {
+		if (k + AHEAD < depth)
+			__builtin_prefetch(&p->stack_table[p->last_paths[k + AHEAD] & mask]);
+		uint32_t id = (uint32_t)p->nstacks++;
+		size_t j = p->last_paths[k] & mask;
+		while (p->stack_table[j])
+			j = (j + 1) & mask;
+		put_stack(p, j, id, parent, frames[k]);
+		p->last_stacks[k] = id;
+		parent = id;
+	}
+}
+
+/* Room for the previous sample's frames, stacks and paths at depth. */
+static int reserve_last(struct sw_profile *p, size_t depth)
+{
+	if (depth <= p->last_cap)
+		return 0;
+	size_t cap = depth < 64 ? 64 : depth;
+	uint32_t **arrays[] = {&p->last_frames, &p->last_stacks, &p->last_paths};
+	for (size_t i = 0; i < sizeof(arrays) / sizeof(arrays[0]); i++) {
+		uint32_t *a = realloc(*arrays[i], cap * sizeof(uint32_t));
+		if (!a)
+			return -ENOMEM;
+		*arrays[i] = a;
+	}
+	p->last_cap = cap;
 	return 0;
 }
 
 /*
- * Adds frames[0..n) below parent, which has no child: every stack is new,
- * so none is looked up, and the table slots of the next few are fetched
- * while one is written (their keys are known: each is the one before's
- * child).  Fills p->last_stacks from index at.
+ * The trie leaf of frames[0..depth), reusing the previous sample's prefix.
+ * The walk below it looks a level up while slots a few levels deeper are
+ * fetched, and the stacks their first slots name: most levels then find
+ * their stack in the cache.
  */
-static int new_chain(struct sw_profile *p, uint32_t parent, const uint32_t *frames, size_t n,
-		     size_t at)
-{
-	int r = reserve_stacks(p, n);
-	if (r < 0)
-		return r;
-	size_t mask = p->stack_table_cap - 1;
-	uint32_t first = (uint32_t)p->nstacks;
-	enum { AHEAD = 8 };
-	for (size_t k = 0; k < n && k < AHEAD; k++)
-		__builtin_prefetch(
-		    &p->stack_table[stack_key(k ? first + (uint32_t)k - 1 : parent, frames[k]) &
-				    mask]);
-	for (size_t k = 0; k < n; k++) {
-		if (k + AHEAD < n)
-			__builtin_prefetch(
-			    &p->stack_table[stack_key(first + (uint32_t)(k + AHEAD) - 1,
-						      frames[k + AHEAD]) &
-					    mask]);
-		uint32_t id = first + (uint32_t)k, par = k ? id - 1 : parent;
-		size_t j = stack_key(par, frames[k]) & mask;
-		while (p->stack_table[j])
-			j = (j + 1) & mask;
-		put_stack(p, j, id, par, frames[k]);
-		p->last_stacks[at + k] = id;
-	}
-	p->nstacks += n;
-	return 0;
-}
-
-/* The trie leaf of frames[0..depth), reusing the previous sample's prefix. */
 static int stack_of(struct sw_profile *p, const uint32_t *frames, size_t depth, uint32_t *ret)
 {
-	if (depth > p->last_cap) {
-		size_t cap = depth < 64 ? 64 : depth;
-		uint32_t *lf = realloc(p->last_frames, cap * sizeof(uint32_t));
-		if (!lf)
-			return -ENOMEM;
-		p->last_frames = lf;
-		uint32_t *ls = realloc(p->last_stacks, cap * sizeof(uint32_t));
-		if (!ls)
-			return -ENOMEM;
-		p->last_stacks = ls;
-		p->last_cap = cap;
-	}
+	int r = reserve_last(p, depth);
+	if (r < 0)
+		return r;
 	size_t i = 0;
 	while (i < depth && i < p->last_depth && frames[i] == p->last_frames[i])
 		i++;
@@ -735,21 +745,39 @@ static int stack_of(struct sw_profile *p, const uint32_t *frames, size_t depth, 
 			p->last_depth = 0;
 			return -EINVAL;
 		}
-	uint32_t stack = i ? p->last_stacks[i - 1] : 0;
-	int r = 0;
-	for (; i < depth && has_child(p, stack); i++) {
-		r = stack_child(p, stack, frames[i], &stack);
-		if (r < 0)
-			break;
-		p->last_stacks[i] = stack;
-	}
-	if (r >= 0 && i < depth) {
-		r = new_chain(p, stack, frames + i, depth - i, i);
-		stack = r < 0 ? stack : p->last_stacks[depth - 1];
-	}
-	if (r < 0) {
+	if ((r = reserve_stacks(p, depth - i)) < 0) {
 		p->last_depth = 0;
 		return r;
+	}
+	uint32_t stack = i ? p->last_stacks[i - 1] : 0;
+	uint32_t path = i ? p->last_paths[i - 1] : PATH_ROOT;
+	for (size_t k = i; k < depth; k++)
+		p->last_paths[k] = path = path_step(path, frames[k]);
+
+	const uint32_t *table = p->stack_table;
+	size_t mask = p->stack_table_cap - 1;
+	enum { AHEAD = 8, NEAR = 4 };
+	for (size_t k = i; k < depth && k < i + AHEAD; k++)
+		__builtin_prefetch(&table[p->last_paths[k] & mask]);
+	for (; i < depth && has_child(p, stack); i++) {
+		if (i + AHEAD < depth)
+			__builtin_prefetch(&table[p->last_paths[i + AHEAD] & mask]);
+		if (i + NEAR < depth)
+			__builtin_prefetch(&p->stacks[table[p->last_paths[i + NEAR] & mask]]);
+		size_t j = p->last_paths[i] & mask;
+		uint32_t id;
+		while ((id = table[j]) &&
+		       (p->stacks[id].parent != stack || p->stacks[id].frame != frames[i]))
+			j = (j + 1) & mask;
+		if (!id) { /* new: so is everything below it */
+			id = (uint32_t)p->nstacks++;
+			put_stack(p, j, id, stack, frames[i]);
+		}
+		p->last_stacks[i] = stack = id;
+	}
+	if (i < depth) {
+		new_chain(p, stack, frames, i, depth);
+		stack = p->last_stacks[depth - 1];
 	}
 	memcpy(p->last_frames, frames, depth * sizeof(*frames));
 	p->last_depth = depth;
