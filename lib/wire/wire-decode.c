@@ -58,36 +58,43 @@ static bool fail(struct reader *r, const char *problem)
 	return false;
 }
 
+/* The number in word x, whose bytes past its last one are zero: seven bits a byte. */
+static inline uint64_t uleb_gather(uint64_t x)
+{
+	/* gathered in pairs of bytes, then pairs of pairs, then of quads */
+	x = (x & 0x007f007f007f007full) | (x & 0x7f007f007f007f00ull) >> 1;
+	x = (x & 0x00003fff00003fffull) | (x & 0x3fff00003fff0000ull) >> 2;
+	return (x & 0x000000000fffffffull) | (x & 0x0fffffff00000000ull) >> 4;
+}
+
 /*
- * A number of up to eight bytes read as one word, without a branch per
- * byte: most numbers are stack deltas of one to five bytes, whose lengths
- * a per-byte loop mispredicts.  False when the word holds no last byte or
- * the buffer has less than a word left: get_uleb() reads those.
+ * A number of up to eight bytes read as one word at p, without a branch
+ * per byte: most numbers are stack deltas of one to five bytes, whose
+ * lengths a per-byte loop mispredicts.  Returns the bytes it took, 0 when
+ * the word holds no last byte (get_uleb() reads those).  p has eight bytes.
  */
-static inline bool uleb_word(struct reader *r, uint64_t *ret)
+static inline unsigned uleb_word_at(const uint8_t *p, uint64_t *ret)
 {
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	uint64_t x;
-	if (r->end - r->p < 8)
-		return false;
-	memcpy(&x, r->p, 8);
+	memcpy(&x, p, 8);
 	uint64_t last = ~x & 0x8080808080808080ull; /* bytes without the continuation bit */
 	if (!last)
-		return false;
-	unsigned bits = (unsigned)__builtin_ctzll(last) + 1; /* eight per byte of the number */
-	if (bits < 64)
-		x &= (1ull << bits) - 1;
-	/* byte k's seven bits go to bits 7k..7k+6 */
-	*ret = (x & 0x7f) | (x >> 1 & 0x3f80) | (x >> 2 & 0x1fc000) | (x >> 3 & 0xfe00000) |
-	       (x >> 4 & 0x7f0000000ull) | (x >> 5 & 0x3f800000000ull) |
-	       (x >> 6 & 0x1fc0000000000ull) | (x >> 7 & 0xfe000000000000ull);
-	r->p += bits / 8;
-	return true;
+		return 0;
+	*ret = uleb_gather(x & (last ^ (last - 1))); /* the bytes up to the last one */
+	return ((unsigned)__builtin_ctzll(last) + 1) / 8;
 #else
-	(void)r;
+	(void)p;
 	(void)ret;
-	return false;
+	return 0;
 #endif
+}
+
+static inline bool uleb_word(struct reader *r, uint64_t *ret)
+{
+	unsigned n = r->end - r->p >= 8 ? uleb_word_at(r->p, ret) : 0;
+	r->p += n;
+	return n;
 }
 
 static bool get_uleb(struct reader *r, uint64_t *ret)
@@ -292,8 +299,15 @@ static struct thread_state *thread_state(struct sw_wire_decoder *dec, uint64_t t
 	return &dec->threads[i];
 }
 
-/* Decodes a stack into prev->spare, which has room for depth frames. */
-static bool get_frames(struct reader *r, struct thread_state *prev, uint32_t depth, bool ref)
+/*
+ * Decodes a stack into prev->spare, which has room for depth frames: each
+ * frame a delta from the frame before it, or from the previous stack's
+ * frame as far from the root when ref and that stack reaches so far.
+ * Not inlined: in the message decoder's body its loop ran short of
+ * registers (most of a recording's bytes are this loop's).
+ */
+__attribute__((noinline)) static bool get_frames(struct reader *r, struct thread_state *prev,
+						 uint32_t depth, bool ref)
 {
 	uint64_t *out = prev->spare;
 	uint64_t shared = 0;
@@ -303,18 +317,27 @@ static bool get_frames(struct reader *r, struct thread_state *prev, uint32_t dep
 		if (shared > depth || shared > prev->depth)
 			return fail(r, "shared frame count out of range");
 	}
+	uint32_t n = depth - (uint32_t)shared;
+	/* frames from 'from' on have one in the previous stack, at i + skip (mod 2^32) */
+	uint32_t from = ref && prev->depth < depth ? depth - prev->depth : ref ? 0 : n;
+	uint32_t skip = prev->depth - depth;
+	const uint64_t *base = prev->frames;
+	const uint8_t *p = r->p, *end = r->end;
 	uint64_t last = 0;
-	for (uint32_t i = 0; i < depth - shared; i++) {
+	for (uint32_t i = 0; i < n; i++) {
 		uint64_t z;
-		if (!uleb_word(r, &z) && !get_uleb(r, &z))
-			return false;
-		uint32_t from_root = depth - 1 - i;
-		uint64_t base = last;
-		if (ref && from_root < prev->depth)
-			base = prev->frames[prev->depth - 1 - from_root];
-		out[i] = base + (uint64_t)sw_wire_unzigzag(z);
-		last = out[i];
+		unsigned len = end - p >= 8 ? uleb_word_at(p, &z) : 0;
+		p += len;
+		if (!len) { /* near the end, or nine bytes or more */
+			r->p = p;
+			if (!get_uleb(r, &z))
+				return false;
+			p = r->p;
+		}
+		last = (i < from ? last : base[i + skip]) + (uint64_t)sw_wire_unzigzag(z);
+		out[i] = last;
 	}
+	r->p = p;
 	for (uint32_t k = 0; k < shared; k++)
 		out[depth - 1 - k] = prev->frames[prev->depth - 1 - k];
 	return true;
