@@ -532,11 +532,37 @@ static int convert_leaf(struct sw_report *r, const struct sw_stalls *c,
 }
 
 /*
- * The profile's stack of a sample: from the memo when the same raw stack
- * was seen under the same images, else converted and remembered.
+ * The memo's hash of a sample's raw stack, its slot fetched: samples are
+ * hashed a few ahead of their turn, so the memo's random reads overlap.
+ */
+static uint64_t memo_fetch(const struct sw_report *r, const struct sw_stall_sample *smp)
+{
+	uint64_t h = raw_hash(smp->frames, smp->depth);
+	if (r->memo_cap)
+		__builtin_prefetch(&r->memo[h & (r->memo_cap - 1)]);
+	return h;
+}
+
+/* Fetches the raw frames the memo's first slot for h holds, when it is h's. */
+static void memo_fetch_frames(const struct sw_report *r, uint64_t h)
+{
+	if (!r->memo_cap)
+		return;
+	const struct memo_slot *m = &r->memo[h & (r->memo_cap - 1)];
+	if (m->hash != h)
+		return;
+	const char *raw = (const char *)(r->memo_raw + m->raw);
+	for (size_t off = 0; off < m->nraw * sizeof(*r->memo_raw); off += 64)
+		__builtin_prefetch(raw + off);
+}
+
+/*
+ * The profile's stack of a sample whose raw stack hashes to h: from the
+ * memo when the same raw stack was seen under the same images, else
+ * converted and remembered.
  */
 static int stack_leaf(struct sw_report *r, const struct sw_stalls *c,
-		      const struct sw_stall_sample *smp, uint32_t *ret)
+		      const struct sw_stall_sample *smp, uint64_t h, uint32_t *ret)
 {
 	uint64_t epoch = sw_stalls_images_epoch(c);
 	if (epoch != r->memo_epoch) {
@@ -553,7 +579,6 @@ static int stack_leaf(struct sw_report *r, const struct sw_stalls *c,
 		return convert_leaf(r, c, smp, ret);
 	if (r->nmemo * 2 >= r->memo_cap && grow_memo(r) < 0)
 		return -ENOMEM;
-	uint64_t h = raw_hash(smp->frames, smp->depth);
 	size_t j = h & (r->memo_cap - 1);
 	for (; r->memo[j].hash; j = (j + 1) & (r->memo_cap - 1)) {
 		const struct memo_slot *m = &r->memo[j];
@@ -571,14 +596,14 @@ static int stack_leaf(struct sw_report *r, const struct sw_stalls *c,
 }
 
 static int add_sample(struct sw_report *r, const struct sw_stalls *c, struct sw_tree_stall *ts,
-		      const struct sw_stall_sample *smp, uint64_t weight)
+		      const struct sw_stall_sample *smp, uint64_t h, uint64_t weight)
 {
 	uint32_t thread;
 	int e = sw_tree_stall_thread(r->p, ts, smp->thread_id, smp->thread_name, &thread);
 	if (e < 0)
 		return e;
 	uint32_t leaf;
-	e = stack_leaf(r, c, smp, &leaf);
+	e = stack_leaf(r, c, smp, h, &leaf);
 	if (e < 0)
 		return e;
 	return sw_tree_stall_add_stack(r->p, ts, thread, leaf, weight);
@@ -680,11 +705,21 @@ int sw_report_add_stall(struct sw_report *r, const struct sw_stalls *c, const st
 		size_t at; /* the sample after the thread's longest gap */
 	} lasts[64];
 	size_t nlasts = 0;
+	/* the memo hashes of the next MEMO_AHEAD samples, by index modulo MEMO_AHEAD */
+	enum { MEMO_AHEAD = 16 };
+	uint64_t hashes[MEMO_AHEAD];
 	for (int pass = paused ? 0 : 1; pass < 2 && e >= 0; pass++) {
 		for (size_t k = 0; k < nlasts; k++)
 			lasts[k].time = 0;
+		for (size_t i = 0; pass == 1 && i < MEMO_AHEAD && i < st->nsamples; i++)
+			hashes[i] = memo_fetch(r, &st->sample[i]);
 		for (size_t i = 0; i < st->nsamples && e >= 0; i++) {
 			const struct sw_stall_sample *smp = &st->sample[i];
+			uint64_t h = pass == 1 ? hashes[i % MEMO_AHEAD] : 0;
+			if (pass == 1 && i + MEMO_AHEAD < st->nsamples)
+				hashes[i % MEMO_AHEAD] = memo_fetch(r, &st->sample[i + MEMO_AHEAD]);
+			if (pass == 1 && i + MEMO_AHEAD / 2 < st->nsamples)
+				memo_fetch_frames(r, hashes[(i + MEMO_AHEAD / 2) % MEMO_AHEAD]);
 			size_t k = 0;
 			while (k < nlasts && lasts[k].tid != smp->thread_id)
 				k++;
@@ -707,7 +742,7 @@ int sw_report_add_stall(struct sw_report *r, const struct sw_stalls *c, const st
 			    w > 2 * interval + STOP_GAP_NS)
 				w = w > paused + interval ? w - paused : interval;
 			if (pass == 1)
-				e = add_sample(r, c, ts, smp, w);
+				e = add_sample(r, c, ts, smp, h, w);
 		}
 	}
 	if (e < 0) {
