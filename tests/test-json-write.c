@@ -25,8 +25,64 @@ static const char *ms(uint64_t ns)
 	return sw_buf_str(&b);
 }
 
+static const char *ms3(uint64_t ns)
+{
+	static struct sw_buf b;
+	sw_buf_finish(&b);
+	sw_buf_init(&b, 0);
+	CHECK_INT(sw_json_ms3(&b, ns), 0);
+	return sw_buf_str(&b);
+}
+
+/* sw_json_ms3 against printf's "%.3f" of the double, at halves, edges and at random. */
+static void test_ms3(void)
+{
+	static const uint64_t edges[] = {0,
+					 1,
+					 499,
+					 500,
+					 501,
+					 999,
+					 1000,
+					 1499,
+					 1500,
+					 1501,
+					 2500,
+					 999499,
+					 999500,
+					 999501,
+					 412345678,
+					 1ull << 40,
+					 (1ull << 50) - 501,
+					 (1ull << 50) - 500,
+					 (1ull << 50) - 1,
+					 1ull << 50,
+					 (1ull << 53) + 1,
+					 UINT64_MAX};
+	char want[64];
+	for (size_t i = 0; i < sizeof(edges) / sizeof(edges[0]); i++) {
+		snprintf(want, sizeof(want), "%.3f", (double)edges[i] / 1e6);
+		CHECK_STR(ms3(edges[i]), want);
+	}
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	int bad = 0;
+	for (int i = 0; i < 200000; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		/* every magnitude up to 2^52, a tenth of them exact halves of a microsecond */
+		uint64_t ns = (x >> 12) >> (x % 40);
+		if (i % 10 == 0)
+			ns = ns / 1000 * 1000 + 500;
+		snprintf(want, sizeof(want), "%.3f", (double)ns / 1e6);
+		bad += strcmp(ms3(ns), want) != 0;
+	}
+	CHECK_INT(bad, 0);
+}
+
 int main(void)
 {
+	test_ms3();
 	CHECK_STR(str("plain"), "\"plain\"");
 	CHECK_STR(str(""), "\"\"");
 	CHECK_STR(str(NULL), "null");

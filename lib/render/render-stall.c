@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "render-stall.h"
+#include "util/json-write.h"
 #include "util/time-units.h"
 
 struct stack {
@@ -277,8 +278,9 @@ int sw_render_ndjson_stall(struct sw_buf *out, const struct sw_stalls *c, const 
 	for (size_t i = 0; i < s->nsamples; i++) {
 		if (s->sample[i].thread_id != s->thread_id)
 			continue;
-		double t = sw_ns_to_ms(sw_stalls_ns(c, s->sample[i].time - s->start_time));
-		sw_buf_printf(out, "%s%.3f", first ? "" : ",", t);
+		if (!first)
+			sw_buf_putc(out, ',');
+		sw_json_ms3(out, sw_stalls_ns(c, s->sample[i].time - s->start_time));
 		first = false;
 	}
 	sw_buf_puts(out, "],\"stacks\":[");

@@ -134,6 +134,27 @@ int sw_json_ms(struct sw_buf *b, uint64_t ns)
 	return sw_buf_append(b, tmp, (size_t)n);
 }
 
+int sw_json_ms3(struct sw_buf *b, uint64_t ns)
+{
+	uint64_t us = ns / SW_NS_PER_US, rest = ns % SW_NS_PER_US;
+	/*
+	 * Rounded to the nearest microsecond in integers.  The double ns / 1e6
+	 * is within 2^-53 of its value, less than the nanosecond between ns and
+	 * a half microsecond below 2^50 ns: it rounds the same way.  An exact
+	 * half, or a larger number, goes to printf, which rounds the double.
+	 */
+	if (rest == SW_NS_PER_US / 2 || ns >= (uint64_t)1 << 50)
+		return sw_buf_printf(b, "%.3f", (double)ns / (double)SW_NS_PER_MS);
+	us += rest > SW_NS_PER_US / 2;
+	int r = sw_buf_put_u64(b, us / 1000);
+	if (r < 0)
+		return r;
+	unsigned frac = (unsigned)(us % 1000);
+	char tmp[4] = {'.', (char)('0' + frac / 100), (char)('0' + frac / 10 % 10),
+		       (char)('0' + frac % 10)};
+	return sw_buf_append(b, tmp, sizeof(tmp));
+}
+
 int sw_json_u64(struct sw_buf *b, uint64_t v)
 {
 	return sw_buf_put_u64(b, v);

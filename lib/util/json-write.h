@@ -22,6 +22,11 @@ int sw_json_string(struct sw_buf *b, const char *s);
 int sw_json_key(struct sw_buf *b, int *first, const char *key);
 /* A number of milliseconds from nanoseconds, with up to 3 decimals. */
 int sw_json_ms(struct sw_buf *b, uint64_t ns);
+/*
+ * The same with exactly 3 decimals, as printf's "%.3f" prints ns / 1e6
+ * (a double), only faster: sample times are most of a long stall's NDJSON.
+ */
+int sw_json_ms3(struct sw_buf *b, uint64_t ns);
 int sw_json_u64(struct sw_buf *b, uint64_t v);
 /* "0x1a2b", as "0x%" PRIx64 prints it, in quotes. */
 int sw_json_hex(struct sw_buf *b, uint64_t v);
