@@ -197,8 +197,9 @@ static void json_flags(struct sw_buf *out, uint32_t flags)
 	sw_buf_putc(out, ']');
 }
 
-static void json_images(struct sw_buf *out, const struct sw_stalls *c, const struct stack *st,
-			size_t n)
+/* Returns the last append's result: the buffer reached its ceiling when it fails. */
+static int json_images(struct sw_buf *out, const struct sw_stalls *c, const struct stack *st,
+		       size_t n)
 {
 	const struct sw_stall_image *seen[256];
 	size_t nseen = 0, all = sw_stalls_nimages(c);
@@ -237,10 +238,20 @@ static void json_images(struct sw_buf *out, const struct sw_stalls *c, const str
 			sw_buf_puts(out, "\"}");
 		}
 	}
-	sw_buf_putc(out, ']');
+	return sw_buf_putc(out, ']');
 }
 
 int sw_render_ndjson_stall(struct sw_buf *out, const struct sw_stalls *c, const struct sw_stall *s)
+{
+	sw_buf_printf(out, "{\"schema\":%d,\"type\":\"stall\",", SW_NDJSON_SCHEMA);
+	int r = sw_render_ndjson_stall_fields(out, c, s);
+	if (r >= 0)
+		r = sw_buf_puts(out, "}\n");
+	return r < 0 ? r : 0;
+}
+
+int sw_render_ndjson_stall_fields(struct sw_buf *out, const struct sw_stalls *c,
+				  const struct sw_stall *s)
 {
 	const struct sw_stalls_info *in = sw_stalls_info(c);
 	struct sw_stall_figures f;
@@ -250,10 +261,7 @@ int sw_render_ndjson_stall(struct sw_buf *out, const struct sw_stalls *c, const 
 	int r = group(s, &st, &n);
 	if (r < 0)
 		return r;
-	sw_buf_printf(out,
-		      "{\"schema\":%d,\"type\":\"stall\",\"id\":%" PRIu64 ",\"pid\":%" PRIu64
-		      ",\"process\":",
-		      SW_NDJSON_SCHEMA, s->id, in->pid);
+	sw_buf_printf(out, "\"id\":%" PRIu64 ",\"pid\":%" PRIu64 ",\"process\":", s->id, in->pid);
 	json_str(out, in->process_name);
 	sw_buf_puts(out, ",\"bundle_id\":");
 	json_str(out, in->bundle_id);
@@ -301,8 +309,7 @@ int sw_render_ndjson_stall(struct sw_buf *out, const struct sw_stalls *c, const 
 		sw_buf_puts(out, "}");
 	}
 	sw_buf_puts(out, "],");
-	json_images(out, c, st, n);
-	r = sw_buf_puts(out, "}\n");
+	r = json_images(out, c, st, n);
 	free(st);
 	return r < 0 ? r : 0;
 }

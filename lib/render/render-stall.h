@@ -13,6 +13,9 @@
 
 /* One line: {"schema":1,"type":"stall",...}\n */
 int sw_render_ndjson_stall(struct sw_buf *out, const struct sw_stalls *c, const struct sw_stall *s);
+/* The same line's fields after "type", without braces or newline ("id":1,...). */
+int sw_render_ndjson_stall_fields(struct sw_buf *out, const struct sw_stalls *c,
+				  const struct sw_stall *s);
 
 /* The last line of an NDJSON stream: {"type":"summary"} with the agent's counters. */
 int sw_render_ndjson_summary(struct sw_buf *out, const struct sw_stalls *c, uint64_t stalls);

@@ -674,15 +674,20 @@ int sw_report_add_stall(struct sw_report *r, const struct sw_stalls *c, const st
 	    .dropped = st->dropped,
 	    .unsampled = unsampled_reason(why),
 	};
-	/* the collector's own NDJSON fields (raw stacks, images, times) come first */
+	/*
+	 * the collector's own NDJSON fields (raw stacks, images, times) come
+	 * first: megabytes for a long stall, handed to the stall, not copied
+	 */
 	struct sw_buf raw;
 	sw_buf_init(&raw, 0);
-	int e = r->no_raw ? 0 : sw_render_ndjson_stall(&raw, c, st);
-	if (e >= 0 && !r->no_raw)
-		info.extra_json = sw_report_json_fields(&raw, "stall");
+	int e = r->no_raw ? 0 : sw_render_ndjson_stall_fields(&raw, c, st);
+	if (e >= 0 && !r->no_raw && !sw_buf_str(&raw))
+		e = -ENOMEM;
 	struct sw_tree_stall *ts;
 	if (e >= 0)
 		e = sw_profile_add_stall(r->p, &info, &ts);
+	if (e >= 0 && !r->no_raw)
+		sw_tree_stall_take_extra_json(ts, sw_buf_detach(&raw, NULL));
 	sw_buf_finish(&raw);
 	if (e < 0)
 		return e;

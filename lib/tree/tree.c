@@ -533,6 +533,12 @@ void sw_tree_stall_drop_extra_json(struct sw_tree_stall *s)
 	s->info.extra_json = NULL;
 }
 
+void sw_tree_stall_take_extra_json(struct sw_tree_stall *s, char *json)
+{
+	free((char *)s->info.extra_json);
+	s->info.extra_json = json;
+}
+
 size_t sw_profile_nstalls(const struct sw_profile *p)
 {
 	return p->nstalls;

@@ -171,6 +171,8 @@ size_t sw_profile_nstalls(const struct sw_profile *p);
 void sw_profile_drop_last_stall(struct sw_profile *p);
 /* Frees the stall's extra_json once printed (the raw stacks of a long stall are megabytes). */
 void sw_tree_stall_drop_extra_json(struct sw_tree_stall *s);
+/* Gives the stall json (malloc'ed, the stall frees it) as its extra_json, without a copy. */
+void sw_tree_stall_take_extra_json(struct sw_tree_stall *s, char *json);
 /* Which ceiling (SW_TREE_MAX_*) the last -E2BIG reached, in words, or NULL. */
 const char *sw_profile_limit(const struct sw_profile *p);
 
