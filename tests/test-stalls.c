@@ -8,7 +8,9 @@
  * blocked follow the documented rule.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -369,6 +371,49 @@ static void raw_images(void)
 	c = saved;
 }
 
+/* Raw frames of every length print as printf's "0x%" PRIx64 does; the fields alone too. */
+static void hex_frames(void)
+{
+	struct sw_stalls *saved = c;
+	CHECK_INT(sw_stalls_new(&c), 0);
+	hello(9);
+	uint64_t frames[40];
+	uint32_t n = 0;
+	frames[n++] = 0;
+	frames[n++] = UINT64_MAX;
+	for (unsigned bits = 1; bits <= 64 && n < 40; bits += 2) /* 1 to 16 digits, every digit */
+		frames[n++] =
+		    (1ull << (bits - 1)) | (0x0123456789abcdefull & ((1ull << (bits - 1)) - 1));
+	begin(4, 5000000);
+	CHECK_INT(sample(4, 15000000, 42, 0, frames, n), 0);
+	const struct sw_stall *st = end(4, 25000000, 20000000, 20000000, 1);
+	CHECK(st != NULL);
+	char want[40 * 24] = "\"frames\":[";
+	for (uint32_t k = 0; k < n; k++)
+		snprintf(want + strlen(want), sizeof(want) - strlen(want), "%s\"0x%" PRIx64 "\"",
+			 k ? "," : "", frames[k]);
+	strcat(want, "]");
+	struct sw_buf line, fields;
+	sw_buf_init(&line, 0);
+	sw_buf_init(&fields, 0);
+	if (st) {
+		CHECK_INT(sw_render_ndjson_stall(&line, c, st), 0);
+		CHECK_INT(sw_render_ndjson_stall_fields(&fields, c, st), 0);
+	}
+	const char *json = sw_buf_str(&line);
+	CHECK(strstr(json, want) != NULL);
+	/* the line is its header, the fields and the closing brace */
+	const char *head = "{\"schema\":1,\"type\":\"stall\",";
+	CHECK(strncmp(json, head, strlen(head)) == 0);
+	CHECK(line.len == strlen(head) + fields.len + 2 &&
+	      memcmp(json + strlen(head), sw_buf_str(&fields), fields.len) == 0 &&
+	      strcmp(json + strlen(head) + fields.len, "}\n") == 0);
+	sw_buf_finish(&line);
+	sw_buf_finish(&fields);
+	sw_stalls_free(c);
+	c = saved;
+}
+
 int main(void)
 {
 	CHECK_INT(sw_stalls_new(&c), 0);
@@ -378,6 +423,7 @@ int main(void)
 	issue14();
 	ceilings();
 	raw_images();
+	hex_frames();
 	sw_stalls_free(c);
 	sw_stalls_free(NULL);
 	return sw_test_end();

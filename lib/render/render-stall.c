@@ -140,30 +140,46 @@ static void json_str(struct sw_buf *out, const char *s)
 }
 
 /*
- * "0x1a2b","0x..." as "0x%" PRIx64 prints them, without printf: raw stacks
- * are most of a long recording's NDJSON.
+ * The 8 hexadecimal digits of h, most significant first, as 8 bytes in
+ * memory order: one nibble spread to each byte, then each made a digit.
+ */
+static uint64_t hex8(uint32_t h)
+{
+	uint64_t x = h;
+	x = (x | x << 16) & 0x0000ffff0000ffffull;
+	x = (x | x << 8) & 0x00ff00ff00ff00ffull;
+	x = (x | x << 4) & 0x0f0f0f0f0f0f0f0full; /* nibble k in byte k */
+	/* '0' + x, and 'a' - '0' - 10 more where x > 9 */
+	x +=
+	    0x3030303030303030ull + ((x + 0x0606060606060606ull) >> 4 & 0x0101010101010101ull) * 39;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	x = __builtin_bswap64(x);
+#endif
+	return x;
+}
+
+/*
+ * "0x1a2b","0x..." as "0x%" PRIx64 prints them, without printf or a loop
+ * per digit: raw stacks are most of a long recording's NDJSON.
  */
 static void hex_frames(struct sw_buf *out, const uint64_t *frames, uint32_t depth)
 {
-	static const char digits[] = "0123456789abcdef";
-	if (sw_buf_reserve(out, (size_t)depth * 22) < 0)
+	/* a frame is at most 21 bytes; the last writes 16 digits where it keeps fewer */
+	if (sw_buf_reserve(out, (size_t)depth * 22 + 16) < 0)
 		return;
 	char *p = (char *)out->data + out->len;
+	char digits[32]; /* 16 digits, then what the copy of fewer reads past them */
+	memset(digits + 16, 0, 16);
 	for (uint32_t k = 0; k < depth; k++) {
-		char tmp[16];
-		int n = 0;
 		uint64_t v = frames[k];
-		do {
-			tmp[n++] = digits[v & 15];
-			v >>= 4;
-		} while (v);
-		if (k)
-			*p++ = ',';
-		*p++ = '"';
-		*p++ = '0';
-		*p++ = 'x';
-		while (n)
-			*p++ = tmp[--n];
+		unsigned n = (64 - (unsigned)__builtin_clzll(v | 1) + 3) / 4; /* digits */
+		uint64_t hi = hex8((uint32_t)(v >> 32)), lo = hex8((uint32_t)v);
+		memcpy(digits, &hi, 8);
+		memcpy(digits + 8, &lo, 8);
+		memcpy(p, k ? ",\"0x" : "\"0x\"", 4);
+		p += k ? 4 : 3;
+		memcpy(p, digits + 16 - n, 16); /* the last n count, the rest is overwritten */
+		p += n;
 		*p++ = '"';
 	}
 	out->len = (size_t)(p - (char *)out->data);
