@@ -808,6 +808,51 @@ static void test_frame_names(void)
 	sw_profile_free(p);
 }
 
+/*
+ * Folded lines: ';' in a name becomes ':', tabs and line ends spaces, in
+ * names short and long (past the 64 bytes the renderer makes room for).
+ */
+static void test_folded_names(void)
+{
+	struct sw_profile *p;
+	CHECK_INT(sw_profile_new(&p), 0);
+	char long_name[200], want_long[200];
+	for (int i = 0; i < 199; i++)
+		long_name[i] = (char)('a' + i % 26);
+	long_name[199] = 0;
+	long_name[63] = long_name[64] = long_name[127] = long_name[191] = ';';
+	long_name[100] = '\t';
+	long_name[140] = '\n';
+	long_name[198] = '\r';
+	for (int i = 0; i < 200; i++)
+		want_long[i] =
+		    long_name[i] == ';' ? ':'
+		    : long_name[i] == '\t' || long_name[i] == '\n' || long_name[i] == '\r'
+			? ' '
+			: long_name[i];
+	struct sw_tree_frame outer = {.linkage = "outer", .name = "outer;call", .address = 0x10},
+			     inner = {.linkage = "inner", .name = long_name, .address = 0x20};
+	uint32_t frames[2];
+	CHECK_INT(sw_profile_frame(p, &outer, &frames[0]), 0);
+	CHECK_INT(sw_profile_frame(p, &inner, &frames[1]), 0);
+	struct sw_tree_stall_info info = {.id = 1, .thread_id = 1, .kind = "busy"};
+	struct sw_tree_stall *s;
+	CHECK_INT(sw_profile_add_stall(p, &info, &s), 0);
+	uint32_t th;
+	CHECK_INT(sw_tree_stall_thread(p, s, 1, "", &th), 0);
+	CHECK_INT(sw_tree_stall_add_sample(p, s, th, frames, 2, 10000000), 0);
+	struct sw_render_options o;
+	sw_render_options_init(&o);
+	struct sw_buf out;
+	sw_buf_init(&out, 0);
+	CHECK_INT(sw_render_folded_stall(p, s, &o, &out), 0);
+	char want[300];
+	snprintf(want, sizeof(want), "#1;outer:call;%s 10000\n", want_long);
+	CHECK_STR(sw_buf_str(&out), want);
+	sw_buf_finish(&out);
+	sw_profile_free(p);
+}
+
 /* A stall whose thread could not be sampled says why in its tree, wholly or in part. */
 static void test_unsampled(void)
 {
@@ -863,5 +908,6 @@ int main(void)
 	test_culprit();
 	test_frame_names();
 	test_unsampled();
+	test_folded_names();
 	return sw_test_end();
 }

@@ -23,18 +23,32 @@
 
 #define NONE UINT32_MAX
 
-/* A frame as folded text: ';' would split it and a newline end the line. */
+static char folded_char(char c)
+{
+	if (c == ';')
+		return ':';
+	return c == '\n' || c == '\r' || c == '\t' ? ' ' : c;
+}
+
+/*
+ * A frame as folded text: ';' would split it and a newline end the line.
+ * Copied into room made for 64 bytes at once, not appended a byte at a
+ * time (the names of every node of every tree are most of the output);
+ * near the buffer's ceiling, a byte at a time.
+ */
 static int put_frame(struct sw_buf *b, const char *s)
 {
-	for (; *s; s++) {
-		char c = *s;
-		if (c == ';')
-			c = ':';
-		else if (c == '\n' || c == '\r' || c == '\t')
-			c = ' ';
-		int r = sw_buf_putc(b, c);
-		if (r < 0)
+	while (*s) {
+		if (sw_buf_reserve(b, 64) < 0) {
+			int r = 0;
+			for (; *s && r >= 0; s++)
+				r = sw_buf_putc(b, folded_char(*s));
 			return r;
+		}
+		char *p = (char *)b->data + b->len, *end = p + 64;
+		for (; p < end && *s; s++)
+			*p++ = folded_char(*s);
+		b->len = (size_t)(p - (char *)b->data);
 	}
 	return 0;
 }
