@@ -5,7 +5,8 @@ python puts a script's own directory first on its path):
   every failure; `failures` lists them;
 - LineReader: a process's output lines, read in a thread so that a full
   pipe never holds the process up, and a way to wait for a line;
-- free_port(): a loopback TCP port free at the moment.
+- free_port(): a loopback TCP port free at the moment;
+- pb_fields(): the top-level fields of a protobuf message (pprof output).
 """
 import socket
 import threading
@@ -62,3 +63,36 @@ def free_port():
     port = s.getsockname()[1]
     s.close()
     return port
+
+
+def pb_fields(data):
+    """Top-level (field, wire type, value) of a protobuf message; raises on bad input."""
+    pos = 0
+
+    def varint():
+        nonlocal pos
+        v = shift = 0
+        while True:
+            b = data[pos]
+            pos += 1
+            v |= (b & 0x7f) << shift
+            shift += 7
+            if not b & 0x80:
+                return v
+
+    while pos < len(data):
+        key = varint()
+        field, wt = key >> 3, key & 7
+        if wt == 0:
+            yield field, wt, varint()
+        elif wt == 2:
+            n = varint()
+            if pos + n > len(data):
+                raise ValueError("truncated field %d" % field)
+            yield field, wt, data[pos:pos + n]
+            pos += n
+        elif wt in (1, 5):
+            pos += 8 if wt == 1 else 4
+            yield field, wt, None
+        else:
+            raise ValueError("wire type %d" % wt)

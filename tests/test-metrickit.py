@@ -31,7 +31,9 @@ import subprocess
 import sys
 import tempfile
 
-from swtest import check, failures
+import gzip
+
+from swtest import check, failures, pb_fields
 
 exe, fixtures, sentry = sys.argv[1:4]
 if os.environ.get("SW_HAVE_JANSSON") == "0":
@@ -117,6 +119,20 @@ def check_file(path):
             check(got == dict(want), "%s: counts %s != %s" % (path, got, dict(want)))
         check(sum(n["total"] for n in st["tree"] if n["parent"] is None) == (dur or total),
               "tree total")
+    # pprof: every sample has as many values as the profile has sample types
+    # ([samples] for counts alone, [samples, wall] with a duration)
+    p = subprocess.run([exe, "report", "--min-percent", "0", "--format", "pprof", path],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    fields = list(pb_fields(gzip.decompress(p.stdout))) if p.returncode == 0 else []
+    types = sum(1 for f, _, _ in fields if f == 1)
+    nvalues = set()
+    for f, _, v in fields:
+        if f == 2:
+            values = [x for sf, _, x in pb_fields(v) if sf == 2]
+            nvalues.add(sum(1 for b in b"".join(values) if b < 0x80))  # packed varints' last bytes
+    want_types = 2 if any(duration_ns(m) for _, m in items) else 1
+    check(p.returncode == 0 and types == want_types and nvalues == {types},
+          "%s pprof: %d sample types, samples with %s values" % (path, types, sorted(nvalues)))
 
 
 check_file(os.path.join(fixtures, "payload-hangs.json"))

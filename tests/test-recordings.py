@@ -27,7 +27,7 @@ import subprocess
 import sys
 import tempfile
 
-from swtest import check, failures
+from swtest import check, failures, pb_fields
 
 exe, data = sys.argv[1:3]
 bindir = os.path.join(data, "bin")
@@ -130,39 +130,6 @@ def folded_lines(text):
         if check(m is not None, "folded line %r" % line):
             lines.append((m.group(1).split(";"), int(m.group(2))))
     return lines
-
-
-def pb_fields(data):
-    """Top-level (field, wire type, value) of a protobuf message; raises on bad input."""
-    pos = 0
-
-    def varint():
-        nonlocal pos
-        v = shift = 0
-        while True:
-            b = data[pos]
-            pos += 1
-            v |= (b & 0x7f) << shift
-            shift += 7
-            if not b & 0x80:
-                return v
-
-    while pos < len(data):
-        key = varint()
-        field, wt = key >> 3, key & 7
-        if wt == 0:
-            yield field, wt, varint()
-        elif wt == 2:
-            n = varint()
-            if pos + n > len(data):
-                raise ValueError("truncated field %d" % field)
-            yield field, wt, data[pos:pos + n]
-            pos += n
-        elif wt in (1, 5):
-            pos += 8 if wt == 1 else 4
-            yield field, wt, None
-        else:
-            raise ValueError("wire type %d" % wt)
 
 
 def check_formats(name, stalls, want):

@@ -67,6 +67,27 @@ enum {
 	FUNCTION_FILENAME = 4,
 };
 
+static size_t varint_len(uint64_t v)
+{
+	size_t n = 1;
+	while (v > 0x7f) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+/* Writes v at p, which has room; returns the end. */
+static uint8_t *put_varint(uint8_t *p, uint64_t v)
+{
+	while (v > 0x7f) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	return p;
+}
+
 static int pb_varint(struct sw_buf *b, uint64_t v)
 {
 	uint8_t tmp[10];
@@ -104,6 +125,9 @@ struct pp {
 	struct sw_profile *p;
 	const struct sw_render_options *o;
 	struct sw_buf out, msg, sub;
+	/* the labels of one tree's samples, encoded by its first sample */
+	struct sw_buf labels;
+	bool labels_made;
 	/* the string table */
 	const char **strings;
 	size_t nstrings, strings_cap;
@@ -339,23 +363,49 @@ static int sample(struct pp *c, const struct sw_tree *t, uint32_t i, const char 
 		c->sample_locs[nlocs++] = (uint32_t)lid;
 		k -= len;
 	}
-	/* location ids leaf first */
-	for (size_t k = nlocs; k-- > 0 && r >= 0;)
-		r = pb_varint(&c->sub, c->sample_locs[k]);
-	if (r >= 0)
-		r = pb_message(&c->msg, SAMPLE_LOCATION_ID, &c->sub);
-	if (r >= 0)
-		r = pb_varint(&c->sub, t->nodes[i].self_samples);
-	if (r >= 0 && !c->counts)
-		r = pb_varint(&c->sub, t->nodes[i].self);
-	if (r >= 0)
-		r = pb_message(&c->msg, SAMPLE_VALUE, &c->sub);
-	if (r >= 0)
+	/* every sample of the tree has the same labels: their strings join the table here */
+	if (r >= 0 && !c->labels_made) {
 		r = label(c, "stall", stall);
-	if (r >= 0 && thread)
-		r = label(c, "thread", thread);
-	/* samples go to the output after the locations they name: order is free in protobuf */
-	return r < 0 ? r : pb_message(&c->out, PROFILE_SAMPLE, &c->msg);
+		if (r >= 0 && thread)
+			r = label(c, "thread", thread);
+		if (r >= 0)
+			r = sw_buf_append(&c->labels, c->msg.data, c->msg.len);
+		sw_buf_reset(&c->msg);
+		c->labels_made = true;
+	}
+	if (r < 0)
+		return r;
+	/*
+	 * Written straight to the output, its lengths counted first: a sample
+	 * is most of the profile, and building it in nested buffers copied it
+	 * twice.  Samples go after the locations they name: order is free in
+	 * protobuf.
+	 */
+	uint64_t samples = t->nodes[i].self_samples, self = t->nodes[i].self;
+	size_t locs_len = 0;
+	for (size_t k = 0; k < nlocs; k++)
+		locs_len += varint_len(c->sample_locs[k]);
+	size_t values_len = varint_len(samples) + (c->counts ? 0 : varint_len(self));
+	size_t len = 1 + varint_len(locs_len) + locs_len + 1 + varint_len(values_len) + values_len +
+		     c->labels.len;
+	if ((r = sw_buf_reserve(&c->out, 1 + varint_len(len) + len)) < 0)
+		return r;
+	uint8_t *q = c->out.data + c->out.len;
+	*q++ = PROFILE_SAMPLE << 3 | 2;
+	q = put_varint(q, len);
+	*q++ = SAMPLE_LOCATION_ID << 3 | 2;
+	q = put_varint(q, locs_len);
+	for (size_t k = nlocs; k-- > 0;) /* location ids leaf first */
+		q = put_varint(q, c->sample_locs[k]);
+	*q++ = SAMPLE_VALUE << 3 | 2;
+	q = put_varint(q, values_len);
+	q = put_varint(q, samples);
+	if (!c->counts)
+		q = put_varint(q, self);
+	if (c->labels.len)
+		memcpy(q, c->labels.data, c->labels.len);
+	c->out.len = (size_t)(q + c->labels.len - c->out.data);
+	return 0;
 }
 
 #if SW_HAVE_ZLIB
@@ -405,6 +455,8 @@ static int stall_samples(struct pp *c, struct sw_tree_stall *s)
 	sw_tree_stall_label(s, true, lbl, sizeof(lbl));
 	int r = 0;
 	for (int k = 0; k < n && r >= 0; k++) {
+		sw_buf_reset(&c->labels);
+		c->labels_made = false;
 		const char *thread = "main";
 		if (threads[k] >= 0 && !s->threads[threads[k]].main) {
 			const struct sw_tree_thread *th = &s->threads[threads[k]];
@@ -513,6 +565,7 @@ int sw_render_pprof(struct sw_profile *p, const struct sw_render_options *o, str
 	sw_buf_init(&c.out, 0);
 	sw_buf_init(&c.msg, 0);
 	sw_buf_init(&c.sub, 0);
+	sw_buf_init(&c.labels, 0);
 	c.strings_cap = 64;
 	c.strings = malloc(c.strings_cap * sizeof(*c.strings));
 	size_t nframes = sw_profile_nframes(p);
@@ -560,6 +613,7 @@ int sw_render_pprof(struct sw_profile *p, const struct sw_render_options *o, str
 	sw_buf_finish(&c.out);
 	sw_buf_finish(&c.msg);
 	sw_buf_finish(&c.sub);
+	sw_buf_finish(&c.labels);
 	return r;
 #else
 	(void)p;
