@@ -91,12 +91,7 @@ static uint8_t *put_varint(uint8_t *p, uint64_t v)
 static int pb_varint(struct sw_buf *b, uint64_t v)
 {
 	uint8_t tmp[10];
-	size_t n = 0;
-	do {
-		tmp[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
-		v >>= 7;
-	} while (v);
-	return sw_buf_append(b, tmp, n);
+	return sw_buf_append(b, tmp, (size_t)(put_varint(tmp, v) - tmp));
 }
 
 static int pb_uint(struct sw_buf *b, unsigned field, uint64_t v)
