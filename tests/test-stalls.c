@@ -115,6 +115,14 @@ static void complete_stall(void)
 		return;
 	CHECK_INT(st->nsamples, 31);
 	CHECK(st->ended);
+	/* each sample carries its stack's hash: equal for equal stacks, never 0 */
+	for (size_t i = 0; i < st->nsamples; i++) {
+		const struct sw_stall_sample *x = &st->sample[i];
+		CHECK(x->hash == sw_stalls_stack_hash(x->frames, x->depth) && x->hash != 0);
+		CHECK((x->hash == st->sample[0].hash) ==
+		      (x->depth == st->sample[0].depth &&
+		       !memcmp(x->frames, st->sample[0].frames, x->depth * sizeof(uint64_t))));
+	}
 	CHECK_STR(st->context, "main loop");
 	struct sw_stall_figures f;
 	sw_stall_figures(c, st, &f);

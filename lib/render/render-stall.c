@@ -60,7 +60,8 @@ static bool same_stack(const struct sw_stall_sample *a, const struct sw_stall_sa
 	return a->thread_id == b->thread_id && a->depth == b->depth && a->elided == b->elided &&
 	       a->elided_at == b->elided_at &&
 	       (a->flags & SW_SAMPLE_TRUNCATED) == (b->flags & SW_SAMPLE_TRUNCATED) &&
-	       memcmp(a->frames, b->frames, a->depth * sizeof(uint64_t)) == 0;
+	       (a->frames == b->frames ||
+		memcmp(a->frames, b->frames, a->depth * sizeof(uint64_t)) == 0);
 }
 
 /* The stalled thread's stacks first, then by weight. */
@@ -76,16 +77,14 @@ static int by_weight(const void *x, const void *y, void *ctx)
 	return a->first < b->first ? -1 : a->first > b->first;
 }
 
+/* From the collector's hash of the frames, when it has one. */
 static uint64_t stack_hash(const struct sw_stall_sample *x)
 {
-	uint64_t h = x->thread_id * 0x9e3779b97f4a7c15ull ^ x->depth ^
-		     ((uint64_t)(x->flags & SW_SAMPLE_TRUNCATED) << 40);
-	for (uint32_t k = 0; k < x->depth; k++) {
-		h ^= x->frames[k];
-		h *= 0xff51afd7ed558ccdull;
-		h ^= h >> 32;
-	}
-	return h;
+	uint64_t h = x->hash ? x->hash : sw_stalls_stack_hash(x->frames, x->depth);
+	h ^= x->thread_id * 0x9e3779b97f4a7c15ull ^ x->elided_at ^
+	     ((uint64_t)(x->flags & SW_SAMPLE_TRUNCATED) << 40);
+	h *= 0xff51afd7ed558ccdull;
+	return h ^ h >> 32;
 }
 
 /*

@@ -468,11 +468,6 @@ static int convert(struct sw_report *r, const struct sw_stalls *c,
 	return 0;
 }
 
-static uint64_t raw_hash(const uint64_t *frames, uint32_t depth)
-{
-	return sw_hash_u64s(frames, depth, depth) | 1; /* 0 marks an empty slot */
-}
-
 static int grow_memo(struct sw_report *r)
 {
 	size_t cap = r->memo_cap ? r->memo_cap * 2 : 4096;
@@ -532,12 +527,13 @@ static int convert_leaf(struct sw_report *r, const struct sw_stalls *c,
 }
 
 /*
- * The memo's hash of a sample's raw stack, its slot fetched: samples are
- * hashed a few ahead of their turn, so the memo's random reads overlap.
+ * The memo's hash of a sample's raw stack (the collector's, never 0: it
+ * marks an empty slot), its slot fetched: samples are looked at a few
+ * ahead of their turn, so the memo's random reads overlap.
  */
 static uint64_t memo_fetch(const struct sw_report *r, const struct sw_stall_sample *smp)
 {
-	uint64_t h = raw_hash(smp->frames, smp->depth);
+	uint64_t h = smp->hash ? smp->hash : sw_stalls_stack_hash(smp->frames, smp->depth);
 	if (r->memo_cap)
 		__builtin_prefetch(&r->memo[h & (r->memo_cap - 1)]);
 	return h;

@@ -126,12 +126,11 @@ static int stacks_grow(struct sw_stall_stacks *t)
 
 /* The stored copy of frames, added when new (*added: its depth); NULL: out of memory. */
 static uint64_t *stacks_get(struct sw_stall_stacks *t, const uint64_t *frames, uint32_t depth,
-			    size_t *added)
+			    uint64_t h, size_t *added)
 {
 	*added = 0;
 	if (t->n * 2 >= t->cap && stacks_grow(t) < 0)
 		return NULL;
-	uint64_t h = sw_hash_u64s(frames, depth, 0);
 	size_t j = h & (t->cap - 1);
 	for (; t->slot[j].frames; j = (j + 1) & (t->cap - 1))
 		if (t->slot[j].hash == h && t->slot[j].depth == depth &&
@@ -601,7 +600,8 @@ static int on_sample(struct sw_stalls *c, const struct sw_wire_sample *m)
 	x->elided_at = m->flags & SW_SAMPLE_ELIDED ? m->elided_at : 0;
 	x->thread_name = intern(c, m->thread_name);
 	size_t added;
-	x->frames = stacks_get(s->stacks, m->frames, m->depth, &added);
+	x->hash = sw_stalls_stack_hash(m->frames, m->depth);
+	x->frames = stacks_get(s->stacks, m->frames, m->depth, x->hash, &added);
 	if (!x->frames)
 		return -ENOMEM;
 	s->nsamples++;

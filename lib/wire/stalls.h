@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/hash.h"
 #include "wire.h"
 
 struct sw_stall_sample {
@@ -20,6 +21,7 @@ struct sw_stall_sample {
 	uint32_t flags; /* sw_wire_sample_flags */
 	uint32_t depth;
 	uint64_t *frames; /* leaf first; samples of the same stack share it */
+	uint64_t hash;    /* sw_stalls_stack_hash() of the stack, which readers may key on */
 	/* SW_SAMPLE_ELIDED: elided frames left out between frames[elided_at - 1] and [elided_at] */
 	uint32_t elided_at;
 	uint64_t elided;
@@ -106,6 +108,15 @@ size_t sw_stalls_nimages(const struct sw_stalls *c);
  * for another reason than the depth limit (a frame it could not step over).
  */
 bool sw_stalls_sample_stopped(const struct sw_stalls *c, const struct sw_stall_sample *s);
+/*
+ * A hash of a stack's frames, never 0 (its top bit is set, which leaves
+ * the low bits tables index by alone): the collector computes it once per
+ * sample.
+ */
+static inline uint64_t sw_stalls_stack_hash(const uint64_t *frames, uint32_t depth)
+{
+	return sw_hash_u64s(frames, depth, depth) | 1ull << 63;
+}
 /* The hint of im holding offset (from its load address), or NULL. */
 const struct sw_stall_hint *sw_stalls_hint_at(const struct sw_stall_image *im, uint64_t offset);
 /* Whether the agent watched the program's main loop, from its last stats. */
