@@ -523,6 +523,8 @@ static int finish_file(struct sw_output *out, int status)
 int sw_output_finish(struct sw_output *out, int status)
 {
 	sw_progress_done();
+	/* every stall is in: the end of documents and the summary build trees in their room */
+	sw_report_drop_caches(out->report);
 	int e = sw_renderer_end(out->renderer, out->profile, &out->buf);
 	flush(out);
 	if (e < 0) {

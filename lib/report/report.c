@@ -122,6 +122,22 @@ void sw_report_free(struct sw_report *r)
 	free(r);
 }
 
+void sw_report_drop_caches(struct sw_report *r)
+{
+	free(r->slots);
+	free(r->raw_slots);
+	free(r->ids);
+	free(r->memo);
+	free(r->memo_raw);
+	r->slots = NULL;
+	r->raw_slots = NULL;
+	r->ids = NULL;
+	r->memo = NULL;
+	r->memo_raw = NULL;
+	r->nslots = r->slots_cap = r->nraw_slots = r->raw_slots_cap = 0;
+	r->nids = r->ids_cap = r->nmemo = r->memo_cap = r->raw_len = r->raw_cap = 0;
+}
+
 void sw_report_set_raw_stacks(struct sw_report *r, bool on)
 {
 	r->no_raw = !on;

@@ -46,6 +46,13 @@ void sw_report_set_raw_stacks(struct sw_report *r, bool on);
 int sw_report_add_stall(struct sw_report *r, const struct sw_stalls *c, const struct sw_stall *st,
 			const char *source, struct sw_tree_stall **ret_stall);
 
+/*
+ * Frees what only makes later stalls cheaper: the memo of raw stacks and
+ * the address caches.  For when the last stall is in and the summary's
+ * trees want the room; stalls added after it rebuild them.
+ */
+void sw_report_drop_caches(struct sw_report *r);
+
 /* An image as a source describes it (agent image list, MetricKit frame). */
 struct sw_report_image {
 	const char *path; /* NULL: found by id alone */
