@@ -38,7 +38,8 @@ struct sw_output {
 	bool thread_found;
 	char threads_seen[256];
 	struct sw_baseline *baseline;
-	unsigned long known; /* stalls printed whose signature the baseline holds */
+	unsigned long known;          /* stalls printed whose signature the baseline holds */
+	struct sw_examples *examples; /* NULL: the format reads every stall at its end */
 };
 
 const struct sw_opt sw_output_opts[] = {
@@ -281,6 +282,8 @@ int sw_output_new(const struct sw_output_options *o, bool qualify, struct sw_out
 		sw_report_set_raw_stacks(out->report, sw_format_has_raw_stacks(o->format));
 	if (e >= 0)
 		e = sw_renderer_new(o->format, &out->render, &out->renderer);
+	if (e >= 0 && !sw_format_rereads_stalls(o->format))
+		e = sw_examples_new(&out->examples);
 	if (e < 0) {
 		sw_output_free(out);
 		return sw_cli_fail(SW_FAIL_OUTPUT, e, "cannot prepare the output: %s",
@@ -295,6 +298,7 @@ void sw_output_free(struct sw_output *out)
 	if (!out)
 		return;
 	sw_renderer_free(out->renderer);
+	sw_examples_free(out->examples);
 	sw_report_free(out->report);
 	sw_symsearch_free(out->search);
 	sw_profile_free(out->profile);
@@ -400,6 +404,9 @@ int sw_output_print(struct sw_output *out, struct sw_tree_stall *ts)
 	/* printed (ndjson and json stream their stall objects): nothing reads it again */
 	if (sw_format_has_raw_stacks(out->o->format))
 		sw_tree_stall_drop_extra_json(ts);
+	/* the summary and --junit read only examples again: the others' samples go */
+	if (out->examples)
+		sw_examples_printed(out->examples, out->profile, ts);
 	if (e < 0)
 		return e;
 	return sw_output_full(out) ? 1 : 0;

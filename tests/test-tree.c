@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "test.h"
+#include "render/junit.h"
 #include "render/render.h"
 #include "tree/tree.h"
 
@@ -777,6 +778,104 @@ static void test_culprit(void)
 	sw_profile_free(p);
 }
 
+/*
+ * The examples tracker (render.c): after every stall is printed, the
+ * summary picks the same examples as it does with every stall's samples
+ * kept, builds their culprits, and only stalls that can never be an
+ * example lose their samples.
+ */
+static void add_example_stalls(struct sw_profile *p, struct sw_examples *x)
+{
+	struct sw_tree_image app = {.path = "/opt/app/bin/app", .load_address = 0x1000};
+	uint32_t img, f[3];
+	CHECK_INT(sw_profile_image(p, &app, &img), 0);
+	static const char *const names[] = {"main", "spin", "wait"};
+	for (int i = 0; i < 3; i++) {
+		struct sw_tree_frame fr = {.image = img,
+					   .linkage = names[i],
+					   .name = names[i],
+					   .address = 0x1100 + 0x100 * (uint64_t)i};
+		CHECK_INT(sw_profile_frame(p, &fr, &f[i]), 0);
+	}
+	/* signature spin: #1 300 ms, #2 500 ms, #3 500 ms (a later tie), #5 200 ms and
+	   #6 with no duration, whose weight is its samples (10 s); signature wait: #4 */
+	static const struct {
+		uint64_t duration_ms;
+		int leaf;
+	} st[] = {{300, 1}, {500, 1}, {500, 1}, {100, 2}, {200, 1}, {0, 1}};
+	for (size_t k = 0; k < sizeof(st) / sizeof(st[0]); k++) {
+		struct sw_tree_stall_info info = {
+		    .id = k + 1, .thread_id = 1, .duration_ns = st[k].duration_ms * 1000000};
+		struct sw_tree_stall *s;
+		uint32_t th, frames[2] = {f[0], f[st[k].leaf]};
+		CHECK_INT(sw_profile_add_stall(p, &info, &s), 0);
+		CHECK_INT(sw_tree_stall_thread(p, s, 1, "", &th), 0);
+		uint64_t w = st[k].duration_ms ? st[k].duration_ms * 1000000 / 4 : 2500000000;
+		for (int n = 0; n < 4; n++)
+			CHECK_INT(sw_tree_stall_add_sample(p, s, th, frames, 2, w), 0);
+		if (x)
+			sw_examples_printed(x, p, s);
+	}
+}
+
+static void test_examples(void)
+{
+	struct sw_profile *kept, *p;
+	struct sw_examples *x;
+	CHECK_INT(sw_profile_new(&kept), 0);
+	CHECK_INT(sw_profile_new(&p), 0);
+	CHECK_INT(sw_examples_new(&x), 0);
+	add_example_stalls(kept, NULL);
+	add_example_stalls(p, x);
+	/* #2 is spin's longest, #6 its heaviest, #4 wait's only stall */
+	static const bool dropped[] = {true, false, true, false, true, false};
+	for (size_t i = 0; i < 6; i++) {
+		struct sw_tree_stall *s = sw_profile_stall(p, i);
+		CHECK_INT(s->samples_dropped, dropped[i]);
+		CHECK_INT(s->nsamples, dropped[i] ? 0 : 4);
+		/* what is known of it stays */
+		CHECK(sw_tree_stall_signature(p, s) ==
+		      sw_tree_stall_signature(kept, sw_profile_stall(kept, i)));
+		CHECK_INT(s->main_samples, 4);
+		struct sw_tree *t;
+		int r = sw_tree_stall_default_tree(p, s, 0, &t);
+		CHECK_INT(r, dropped[i] ? -ESTALE : 0);
+		if (r == 0)
+			sw_tree_free(t);
+	}
+	uint32_t th = 0, frame = 0;
+	CHECK_INT(sw_tree_stall_add_sample(p, sw_profile_stall(p, 0), th, &frame, 1, 1), -ESTALE);
+	struct sw_summary a, b;
+	CHECK_INT(sw_summary_compute(kept, &a), 0);
+	CHECK_INT(sw_summary_compute(p, &b), 0);
+	CHECK_INT(b.ntop, 2);
+	CHECK_INT(a.ntop, b.ntop);
+	for (size_t i = 0; i < a.ntop && i < b.ntop; i++) {
+		CHECK_INT(a.top[i].example->info.id, b.top[i].example->info.id);
+		const struct sw_tree_frame *fa = sw_render_culprit(kept, a.top[i].example);
+		const struct sw_tree_frame *fb = sw_render_culprit(p, b.top[i].example);
+		CHECK(fa && fb);
+		CHECK_STR(fb ? fb->linkage : NULL, fa ? fa->linkage : NULL);
+	}
+	CHECK_INT(b.top[0].example->info.id, 6);
+	CHECK_INT(b.worst->info.id, 6);
+	/* JUnit's example is the longest (#2): its heaviest path is in the failure text */
+	struct sw_junit_options jo = {
+	    .fail_on_stall = true, .timestamp = "2026-11-27T19:00:00", .hostname = "host"};
+	struct sw_buf ja, jb;
+	sw_buf_init(&ja, 0);
+	sw_buf_init(&jb, 0);
+	CHECK_INT(sw_render_junit(kept, &jo, &ja) >= 0, 1);
+	CHECK_INT(sw_render_junit(p, &jo, &jb) >= 0, 1);
+	CHECK_STR(sw_buf_str(&jb), sw_buf_str(&ja));
+	CHECK(strstr(sw_buf_str(&jb), "longest #2: 500.0 ms\">main") != NULL);
+	sw_buf_finish(&ja);
+	sw_buf_finish(&jb);
+	sw_examples_free(x);
+	sw_profile_free(kept);
+	sw_profile_free(p);
+}
+
 /* A frame's shown name by id: what sw_tree_frame_name() says, for every kind of frame. */
 static void test_frame_names(void)
 {
@@ -906,6 +1005,7 @@ int main(void)
 	test_random();
 	test_trie();
 	test_culprit();
+	test_examples();
 	test_frame_names();
 	test_unsampled();
 	test_folded_names();

@@ -42,6 +42,11 @@ bool sw_format_has_raw_stacks(enum sw_format f)
 	return f == SW_FORMAT_NDJSON || f == SW_FORMAT_JSON;
 }
 
+bool sw_format_rereads_stalls(enum sw_format f)
+{
+	return f == SW_FORMAT_PPROF;
+}
+
 const char *sw_format_list(void)
 {
 	return "tree, sample, ndjson, json, folded, speedscope, pprof";
@@ -221,6 +226,75 @@ int sw_summary_compute(struct sw_profile *p, struct sw_summary *ret)
 	free(pairs);
 	*ret = sum;
 	return 0;
+}
+
+struct sw_examples {
+	struct example_slot {
+		uint64_t signature;
+		struct sw_tree_stall *heaviest, *longest; /* NULL: an empty slot */
+	} * slot;
+	size_t n, cap;
+};
+
+int sw_examples_new(struct sw_examples **ret)
+{
+	*ret = calloc(1, sizeof(**ret));
+	return *ret ? 0 : -ENOMEM;
+}
+
+void sw_examples_free(struct sw_examples *x)
+{
+	if (!x)
+		return;
+	free(x->slot);
+	free(x);
+}
+
+static int grow_examples(struct sw_examples *x)
+{
+	size_t cap = x->cap ? x->cap * 2 : 64;
+	struct example_slot *t = calloc(cap, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < x->cap; i++) {
+		if (!x->slot[i].heaviest)
+			continue;
+		size_t j = x->slot[i].signature & (cap - 1);
+		while (t[j].heaviest)
+			j = (j + 1) & (cap - 1);
+		t[j] = x->slot[i];
+	}
+	free(x->slot);
+	x->slot = t;
+	x->cap = cap;
+	return 0;
+}
+
+void sw_examples_printed(struct sw_examples *x, struct sw_profile *p, struct sw_tree_stall *s)
+{
+	/* no room to remember it: it keeps its samples, which costs memory, not answers */
+	if (x->n * 2 >= x->cap && grow_examples(x) < 0)
+		return;
+	uint64_t sig = sw_tree_stall_signature(p, s);
+	size_t j = sig & (x->cap - 1);
+	while (x->slot[j].heaviest && x->slot[j].signature != sig)
+		j = (j + 1) & (x->cap - 1);
+	struct example_slot *e = &x->slot[j];
+	if (!e->heaviest) {
+		*e = (struct example_slot){sig, s, s};
+		x->n++;
+		return;
+	}
+	/* the same comparisons as sw_summary_compute() and JUnit's groups: a later tie loses */
+	struct sw_tree_stall *was[2] = {e->heaviest, e->longest};
+	if (stall_weight(s) > stall_weight(e->heaviest))
+		e->heaviest = s;
+	if (s->info.duration_ns > e->longest->info.duration_ns)
+		e->longest = s;
+	struct sw_tree_stall *gone[3] = {s, was[0], was[1]};
+	for (size_t i = 0; i < 3; i++)
+		if (gone[i] != e->heaviest && gone[i] != e->longest && !gone[i]->samples_dropped)
+			sw_tree_stall_drop_samples(p, gone[i]);
 }
 
 /* A function of the app's own code with a name: not a system image, not sub_<hex>. */

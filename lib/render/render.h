@@ -47,6 +47,8 @@ int sw_format_parse(const char *name, enum sw_format *ret);
 const char *sw_format_name(enum sw_format f);
 /* Whether the format prints the collector's raw stacks (ndjson and json do). */
 bool sw_format_has_raw_stacks(enum sw_format f);
+/* Whether the format reads every stall's samples again at its end (pprof does). */
+bool sw_format_rereads_stalls(enum sw_format f);
 /* "tree, sample, ndjson, ..." for help texts. */
 const char *sw_format_list(void);
 
@@ -90,6 +92,22 @@ int sw_summary_compute(struct sw_profile *p, struct sw_summary *ret);
  * Without one, the deepest frame of the heaviest path.  NULL: no samples.
  */
 const struct sw_tree_frame *sw_render_culprit(struct sw_profile *p, const struct sw_tree_stall *s);
+/*
+ * The stalls that may still be an example of their signature, which is all
+ * of them the summary and JUnit read again: per signature, the first stall
+ * of the greatest weight (sw_summary_compute()) and the first of the longest
+ * duration (JUnit's).  Given every stall once it is printed, in the order
+ * they were added, it lets the samples of the others go
+ * (sw_tree_stall_drop_samples()): a long session keeps the samples of one
+ * or two stalls per signature.  Only for formats that do not read every
+ * stall again at their end (sw_format_rereads_stalls()).
+ */
+struct sw_examples;
+int sw_examples_new(struct sw_examples **ret);
+void sw_examples_free(struct sw_examples *x);
+/* s was printed: it keeps its samples while it may be an example; others let theirs go. */
+void sw_examples_printed(struct sw_examples *x, struct sw_profile *p, struct sw_tree_stall *s);
+
 /* The human summary the commands print on stderr. */
 int sw_summary_text(const struct sw_profile *p, const struct sw_summary *sum,
 		    const struct sw_render_options *o, struct sw_buf *out);

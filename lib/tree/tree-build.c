@@ -265,6 +265,9 @@ static int aggregate(struct sw_tree *t, struct sw_tree_stall *const *stalls, siz
 		     const struct sw_tree_options *o, long thread_filter, struct agg **ret_aggs,
 		     size_t *ret_n)
 {
+	for (size_t k = 0; k < n; k++)
+		if (stalls[k]->samples_dropped)
+			return -ESTALE; /* sw_tree_stall_drop_samples() let them go */
 	size_t cap = 64, na = 0;
 	uint32_t *table = NULL;
 	struct agg *aggs = malloc(cap * sizeof(*aggs));

@@ -533,6 +533,20 @@ void sw_tree_stall_drop_extra_json(struct sw_tree_stall *s)
 	s->info.extra_json = NULL;
 }
 
+void sw_tree_stall_drop_samples(struct sw_profile *p, struct sw_tree_stall *s)
+{
+	sw_tree_stall_signature(p, s); /* what the stall is known by, while it can be */
+	if (p->cached_stall == s) {
+		sw_tree_free(p->cached_tree);
+		p->cached_tree = NULL;
+		p->cached_stall = NULL;
+	}
+	free(s->samples);
+	s->samples = NULL;
+	s->nsamples = s->samples_cap = 0;
+	s->samples_dropped = true;
+}
+
 void sw_tree_stall_take_extra_json(struct sw_tree_stall *s, char *json)
 {
 	free((char *)s->info.extra_json);
@@ -970,6 +984,8 @@ int sw_tree_stall_add_stack(struct sw_profile *p, struct sw_tree_stall *s, uint3
 {
 	if (thread >= s->nthreads || stack >= p->nstacks)
 		return -EINVAL;
+	if (s->samples_dropped)
+		return -ESTALE;
 	if (s->nsamples == s->samples_cap) {
 		if (s->samples_cap >= SW_TREE_MAX_SAMPLES)
 			return over(p, "more than 268435456 samples in one stall");

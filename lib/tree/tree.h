@@ -143,6 +143,7 @@ struct sw_tree_stall {
 	uint64_t main_samples; /* how many samples of the stalled thread */
 	uint64_t signature;
 	bool has_signature;
+	bool samples_dropped; /* sw_tree_stall_drop_samples(): no tree of it can be built */
 };
 
 struct sw_profile;
@@ -171,6 +172,12 @@ size_t sw_profile_nstalls(const struct sw_profile *p);
 void sw_profile_drop_last_stall(struct sw_profile *p);
 /* Frees the stall's extra_json once printed (the raw stacks of a long stall are megabytes). */
 void sw_tree_stall_drop_extra_json(struct sw_tree_stall *s);
+/*
+ * Frees the samples of a stall that no tree will be built of again (printed,
+ * and not an example of its signature): its info, counts and signature
+ * stay.  Building a tree of it afterwards fails with -ESTALE.
+ */
+void sw_tree_stall_drop_samples(struct sw_profile *p, struct sw_tree_stall *s);
 /* Gives the stall json (malloc'ed, the stall frees it) as its extra_json, without a copy. */
 void sw_tree_stall_take_extra_json(struct sw_tree_stall *s, char *json);
 /* Which ceiling (SW_TREE_MAX_*) the last -E2BIG reached, in words, or NULL. */
