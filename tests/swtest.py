@@ -6,9 +6,12 @@ python puts a script's own directory first on its path):
 - LineReader: a process's output lines, read in a thread so that a full
   pipe never holds the process up, and a way to wait for a line;
 - free_port(): a loopback TCP port free at the moment;
-- pb_fields(): the top-level fields of a protobuf message (pprof output).
+- pb_fields(): the top-level fields of a protobuf message (pprof output);
+- a wire encoder (stallwatch-format(5)): messages for recordings and fake
+  agents that no real agent would send.
 """
 import socket
+import struct
 import threading
 import time
 
@@ -96,3 +99,90 @@ def pb_fields(data):
             yield field, wt, None
         else:
             raise ValueError("wire type %d" % wt)
+
+
+# A wire encoder (stallwatch-format(5)) for recordings no agent would send.
+def uleb(n):
+    out = bytearray()
+    while True:
+        b = n & 0x7f
+        n >>= 7
+        out.append(b | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def sleb(n):
+    return uleb(((n << 1) ^ (n >> 63)) & ((1 << 64) - 1))
+
+
+def wstr(text):
+    b = text.encode()
+    return uleb(len(b)) + b
+
+
+def msg(kind, body):
+    return bytes([kind]) + uleb(len(body)) + body
+
+
+RECORDING_HEADER = b"SWTRACE\0" + struct.pack("<HHI", 1, 16, 0)
+BASE = 0x400000
+
+
+def m_hello(max_depth=4096):
+    return msg(1, b"SWAG" + uleb(1) + uleb(1) + wstr("test") + wstr("x86_64") + wstr("") +
+               wstr("") + wstr("hostile") + wstr("") + uleb(4242) + uleb(1) + uleb(1) +
+               uleb(0) + uleb(0) + uleb(15) + uleb(250) + uleb(1000) + uleb(0) +
+               uleb(max_depth))
+
+
+def m_image(index, load=BASE, size=0x1000000, path="/nonexistent/app"):
+    return msg(2, uleb(index) + uleb(load) + uleb(0) + uleb(size) + uleb(0) + uleb(0) +
+               wstr(path) + wstr("x86_64"))
+
+
+def m_begin(sid, tid=1, start=None):
+    """A stall begins at start (agent ticks: ns), sid * 1,000,000 unless given."""
+    start = sid * 1000000 if start is None else start
+    return msg(4, uleb(sid) + uleb(tid) + uleb(start) + uleb(start) + wstr("poll"))
+
+
+def m_end(sid, n, end=None, duration=500000000):
+    """A stall of n sampling rounds ends at end, sid * 1,000,000 + 500,000 unless given."""
+    end = sid * 1000000 + 500000 if end is None else end
+    return msg(5, uleb(sid) + uleb(end) + uleb(duration) + uleb(0) + uleb(n) + uleb(0))
+
+
+def m_sample(sid, t, tid, frames, time=None):
+    """frames leaf first, at time, sid * 1,000,000 + t unless given."""
+    time = sid * 1000000 + t if time is None else time
+    body = uleb(sid) + uleb(time) + uleb(tid) + uleb(0) + uleb(len(frames))
+    last = 0
+    for f in frames:
+        body += sleb(f - last)
+        last = f
+    return msg(6, body)
+
+
+def m_sample_ref(sid, t, tid, frames, shared, prev):
+    """frames leaf first; the shared root-end frames are those of prev, the thread's last."""
+    depth = len(frames)
+    body = (uleb(sid) + uleb(sid * 1000000 + t) + uleb(tid) + uleb(0x200) + uleb(depth) +
+            uleb(shared))
+    last = 0
+    for i, f in enumerate(frames[:depth - shared]):
+        from_root = depth - 1 - i
+        base = prev[len(prev) - 1 - from_root] if from_root < len(prev) else last
+        body += sleb(f - base)
+        last = f
+    return msg(6, body)
+
+
+def m_hint(image, offset, name=None, size=4):
+    """A symbol the agent read from memory: name (hint_OFFSET) over size bytes at offset."""
+    name = "hint_%x" % offset if name is None else name
+    return msg(8, uleb(image) + uleb(offset) + uleb(size) + wstr(name))
+
+
+def m_goodbye():
+    return msg(9, uleb(0) + wstr("exit"))

@@ -46,7 +46,8 @@ import tempfile
 import threading
 import zlib
 
-from swtest import check, failures
+from swtest import (BASE, RECORDING_HEADER, check, failures, m_begin, m_end, m_goodbye, m_hello,
+                    m_hint, m_image, m_sample, m_sample_ref)
 
 MiB = 1 << 20
 
@@ -198,87 +199,6 @@ def case_cxx(stallwatch, gen, d):
                                 os.path.getsize(obj), "symbolicate of an exploding name")
     check(code == 0, "symbolicate exits %d: %s" % (code, err[-300:]))
     check(name in out, "symbolicate prints the exploding name mangled: %r" % out[:200])
-
-
-# A wire encoder (stallwatch-format(5)) for recordings no agent would send.
-def uleb(n):
-    out = bytearray()
-    while True:
-        b = n & 0x7f
-        n >>= 7
-        out.append(b | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
-
-
-def sleb(n):
-    return uleb(((n << 1) ^ (n >> 63)) & ((1 << 64) - 1))
-
-
-def wstr(text):
-    b = text.encode()
-    return uleb(len(b)) + b
-
-
-def msg(kind, body):
-    return bytes([kind]) + uleb(len(body)) + body
-
-
-RECORDING_HEADER = b"SWTRACE\0" + struct.pack("<HHI", 1, 16, 0)
-BASE = 0x400000
-
-
-def m_hello(max_depth=4096):
-    return msg(1, b"SWAG" + uleb(1) + uleb(1) + wstr("test") + wstr("x86_64") + wstr("") +
-               wstr("") + wstr("hostile") + wstr("") + uleb(4242) + uleb(1) + uleb(1) +
-               uleb(0) + uleb(0) + uleb(15) + uleb(250) + uleb(1000) + uleb(0) +
-               uleb(max_depth))
-
-
-def m_image(index, load=BASE, size=0x1000000, path="/nonexistent/app"):
-    return msg(2, uleb(index) + uleb(load) + uleb(0) + uleb(size) + uleb(0) + uleb(0) +
-               wstr(path) + wstr("x86_64"))
-
-
-def m_begin(sid, tid=1):
-    return msg(4, uleb(sid) + uleb(tid) + uleb(sid * 1000000) + uleb(sid * 1000000) +
-               wstr("poll"))
-
-
-def m_end(sid, n):
-    return msg(5, uleb(sid) + uleb(sid * 1000000 + 500000) + uleb(500000000) + uleb(0) +
-               uleb(n) + uleb(0))
-
-
-def m_sample(sid, t, tid, frames):
-    body = uleb(sid) + uleb(sid * 1000000 + t) + uleb(tid) + uleb(0) + uleb(len(frames))
-    last = 0
-    for f in frames:
-        body += sleb(f - last)
-        last = f
-    return msg(6, body)
-
-
-def m_sample_ref(sid, t, tid, frames, shared, prev):
-    """frames leaf first; the shared root-end frames are those of prev, the thread's last."""
-    depth = len(frames)
-    body = (uleb(sid) + uleb(sid * 1000000 + t) + uleb(tid) + uleb(0x200) + uleb(depth) +
-            uleb(shared))
-    last = 0
-    for i, f in enumerate(frames[:depth - shared]):
-        from_root = depth - 1 - i
-        base = prev[len(prev) - 1 - from_root] if from_root < len(prev) else last
-        body += sleb(f - base)
-        last = f
-    return msg(6, body)
-
-
-def m_hint(image, offset):
-    return msg(8, uleb(image) + uleb(offset) + uleb(4) + wstr("hint_%x" % offset))
-
-
-def m_goodbye():
-    return msg(9, uleb(0) + wstr("exit"))
 
 
 def plain_stall(sid, n=3):

@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""Every sample counts under its own stack, however stalls share and repeat
+stacks (`report` remembers raw stacks across stalls and within one).
+
+    test-report-stacks.py STALLWATCH
+
+A recording written here (a fixed seed) holds stacks of named functions (the
+agent's symbol hints), of depths 1 to 90, and near twins of them: the same
+stack but for one frame, the leaf, the root or one between, either in
+another function or at another call site of the same function.  Stalls draw
+from them with repeats, in different orders; images arrive between stalls
+and inside one (which starts the memory of raw stacks over).  What `report
+--format folded` prints for each stall must be, line for line, the self
+weights counted here from the stacks written: one millisecond per sample.
+"""
+import collections
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from swtest import (BASE, RECORDING_HEADER, check, failures, m_begin, m_end, m_hello, m_hint,
+                    m_image, m_sample)
+
+NFUNC = 24
+FUNC_SIZE = 0x40
+MS = 1000000  # ns, the hello's sampling interval: every sample weighs as much
+
+
+def func_offset(f):
+    return 0x1000 + 0x100 * f
+
+
+def address(f, site):
+    """A call site inside function f (a return address: site's byte - 1 is still in f)."""
+    return BASE + func_offset(f) + 0x10 + 4 * site
+
+
+def make_stacks(rng):
+    """Stacks root first, as (function, site) pairs, with their near twins."""
+    stacks = []
+    for _ in range(60):
+        depth = rng.choice([1, 2, 3, 8, 17, 40, 63, 64, 65, 90])
+        stacks.append([(rng.randrange(NFUNC), rng.randrange(4)) for _ in range(depth)])
+    twins = []
+    for s in stacks[:30]:
+        for where in (0, len(s) - 1, len(s) // 2):
+            for other_function in (True, False):
+                t = list(s)
+                f, site = t[where]
+                t[where] = ((f + 1) % NFUNC, site) if other_function else (f, (site + 1) % 4)
+                twins.append(t)
+    return stacks + twins
+
+
+def write_recording(path, rng, stacks):
+    body = m_hello() + m_image(0, BASE, 0x100000, "/nonexistent/app")
+    body += b"".join(m_hint(0, func_offset(f), "fn_%02d" % f, FUNC_SIZE) for f in range(NFUNC))
+    want = {}
+    for sid in range(1, 9):
+        start = sid * 1000 * MS
+        chosen = rng.sample(range(len(stacks)), 40)
+        n = rng.randrange(60, 160)
+        if sid == 5:
+            # a library loaded between stalls: what was remembered starts over
+            body += m_image(1, 0x7f0000000000, 0x10000, "/nonexistent/libone.so")
+        body += m_begin(sid, 1, start)
+        counts = collections.Counter()
+        for k in range(n):
+            s = stacks[rng.choice(chosen)]
+            counts[tuple("fn_%02d" % f for f, _ in s)] += 1
+            # the wire's frames are leaf first
+            body += m_sample(sid, 0, 1, [address(f, site) for f, site in reversed(s)],
+                             time=start + (k + 1) * MS)
+            if sid == 6 and k == n // 2:
+                body += m_image(2, 0x7f1000000000, 0x10000, "/nonexistent/libtwo.so")
+        body += m_end(sid, n, start + (n + 1) * MS, (n + 1) * MS)
+        want[sid] = counts
+    with open(path, "wb") as f:
+        f.write(RECORDING_HEADER + body)
+    return want
+
+
+def folded(stallwatch, path):
+    r = subprocess.run([stallwatch, "report", "--format", "folded", path], capture_output=True,
+                       text=True)
+    check(r.returncode == 0, "report exits %d: %s" % (r.returncode, r.stderr[-500:]))
+    got = collections.defaultdict(dict)
+    for line in r.stdout.splitlines():
+        frames, _, weight = line.rpartition(" ")
+        label, *names = frames.split(";")
+        got[int(label.lstrip("#"))][tuple(names)] = int(weight)
+    return got
+
+
+def main():
+    stallwatch = sys.argv[1]
+    rng = random.Random(20261127)
+    stacks = make_stacks(rng)
+    d = tempfile.mkdtemp(prefix="sw-report-stacks-")
+    try:
+        path = os.path.join(d, "stacks.swtrace")
+        want = write_recording(path, rng, stacks)
+        got = folded(stallwatch, path)
+        check(sorted(got) == sorted(want), "stalls %s, written %s" % (sorted(got), sorted(want)))
+        for sid, counts in sorted(want.items()):
+            expect = {names: n * MS // 1000 for names, n in counts.items()}
+            have = got.get(sid, {})
+            wrong = [(names, expect.get(names), have.get(names))
+                     for names in set(expect) | set(have) if expect.get(names) != have.get(names)]
+            check(not wrong, "stall #%d: %d of %d paths differ, e.g. %s" %
+                  (sid, len(wrong), len(expect), sorted(wrong, key=str)[:2]))
+            print("stall #%d: %d samples on %d paths" % (sid, sum(counts.values()), len(expect)))
+    finally:
+        shutil.rmtree(d)
+    print("%d failures" % len(failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
