@@ -5,7 +5,8 @@
  * forgets the old stream's open stalls; images are found by address, a later
  * image at the same range wins; ceilings hold; the NDJSON object carries the
  * fields stallwatch-run(1) documents and groups identical stacks; busy and
- * blocked follow the documented rule.
+ * blocked follow the documented rule; the report keeps stacks of one hash
+ * apart.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -15,6 +16,8 @@
 #include <string.h>
 
 #include "render/render-stall.h"
+#include "report/report.h"
+#include "tree/tree.h"
 #include "wire/stalls.h"
 #include "test.h"
 
@@ -122,6 +125,8 @@ static void complete_stall(void)
 		CHECK((x->hash == st->sample[0].hash) ==
 		      (x->depth == st->sample[0].depth &&
 		       !memcmp(x->frames, st->sample[0].frames, x->depth * sizeof(uint64_t))));
+		/* and which of the stall's distinct stacks it is, in the order first seen: b, a */
+		CHECK_INT(x->stack, x->frames[0] == b[0] ? 0 : 1);
 	}
 	CHECK_STR(st->context, "main loop");
 	struct sw_stall_figures f;
@@ -422,6 +427,64 @@ static void hex_frames(void)
 	c = saved;
 }
 
+/*
+ * The report's memory of raw stacks (report.c) holds stacks by hash and
+ * compares them whole: two stacks made to have one hash, the same but for
+ * the root frame, stay two stacks, in the stall that has both and in a
+ * later one that meets them again the other way round.
+ */
+static void report_memo(void)
+{
+	struct sw_stalls *saved = c;
+	CHECK_INT(sw_stalls_new(&c), 0);
+	static const uint64_t a[] = {0x401010, 0x401020, 0x401030};
+	static const uint64_t b[] = {0x401010, 0x401020, 0x401040};
+	hello(9);
+	image(0, 0x400000, 0x10000, "/nonexistent/app");
+	struct sw_profile *p;
+	struct sw_report *r;
+	CHECK_INT(sw_profile_new(&p), 0);
+	CHECK_INT(sw_report_new(p, NULL, &r), 0);
+	uint32_t leaf[2][2] = {{0}}; /* by stall, for a and b */
+	for (uint64_t id = 1; id <= 2; id++) {
+		begin(id, id * 1000000000);
+		for (int i = 0; i < 4; i++) {
+			/* a, b, b, a in the first stall; b, a, a, b in the second */
+			bool is_a = (i == 0 || i == 3) == (id == 1);
+			CHECK_INT(sample(id, id * 1000000000 + (i + 1) * 10000000ull, 42, 0,
+					 is_a ? a : b, 3),
+				  0);
+		}
+		struct sw_stall *st =
+		    (struct sw_stall *)end(id, id * 1000000000 + 50000000, 50000000, 50000000, 4);
+		CHECK(st != NULL);
+		if (!st)
+			break;
+		uint64_t h = sw_stalls_stack_hash(a, 3);
+		for (size_t i = 0; i < st->nsamples; i++)
+			st->sample[i].hash = h; /* a collision, as unlikely as it may be */
+		struct sw_tree_stall *ts;
+		CHECK_INT(sw_report_add_stall(r, c, st, NULL, &ts), 0);
+		CHECK_INT(ts->nsamples, 4);
+		if (ts->nsamples != 4)
+			break;
+		for (int i = 0; i < 4; i++) {
+			bool is_a = (i == 0 || i == 3) == (id == 1);
+			if (i < 2)
+				leaf[id - 1][!is_a] = ts->samples[i].stack;
+			else
+				CHECK_INT(ts->samples[i].stack, leaf[id - 1][!is_a]);
+		}
+		CHECK(leaf[id - 1][0] != leaf[id - 1][1]);
+	}
+	CHECK_INT(leaf[1][0], leaf[0][0]);
+	CHECK_INT(leaf[1][1], leaf[0][1]);
+	sw_report_free(r);
+	sw_profile_free(p);
+	sw_stalls_free(c);
+	c = saved;
+}
+
 int main(void)
 {
 	CHECK_INT(sw_stalls_new(&c), 0);
@@ -432,6 +495,7 @@ int main(void)
 	ceilings();
 	raw_images();
 	hex_frames();
+	report_memo();
 	sw_stalls_free(c);
 	sw_stalls_free(NULL);
 	return sw_test_end();

@@ -76,6 +76,13 @@ struct sw_report {
 		uint32_t start, n; /* start: the frame id itself when n is 1 (most are) */
 	} * raw_slots;
 	size_t nraw_slots, raw_slots_cap;
+	/*
+	 * The leaf of each of the current stall's distinct stacks
+	 * (sw_stall_sample.stack) once known, NO_LEAF before: a stack the
+	 * stall repeats skips the memo.
+	 */
+	uint32_t *leaf_of;
+	size_t leaf_of_cap;
 	struct sw_buf missing, name, full;
 	uint32_t stopped_frame; /* SW_TREE_UNWINDING_STOPPED's frame id + 1, 0 until needed */
 	bool no_raw;
@@ -114,6 +121,7 @@ void sw_report_free(struct sw_report *r)
 	free(r->raw_slots);
 	free(r->ids);
 	free(r->stack);
+	free(r->leaf_of);
 	free(r->memo);
 	free(r->memo_raw);
 	sw_buf_finish(&r->missing);
@@ -542,23 +550,27 @@ static int convert_leaf(struct sw_report *r, const struct sw_stalls *c,
 	return e < 0 ? e : sw_profile_stack_id(r->p, r->stack, depth, ret);
 }
 
+#define NO_LEAF UINT32_MAX
+
 /*
  * The memo's hash of a sample's raw stack (the collector's, never 0: it
- * marks an empty slot), its slot fetched: samples are looked at a few
- * ahead of their turn, so the memo's random reads overlap.
+ * marks an empty slot), its slot fetched unless the stall had the stack
+ * before: samples are looked at a few ahead of their turn, so the memo's
+ * random reads overlap.
  */
 static uint64_t memo_fetch(const struct sw_report *r, const struct sw_stall_sample *smp)
 {
 	uint64_t h = smp->hash ? smp->hash : sw_stalls_stack_hash(smp->frames, smp->depth);
-	if (r->memo_cap)
+	if (r->memo_cap && r->leaf_of[smp->stack] == NO_LEAF)
 		__builtin_prefetch(&r->memo[h & (r->memo_cap - 1)]);
 	return h;
 }
 
-/* Fetches the raw frames the memo's first slot for h holds, when it is h's. */
-static void memo_fetch_frames(const struct sw_report *r, uint64_t h)
+/* Fetches the raw frames the memo's first slot for h holds, when it is h's and needed. */
+static void memo_fetch_frames(const struct sw_report *r, const struct sw_stall_sample *smp,
+			      uint64_t h)
 {
-	if (!r->memo_cap)
+	if (!r->memo_cap || r->leaf_of[smp->stack] != NO_LEAF)
 		return;
 	const struct memo_slot *m = &r->memo[h & (r->memo_cap - 1)];
 	if (m->hash != h)
@@ -589,6 +601,11 @@ static int stack_leaf(struct sw_report *r, const struct sw_stalls *c,
 	/* the memo knows raw frames only: not how many were left out, nor a stop */
 	if ((smp->flags & SW_SAMPLE_ELIDED) || sw_stalls_sample_stopped(c, smp))
 		return convert_leaf(r, c, smp, ret);
+	uint32_t *known = &r->leaf_of[smp->stack];
+	if (*known != NO_LEAF) {
+		*ret = *known;
+		return 0;
+	}
 	if (r->nmemo * 2 >= r->memo_cap && grow_memo(r) < 0)
 		return -ENOMEM;
 	size_t j = h & (r->memo_cap - 1);
@@ -596,7 +613,7 @@ static int stack_leaf(struct sw_report *r, const struct sw_stalls *c,
 		const struct memo_slot *m = &r->memo[j];
 		if (m->hash == h && m->nraw == smp->depth &&
 		    !memcmp(r->memo_raw + m->raw, smp->frames, smp->depth * sizeof(uint64_t))) {
-			*ret = m->leaf;
+			*known = *ret = m->leaf;
 			return 0;
 		}
 	}
@@ -604,6 +621,7 @@ static int stack_leaf(struct sw_report *r, const struct sw_stalls *c,
 	if (e < 0)
 		return e;
 	memo_add(r, j, h, smp, *ret);
+	*known = *ret;
 	return 0;
 }
 
@@ -705,6 +723,17 @@ int sw_report_add_stall(struct sw_report *r, const struct sw_stalls *c, const st
 		return e;
 	uint32_t idx;
 	e = sw_tree_stall_thread(r->p, ts, st->thread_id, NULL, &idx);
+	/* no stall has more distinct stacks than samples */
+	if (e >= 0 && st->nsamples > r->leaf_of_cap) {
+		uint32_t *l = realloc(r->leaf_of, st->nsamples * sizeof(*l));
+		if (l) {
+			r->leaf_of = l;
+			r->leaf_of_cap = st->nsamples;
+		}
+		e = l ? 0 : -ENOMEM;
+	}
+	if (e >= 0 && st->nsamples)
+		memset(r->leaf_of, 0xff, st->nsamples * sizeof(*r->leaf_of));
 	/*
 	 * each sample weighs the time since the previous one of its thread; the
 	 * time between the stall's start and end that its duration leaves out is
@@ -736,7 +765,8 @@ int sw_report_add_stall(struct sw_report *r, const struct sw_stalls *c, const st
 			if (pass == 1 && i + MEMO_AHEAD < st->nsamples)
 				hashes[i % MEMO_AHEAD] = memo_fetch(r, &st->sample[i + MEMO_AHEAD]);
 			if (pass == 1 && i + MEMO_AHEAD / 2 < st->nsamples)
-				memo_fetch_frames(r, hashes[(i + MEMO_AHEAD / 2) % MEMO_AHEAD]);
+				memo_fetch_frames(r, &st->sample[i + MEMO_AHEAD / 2],
+						  hashes[(i + MEMO_AHEAD / 2) % MEMO_AHEAD]);
 			size_t k = 0;
 			while (k < nlasts && lasts[k].tid != smp->thread_id)
 				k++;

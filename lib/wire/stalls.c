@@ -99,6 +99,7 @@ struct sw_stall_stacks {
 		uint64_t hash;
 		uint64_t *frames;
 		uint32_t depth;
+		uint32_t index; /* in the order the stall's samples first had it */
 	} * slot;
 	size_t cap, n;
 	size_t held; /* frames in all */
@@ -148,9 +149,12 @@ static int stacks_grow(struct sw_stall_stacks *t)
 	return 0;
 }
 
-/* The stored copy of frames, added when new (*added: its depth); NULL: out of memory. */
+/*
+ * The stored copy of frames and its index, added when new (*added: its
+ * depth); NULL: out of memory.
+ */
 static uint64_t *stacks_get(struct sw_stall_stacks *t, const uint64_t *frames, uint32_t depth,
-			    uint64_t h, size_t *added)
+			    uint64_t h, size_t *added, uint32_t *index)
 {
 	*added = 0;
 	if (t->n * 2 >= t->cap && stacks_grow(t) < 0)
@@ -158,14 +162,17 @@ static uint64_t *stacks_get(struct sw_stall_stacks *t, const uint64_t *frames, u
 	size_t j = h & (t->cap - 1);
 	for (; t->slot[j].frames; j = (j + 1) & (t->cap - 1))
 		if (t->slot[j].hash == h && t->slot[j].depth == depth &&
-		    !memcmp(t->slot[j].frames, frames, depth * sizeof(*frames)))
+		    !memcmp(t->slot[j].frames, frames, depth * sizeof(*frames))) {
+			*index = t->slot[j].index;
 			return t->slot[j].frames;
+		}
 	uint64_t *copy = block_frames(t, depth ? depth : 1);
 	if (!copy)
 		return NULL;
 	if (depth)
 		memcpy(copy, frames, depth * sizeof(*copy));
-	t->slot[j] = (struct stack_slot){h, copy, depth};
+	*index = (uint32_t)t->n;
+	t->slot[j] = (struct stack_slot){h, copy, depth, *index};
 	t->n++;
 	t->held += depth;
 	*added = depth;
@@ -627,7 +634,7 @@ static int on_sample(struct sw_stalls *c, const struct sw_wire_sample *m)
 	x->thread_name = intern(c, m->thread_name);
 	size_t added;
 	x->hash = sw_stalls_stack_hash(m->frames, m->depth);
-	x->frames = stacks_get(s->stacks, m->frames, m->depth, x->hash, &added);
+	x->frames = stacks_get(s->stacks, m->frames, m->depth, x->hash, &added, &x->stack);
 	if (!x->frames)
 		return -ENOMEM;
 	s->nsamples++;

@@ -24,6 +24,7 @@ struct sw_stall_sample {
 	uint64_t hash;    /* sw_stalls_stack_hash() of the stack, which readers may key on */
 	/* SW_SAMPLE_ELIDED: elided frames left out between frames[elided_at - 1] and [elided_at] */
 	uint32_t elided_at;
+	uint32_t stack; /* which of its stall's distinct stacks (frames) it has, from 0 */
 	uint64_t elided;
 	const char *thread_name; /* owned by the collector */
 };
