@@ -5,7 +5,9 @@ the cost per loop iteration against the same loop with one idle extra thread
 (the agent's process has its own threads; goal: at most 30 ns), against the
 single-threaded loop (at most 60 ns), and the resident memory the agent adds
 with its defaults (at most 4 MiB)."""
+import atexit
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -23,7 +25,8 @@ def run(env, *args):
 
 base_env = dict(os.environ)
 base_env.pop("LD_PRELOAD", None)
-d = tempfile.mkdtemp()
+d = tempfile.mkdtemp(prefix="sw-bench-agent-")
+atexit.register(shutil.rmtree, d, True)
 agent_env = dict(base_env, LD_PRELOAD=agent, STALLWATCH_LISTEN="unix:%s/s" % d)
 base, base_mt, with_agent = [], [], []
 for _ in range(ROUNDS):

@@ -22,6 +22,7 @@ tracepoint (when perf may record it: root, or perf_event_paranoid <= -1),
 naming the task the kernel switched to each time the main thread left its
 CPU still runnable during the spin.  The agent's threads are sw-watchdog
 and sw-streamer; the goal is none of theirs."""
+import atexit
 import json
 import os
 import re
@@ -90,9 +91,16 @@ def spacing(times, origin, lo, hi, off=()):
     }
 
 
+def scratch():
+    """A fresh directory, removed when the benchmark exits."""
+    d = tempfile.mkdtemp(prefix="sw-bench-hold-")
+    atexit.register(shutil.rmtree, d, True)
+    return d
+
+
 def run(tool):
     for _ in range(3):  # a run that saw no stall (a loaded machine) is run again
-        d = tempfile.mkdtemp()
+        d = scratch()
         out = os.path.join(d, "hold")
         p = subprocess.run([tool, "run", "--format", "ndjson", "--results", "-", "--interval", "1",
                             "--", app, out,
@@ -124,7 +132,7 @@ def run(tool):
 
 def run_alone():
     """The same spin without the agent, with the watchdog's schedule in a thread."""
-    d = tempfile.mkdtemp()
+    d = scratch()
     out = os.path.join(d, "hold")
     env = dict(os.environ)
     env.pop("LD_PRELOAD", None)
@@ -146,7 +154,7 @@ def preempted_by(tool):
     cannot record the tracepoint here."""
     if not shutil.which("perf"):
         return None
-    d = tempfile.mkdtemp()
+    d = scratch()
     out, data = os.path.join(d, "hold"), os.path.join(d, "perf.data")
     try:
         p = subprocess.run(["perf", "record", "-q", "-k", "CLOCK_MONOTONIC", "-a",

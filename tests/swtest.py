@@ -6,12 +6,16 @@ python puts a script's own directory first on its path):
 - LineReader: a process's output lines, read in a thread so that a full
   pipe never holds the process up, and a way to wait for a line;
 - free_port(): a loopback TCP port free at the moment;
+- scratch_dir(): a fresh directory, removed when the script exits;
 - pb_fields(): the top-level fields of a protobuf message (pprof output);
 - a wire encoder (stallwatch-format(5)): messages for recordings and fake
   agents that no real agent would send.
 """
+import atexit
+import shutil
 import socket
 import struct
+import tempfile
 import threading
 import time
 
@@ -66,6 +70,13 @@ def free_port():
     port = s.getsockname()[1]
     s.close()
     return port
+
+
+def scratch_dir(prefix):
+    """A fresh directory (under $TMPDIR), removed with what it holds when the script exits."""
+    d = tempfile.mkdtemp(prefix=prefix)
+    atexit.register(shutil.rmtree, d, True)
+    return d
 
 
 def pb_fields(data):

@@ -30,7 +30,7 @@ import traceback
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "fake-device"))
 import fakedevice  # noqa: E402
-from swtest import LineReader, free_port  # noqa: E402
+from swtest import LineReader, free_port, scratch_dir  # noqa: E402
 
 EXE, SRC, BUILD = sys.argv[1], sys.argv[2], sys.argv[3]
 GROUP = None
@@ -325,7 +325,7 @@ def stallapp():
     if os.path.exists(built):
         _stallapp = built
         return built
-    out = os.path.join(tempfile.mkdtemp(prefix="sw-stallapp-"), "stallapp")
+    out = os.path.join(scratch_dir("sw-stallapp-"), "stallapp")
     cc = os.environ.get("CC", "cc")
     src = os.path.join(SRC, "tests", "apps")
     subprocess.run([cc, "-O1", "-g", "-fno-omit-frame-pointer", "-pthread", "-o", out,

@@ -33,7 +33,7 @@ import tempfile
 
 import gzip
 
-from swtest import check, failures, pb_fields
+from swtest import check, failures, pb_fields, scratch_dir
 
 exe, fixtures, sentry = sys.argv[1:4]
 if os.environ.get("SW_HAVE_JANSSON") == "0":
@@ -192,7 +192,7 @@ def symbolicated(macho_data):
     if not all(shutil.which(t) for t in tools) or not os.path.exists(tbd):
         print("note: no Apple-target toolchain; the -S check was skipped")
         return
-    d = tempfile.mkdtemp(prefix="sw-metrickit-")
+    d = scratch_dir("sw-metrickit-")
     open(os.path.join(d, "app.c"), "w").write(SOURCE)
     run = lambda *a: subprocess.run(a, cwd=d, check=True, stdout=subprocess.PIPE).stdout.decode()
     run("clang-19", "-target", "arm64-apple-ios14.0", "-nostdlibinc", "-O1", "-g", "-fno-inline",

@@ -21,11 +21,10 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 import xml.etree.ElementTree as ET
 
-from swtest import check, failures
+from swtest import check, failures, scratch_dir
 
 STALLWATCH = os.environ.get("STALLWATCH", "")
 STALLAPP = os.environ.get("STALLAPP", "")
@@ -68,7 +67,7 @@ def main():
     if not (STALLWATCH and STALLAPP and os.environ.get("STALLWATCH_AGENT")):
         print("SKIP: STALLWATCH, STALLWATCH_AGENT and STALLAPP must be set")
         return 77
-    tmp = tempfile.mkdtemp(prefix="sw-report-")
+    tmp = scratch_dir("sw-report-")
     app = ["busy:300", "sleep:300"]
 
     # live output and report agree byte for byte, format by format
