@@ -403,7 +403,7 @@ int sw_output_print(struct sw_output *out, struct sw_tree_stall *ts)
 	flush(out);
 	/* printed (ndjson and json stream their stall objects): nothing reads it again */
 	if (sw_format_has_raw_stacks(out->o->format))
-		sw_tree_stall_drop_extra_json(ts);
+		sw_tree_stall_drop_extra_json(out->profile, ts);
 	/* the summary and --junit read only examples again: the others' samples go */
 	if (out->examples)
 		sw_examples_printed(out->examples, out->profile, ts);

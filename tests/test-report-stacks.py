@@ -11,9 +11,13 @@ another function or at another call site of the same function.  Stalls draw
 from them with repeats, in different orders; images arrive between stalls
 and inside one (which starts the memory of raw stacks over).  What `report
 --format folded` prints for each stall must be, line for line, the self
-weights counted here from the stacks written: one millisecond per sample.
+weights counted here from the stacks written: one millisecond per sample;
+and the raw stacks `--format ndjson` prints for each stall (each stall's
+are written where the stall before's were) must be those written, with
+their counts.
 """
 import collections
+import json
 import os
 import random
 import shutil
@@ -58,7 +62,7 @@ def make_stacks(rng):
 def write_recording(path, rng, stacks):
     body = m_hello() + m_image(0, BASE, 0x100000, "/nonexistent/app")
     body += b"".join(m_hint(0, func_offset(f), "fn_%02d" % f, FUNC_SIZE) for f in range(NFUNC))
-    want = {}
+    want, raw = {}, {}
     for sid in range(1, 9):
         start = sid * 1000 * MS
         chosen = rng.sample(range(len(stacks)), 40)
@@ -67,20 +71,21 @@ def write_recording(path, rng, stacks):
             # a library loaded between stalls: what was remembered starts over
             body += m_image(1, 0x7f0000000000, 0x10000, "/nonexistent/libone.so")
         body += m_begin(sid, 1, start)
-        counts = collections.Counter()
+        counts, raw_counts = collections.Counter(), collections.Counter()
         for k in range(n):
             s = stacks[rng.choice(chosen)]
             counts[tuple("fn_%02d" % f for f, _ in s)] += 1
+            raw_counts[tuple("0x%x" % address(f, site) for f, site in reversed(s))] += 1
             # the wire's frames are leaf first
             body += m_sample(sid, 0, 1, [address(f, site) for f, site in reversed(s)],
                              time=start + (k + 1) * MS)
             if sid == 6 and k == n // 2:
                 body += m_image(2, 0x7f1000000000, 0x10000, "/nonexistent/libtwo.so")
         body += m_end(sid, n, start + (n + 1) * MS, (n + 1) * MS)
-        want[sid] = counts
+        want[sid], raw[sid] = counts, raw_counts
     with open(path, "wb") as f:
         f.write(RECORDING_HEADER + body)
-    return want
+    return want, raw
 
 
 def folded(stallwatch, path):
@@ -95,6 +100,20 @@ def folded(stallwatch, path):
     return got
 
 
+def raw_stacks(stallwatch, path):
+    r = subprocess.run([stallwatch, "report", "--format", "ndjson", path], capture_output=True,
+                       text=True)
+    check(r.returncode == 0, "report --format ndjson exits %d: %s" % (r.returncode,
+                                                                      r.stderr[-500:]))
+    got = {}
+    for line in r.stdout.splitlines():
+        o = json.loads(line)
+        if o["type"] == "stall":
+            got[o["id"]] = collections.Counter(
+                {tuple(st["frames"]): st["count"] for st in o["stacks"]})
+    return got
+
+
 def main():
     stallwatch = sys.argv[1]
     rng = random.Random(20261127)
@@ -102,7 +121,7 @@ def main():
     d = tempfile.mkdtemp(prefix="sw-report-stacks-")
     try:
         path = os.path.join(d, "stacks.swtrace")
-        want = write_recording(path, rng, stacks)
+        want, raw = write_recording(path, rng, stacks)
         got = folded(stallwatch, path)
         check(sorted(got) == sorted(want), "stalls %s, written %s" % (sorted(got), sorted(want)))
         for sid, counts in sorted(want.items()):
@@ -113,6 +132,10 @@ def main():
             check(not wrong, "stall #%d: %d of %d paths differ, e.g. %s" %
                   (sid, len(wrong), len(expect), sorted(wrong, key=str)[:2]))
             print("stall #%d: %d samples on %d paths" % (sid, sum(counts.values()), len(expect)))
+        got_raw = raw_stacks(stallwatch, path)
+        for sid, counts in sorted(raw.items()):
+            check(got_raw.get(sid) == counts, "stall #%d: raw stacks %d distinct, written %d" %
+                  (sid, len(got_raw.get(sid, {})), len(counts)))
     finally:
         shutil.rmtree(d)
     print("%d failures" % len(failures))

@@ -876,6 +876,80 @@ static void test_examples(void)
 	sw_profile_free(p);
 }
 
+/*
+ * A profile keeps the nodes of the last tree freed for the next build
+ * (tree-build.c): a small tree built into a large tree's old nodes is the
+ * tree a fresh profile builds, node for node.
+ */
+static void add_reuse_stalls(struct sw_profile *p, struct sw_tree_stall **big,
+			     struct sw_tree_stall **small)
+{
+	struct sw_tree_image app = {.path = "/opt/app/bin/app", .load_address = 0x1000};
+	uint32_t img, f[12];
+	CHECK_INT(sw_profile_image(p, &app, &img), 0);
+	for (int i = 0; i < 12; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "fn%d", i);
+		struct sw_tree_frame fr = {.image = img,
+					   .linkage = name,
+					   .name = name,
+					   .address = 0x2000 + 0x40 * (uint64_t)i};
+		CHECK_INT(sw_profile_frame(p, &fr, &f[i]), 0);
+	}
+	struct sw_tree_stall **st[2] = {big, small};
+	for (uint64_t k = 0; k < 2; k++) {
+		struct sw_tree_stall_info info = {.id = k + 1, .thread_id = 1, .duration_ns = 1000};
+		uint32_t th;
+		CHECK_INT(sw_profile_add_stall(p, &info, st[k]), 0);
+		CHECK_INT(sw_tree_stall_thread(p, *st[k], 1, "", &th), 0);
+		uint64_t x = 12345 + k;
+		for (int n = 0; n < (k ? 5 : 3000); n++) {
+			uint32_t frames[8];
+			size_t depth = 1 + n % 8;
+			for (size_t d = 0; d < depth; d++) {
+				x = x * 6364136223846793005ull + 1442695040888963407ull;
+				frames[d] = f[(x >> 33) % 12];
+			}
+			CHECK_INT(sw_tree_stall_add_sample(p, *st[k], th, frames, depth, 1 + n % 3),
+				  0);
+		}
+	}
+}
+
+static void test_nodes_reused(void)
+{
+	struct sw_profile *p, *fresh;
+	struct sw_tree_stall *big, *small, *big2, *small2;
+	CHECK_INT(sw_profile_new(&p), 0);
+	CHECK_INT(sw_profile_new(&fresh), 0);
+	add_reuse_stalls(p, &big, &small);
+	add_reuse_stalls(fresh, &big2, &small2);
+	struct sw_tree_options o;
+	sw_tree_options_init(&o);
+	struct sw_tree *t, *want;
+	CHECK_INT(sw_tree_build(p, &big, 1, &o, -1, &t), 0);
+	CHECK(t->nnodes > 1000);
+	sw_tree_free(t);
+	CHECK_INT(sw_tree_build(p, &small, 1, &o, -1, &t), 0);
+	CHECK_INT(sw_tree_build(fresh, &small2, 1, &o, -1, &want), 0);
+	CHECK_INT(t->nnodes, want->nnodes);
+	CHECK_INT(t->first_root, want->first_root);
+	CHECK(t->total == want->total && t->nsamples == want->nsamples);
+	size_t differ = 0;
+	for (uint32_t i = 0; i < t->nnodes && i < want->nnodes; i++) {
+		const struct sw_tree_node *a = &t->nodes[i], *b = &want->nodes[i];
+		differ += a->frame != b->frame || a->parent != b->parent ||
+			  a->first_child != b->first_child || a->next_sibling != b->next_sibling ||
+			  a->depth != b->depth || a->total != b->total || a->self != b->self ||
+			  a->samples != b->samples || a->self_samples != b->self_samples;
+	}
+	CHECK_INT(differ, 0);
+	sw_tree_free(t);
+	sw_tree_free(want);
+	sw_profile_free(p);
+	sw_profile_free(fresh);
+}
+
 /* A frame's shown name by id: what sw_tree_frame_name() says, for every kind of frame. */
 static void test_frame_names(void)
 {
@@ -1006,6 +1080,7 @@ int main(void)
 	test_trie();
 	test_culprit();
 	test_examples();
+	test_nodes_reused();
 	test_frame_names();
 	test_unsampled();
 	test_folded_names();

@@ -706,18 +706,26 @@ int sw_report_add_stall(struct sw_report *r, const struct sw_stalls *c, const st
 	};
 	/*
 	 * the collector's own NDJSON fields (raw stacks, images, times) come
-	 * first: megabytes for a long stall, handed to the stall, not copied
+	 * first: megabytes for a long stall, handed to the stall, not copied,
+	 * written into the block a printed stall's fields left
 	 */
 	struct sw_buf raw;
 	sw_buf_init(&raw, 0);
+	if (!r->no_raw) {
+		size_t cap;
+		char *spare = sw_profile_take_spare_text(r->p, &cap);
+		sw_buf_adopt(&raw, spare, cap);
+	}
 	int e = r->no_raw ? 0 : sw_render_ndjson_stall_fields(&raw, c, st);
 	if (e >= 0 && !r->no_raw && !sw_buf_str(&raw))
 		e = -ENOMEM;
 	struct sw_tree_stall *ts;
 	if (e >= 0)
 		e = sw_profile_add_stall(r->p, &info, &ts);
-	if (e >= 0 && !r->no_raw)
-		sw_tree_stall_take_extra_json(ts, sw_buf_detach(&raw, NULL));
+	if (e >= 0 && !r->no_raw) {
+		size_t cap = raw.cap;
+		sw_tree_stall_take_extra_json(ts, sw_buf_detach(&raw, NULL), cap);
+	}
 	sw_buf_finish(&raw);
 	if (e < 0)
 		return e;

@@ -137,6 +137,14 @@ static int grow_nodes(struct builder *b, size_t min)
 		cap *= 2;
 	if (cap > (size_t)SW_TREE_MAX_STACKS)
 		return -E2BIG;
+	struct sw_profile *p = (struct sw_profile *)b->p; /* the spare is not part of the value */
+	if (!b->t->nodes && p->spare_nodes && p->spare_nodes_cap >= cap) {
+		b->t->nodes = p->spare_nodes;
+		b->nodes_cap = p->spare_nodes_cap;
+		p->spare_nodes = NULL;
+		p->spare_nodes_cap = 0;
+		return 0;
+	}
 	struct sw_tree_node *n = realloc(b->t->nodes, cap * sizeof(*n));
 	if (!n)
 		return -ENOMEM;
@@ -755,6 +763,7 @@ int sw_tree_build(const struct sw_profile *p, struct sw_tree_stall *const *stall
 		return r;
 	}
 	*hint = t->nnodes; /* scratch, not part of the value */
+	t->nodes_cap = b.nodes_cap;
 	*ret = t;
 	return 0;
 }
@@ -763,7 +772,14 @@ void sw_tree_free(struct sw_tree *t)
 {
 	if (!t || --t->refs > 0)
 		return;
-	free(t->nodes);
+	struct sw_profile *p = (struct sw_profile *)t->profile;
+	if (p && t->nodes_cap > p->spare_nodes_cap) {
+		free(p->spare_nodes);
+		p->spare_nodes = t->nodes;
+		p->spare_nodes_cap = t->nodes_cap;
+	} else {
+		free(t->nodes);
+	}
 	free(t);
 }
 

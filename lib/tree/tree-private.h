@@ -110,6 +110,16 @@ struct sw_profile {
 	/* the last tree's size in nodes, whole [0] and expanded in part [1]: a first guess */
 	size_t nodes_hint[2];
 
+	/*
+	 * The largest node array of a tree freed, for the next build: a whole
+	 * tree of a long stall is tens of MB, new pages each time otherwise.
+	 */
+	struct sw_tree_node *spare_nodes;
+	size_t spare_nodes_cap;
+	/* the same for a stall's extra_json (sw_tree_stall_drop_extra_json()) */
+	char *spare_text;
+	size_t spare_text_cap;
+
 	/* the last default tree built (sw_tree_stall_default_tree()) */
 	const struct sw_tree_stall *cached_stall;
 	struct sw_tree *cached_tree;

@@ -154,6 +154,8 @@ void sw_profile_free(struct sw_profile *p)
 	free(p->paths);
 	free(p->split_frame_slot);
 	free(p->split_fid_kid);
+	free(p->spare_nodes); /* after the cached tree, which may give its nodes back */
+	free(p->spare_text);
 	free(p);
 }
 
@@ -527,10 +529,27 @@ const char *sw_profile_summary_extra(const struct sw_profile *p)
 	return p->summary_extra;
 }
 
-void sw_tree_stall_drop_extra_json(struct sw_tree_stall *s)
+void sw_tree_stall_drop_extra_json(struct sw_profile *p, struct sw_tree_stall *s)
 {
-	free((char *)s->info.extra_json);
+	char *json = (char *)s->info.extra_json;
+	if (json && s->extra_json_cap > p->spare_text_cap) {
+		free(p->spare_text);
+		p->spare_text = json;
+		p->spare_text_cap = s->extra_json_cap;
+	} else {
+		free(json);
+	}
 	s->info.extra_json = NULL;
+	s->extra_json_cap = 0;
+}
+
+char *sw_profile_take_spare_text(struct sw_profile *p, size_t *ret_cap)
+{
+	char *text = p->spare_text;
+	*ret_cap = p->spare_text_cap;
+	p->spare_text = NULL;
+	p->spare_text_cap = 0;
+	return text;
 }
 
 void sw_tree_stall_drop_samples(struct sw_profile *p, struct sw_tree_stall *s)
@@ -547,10 +566,11 @@ void sw_tree_stall_drop_samples(struct sw_profile *p, struct sw_tree_stall *s)
 	s->samples_dropped = true;
 }
 
-void sw_tree_stall_take_extra_json(struct sw_tree_stall *s, char *json)
+void sw_tree_stall_take_extra_json(struct sw_tree_stall *s, char *json, size_t cap)
 {
 	free((char *)s->info.extra_json);
 	s->info.extra_json = json;
+	s->extra_json_cap = json ? cap : 0;
 }
 
 size_t sw_profile_nstalls(const struct sw_profile *p)

@@ -143,7 +143,8 @@ struct sw_tree_stall {
 	uint64_t main_samples; /* how many samples of the stalled thread */
 	uint64_t signature;
 	bool has_signature;
-	bool samples_dropped; /* sw_tree_stall_drop_samples(): no tree of it can be built */
+	bool samples_dropped;  /* sw_tree_stall_drop_samples(): no tree of it can be built */
+	size_t extra_json_cap; /* private: the size of info.extra_json's block, 0: not known */
 };
 
 struct sw_profile;
@@ -170,16 +171,26 @@ size_t sw_profile_nstalls(const struct sw_profile *p);
  * neither printed nor counted in the summary.
  */
 void sw_profile_drop_last_stall(struct sw_profile *p);
-/* Frees the stall's extra_json once printed (the raw stacks of a long stall are megabytes). */
-void sw_tree_stall_drop_extra_json(struct sw_tree_stall *s);
+/*
+ * Lets go of the stall's extra_json once printed (the raw stacks of a long
+ * stall are megabytes): the profile keeps the largest such block for
+ * sw_profile_take_spare_text(), so the next stall's raw stacks need no new
+ * pages.
+ */
+void sw_tree_stall_drop_extra_json(struct sw_profile *p, struct sw_tree_stall *s);
+/* A block an extra_json left (NULL when none), *ret_cap bytes, now the caller's. */
+char *sw_profile_take_spare_text(struct sw_profile *p, size_t *ret_cap);
 /*
  * Frees the samples of a stall that no tree will be built of again (printed,
  * and not an example of its signature): its info, counts and signature
  * stay.  Building a tree of it afterwards fails with -ESTALE.
  */
 void sw_tree_stall_drop_samples(struct sw_profile *p, struct sw_tree_stall *s);
-/* Gives the stall json (malloc'ed, the stall frees it) as its extra_json, without a copy. */
-void sw_tree_stall_take_extra_json(struct sw_tree_stall *s, char *json);
+/*
+ * Gives the stall json (malloc'ed, cap bytes or 0 when not known; the
+ * stall frees it) as its extra_json, without a copy.
+ */
+void sw_tree_stall_take_extra_json(struct sw_tree_stall *s, char *json, size_t cap);
 /* Which ceiling (SW_TREE_MAX_*) the last -E2BIG reached, in words, or NULL. */
 const char *sw_profile_limit(const struct sw_profile *p);
 
@@ -274,6 +285,7 @@ struct sw_tree {
 	double expand_percent; /* as built: nodes under it may have no children */
 	/* private */
 	unsigned refs;
+	size_t nodes_cap;
 };
 
 /*
@@ -283,7 +295,11 @@ struct sw_tree {
  */
 int sw_tree_build(const struct sw_profile *p, struct sw_tree_stall *const *stalls, size_t n,
 		  const struct sw_tree_options *opts, long thread_filter, struct sw_tree **ret);
-/* Drops a reference to t (trees from sw_tree_stall_default_tree() are shared). */
+/*
+ * Drops a reference to t (trees from sw_tree_stall_default_tree() are
+ * shared).  Trees go before their profile, which keeps the last one's
+ * nodes for the next build.
+ */
 void sw_tree_free(struct sw_tree *t);
 
 /*

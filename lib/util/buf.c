@@ -13,6 +13,16 @@ void sw_buf_init(struct sw_buf *b, size_t max)
 	*b = (struct sw_buf){.max = max ? max : SW_BUF_DEFAULT_MAX};
 }
 
+void sw_buf_adopt(struct sw_buf *b, void *mem, size_t cap)
+{
+	if (!mem)
+		return;
+	free(b->data);
+	b->data = mem;
+	b->cap = cap;
+	b->len = 0;
+}
+
 void sw_buf_finish(struct sw_buf *b)
 {
 	if (!b)

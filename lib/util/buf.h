@@ -23,6 +23,8 @@ struct sw_buf {
 #define SW_BUF_DEFAULT_MAX ((size_t)1 << 30)
 
 void sw_buf_init(struct sw_buf *b, size_t max);
+/* Gives the empty b a malloc'ed block of cap bytes to write into (mem NULL: none). */
+void sw_buf_adopt(struct sw_buf *b, void *mem, size_t cap);
 void sw_buf_finish(struct sw_buf *b);
 void sw_buf_reset(struct sw_buf *b);
 int sw_buf_reserve(struct sw_buf *b, size_t more);

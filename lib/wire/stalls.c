@@ -24,7 +24,10 @@ struct sw_stalls {
 	struct sw_stall *open[MAX_OPEN];
 	size_t nopen;
 	struct sw_stall *done; /* handed out last; freed on the next call */
-	size_t held;           /* frames of the distinct stacks of the open stalls */
+	/* the largest sample array of a stall freed, for the next stall: no new pages each stall */
+	struct sw_stall_sample *spare;
+	size_t spare_cap;
+	size_t held; /* frames of the distinct stacks of the open stalls */
 	struct sw_stall_image *images;
 	size_t nimages;
 	char **names; /* interned thread names */
@@ -209,6 +212,7 @@ void sw_stalls_free(struct sw_stalls *c)
 			free(c->images[i].hints[k].name);
 		free(c->images[i].hints);
 	}
+	free(c->spare);
 	free(c->images);
 	for (size_t i = 0; i < c->nnames; i++)
 		free(c->names[i]);
@@ -595,6 +599,10 @@ static int on_begin(struct sw_stalls *c, const struct sw_wire_stall_begin *b)
 		free(s);
 		return -ENOMEM;
 	}
+	s->sample = c->spare;
+	s->samples_cap = c->spare_cap;
+	c->spare = NULL;
+	c->spare_cap = 0;
 	c->open[c->nopen++] = s;
 	return 0;
 }
@@ -617,12 +625,13 @@ static int on_sample(struct sw_stalls *c, const struct sw_wire_sample *m)
 				   ? "more than 1048576 samples in one stall"
 				   : "more than 4194304 frames of distinct stacks in open stalls");
 	}
-	if ((s->nsamples & (s->nsamples - 1)) == 0) {
-		size_t cap = s->nsamples ? s->nsamples * 2 : 16;
+	if (s->nsamples == s->samples_cap) {
+		size_t cap = s->samples_cap ? s->samples_cap * 2 : 16;
 		struct sw_stall_sample *n = realloc(s->sample, cap * sizeof(*n));
 		if (!n)
 			return -ENOMEM;
 		s->sample = n;
+		s->samples_cap = cap;
 	}
 	struct sw_stall_sample *x = &s->sample[s->nsamples];
 	x->time = m->time;
@@ -644,6 +653,12 @@ static int on_sample(struct sw_stalls *c, const struct sw_wire_sample *m)
 
 static const struct sw_stall *take(struct sw_stalls *c, size_t i)
 {
+	if (c->done && c->done->samples_cap > c->spare_cap) {
+		free(c->spare);
+		c->spare = c->done->sample;
+		c->spare_cap = c->done->samples_cap;
+		c->done->sample = NULL;
+	}
 	stall_free(c->done);
 	for (size_t k = 0; k < c->nimages; k++)
 		sort_hints(&c->images[k]);

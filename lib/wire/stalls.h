@@ -39,6 +39,7 @@ struct sw_stall {
 	char context[64];
 	size_t nsamples;
 	struct sw_stall_sample *sample;
+	size_t samples_cap;             /* private */
 	bool ended;                     /* false for a stall cut off by the end of the stream */
 	bool cut;                       /* it reached a limit: later samples are left out */
 	struct sw_stall_stacks *stacks; /* private: each distinct stack once */
