@@ -5,6 +5,9 @@
  * the global --help and --version, and suggests the nearest verb for a typo.
  */
 #include <errno.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <signal.h>
 #include <stdint.h>
 #include <stdarg.h>
@@ -166,6 +169,15 @@ int main(int argc, char **argv)
 {
 	/* A closed pipe ends us quietly through EPIPE on write, not a signal. */
 	signal(SIGPIPE, SIG_IGN);
+#if defined(__GLIBC__)
+	/*
+	 * Blocks of a megabyte and more are mapped on their own, always: a
+	 * table that doubles frees its old copy to the system, not into a hole
+	 * in the heap, where glibc's moving threshold put it (20 MB of holes
+	 * in a long report).  Buffers that large are kept for reuse instead.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 1 << 20);
+#endif
 
 	if (argc < 2) {
 		print_main_help(stderr);
