@@ -138,12 +138,10 @@ static int grow_nodes(struct builder *b, size_t min)
 	if (cap > (size_t)SW_TREE_MAX_STACKS)
 		return -E2BIG;
 	struct sw_profile *p = (struct sw_profile *)b->p; /* the spare is not part of the value */
-	if (!b->t->nodes && p->spare_nodes && p->spare_nodes_cap >= cap) {
-		b->t->nodes = p->spare_nodes;
-		b->nodes_cap = p->spare_nodes_cap;
-		p->spare_nodes = NULL;
-		p->spare_nodes_cap = 0;
-		return 0;
+	if (!b->t->nodes) {
+		b->t->nodes = sw_spare_take(&p->spare_nodes, cap, &b->nodes_cap);
+		if (b->t->nodes)
+			return 0;
 	}
 	struct sw_tree_node *n = realloc(b->t->nodes, cap * sizeof(*n));
 	if (!n)
@@ -773,13 +771,10 @@ void sw_tree_free(struct sw_tree *t)
 	if (!t || --t->refs > 0)
 		return;
 	struct sw_profile *p = (struct sw_profile *)t->profile;
-	if (p && t->nodes_cap > p->spare_nodes_cap) {
-		free(p->spare_nodes);
-		p->spare_nodes = t->nodes;
-		p->spare_nodes_cap = t->nodes_cap;
-	} else {
+	if (p)
+		sw_spare_keep(&p->spare_nodes, t->nodes, t->nodes_cap);
+	else
 		free(t->nodes);
-	}
 	free(t);
 }
 

@@ -6,6 +6,7 @@
 #define SW_TREE_PRIVATE_H
 
 #include "tree.h"
+#include "util/spare.h"
 
 #define SW_FNV_OFFSET 0xcbf29ce484222325ull
 
@@ -114,11 +115,9 @@ struct sw_profile {
 	 * The largest node array of a tree freed, for the next build: a whole
 	 * tree of a long stall is tens of MB, new pages each time otherwise.
 	 */
-	struct sw_tree_node *spare_nodes;
-	size_t spare_nodes_cap;
+	struct sw_spare spare_nodes;
 	/* the same for a stall's extra_json (sw_tree_stall_drop_extra_json()) */
-	char *spare_text;
-	size_t spare_text_cap;
+	struct sw_spare spare_text;
 
 	/* the last default tree built (sw_tree_stall_default_tree()) */
 	const struct sw_tree_stall *cached_stall;

@@ -154,8 +154,8 @@ void sw_profile_free(struct sw_profile *p)
 	free(p->paths);
 	free(p->split_frame_slot);
 	free(p->split_fid_kid);
-	free(p->spare_nodes); /* after the cached tree, which may give its nodes back */
-	free(p->spare_text);
+	free(p->spare_nodes.block); /* after the cached tree, which may give its nodes back */
+	free(p->spare_text.block);
 	free(p);
 }
 
@@ -531,25 +531,14 @@ const char *sw_profile_summary_extra(const struct sw_profile *p)
 
 void sw_tree_stall_drop_extra_json(struct sw_profile *p, struct sw_tree_stall *s)
 {
-	char *json = (char *)s->info.extra_json;
-	if (json && s->extra_json_cap > p->spare_text_cap) {
-		free(p->spare_text);
-		p->spare_text = json;
-		p->spare_text_cap = s->extra_json_cap;
-	} else {
-		free(json);
-	}
+	sw_spare_keep(&p->spare_text, (char *)s->info.extra_json, s->extra_json_cap);
 	s->info.extra_json = NULL;
 	s->extra_json_cap = 0;
 }
 
 char *sw_profile_take_spare_text(struct sw_profile *p, size_t *ret_cap)
 {
-	char *text = p->spare_text;
-	*ret_cap = p->spare_text_cap;
-	p->spare_text = NULL;
-	p->spare_text_cap = 0;
-	return text;
+	return sw_spare_take(&p->spare_text, 0, ret_cap);
 }
 
 void sw_tree_stall_drop_samples(struct sw_profile *p, struct sw_tree_stall *s)

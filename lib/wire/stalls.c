@@ -12,6 +12,7 @@
 
 #include "stalls.h"
 #include "util/hash.h"
+#include "util/spare.h"
 
 #define MAX_OPEN    64
 #define MAX_SAMPLES (1u << 20)
@@ -24,10 +25,8 @@ struct sw_stalls {
 	struct sw_stall *open[MAX_OPEN];
 	size_t nopen;
 	struct sw_stall *done; /* handed out last; freed on the next call */
-	/* the largest sample array of a stall freed, for the next stall: no new pages each stall */
-	struct sw_stall_sample *spare;
-	size_t spare_cap;
-	size_t held; /* frames of the distinct stacks of the open stalls */
+	struct sw_spare spare; /* a sample array a stall freed, for the next stall */
+	size_t held;           /* frames of the distinct stacks of the open stalls */
 	struct sw_stall_image *images;
 	size_t nimages;
 	char **names; /* interned thread names */
@@ -212,7 +211,7 @@ void sw_stalls_free(struct sw_stalls *c)
 			free(c->images[i].hints[k].name);
 		free(c->images[i].hints);
 	}
-	free(c->spare);
+	free(c->spare.block);
 	free(c->images);
 	for (size_t i = 0; i < c->nnames; i++)
 		free(c->names[i]);
@@ -599,10 +598,7 @@ static int on_begin(struct sw_stalls *c, const struct sw_wire_stall_begin *b)
 		free(s);
 		return -ENOMEM;
 	}
-	s->sample = c->spare;
-	s->samples_cap = c->spare_cap;
-	c->spare = NULL;
-	c->spare_cap = 0;
+	s->sample = sw_spare_take(&c->spare, 0, &s->samples_cap);
 	c->open[c->nopen++] = s;
 	return 0;
 }
@@ -653,10 +649,8 @@ static int on_sample(struct sw_stalls *c, const struct sw_wire_sample *m)
 
 static const struct sw_stall *take(struct sw_stalls *c, size_t i)
 {
-	if (c->done && c->done->samples_cap > c->spare_cap) {
-		free(c->spare);
-		c->spare = c->done->sample;
-		c->spare_cap = c->done->samples_cap;
+	if (c->done) {
+		sw_spare_keep(&c->spare, c->done->sample, c->done->samples_cap);
 		c->done->sample = NULL;
 	}
 	stall_free(c->done);
