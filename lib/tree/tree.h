@@ -297,8 +297,8 @@ int sw_tree_build(const struct sw_profile *p, struct sw_tree_stall *const *stall
 		  const struct sw_tree_options *opts, long thread_filter, struct sw_tree **ret);
 /*
  * Drops a reference to t (trees from sw_tree_stall_default_tree() are
- * shared).  Trees go before their profile, which keeps the last one's
- * nodes for the next build.
+ * shared).  Trees go before their profile, which keeps the largest
+ * node array a freed tree had for the next build.
  */
 void sw_tree_free(struct sw_tree *t);
 
