@@ -21,7 +21,7 @@ import sys
 import tempfile
 import time
 
-from swtest import LineReader, check, failures, free_port
+from swtest import LineReader, check, failures, free_port, msg, uleb, wstr
 
 STALLWATCH = os.environ.get("STALLWATCH", "")
 AGENT = os.environ.get("STALLWATCH_AGENT", "")
@@ -811,16 +811,6 @@ def tree_stalls(text):
     return out
 
 
-def uleb(n):
-    out = bytearray()
-    while True:
-        b = n & 0x7f
-        n >>= 7
-        out.append(b | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
-
-
 def read_uleb(buf, pos):
     n = shift = 0
     while True:
@@ -967,16 +957,8 @@ def scenario_descriptors():
     shutil.rmtree(d)
 
 
-def msg(kind, body):
-    return bytes([kind]) + uleb(len(body)) + body
-
-
-def wire_str(text):
-    return uleb(len(text)) + text.encode()
-
-
 def client_hello(token=""):
-    return msg(64, b"SWCL" + uleb(1) + wire_str(token) + wire_str("attacker"))
+    return msg(64, b"SWCL" + uleb(1) + wstr(token) + wstr("attacker"))
 
 
 def raw_connect(port):
