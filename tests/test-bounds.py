@@ -5,7 +5,9 @@
 
 Each hostile file runs within 256 MiB + 20 x its size and 2 s + 1 s per MB
 of CPU time, and 1 s more per 256 MiB it prints (report may print that
-much, its output limit, from a small file); beyond a documented limit, `symbolicate` stops with one line
+much, its output limit, from a small file), faulting in at most 8 x its peak
+memory (memory given back and taken again for each stall costs CPU time in
+the kernel, most of it on a machine in use); beyond a documented limit, `symbolicate` stops with one line
 and exit status 5, and a C++ name whose demangling would explode is printed
 mangled.  Cases:
 
@@ -59,6 +61,8 @@ def skip(why):
 
 # CPU time a run may take per byte it prints, besides what it reads
 CPU_PER_OUTPUT_BYTE = 1.0 / (256 * MiB)
+# pages a run may fault in, per page of its peak memory
+FAULTS_PER_PEAK_PAGE = 8
 
 
 def run_own(args, size, what):
@@ -85,10 +89,14 @@ def run_own(args, size, what):
     cpu_max += len(out) * CPU_PER_OUTPUT_BYTE
     cpu = ru.ru_utime + ru.ru_stime
     rss = ru.ru_maxrss * 1024
-    print("%s: %.2f s cpu (bound %.2f), %.0f MiB (bound %.0f), exit %d"
-          % (what, cpu, cpu_max, rss / MiB, rss_max / MiB, code))
+    faults = ru.ru_minflt / (rss / resource.getpagesize())
+    print("%s: %.2f s cpu (bound %.2f), %.0f MiB (bound %.0f), %.1f x its peak faulted in"
+          " (bound %d), exit %d"
+          % (what, cpu, cpu_max, rss / MiB, rss_max / MiB, faults, FAULTS_PER_PEAK_PAGE, code))
     check(cpu <= cpu_max, "%s: %.2f s of CPU > %.2f s" % (what, cpu, cpu_max))
     check(rss <= rss_max, "%s: %.0f MiB > %.0f MiB" % (what, rss / MiB, rss_max / MiB))
+    check(faults <= FAULTS_PER_PEAK_PAGE, "%s: %d page faults, %.1f x its peak of %.0f MiB"
+          % (what, ru.ru_minflt, faults, rss / MiB))
     return code, out, err, cpu
 
 
