@@ -227,6 +227,27 @@ int sw_output_parse(const struct sw_cmd *cmd, int argc, char **argv, struct sw_o
 	return r;
 }
 
+/* Writes and empties the buffer; a closed pipe is not an error worth repeating. */
+static void flush(struct sw_output *out)
+{
+	sw_progress_clear(); /* results and progress may share a terminal */
+	if (out->buf.len && fwrite(out->buf.data, 1, out->buf.len, out->file) != out->buf.len)
+		out->write_error = true;
+	if (fflush(out->file) != 0)
+		out->write_error = true;
+	out->written += out->buf.len;
+	sw_buf_reset(&out->buf);
+}
+
+/* The renderers' drain: writes what they wrote so far (a write error is reported at the end). */
+static int drain(void *ctx, struct sw_buf *b)
+{
+	struct sw_output *out = ctx;
+	if (b == &out->buf)
+		flush(out);
+	return 0;
+}
+
 int sw_output_new(const struct sw_output_options *o, bool qualify, struct sw_output **ret)
 {
 	struct sw_output *out = calloc(1, sizeof(*out));
@@ -260,6 +281,8 @@ int sw_output_new(const struct sw_output_options *o, bool qualify, struct sw_out
 	out->render.color = sw_cli_use_color(o->color, out->file);
 	out->render.tree.focus = o->have_focus ? &o->focus : NULL;
 	out->render.tree.exclude = o->have_exclude ? &o->exclude : NULL;
+	out->render.drain = drain;
+	out->render.drain_ctx = out;
 	sw_buf_init(&out->buf, 0);
 	int e = sw_profile_new(&out->profile);
 	if (e >= 0)
@@ -307,18 +330,6 @@ void sw_output_free(struct sw_output *out)
 		fclose(out->file);
 	sw_baseline_free(out->baseline);
 	free(out);
-}
-
-/* Writes and empties the buffer; a closed pipe is not an error worth repeating. */
-static void flush(struct sw_output *out)
-{
-	sw_progress_clear(); /* results and progress may share a terminal */
-	if (out->buf.len && fwrite(out->buf.data, 1, out->buf.len, out->file) != out->buf.len)
-		out->write_error = true;
-	if (fflush(out->file) != 0)
-		out->write_error = true;
-	out->written += out->buf.len;
-	sw_buf_reset(&out->buf);
 }
 
 uint64_t sw_output_written(const struct sw_output *out)

@@ -102,6 +102,18 @@ static int load_line(char *line)
 	return 0;
 }
 
+/* Writes what the renderer drains, as the command does, and counts the drains. */
+static unsigned drains;
+
+static int drain(void *ctx, struct sw_buf *b)
+{
+	(void)ctx;
+	fwrite(b->data, 1, b->len, stdout);
+	sw_buf_reset(b);
+	drains++;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3)
@@ -113,6 +125,7 @@ int main(int argc, char **argv)
 	struct sw_render_options o;
 	sw_render_options_init(&o);
 	o.qualify = true;
+	o.drain = drain;
 	for (int i = 3; i < argc; i++) {
 		if (strcmp(argv[i], "--invert") == 0)
 			o.tree.invert = true;
@@ -158,6 +171,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	fwrite(out.data, 1, out.len, stdout);
+	if (drains)
+		fprintf(stderr, "render-fixture: %u drains\n", drains);
 	sw_buf_finish(&out);
 	sw_renderer_free(r);
 	sw_profile_free(profile);

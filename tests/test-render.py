@@ -428,9 +428,17 @@ with tempfile.TemporaryDirectory() as tmp:
                 want_w += w
                 want_n += 1
                 want[("big#%d" % sid, fns[-1])] += w
-    blob = subprocess.run([helper, big, "pprof"], stdout=subprocess.PIPE, check=True).stdout
+    r = subprocess.run([helper, big, "pprof"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       check=True)
+    blob = r.stdout
     raw = gzip.decompress(blob)
     check(len(raw) > 5 << 19, "big pprof: only %d bytes uncompressed" % len(raw))
+    # handed to the output a megabyte at a time, not held whole
+    print("big pprof: %d bytes, %d uncompressed; %s"
+          % (len(blob), len(raw), r.stderr.decode().strip()))
+    drains = re.search(r"(\d+) drains", r.stderr.decode())
+    check(drains and int(drains.group(1)) >= len(blob) >> 20,
+          "big pprof of %d bytes: drained %s" % (len(blob), drains and drains.group(0)))
     if gobin:
         path = os.path.join(tmp, "big.pb.gz")
         open(path, "wb").write(blob)

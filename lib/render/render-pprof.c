@@ -487,11 +487,17 @@ static int sample(struct pp *c, const struct sw_tree *t, uint32_t i, const char 
 }
 
 #if SW_HAVE_ZLIB
-/* Compresses what c->out holds onto the gzip output and empties it; last ends the stream. */
+/*
+ * Compresses what c->out holds onto the gzip output and empties it; last
+ * ends the stream.  A megabyte of output goes to the drain, if there is one:
+ * the compressed profile (95 MB of a million samples) is not held whole.
+ */
 static int deflate_out(struct pp *c, bool last)
 {
 	int r = gzip_write(&c->z, c->out.data, c->out.len, last, c->gz);
 	sw_buf_reset(&c->out);
+	if (r >= 0 && c->o->drain && (last || c->gz->len >= ((size_t)1 << 20)))
+		r = c->o->drain(c->o->drain_ctx, c->gz);
 	return r;
 }
 #endif

@@ -57,6 +57,13 @@ struct sw_render_options {
 	bool color;   /* ANSI colour in tree and sample output */
 	bool qualify; /* prefix stall ids with their source: "run2#3" */
 	const char *tool_version;
+	/*
+	 * Optional: takes what a renderer wrote so far, at points where it no
+	 * longer reads it back (pprof's compressed profile, megabytes, at the
+	 * end), writes it and empties the buffer; < 0 stops the rendering.
+	 */
+	int (*drain)(void *ctx, struct sw_buf *out);
+	void *drain_ctx;
 };
 
 void sw_render_options_init(struct sw_render_options *o);
