@@ -63,9 +63,12 @@ static int tree_folded(const struct sw_tree *t, const struct sw_render_options *
 {
 	/* at[d]: the length of the path text above a node at depth d */
 	size_t *at = malloc((SW_TREE_MAX_DEPTH + 1) * sizeof(*at));
+	const char **names = malloc((t->nnodes ? t->nnodes : 1) * sizeof(*names));
 	struct sw_buf line;
 	sw_buf_init(&line, 0);
-	int r = at ? sw_buf_puts(&line, prefix) : -ENOMEM;
+	int r = at && names ? sw_buf_puts(&line, prefix) : -ENOMEM;
+	if (r >= 0)
+		sw_tree_node_names(t, o->tree.full_names, names);
 	for (uint32_t i = t->first_root; i != NONE && r >= 0;
 	     i = sw_tree_preorder_next(t, i, true)) {
 		const struct sw_tree_node *n = &t->nodes[i];
@@ -76,8 +79,7 @@ static int tree_folded(const struct sw_tree *t, const struct sw_render_options *
 			line.len = at[d];
 		r = sw_buf_putc(&line, ';');
 		if (r >= 0)
-			r = put_frame(
-			    &line, sw_profile_frame_name(t->profile, n->frame, o->tree.full_names));
+			r = put_frame(&line, names[i]);
 		if (d < SW_TREE_MAX_DEPTH)
 			at[d + 1] = line.len;
 		uint64_t count =
@@ -90,6 +92,7 @@ static int tree_folded(const struct sw_tree *t, const struct sw_render_options *
 			r = sw_buf_putc(out, '\n');
 	}
 	free(at);
+	free(names);
 	sw_buf_finish(&line);
 	return r;
 }

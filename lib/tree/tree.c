@@ -467,6 +467,23 @@ const char *sw_profile_frame_name(const struct sw_profile *p, uint32_t id, bool 
 	return p->frame_shown[id];
 }
 
+void sw_tree_node_names(const struct sw_tree *t, bool full, const char **names)
+{
+	enum { AHEAD = 16 };
+	const struct sw_profile *p = t->profile;
+	for (uint32_t i = 0; i < t->nnodes; i++) {
+		if (i + AHEAD < t->nnodes) {
+			uint32_t ahead = t->nodes[i + AHEAD].frame;
+			if (ahead < p->nframes) {
+				__builtin_prefetch(&p->frame_shown[ahead]);
+				if (full)
+					__builtin_prefetch(&p->frames[ahead].f.full_name);
+			}
+		}
+		names[i] = sw_profile_frame_name(p, t->nodes[i].frame, full);
+	}
+}
+
 int sw_profile_add_stall(struct sw_profile *p, const struct sw_tree_stall_info *info,
 			 struct sw_tree_stall **ret)
 {

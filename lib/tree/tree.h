@@ -375,6 +375,12 @@ uint64_t sw_profile_frame_func(const struct sw_profile *p, uint32_t id);
  * frame (renderers name millions of nodes); NULL for no such frame.
  */
 const char *sw_profile_frame_name(const struct sw_profile *p, uint32_t id, bool full);
+/*
+ * The names of t's nodes' frames (names[i] for node i, room for t->nnodes),
+ * looked up together and ahead of use: one at a time, as a renderer walks
+ * the tree, each waited for its cache miss (a quarter of `--format folded`).
+ */
+void sw_tree_node_names(const struct sw_tree *t, bool full, const char **names);
 const char *sw_tree_frame_name(const struct sw_profile *p, const struct sw_tree_frame *f, bool full,
 			       char *scratch, size_t scratch_size);
 
