@@ -124,6 +124,8 @@ def uleb(n):
 
 
 def sleb(n):
+    """n zigzagged, taken modulo 2**64 as the agent's int64_t deltas are."""
+    n = ((n + (1 << 63)) & ((1 << 64) - 1)) - (1 << 63)
     return uleb(((n << 1) ^ (n >> 63)) & ((1 << 64) - 1))
 
 

@@ -83,6 +83,19 @@ def write_recording(path, rng, stacks):
                 body += m_image(2, 0x7f1000000000, 0x10000, "/nonexistent/libtwo.so")
         body += m_end(sid, n, start + (n + 1) * MS, (n + 1) * MS)
         want[sid], raw[sid] = counts, raw_counts
+    # stall 9: addresses in no image, of every length from 1 to 16 hex digits,
+    # their digits all different, and a 1 with zeros after it
+    sid, start = 9, 9000 * MS
+    lengths = [int("fedcba9876543210"[:n], 16) for n in range(1, 17)]
+    ones = [1 << (4 * (n - 1)) for n in range(1, 17)]
+    body += m_begin(sid, 1, start)
+    counts, raw_counts = collections.Counter(), collections.Counter()
+    for k, frames in enumerate([lengths, lengths[::-1], ones, ones[::-1], lengths[5:9] + ones]):
+        counts[tuple("0x%x" % a for a in reversed(frames))] += 1
+        raw_counts[tuple("0x%x" % a for a in frames)] += 1
+        body += m_sample(sid, 0, 1, frames, time=start + (k + 1) * MS)
+    body += m_end(sid, 5, start + 6 * MS, 6 * MS)
+    want[sid], raw[sid] = counts, raw_counts
     with open(path, "wb") as f:
         f.write(RECORDING_HEADER + body)
     return want, raw

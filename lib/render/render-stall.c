@@ -157,6 +157,34 @@ static uint64_t hex8(uint32_t h)
 	return x;
 }
 
+/* x with its bytes moved s bits toward lower addresses (EARLIER) or higher (LATER) */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define EARLIER(x, s) ((x) >> (s))
+#define LATER(x, s)   ((x) << (s))
+#else
+#define EARLIER(x, s) ((x) << (s))
+#define LATER(x, s)   ((x) >> (s))
+#endif
+
+/*
+ * Stores the 16 digits hi and lo hold (in memory order) from digit z on at
+ * p, in 16 bytes: those past the 16 - z digits are for the caller to
+ * overwrite.  Shifted in registers: storing the digits to copy them out
+ * again from an offset left every load waiting on the two stores.
+ */
+static void put_digits(char *p, uint64_t hi, uint64_t lo, unsigned z)
+{
+	uint64_t w0 = hi, w1 = lo;
+	if (z >= 8) {
+		w0 = EARLIER(lo, 8 * (z - 8));
+	} else if (z) {
+		w0 = EARLIER(hi, 8 * z) | LATER(lo, 64 - 8 * z);
+		w1 = EARLIER(lo, 8 * z);
+	}
+	memcpy(p, &w0, 8);
+	memcpy(p + 8, &w1, 8);
+}
+
 /*
  * "0x1a2b","0x..." as "0x%" PRIx64 prints them, without printf or a loop
  * per digit: raw stacks are most of a long recording's NDJSON.
@@ -167,17 +195,12 @@ static void hex_frames(struct sw_buf *out, const uint64_t *frames, uint32_t dept
 	if (sw_buf_reserve(out, (size_t)depth * 22 + 16) < 0)
 		return;
 	char *p = (char *)out->data + out->len;
-	char digits[32]; /* 16 digits, then what the copy of fewer reads past them */
-	memset(digits + 16, 0, 16);
 	for (uint32_t k = 0; k < depth; k++) {
 		uint64_t v = frames[k];
 		unsigned n = (64 - (unsigned)__builtin_clzll(v | 1) + 3) / 4; /* digits */
-		uint64_t hi = hex8((uint32_t)(v >> 32)), lo = hex8((uint32_t)v);
-		memcpy(digits, &hi, 8);
-		memcpy(digits + 8, &lo, 8);
 		memcpy(p, k ? ",\"0x" : "\"0x\"", 4);
 		p += k ? 4 : 3;
-		memcpy(p, digits + 16 - n, 16); /* the last n count, the rest is overwritten */
+		put_digits(p, hex8((uint32_t)(v >> 32)), hex8((uint32_t)v), 16 - n);
 		p += n;
 		*p++ = '"';
 	}
