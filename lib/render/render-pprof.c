@@ -417,8 +417,13 @@ static int sample(struct pp *c, const struct sw_tree *t, uint32_t i, const char 
 		  const char *thread)
 {
 	size_t n = 0;
-	for (uint32_t k = i; k != NONE && n < SW_TREE_MAX_DEPTH; k = t->nodes[k].parent)
-		c->path[n++] = t->nodes[k].frame;
+	for (uint32_t k = i; k != NONE && n < SW_TREE_MAX_DEPTH; k = t->nodes[k].parent) {
+		uint32_t f = t->nodes[k].frame;
+		c->path[n++] = f;
+		/* all at once: one by one below, each waited for its cache miss */
+		__builtin_prefetch(&c->inlined[f]);
+		__builtin_prefetch(&c->loc_of_frame[f]);
+	}
 	/* path is leaf first; locations group a frame with the inlined ones after it */
 	size_t nlocs = 0;
 	int r = 0;
