@@ -1000,15 +1000,14 @@ static void test_frame_names(void)
 	struct sw_tree *t;
 	CHECK_INT(sw_tree_build(p, &s, 1, &o, -1, &t), 0);
 	CHECK(t->nnodes > 100);
-	const char **names = calloc(t->nnodes, sizeof(*names));
 	for (int full = 0; full < 2; full++) {
-		sw_tree_node_names(t, full, names);
+		const char **names = sw_tree_node_names(t, full);
+		CHECK(names != NULL);
 		size_t differ = 0;
 		for (uint32_t i = 0; i < t->nnodes; i++)
 			differ += names[i] != sw_profile_frame_name(p, t->nodes[i].frame, full);
 		CHECK_INT(differ, 0);
 	}
-	free(names);
 	sw_tree_free(t);
 	sw_profile_free(p);
 }

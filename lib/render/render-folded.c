@@ -58,17 +58,15 @@ static int put_frame(struct sw_buf *b, const char *s)
  * the node being visited is kept, each node's name appended once when it
  * is reached, instead of walking up from every node with self weight.
  */
-static int tree_folded(const struct sw_tree *t, const struct sw_render_options *o,
-		       const char *prefix, struct sw_buf *out)
+static int tree_folded(struct sw_tree *t, const struct sw_render_options *o, const char *prefix,
+		       struct sw_buf *out)
 {
 	/* at[d]: the length of the path text above a node at depth d */
 	size_t *at = malloc((SW_TREE_MAX_DEPTH + 1) * sizeof(*at));
-	const char **names = malloc((t->nnodes ? t->nnodes : 1) * sizeof(*names));
+	const char **names = sw_tree_node_names(t, o->tree.full_names);
 	struct sw_buf line;
 	sw_buf_init(&line, 0);
 	int r = at && names ? sw_buf_puts(&line, prefix) : -ENOMEM;
-	if (r >= 0)
-		sw_tree_node_names(t, o->tree.full_names, names);
 	for (uint32_t i = t->first_root; i != NONE && r >= 0;
 	     i = sw_tree_preorder_next(t, i, true)) {
 		const struct sw_tree_node *n = &t->nodes[i];
@@ -92,7 +90,6 @@ static int tree_folded(const struct sw_tree *t, const struct sw_render_options *
 			r = sw_buf_putc(out, '\n');
 	}
 	free(at);
-	free(names);
 	sw_buf_finish(&line);
 	return r;
 }

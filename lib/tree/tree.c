@@ -156,6 +156,7 @@ void sw_profile_free(struct sw_profile *p)
 	free(p->split_fid_kid);
 	free(p->spare_nodes.block); /* after the cached tree, which may give its nodes back */
 	free(p->spare_text.block);
+	free(p->spare_names.block);
 	free(p);
 }
 
@@ -467,10 +468,24 @@ const char *sw_profile_frame_name(const struct sw_profile *p, uint32_t id, bool 
 	return p->frame_shown[id];
 }
 
-void sw_tree_node_names(const struct sw_tree *t, bool full, const char **names)
+const char **sw_tree_node_names(struct sw_tree *t, bool full)
 {
 	enum { AHEAD = 16 };
-	const struct sw_profile *p = t->profile;
+	struct sw_profile *p = (struct sw_profile *)t->profile;
+	if (t->names_cap < t->nnodes) {
+		/* a whole tree's names are megabytes: the profile lends the last ones freed */
+		free(t->names);
+		t->names = sw_spare_take(&p->spare_names, t->nnodes, &t->names_cap);
+		if (!t->names) {
+			t->names_cap = t->nnodes ? t->nnodes : 1;
+			t->names = malloc(t->names_cap * sizeof(*t->names));
+		}
+		if (!t->names) {
+			t->names_cap = 0;
+			return NULL;
+		}
+	}
+	const char **names = t->names;
 	for (uint32_t i = 0; i < t->nnodes; i++) {
 		if (i + AHEAD < t->nnodes) {
 			uint32_t ahead = t->nodes[i + AHEAD].frame;
@@ -482,6 +497,7 @@ void sw_tree_node_names(const struct sw_tree *t, bool full, const char **names)
 		}
 		names[i] = sw_profile_frame_name(p, t->nodes[i].frame, full);
 	}
+	return names;
 }
 
 int sw_profile_add_stall(struct sw_profile *p, const struct sw_tree_stall_info *info,
