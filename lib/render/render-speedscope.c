@@ -189,19 +189,22 @@ static int stack_text(struct sw_speedscope *c, struct sw_tree_rewriter *rw, uint
 	size_t depth = sw_profile_stack(c->p, stack, c->stack, SW_TREE_MAX_DEPTH);
 	long n = depth <= SW_TREE_MAX_DEPTH ? sw_tree_rewrite(rw, c->stack, depth) : -1;
 	size_t off = c->texts.len;
-	/* the frames' entries all at once: one by one below, each waited for its cache miss */
-	uint32_t top = 0;
-	for (long k = 0; k < n; k++)
-		top = c->stack[k] > top ? c->stack[k] : top;
-	int r = n > 0 ? cover(&c->canon, &c->canon_cap, top) : 0;
-	if (r >= 0 && n > 0)
-		r = cover(&c->frame_index, &c->nframes_alloc, top);
-	for (long k = 0; k < n && r >= 0; k++) {
-		__builtin_prefetch(&c->canon[c->stack[k]]);
-		__builtin_prefetch(&c->frame_index[c->stack[k]]);
+	int r = 0;
+	if (n > 0) {
+		/* the frames' entries all at once: one by one below, each waited for its miss */
+		uint32_t top = 0;
+		for (long k = 0; k < n; k++)
+			top = c->stack[k] > top ? c->stack[k] : top;
+		r = cover(&c->canon, &c->canon_cap, top);
+		if (r >= 0)
+			r = cover(&c->frame_index, &c->nframes_alloc, top);
+		for (long k = 0; k < n && r >= 0; k++) {
+			__builtin_prefetch(&c->canon[c->stack[k]]);
+			__builtin_prefetch(&c->frame_index[c->stack[k]]);
+		}
+		if (r >= 0)
+			r = sw_buf_putc(&c->texts, '[');
 	}
-	if (r >= 0 && n > 0)
-		r = sw_buf_putc(&c->texts, '[');
 	for (long k = 0; k < n && r >= 0; k++) {
 		uint32_t id, idx;
 		r = canonical(c, c->stack[k], &id);

@@ -477,7 +477,7 @@ const char **sw_tree_node_names(struct sw_tree *t, bool full)
 		free(t->names);
 		t->names = sw_spare_take(&p->spare_names, t->nnodes, &t->names_cap);
 		if (!t->names) {
-			t->names_cap = t->nnodes ? t->nnodes : 1;
+			t->names_cap = t->nnodes;
 			t->names = malloc(t->names_cap * sizeof(*t->names));
 		}
 		if (!t->names) {
