@@ -4,6 +4,7 @@
  * samples the test feeds, by plain loops that share no code with the tree.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <regex.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -661,11 +662,11 @@ static void test_random(void)
 }
 
 /*
- * The trie of stacks past several growths: each stack's leaf gives back
+ * The profile's stacks past several growths: each stack's id gives back
  * its frames, and the same stacks met again, in another order, give the
- * same leaves.
+ * same ids.
  */
-static void test_trie(void)
+static void test_stacks(void)
 {
 	enum { NSTACK = 6000, DEPTH = 24, NFRAME = 50 };
 	struct sw_profile *p;
@@ -708,6 +709,103 @@ static void test_trie(void)
 	CHECK_INT(sw_profile_stack_id(p, wrong, 3, &leaf), -EINVAL);
 	CHECK_INT(sw_profile_stack_id(p, stacks[1], depth[1], &leaf), 0);
 	CHECK_INT(leaf, leaves[1]);
+	sw_profile_free(p);
+}
+
+/* Bytes malloc has handed out and not had back. */
+static size_t heap_in_use(void)
+{
+	struct mallinfo2 m = mallinfo2();
+	return m.uordblks + m.hblkhd;
+}
+
+/*
+ * Past the pool's room (8M frame ids, 32 MiB) stacks go to the trie: deep
+ * stacks that differ only at the leaf, from both sides of the limit, give
+ * back their frames and the same ids when met again in another order;
+ * those past it cost a frame each, not a copy of the whole stack (4000
+ * stacks of 4096 frames would be 64 MiB); and trees of them, top down and
+ * leaves first, weigh what their samples do.
+ */
+static void test_pool_full(void)
+{
+	enum { DEPTH = 4096, NSTACK = 4000 };
+	struct sw_profile *p;
+	size_t before = heap_in_use();
+	CHECK_INT(sw_profile_new(&p), 0);
+	static uint32_t frames[DEPTH - 1 + NSTACK], stack[DEPTH], ids[NSTACK];
+	for (uint32_t i = 0; i < DEPTH - 1 + NSTACK; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "h%u", i);
+		struct sw_tree_frame f = {.linkage = name, .address = 0x1000 + i};
+		CHECK_INT(sw_profile_frame(p, &f, &frames[i]), 0);
+	}
+	/* stack k: the same DEPTH - 1 frames, then leaf frame DEPTH - 1 + k */
+	memcpy(stack, frames, (DEPTH - 1) * sizeof(*stack));
+	for (uint32_t k = 0; k < NSTACK; k++) {
+		stack[DEPTH - 1] = frames[DEPTH - 1 + k];
+		CHECK_INT(sw_profile_stack_id(p, stack, DEPTH, &ids[k]), 0);
+	}
+	size_t grown = heap_in_use() - before;
+	CHECK(grown < (40u << 20));
+	if (grown >= (40u << 20))
+		fprintf(stderr, "%zu bytes for %u stacks of %u frames\n", grown, NSTACK, DEPTH);
+	int bad = 0;
+	static uint32_t back[DEPTH];
+	for (uint32_t k = 0; k < NSTACK; k++) {
+		uint32_t other = (k * 7919) % NSTACK, id;
+		stack[DEPTH - 1] = frames[DEPTH - 1 + other];
+		CHECK_INT(sw_profile_stack_id(p, stack, DEPTH, &id), 0);
+		bad += id != ids[other] || id == 0 || (k && ids[k] == ids[k - 1]);
+		size_t n = sw_profile_stack(p, ids[other], back, DEPTH);
+		bad += n != DEPTH || memcmp(back, stack, sizeof(back)) != 0;
+	}
+	CHECK_INT(bad, 0);
+
+	struct sw_tree_stall_info info = {.id = 1, .thread_id = 1, .duration_ns = 1};
+	struct sw_tree_stall *s;
+	uint32_t th;
+	CHECK_INT(sw_profile_add_stall(p, &info, &s), 0);
+	CHECK_INT(sw_tree_stall_thread(p, s, 1, "main", &th), 0);
+	uint64_t all = 0;
+	for (uint32_t k = 0; k < NSTACK; k++) {
+		CHECK_INT(sw_tree_stall_add_stack(p, s, th, ids[k], k + 1), 0);
+		all += k + 1;
+	}
+	struct sw_tree_options o;
+	sw_tree_options_init(&o);
+	struct sw_tree *t;
+	CHECK_INT(sw_tree_build(p, &s, 1, &o, -1, &t), 0);
+	CHECK_INT(t->total, all);
+	CHECK_INT(t->nnodes, DEPTH - 1 + NSTACK);
+	uint32_t above = 0; /* the deepest shared frame: one child per stack */
+	for (uint32_t i = 0; i < t->nnodes; i++)
+		if (t->nodes[i].depth == DEPTH - 2)
+			above = i;
+	size_t kids = 0, right = 0;
+	for (uint32_t c = t->nodes[above].first_child; c != NONE; c = t->nodes[c].next_sibling) {
+		uint32_t k = t->nodes[c].frame - frames[DEPTH - 1];
+		kids++;
+		right += k < NSTACK && t->nodes[c].total == k + 1;
+	}
+	CHECK_INT(kids, NSTACK);
+	CHECK_INT(right, NSTACK);
+	sw_tree_free(t);
+	/* leaves first, cut at one frame: each stack's leaf, read without a copy */
+	o.invert = true;
+	o.max_depth = 1;
+	CHECK_INT(sw_tree_build(p, &s, 1, &o, -1, &t), 0);
+	CHECK_INT(t->total, all);
+	kids = right = 0;
+	for (uint32_t c = t->first_root; c != NONE; c = t->nodes[c].next_sibling) {
+		uint32_t k = t->nodes[c].frame - frames[DEPTH - 1];
+		kids++;
+		right +=
+		    k < NSTACK && t->nodes[c].total == k + 1 && t->nodes[c].first_child == NONE;
+	}
+	CHECK_INT(kids, NSTACK);
+	CHECK_INT(right, NSTACK);
+	sw_tree_free(t);
 	sw_profile_free(p);
 }
 
@@ -1108,7 +1206,8 @@ int main(void)
 	test_merge_and_limits();
 	test_representative();
 	test_random();
-	test_trie();
+	test_stacks();
+	test_pool_full();
 	test_culprit();
 	test_examples();
 	test_nodes_reused();

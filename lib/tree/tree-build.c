@@ -207,7 +207,7 @@ static bool leaf_end_only(const struct sw_tree_options *o)
 static size_t leaf_end(const struct sw_profile *p, uint32_t stack, uint32_t *frames, size_t max)
 {
 	size_t n = 0;
-	for (uint32_t s = stack; s && n < max; s = p->stacks[s].parent)
+	for (uint32_t s = stack & ~SW_STACK_TRIE; s && n < max; s = p->stacks[s].parent)
 		frames[n++] = p->stacks[s].frame;
 	return n;
 }

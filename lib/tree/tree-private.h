@@ -10,8 +10,10 @@
 
 #define SW_FNV_OFFSET 0xcbf29ce484222325ull
 
-/* Frame ids the whole-stack cache may keep (32 MiB). */
+/* Frame ids the pool of stacks may keep (32 MiB); the trie takes the stacks beyond. */
 #define SW_TREE_POOL_MAX ((size_t)8 << 20)
+/* The bit that marks a stack id as the trie's. */
+#define SW_STACK_TRIE (1u << 31)
 
 struct arena_chunk {
 	struct arena_chunk *next;
@@ -53,8 +55,32 @@ struct sw_profile {
 	size_t func_table_cap;
 
 	/*
-	 * The trie: stack i is frame stacks[i].frame called from stack
-	 * stacks[i].parent.
+	 * Distinct stacks: each stored once, root first, as a run of frame ids
+	 * in the pool.  Stack i (from 1; 0 is the empty stack) is runs[i], found
+	 * by the hash of its frames in run_table (tree.c).  A sample's stack is
+	 * then one read, whatever its depth.
+	 */
+	uint32_t *pool;
+	size_t pool_len, pool_cap;
+	struct stack_run {
+		uint32_t off, depth;
+	} * runs;
+	size_t nruns, runs_cap;
+	struct run_slot {
+		uint32_t id;   /* 0: empty */
+		uint32_t hash; /* the low bits of the stack's hash, which place it */
+	} * run_table;
+	size_t run_table_cap;
+	/* the previous stack looked up: its frames and the hash of each prefix */
+	uint32_t *seen_frames;
+	uint64_t *seen_hash;
+	size_t seen_depth, seen_cap;
+
+	/*
+	 * The trie, for the stacks a full pool has no room for (ids with
+	 * SW_STACK_TRIE): deep stacks that differ near the leaf share their
+	 * prefix in it instead of repeating it.  Stack i is frame
+	 * stacks[i].frame called from stack stacks[i].parent.
 	 */
 	struct sw_trie_stack {
 		uint32_t parent, frame;
@@ -73,29 +99,9 @@ struct sw_profile {
 	 */
 	uint32_t *stack_table;
 	size_t stack_table_cap;
-	/* the previous sample's frames, their stacks and path hashes (tree.c) */
+	/* the previous trie stack's frames, their stacks and path hashes (tree.c) */
 	uint32_t *last_frames, *last_stacks, *last_paths;
 	size_t last_depth, last_cap;
-
-	/* whole stacks seen before: hash -> leaf, frames kept in a bounded pool */
-	struct whole_slot {
-		uint64_t hash;
-		uint64_t pool_off;
-		uint32_t leaf, depth;
-	} * whole;
-	size_t nwhole, whole_cap;
-	uint32_t *pool;
-	size_t pool_len, pool_cap;
-	/*
-	 * The frames of the stacks samples end in (trie leaves), root first, in
-	 * the same pool: tree builds read a stack at any depth without walking
-	 * the trie.  A leaf the pool had no room for is walked instead.
-	 */
-	struct path_slot {
-		uint32_t leaf, depth; /* leaf 0: empty */
-		uint64_t pool_off;
-	} * paths;
-	size_t npaths, paths_cap;
 
 	struct sw_tree_stall **stalls;
 	size_t nstalls, stalls_cap;
@@ -126,8 +132,8 @@ struct sw_profile {
 	struct sw_tree *cached_tree;
 };
 
-/* The frames of trie stack leaf, root first, when the pool holds them; NULL otherwise. */
-const uint32_t *sw_profile_path(const struct sw_profile *p, uint32_t leaf, size_t *ret_depth);
+/* The frames of stack, root first, when the pool holds them; NULL for the trie's and 0. */
+const uint32_t *sw_profile_path(const struct sw_profile *p, uint32_t stack, size_t *ret_depth);
 
 /* FNV-1a, continuing from h. */
 uint64_t sw_tree_hash_bytes(uint64_t h, const void *data, size_t len);

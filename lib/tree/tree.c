@@ -1,12 +1,14 @@
 /*
  * The profile behind call trees: interned strings, images and frames, the
- * trie of distinct stacks and the stalls with their samples (see tree.h).
+ * distinct stacks and the stalls with their samples (see tree.h).
  *
  * Adding a sample is the hot path (a million samples of 64 frames must
- * aggregate in well under a second), so the trie is an open-addressing
- * table keyed by (parent, frame), and the path of the previous sample is
- * remembered: consecutive samples of a stall mostly share their outer
- * frames, which are then not looked up again.
+ * aggregate in well under a second).  A stack is kept once, whole, in a
+ * pool and found by the hash of its frames; the prefix hashes of the
+ * previous sample's stack are remembered, as consecutive samples of a
+ * stall mostly share their outer frames.  Only when the pool is full do
+ * stacks go to a trie, keyed by (parent, frame), where deep stacks that
+ * differ near the leaf share their prefix.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -113,6 +115,14 @@ int sw_profile_new(struct sw_profile **ret)
 	p->stacks[0].parent = 0;
 	p->stacks[0].frame = UINT32_MAX;
 	p->nstacks = 1;
+	/* run 0 is the empty stack too */
+	p->runs_cap = 1024;
+	p->runs = calloc(p->runs_cap, sizeof(*p->runs));
+	if (!p->runs) {
+		sw_profile_free(p);
+		return -ENOMEM;
+	}
+	p->nruns = 1;
 	*ret = p;
 	return 0;
 }
@@ -149,9 +159,11 @@ void sw_profile_free(struct sw_profile *p)
 	free(p->last_frames);
 	free(p->last_stacks);
 	free(p->last_paths);
-	free(p->whole);
 	free(p->pool);
-	free(p->paths);
+	free(p->runs);
+	free(p->run_table);
+	free(p->seen_frames);
+	free(p->seen_hash);
 	free(p->split_frame_slot);
 	free(p->split_fid_kid);
 	free(p->spare_nodes.block); /* after the cached tree, which may give its nodes back */
@@ -847,184 +859,191 @@ static int stack_of(struct sw_profile *p, const uint32_t *frames, size_t depth, 
 	return 0;
 }
 
-static uint64_t hash_frames(const uint32_t *frames, size_t depth)
+/*
+ * Stacks in the pool: a sample's stack is found by a hash of its whole
+ * path, chained frame by frame so that the previous stack's prefix is not
+ * hashed again (consecutive stacks of a stall share their outer frames).
+ */
+#define RUN_SEED 0x9e3779b97f4a7c15ull
+
+static uint64_t run_step(uint64_t h, uint32_t frame)
 {
-	uint64_t h = depth * 0x9e3779b97f4a7c15ull;
-	for (size_t i = 0; i < depth; i++)
-		h = (h ^ frames[i]) * 0xff51afd7ed558ccdull;
-	return mix64(h);
+	return (h ^ frame) * 0xff51afd7ed558ccdull;
 }
 
-static struct whole_slot *whole_find(struct sw_profile *p, uint64_t h, const uint32_t *frames,
-				     size_t depth)
+static uint64_t run_hash(uint64_t chained, size_t depth)
 {
-	if (!p->whole_cap)
-		return NULL;
-	size_t j = h & (p->whole_cap - 1);
-	for (; p->whole[j].depth; j = (j + 1) & (p->whole_cap - 1)) {
-		struct whole_slot *w = &p->whole[j];
-		if (w->hash == h && w->depth == depth &&
-		    memcmp(p->pool + w->pool_off, frames, depth * sizeof(*frames)) == 0)
-			return w;
+	return mix64(chained + depth);
+}
+
+/* Room for the previous stack looked up at depth. */
+static int reserve_seen(struct sw_profile *p, size_t depth)
+{
+	if (depth <= p->seen_cap)
+		return 0;
+	size_t cap = depth < 64 ? 64 : depth;
+	uint32_t *f = realloc(p->seen_frames, cap * sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	p->seen_frames = f;
+	uint64_t *h = realloc(p->seen_hash, cap * sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	p->seen_hash = h;
+	p->seen_cap = cap;
+	return 0;
+}
+
+/*
+ * The hash of frames[0..depth), from the previous stack's prefix hashes
+ * where frames share it; checks that the frames not shared exist.
+ */
+static int hash_stack(struct sw_profile *p, const uint32_t *frames, size_t depth, uint64_t *ret)
+{
+	int r = reserve_seen(p, depth);
+	if (r < 0)
+		return r;
+	size_t i = 0;
+	while (i < depth && i < p->seen_depth && frames[i] == p->seen_frames[i])
+		i++;
+	for (size_t k = i; k < depth; k++)
+		if (frames[k] >= p->nframes) {
+			p->seen_depth = 0;
+			return -EINVAL;
+		}
+	uint64_t h = i ? p->seen_hash[i - 1] : RUN_SEED;
+	for (size_t k = i; k < depth; k++) {
+		p->seen_hash[k] = h = run_step(h, frames[k]);
+		p->seen_frames[k] = frames[k];
 	}
-	return &p->whole[j];
+	p->seen_depth = depth;
+	*ret = run_hash(h, depth);
+	return 0;
 }
 
-/* Copies frames into the pool: their offset, or UINT64_MAX when the pool is full. */
-static uint64_t pool_put(struct sw_profile *p, const uint32_t *frames, size_t depth)
+/* The slot of the run of frames[0..depth) hashing to h, or the empty slot it would take. */
+static struct run_slot *run_find(const struct sw_profile *p, uint64_t h, const uint32_t *frames,
+				 size_t depth)
+{
+	size_t mask = p->run_table_cap - 1;
+	for (size_t j = h & mask;; j = (j + 1) & mask) {
+		struct run_slot *s = &p->run_table[j];
+		if (!s->id)
+			return s;
+		const struct stack_run *run = &p->runs[s->id];
+		if (s->hash == (uint32_t)h && run->depth == depth &&
+		    memcmp(p->pool + run->off, frames, depth * sizeof(*frames)) == 0)
+			return s;
+	}
+}
+
+static int grow_run_table(struct sw_profile *p)
+{
+	size_t cap = p->run_table_cap ? p->run_table_cap * 2 : 4096;
+	struct run_slot *t = calloc(cap, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->run_table_cap; i++) {
+		struct run_slot s = p->run_table[i];
+		if (!s.id)
+			continue;
+		size_t j = s.hash & (cap - 1); /* a table has at most 2^32 slots */
+		while (t[j].id)
+			j = (j + 1) & (cap - 1);
+		t[j] = s;
+	}
+	free(p->run_table);
+	p->run_table = t;
+	p->run_table_cap = cap;
+	return 0;
+}
+
+/*
+ * Adds frames[0..depth) to the pool as a new stack in slot s: 1 when done,
+ * 0 when the pool is full (the trie takes the stack).  Room in the table
+ * is reserved.
+ */
+static int run_add(struct sw_profile *p, struct run_slot *s, uint64_t h, const uint32_t *frames,
+		   size_t depth)
 {
 	if (p->pool_len + depth > SW_TREE_POOL_MAX)
-		return UINT64_MAX;
+		return 0;
 	if (p->pool_len + depth > p->pool_cap) {
 		size_t cap = p->pool_cap ? p->pool_cap : 4096;
 		while (cap < p->pool_len + depth)
 			cap *= 2;
 		uint32_t *n = realloc(p->pool, cap * sizeof(*n));
 		if (!n)
-			return UINT64_MAX;
+			return -ENOMEM;
 		p->pool = n;
 		p->pool_cap = cap;
 	}
-	uint64_t off = p->pool_len;
-	memcpy(p->pool + off, frames, depth * sizeof(*frames));
+	if (p->nruns == p->runs_cap) {
+		size_t cap = p->runs_cap * 2;
+		struct stack_run *n = realloc(p->runs, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		p->runs = n;
+		p->runs_cap = cap;
+	}
+	uint32_t id = (uint32_t)p->nruns++;
+	p->runs[id] = (struct stack_run){(uint32_t)p->pool_len, (uint32_t)depth};
+	memcpy(p->pool + p->pool_len, frames, depth * sizeof(*frames));
 	p->pool_len += depth;
-	return off;
-}
-
-static size_t path_index(const struct sw_profile *p, uint32_t leaf)
-{
-	size_t j = mix64(leaf) & (p->paths_cap - 1);
-	while (p->paths[j].leaf && p->paths[j].leaf != leaf)
-		j = (j + 1) & (p->paths_cap - 1);
-	return j;
-}
-
-const uint32_t *sw_profile_path(const struct sw_profile *p, uint32_t leaf, size_t *ret_depth)
-{
-	if (!p->paths_cap || !leaf)
-		return NULL;
-	const struct path_slot *s = &p->paths[path_index(p, leaf)];
-	if (!s->leaf)
-		return NULL;
-	*ret_depth = s->depth;
-	return p->pool + s->pool_off;
-}
-
-/* Notes where the pool holds leaf's frames; failing to is harmless (builds walk the trie). */
-static void path_add(struct sw_profile *p, uint32_t leaf, uint64_t off, size_t depth)
-{
-	if (off == UINT64_MAX)
-		return;
-	if (p->npaths * 2 >= p->paths_cap) {
-		size_t cap = p->paths_cap ? p->paths_cap * 2 : 1024;
-		struct path_slot *t = calloc(cap, sizeof(*t)), *old = p->paths;
-		if (!t)
-			return;
-		size_t old_cap = p->paths_cap;
-		p->paths = t;
-		p->paths_cap = cap;
-		for (size_t i = 0; i < old_cap; i++)
-			if (old[i].leaf)
-				p->paths[path_index(p, old[i].leaf)] = old[i];
-		free(old);
-	}
-	struct path_slot *s = &p->paths[path_index(p, leaf)];
-	if (s->leaf)
-		return;
-	*s = (struct path_slot){leaf, (uint32_t)depth, off};
-	p->npaths++;
-}
-
-/* The pool's copy of leaf's frames: the one there, or a new one. */
-static uint64_t leaf_frames(struct sw_profile *p, uint32_t leaf, const uint32_t *frames,
-			    size_t depth)
-{
-	if (p->paths_cap) {
-		const struct path_slot *s = &p->paths[path_index(p, leaf)];
-		if (s->leaf)
-			return s->pool_off;
-	}
-	uint64_t off = pool_put(p, frames, depth);
-	path_add(p, leaf, off, depth);
-	return off;
-}
-
-/* Remembers a whole stack while the pool has room; failing to is harmless. */
-static void whole_add(struct sw_profile *p, uint64_t h, const uint32_t *frames, size_t depth,
-		      uint32_t leaf)
-{
-	if (depth == 0)
-		return;
-	if (p->nwhole * 2 >= p->whole_cap) {
-		size_t cap = p->whole_cap ? p->whole_cap * 2 : 1024;
-		struct whole_slot *t = calloc(cap, sizeof(*t));
-		if (!t)
-			return;
-		for (size_t i = 0; i < p->whole_cap; i++) {
-			if (!p->whole[i].depth)
-				continue;
-			size_t j = p->whole[i].hash & (cap - 1);
-			while (t[j].depth)
-				j = (j + 1) & (cap - 1);
-			t[j] = p->whole[i];
-		}
-		free(p->whole);
-		p->whole = t;
-		p->whole_cap = cap;
-	}
-	uint64_t off = leaf_frames(p, leaf, frames, depth);
-	if (off == UINT64_MAX)
-		return;
-	struct whole_slot *w = whole_find(p, h, frames, depth);
-	*w = (struct whole_slot){h, off, leaf, (uint32_t)depth};
-	p->nwhole++;
+	*s = (struct run_slot){id, (uint32_t)h};
+	return 1;
 }
 
 int sw_profile_stack_id(struct sw_profile *p, const uint32_t *frames, size_t depth, uint32_t *ret)
 {
-	/*
-	 * its callers remember their stacks: the whole-stack cache would only
-	 * repeat that; the leaf's frames are kept for tree builds
-	 */
 	if (depth > SW_TREE_MAX_DEPTH)
 		return -EINVAL;
 	if (!depth) {
 		*ret = 0;
 		return 0;
 	}
-	int r = stack_of(p, frames, depth, ret);
-	if (r >= 0)
-		leaf_frames(p, *ret, frames, depth);
-	return r;
-}
-
-/* The same through the whole-stack cache, for callers that do not remember stacks. */
-static int cached_stack_id(struct sw_profile *p, const uint32_t *frames, size_t depth,
-			   uint32_t *ret)
-{
-	if (depth > SW_TREE_MAX_DEPTH)
-		return -EINVAL;
-	if (!depth) {
-		*ret = 0;
-		return 0;
-	}
-	uint64_t h = hash_frames(frames, depth);
-	struct whole_slot *w = whole_find(p, h, frames, depth);
-	if (w && w->depth) {
-		*ret = w->leaf;
-		return 0;
-	}
-	int r = stack_of(p, frames, depth, ret);
+	uint64_t h;
+	int r = hash_stack(p, frames, depth, &h);
 	if (r < 0)
 		return r;
-	whole_add(p, h, frames, depth, *ret);
+	/* the table stays at most half full: a new stack's slot is then free */
+	if ((p->nruns + 1) * 2 >= p->run_table_cap && (r = grow_run_table(p)) < 0)
+		return r;
+	struct run_slot *s = run_find(p, h, frames, depth);
+	if (!s->id && (r = run_add(p, s, h, frames, depth)) == 0) {
+		/* the pool is full: the trie shares the prefixes of what is left */
+		uint32_t id;
+		if ((r = stack_of(p, frames, depth, &id)) < 0)
+			return r;
+		*ret = SW_STACK_TRIE | id;
+		return 0;
+	}
+	if (r < 0)
+		return r;
+	*ret = s->id;
 	return 0;
+}
+
+/* Whether stack names a stack of the profile. */
+static bool stack_known(const struct sw_profile *p, uint32_t stack)
+{
+	if (stack & SW_STACK_TRIE)
+		return (stack & ~SW_STACK_TRIE) && (stack & ~SW_STACK_TRIE) < p->nstacks;
+	return stack < p->nruns;
+}
+
+const uint32_t *sw_profile_path(const struct sw_profile *p, uint32_t stack, size_t *ret_depth)
+{
+	if (!stack || (stack & SW_STACK_TRIE))
+		return NULL;
+	*ret_depth = p->runs[stack].depth;
+	return p->pool + p->runs[stack].off;
 }
 
 int sw_tree_stall_add_stack(struct sw_profile *p, struct sw_tree_stall *s, uint32_t thread,
 			    uint32_t stack, uint64_t weight)
 {
-	if (thread >= s->nthreads || stack >= p->nstacks)
+	if (thread >= s->nthreads || !stack_known(p, stack))
 		return -EINVAL;
 	if (s->samples_dropped)
 		return -ESTALE;
@@ -1062,13 +1081,20 @@ int sw_tree_stall_add_sample(struct sw_profile *p, struct sw_tree_stall *s, uint
 	if (depth > SW_TREE_MAX_DEPTH || thread >= s->nthreads)
 		return -EINVAL;
 	uint32_t stack;
-	int r = cached_stack_id(p, frames, depth, &stack);
+	int r = sw_profile_stack_id(p, frames, depth, &stack);
 	return r < 0 ? r : sw_tree_stall_add_stack(p, s, thread, stack, weight);
 }
 
 size_t sw_profile_stack(const struct sw_profile *p, uint32_t stack, uint32_t *frames, size_t max)
 {
 	size_t depth = 0;
+	const uint32_t *path = sw_profile_path(p, stack, &depth);
+	if (path) {
+		if (depth <= max)
+			memcpy(frames, path, depth * sizeof(*frames));
+		return depth;
+	}
+	stack &= ~SW_STACK_TRIE;
 	for (uint32_t s = stack; s; s = p->stacks[s].parent)
 		depth++;
 	if (depth > max)

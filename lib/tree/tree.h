@@ -4,7 +4,7 @@
  *
  * A profile (struct sw_profile) holds everything a run produced, in a form
  * that knows nothing of the wire, the symbolicator or MetricKit: interned
- * images and frames, the distinct stacks (a trie of frames, root to leaf),
+ * images and frames, the distinct stacks (each a run of frames, root to leaf),
  * and the stalls with their threads and weighted samples.  Adapters fill it
  * (report.c from recordings and live streams, metrickit.c from MetricKit
  * JSON); renderers read it.
@@ -128,7 +128,7 @@ struct sw_tree_stall_info {
 };
 
 struct sw_tree_sample {
-	uint32_t stack;  /* leaf of the stack in the profile's trie, 0: empty stack */
+	uint32_t stack;  /* the profile's stack (sw_profile_stack_id()), 0: empty stack */
 	uint32_t thread; /* index into the stall's threads */
 	uint64_t weight; /* ns, or a count for counts_only stalls */
 };
@@ -212,15 +212,15 @@ int sw_tree_stall_add_sample(struct sw_profile *p, struct sw_tree_stall *s, uint
 
 /*
  * The same in two steps, for callers that meet one stack many times and
- * remember what it became: the trie leaf of frames[0..depth) (interned
- * once; 0 for the empty stack), then one sample of that leaf.
+ * remember what it became: the stack id of frames[0..depth) (interned
+ * once; 0 for the empty stack), then one sample of that stack.
  */
 int sw_profile_stack_id(struct sw_profile *p, const uint32_t *frames, size_t depth, uint32_t *ret);
 int sw_tree_stall_add_stack(struct sw_profile *p, struct sw_tree_stall *s, uint32_t thread,
 			    uint32_t stack, uint64_t weight);
 
 /*
- * The frames of a stack from the profile's trie, root first, into
+ * The frames of a stack of the profile, root first, into
  * frames[0..max).  Returns the depth; when it exceeds max nothing is written.
  */
 size_t sw_profile_stack(const struct sw_profile *p, uint32_t stack, uint32_t *frames, size_t max);
