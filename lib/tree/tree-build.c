@@ -554,9 +554,18 @@ static int split(struct builder *b, const struct task *tk)
 	size_t nk = 0, nseen = 0;
 	for (size_t i = tk->lo; i < tk->hi; i++) {
 		const struct item *it = &b->items[i];
-		/* the items' stacks lie anywhere: fetch a few ahead */
+		/*
+		 * The items' stacks lie anywhere: fetch a few ahead, and the
+		 * frame's function and slot for those half as far, whose frames
+		 * are in by then.
+		 */
 		if (i + PREFETCH < tk->hi)
 			__builtin_prefetch(b->items[i + PREFETCH].path + d);
+		if (i + PREFETCH / 2 < tk->hi) {
+			uint32_t ahead = b->items[i + PREFETCH / 2].path[d];
+			__builtin_prefetch(&p->frame_fid[ahead]);
+			__builtin_prefetch(&b->frame_slot[ahead]);
+		}
 		uint32_t f = it->path[d], fid = p->frame_fid[f];
 		uint32_t k = b->fid_kid[fid];
 		if (!k) {
