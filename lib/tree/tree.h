@@ -46,7 +46,7 @@
 /* Ceilings on what outside input can grow. */
 #define SW_TREE_MAX_DEPTH   8192u      /* frames per sample, inline frames included */
 #define SW_TREE_MAX_FRAMES  (1u << 24) /* distinct frames in a profile */
-#define SW_TREE_MAX_STACKS  (1u << 26) /* distinct stack prefixes in a profile */
+#define SW_TREE_MAX_STACKS  (1u << 26) /* distinct stack prefixes in the trie, and tree nodes */
 #define SW_TREE_MAX_STALLS  (1u << 20)
 #define SW_TREE_MAX_IMAGES  65536u
 #define SW_TREE_MAX_THREADS 4096u
