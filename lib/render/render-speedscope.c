@@ -47,7 +47,7 @@ struct sw_speedscope {
 	struct sw_buf frames; /* the shared frames' JSON */
 	bool any_profile;
 	/*
-	 * Each distinct stack's sample text ("[0,3,7]") once written, by trie
+	 * Each distinct stack's sample text ("[0,3,7]") once written, by profile
 	 * stack: a recording repeats its stacks many times, and rewriting and
 	 * naming the frames of every sample again cost most of the time.
 	 */
@@ -150,7 +150,7 @@ static int canonical(struct sw_speedscope *c, uint32_t frame, uint32_t *ret)
 	return 0;
 }
 
-/* The slot of a trie stack in the cache of sample texts; NULL when out of memory. */
+/* The slot of a profile stack in the cache of sample texts; NULL when out of memory. */
 static struct stack_slot *stack_slot(struct sw_speedscope *c, uint32_t stack)
 {
 	if (c->nstacks * 2 >= c->stacks_cap) {

@@ -21,7 +21,7 @@
 
 #define MAX_MISSING_TEXT 8192
 /*
- * Raw stacks remembered with the profile stack (trie leaf) they became, so
+ * Raw stacks remembered with the profile stack (its id) they became, so
  * a stack seen again costs one hash and one compare instead of an image
  * search and an address lookup per frame and a second hash of its frame
  * ids: at most this many raw frames (8 bytes each).  Past it, stacks take
@@ -541,7 +541,7 @@ static void memo_add(struct sw_report *r, size_t j, uint64_t h, const struct sw_
 	r->nmemo++;
 }
 
-/* Converts a sample's stack to the profile's stack (trie leaf). */
+/* Converts a sample's stack to the profile's stack (its id). */
 static int convert_leaf(struct sw_report *r, const struct sw_stalls *c,
 			const struct sw_stall_sample *smp, uint32_t *ret)
 {

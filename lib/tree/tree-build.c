@@ -407,7 +407,7 @@ static int make_item(struct builder *b, const struct agg *a, struct item *ret)
 	}
 	bool rewrites = o->invert || o->hide_system || o->flatten_recursion;
 	if (!path || rewrites) {
-		/* a copy: walked from the trie, or to rewrite in place */
+		/* a copy: walked from the trie (past the pool), or to rewrite in place */
 		if (!path)
 			depth = sw_profile_stack(p, a->stack, NULL, 0);
 		if (depth > SW_TREE_MAX_DEPTH)

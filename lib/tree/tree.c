@@ -801,10 +801,11 @@ static int reserve_last(struct sw_profile *p, size_t depth)
 }
 
 /*
- * The trie leaf of frames[0..depth), reusing the previous sample's prefix.
- * The walk below it looks a level up while slots a few levels deeper are
- * fetched, and the stacks their first slots name: most levels then find
- * their stack in the cache.
+ * The trie leaf of frames[0..depth) (frames of p: hash_stack() checked
+ * them), reusing the previous trie stack's prefix.  The walk below it
+ * looks a level up while slots a few levels deeper are fetched, and the
+ * stacks their first slots name: most levels then find their stack in the
+ * cache.
  */
 static int stack_of(struct sw_profile *p, const uint32_t *frames, size_t depth, uint32_t *ret)
 {
@@ -814,11 +815,6 @@ static int stack_of(struct sw_profile *p, const uint32_t *frames, size_t depth, 
 	size_t i = 0;
 	while (i < depth && i < p->last_depth && frames[i] == p->last_frames[i])
 		i++;
-	for (size_t k = i; k < depth; k++)
-		if (frames[k] >= p->nframes) {
-			p->last_depth = 0;
-			return -EINVAL;
-		}
 	if ((r = reserve_stacks(p, depth - i)) < 0) {
 		p->last_depth = 0;
 		return r;
