@@ -3,7 +3,11 @@
  * bounded-cost tests (issues 17 and 11): a fixed seed, so the same
  * arguments always give the same bytes.
  *
- *   gen-recording OUT.swtrace [SAMPLES [STACKS [DEPTH [IMAGES [PER-STALL]]]]]
+ *   gen-recording [--whole] OUT.swtrace [SAMPLES [STACKS [DEPTH [IMAGES [PER-STALL]]]]]
+ *
+ * The samples go through the recording's stack table, as `record` writes
+ * them; with --whole, each stack is written as an agent sends it (whole, or
+ * against the thread's previous one), as recordings were before the table.
  *
  * Defaults: 1,000,000 samples of 64 frames over 100,000 distinct stacks in
  * 20 images, in stalls of 10,000 samples.  Stacks branch off earlier ones
@@ -35,15 +39,22 @@ static uint64_t site(uint32_t nimages)
 	return 0x7f0000000000ull + image * 0x1000000 + func * 0x400 + 0x10 + s * 0x20;
 }
 
-static int emit(struct sw_recording_writer *w, struct sw_wire_encoder *enc,
-		const struct sw_wire_msg *m)
+static bool whole;
+
+/* Written the way `record` writes what an agent sends, or as sent (--whole). */
+static int emit(struct sw_recording_writer *w, const struct sw_wire_msg *m)
 {
+	static struct sw_wire_encoder enc;
 	static uint8_t buf[SW_WIRE_MAX_MESSAGE];
-	int n = sw_wire_encode(enc, buf, sizeof(buf), m);
+	if (!whole)
+		return sw_recording_writer_message(w, m, NULL, 0);
+	if (m->type == SW_MSG_HELLO)
+		sw_wire_encoder_reset(&enc);
+	int n = sw_wire_encode(&enc, buf, sizeof(buf), m);
 	return n < 0 ? n : sw_recording_writer_write(w, buf, (size_t)n);
 }
 
-static int header(struct sw_recording_writer *w, struct sw_wire_encoder *enc, uint32_t nimages)
+static int header(struct sw_recording_writer *w, uint32_t nimages)
 {
 	struct sw_wire_msg m = {.type = SW_MSG_HELLO,
 				.hello = {.protocol = SW_WIRE_PROTOCOL,
@@ -61,7 +72,7 @@ static int header(struct sw_recording_writer *w, struct sw_wire_encoder *enc, ui
 						     .threshold_ms = 250,
 						     .interval_us = 1000,
 						     .max_depth = 512}}};
-	int e = emit(w, enc, &m);
+	int e = emit(w, &m);
 	for (uint32_t i = 0; i < nimages && e >= 0; i++) {
 		char path[64];
 		snprintf(path, sizeof(path),
@@ -77,17 +88,22 @@ static int header(struct sw_recording_writer *w, struct sw_wire_encoder *enc, ui
 			      .arch = "x86_64"}};
 		for (int k = 0; k < 20; k++)
 			m.image.id[k] = (uint8_t)(i * 31 + k);
-		e = emit(w, enc, &m);
+		e = emit(w, &m);
 	}
 	return e;
 }
 
 int main(int argc, char **argv)
 {
+	if (argc > 1 && strcmp(argv[1], "--whole") == 0) {
+		whole = true;
+		argv++;
+		argc--;
+	}
 	if (argc < 2 || argc > 7) {
-		fprintf(
-		    stderr,
-		    "usage: gen-recording OUT [SAMPLES [STACKS [DEPTH [IMAGES [PER-STALL]]]]]\n");
+		fprintf(stderr,
+			"usage: gen-recording [--whole] OUT [SAMPLES [STACKS [DEPTH [IMAGES "
+			"[PER-STALL]]]]]\n");
 		return 2;
 	}
 	size_t nsamples = argc > 2 ? strtoull(argv[2], NULL, 10) : 1000000;
@@ -120,9 +136,7 @@ int main(int argc, char **argv)
 			sw_error_str(&err));
 		return 1;
 	}
-	static struct sw_wire_encoder enc;
-	sw_wire_encoder_reset(&enc);
-	int e = header(w, &enc, nimages);
+	int e = header(w, nimages);
 	uint64_t frames[SW_WIRE_MAX_FRAMES];
 	uint64_t t = 1000000000;
 	for (size_t i = 0; i < nsamples && e >= 0; i++) {
@@ -131,7 +145,7 @@ int main(int argc, char **argv)
 			struct sw_wire_msg b = {
 			    .type = SW_MSG_STALL_BEGIN,
 			    .stall_begin = {.stall_id = id, .thread_id = 1, .start_time = t}};
-			e = emit(w, &enc, &b);
+			e = emit(w, &b);
 		}
 		size_t k = i % 10 == 0
 			       ? (i / 10) % nstacks
@@ -151,7 +165,7 @@ int main(int argc, char **argv)
 						   .depth = depth,
 						   .frames = frames}};
 		if (e >= 0)
-			e = emit(w, &enc, &m);
+			e = emit(w, &m);
 		if (e >= 0 && (i + 1 == nsamples || (i + 1) % per_stall == 0)) {
 			uint64_t n = i % per_stall + 1;
 			struct sw_wire_msg end = {.type = SW_MSG_STALL_END,
@@ -160,7 +174,7 @@ int main(int argc, char **argv)
 								.duration_ns = n * 1000000,
 								.cpu_ns = n * 1000000,
 								.samples = n}};
-			e = emit(w, &enc, &end);
+			e = emit(w, &end);
 		}
 	}
 	free(stacks);

@@ -214,7 +214,7 @@ int sw_watch_stream(struct sw_session *s, const struct sw_watch_options *o, bool
 			const uint8_t *raw;
 			size_t len;
 			sw_session_raw(s, &raw, &len);
-			int w = sw_recording_writer_write(rec, raw, len);
+			int w = sw_recording_writer_message(rec, &m, raw, len);
 			if (w < 0) {
 				status = sw_cli_fail(SW_FAIL_OUTPUT, w, "cannot write '%s': %s",
 						     o->output, strerror(-w));

@@ -139,6 +139,8 @@ def msg(kind, body):
 
 
 RECORDING_HEADER = b"SWTRACE\0" + struct.pack("<HHI", 1, 16, 0)
+# format version 2: samples may add to and name the recording's stack table
+RECORDING_HEADER_TABLE = b"SWTRACE\0" + struct.pack("<HHI", 2, 16, 0)
 BASE = 0x400000
 
 
@@ -189,6 +191,31 @@ def m_sample_ref(sid, t, tid, frames, shared, prev):
         body += sleb(f - base)
         last = f
     return msg(6, body)
+
+
+class StackTable:
+    """The writer's side of a version 2 recording's stack table (stallwatch-format(5))."""
+
+    def __init__(self):
+        self.entries = {}
+
+    def m_sample(self, sid, tid, frames, time):
+        """frames leaf first: named when the table has them, else whole and added."""
+        key = tuple(frames)
+        head = uleb(sid) + uleb(time) + uleb(tid)
+        if key in self.entries:
+            return msg(6, head + uleb(0x2000) + uleb(len(frames)) + uleb(self.entries[key]))
+        self.entries[key] = len(self.entries)
+        body = head + uleb(0x1000) + uleb(len(frames))
+        last = 0
+        for f in frames:
+            body += sleb(f - last)
+            last = f
+        return msg(6, body)
+
+
+def m_image_removed(index):
+    return msg(3, uleb(index))
 
 
 def m_hint(image, offset, name=None, size=4):

@@ -1,7 +1,8 @@
 /*
  * Tests of .swtrace recordings: write and read back, a cut at every byte
  * yields every whole message before it plus a warning, and bad headers give
- * errors that say what is wrong.
+ * errors that say what is wrong.  Samples written through the stack table
+ * read back as they were sent, cut or whole, before and past its room.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include "wire/recording.h"
+#include "wire/stalls.h"
 #include "test.h"
 
 static char dir[] = "/tmp/sw-test-recording-XXXXXX";
@@ -252,6 +254,217 @@ static void test_bad_headers(void)
 	CHECK_INT(read_recording("/nonexistent/x.swtrace", &warning, &err), -ENOENT);
 }
 
+/*
+ * What a table recording holds: two connections of three threads whose
+ * samples draw on eight stacks (one elided, one empty), each thread adding
+ * several, the second connection naming stacks the first added.
+ */
+#define TABLE_MSGS 64
+static struct sw_wire_msg table_msgs[TABLE_MSGS];
+static uint64_t table_frames[8][12];
+static uint32_t table_depth[8] = {12, 9, 12, 3, 5, 12, 7, 0};
+
+static size_t make_table_msgs(void)
+{
+	for (int k = 0; k < 8; k++)
+		for (uint32_t i = 0; i < table_depth[k]; i++)
+			table_frames[k][i] = 0x7f0000001000 + 0x100 * (uint64_t)(i + k * (i < 2));
+	size_t n = 0;
+	for (int conn = 0; conn < 2; conn++) {
+		table_msgs[n++] =
+		    (struct sw_wire_msg){.type = SW_MSG_HELLO,
+					 .hello = {.protocol = SW_WIRE_PROTOCOL, .pid = 42 + conn}};
+		table_msgs[n++] = (struct sw_wire_msg){
+		    .type = SW_MSG_STALL_BEGIN, .stall_begin = {.stall_id = 1, .thread_id = 1}};
+		for (int i = 0; i < 20; i++) {
+			int k = conn ? (i * 7 + 3) % 4 : (i * 3) % 8;
+			struct sw_wire_sample s = {.stall_id = 1,
+						   .time = (uint64_t)(conn * 100 + i),
+						   .thread_id = 1 + (uint64_t)(i % 3),
+						   .thread_name = i % 3 ? "worker" : "main",
+						   .depth = table_depth[k],
+						   .frames = table_frames[k]};
+			if (k == 2) {
+				s.flags = SW_SAMPLE_ELIDED;
+				s.elided = 500;
+				s.elided_at = 6;
+			}
+			table_msgs[n++] = (struct sw_wire_msg){.type = SW_MSG_SAMPLE, .sample = s};
+		}
+		table_msgs[n++] = (struct sw_wire_msg){
+		    .type = SW_MSG_STALL_END, .stall_end = {.stall_id = 1, .end_time = 99}};
+	}
+	return n;
+}
+
+/* Writes the messages through the table, or encoded as the agent sends them (raw). */
+static void write_table_recording(const char *p, size_t n, bool raw)
+{
+	struct sw_recording_writer *w;
+	struct sw_error err = {0};
+	CHECK_INT(sw_recording_writer_open(p, &w, &err), 0);
+	static struct sw_wire_encoder enc;
+	static uint8_t buf[65536];
+	for (size_t i = 0; i < n; i++) {
+		if (table_msgs[i].type == SW_MSG_HELLO)
+			sw_wire_encoder_reset(&enc);
+		int len = sw_wire_encode(&enc, buf, sizeof(buf), &table_msgs[i]);
+		CHECK(len > 0);
+		CHECK_INT(raw ? sw_recording_writer_write(w, buf, (size_t)len)
+			      : sw_recording_writer_message(w, &table_msgs[i], buf, (size_t)len),
+			  0);
+	}
+	CHECK_INT(sw_recording_writer_close(w, &err), 0);
+}
+
+/*
+ * Reads p back, checking each message against table_msgs; returns the
+ * messages read (-1 at the first that differs) and counts the samples that
+ * added to the table and named it.
+ */
+static int read_table_recording(const char *p, int *adds, int *names, const char **warning)
+{
+	struct sw_recording *rec;
+	struct sw_error err = {0};
+	*adds = *names = 0;
+	if (sw_recording_open(p, &rec, &err) < 0)
+		return -1;
+	struct sw_wire_msg m;
+	int count = 0, r;
+	while ((r = sw_recording_next(rec, &m, &err)) == 1) {
+		const struct sw_wire_msg *want = &table_msgs[count];
+		if (m.type != want->type)
+			break;
+		if (m.type == SW_MSG_SAMPLE) {
+			const struct sw_wire_sample *a = &m.sample, *b = &want->sample;
+			if (a->time != b->time || a->thread_id != b->thread_id ||
+			    a->depth != b->depth || a->flags != b->flags ||
+			    a->elided != b->elided || a->elided_at != b->elided_at ||
+			    strcmp(a->thread_name, b->thread_name) ||
+			    memcmp(a->frames, b->frames, a->depth * sizeof(*a->frames)))
+				break;
+			*adds += a->table_add;
+			*names += a->table && !a->table_add;
+		}
+		count++;
+	}
+	*warning = sw_recording_warning(rec) ? "warned" : NULL;
+	sw_recording_free(rec);
+	return r == 0 ? count : -1;
+}
+
+static void test_table(void)
+{
+	size_t n = make_table_msgs();
+	char raw_path[300], cut_path[300];
+	snprintf(raw_path, sizeof(raw_path), "%s/raw.swtrace", dir);
+	snprintf(cut_path, sizeof(cut_path), "%s/tcut.swtrace", dir);
+	write_table_recording(path, n, false);
+	write_table_recording(raw_path, n, true);
+
+	/* seven stacks added once each (not the empty one), the 31 other samples with frames name
+	 * them */
+	int adds, names;
+	const char *warning;
+	CHECK_INT(read_table_recording(path, &adds, &names, &warning), (int)n);
+	CHECK_INT(adds, 7);
+	CHECK_INT(names, 31);
+	CHECK(warning == NULL);
+	size_t len, raw_len;
+	read_file(raw_path, &raw_len);
+	CHECK_INT(read_table_recording(raw_path, &adds, &names, &warning), (int)n);
+	CHECK_INT(adds + names, 0);
+	uint8_t *data = read_file(path, &len);
+	CHECK(len < raw_len);
+
+	/* cut anywhere: every whole message before the cut, each as it was sent */
+	uint8_t *copy = malloc(len);
+	memcpy(copy, data, len);
+	int previous = 0, bad = 0;
+	for (size_t cut = SW_RECORDING_HEADER_SIZE; cut <= len; cut++) {
+		write_file(cut_path, copy, cut);
+		int got = read_table_recording(cut_path, &adds, &names, &warning);
+		if (got < previous || got > previous + 1 || (cut == len) != (got == (int)n))
+			bad++;
+		previous = got;
+	}
+	CHECK_INT(bad, 0);
+
+	/* the collector keeps a stack's frames past the samples that follow it */
+	struct sw_recording *rec;
+	struct sw_stalls *c;
+	struct sw_error err = {0};
+	CHECK_INT(sw_recording_open(path, &rec, &err), 0);
+	CHECK_INT(sw_stalls_new(&c), 0);
+	struct sw_wire_msg m;
+	const struct sw_stall *st;
+	int stalls = 0, wrong = 0;
+	for (size_t i = 0; sw_recording_next(rec, &m, &err) == 1; i++) {
+		if (sw_stalls_feed(c, &m, &st) != 1)
+			continue;
+		stalls++;
+		CHECK_INT(st->nsamples, 20);
+		for (size_t k = 0; k < st->nsamples && k < 20; k++) {
+			const struct sw_wire_sample *want = &table_msgs[i - 20 + k].sample;
+			wrong += st->sample[k].depth != want->depth ||
+				 memcmp(st->sample[k].frames, want->frames,
+					want->depth * sizeof(*want->frames));
+		}
+	}
+	CHECK_INT(stalls, 2);
+	CHECK_INT(wrong, 0);
+	sw_stalls_free(c);
+	sw_recording_free(rec);
+	free(copy);
+}
+
+/* Past the table's room, new stacks go whole and the table's stay named. */
+static void test_table_full(void)
+{
+	struct sw_recording_writer *w;
+	struct sw_error err = {0};
+	CHECK_INT(sw_recording_writer_open(path, &w, &err), 0);
+	static uint64_t frames[SW_WIRE_MAX_FRAMES];
+	uint32_t full = SW_WIRE_TABLE_MAX_FRAMES / SW_WIRE_MAX_FRAMES;
+	/* stacks 0 .. full - 1 fill it, then 0 is named, full and full + 1 find no room */
+	uint32_t after[] = {0, full, full + 1, 0, full};
+	struct sw_wire_msg hello = {.type = SW_MSG_HELLO, .hello = {.protocol = SW_WIRE_PROTOCOL}};
+	CHECK_INT(sw_recording_writer_message(w, &hello, NULL, 0), 0);
+	for (uint32_t i = 0; i < full + 5; i++) {
+		uint32_t k = i < full ? i : after[i - full];
+		for (uint32_t d = 0; d < SW_WIRE_MAX_FRAMES; d++)
+			frames[d] = 0x400000 + 16 * (uint64_t)d + k;
+		struct sw_wire_msg m = {.type = SW_MSG_SAMPLE,
+					.sample = {.stall_id = 1,
+						   .time = k,
+						   .thread_id = 1,
+						   .depth = SW_WIRE_MAX_FRAMES,
+						   .frames = frames}};
+		CHECK_INT(sw_recording_writer_message(w, &m, NULL, 0), 0);
+	}
+	CHECK_INT(sw_recording_writer_close(w, &err), 0);
+
+	struct sw_recording *rec;
+	CHECK_INT(sw_recording_open(path, &rec, &err), 0);
+	struct sw_wire_msg m;
+	uint32_t i = 0;
+	int wrong = 0;
+	while (sw_recording_next(rec, &m, &err) == 1) {
+		if (m.type != SW_MSG_SAMPLE)
+			continue;
+		uint32_t k = m.sample.time;
+		for (uint32_t d = 0; d < m.sample.depth; d++)
+			wrong += m.sample.frames[d] != 0x400000 + 16 * (uint64_t)d + k;
+		/* the entry, from 1: added while there is room, else none */
+		uint32_t want = k < full ? k + 1 : 0;
+		wrong += m.sample.table != want || m.sample.table_add != (i < full);
+		i++;
+	}
+	CHECK_INT(i, full + 5);
+	CHECK_INT(wrong, 0);
+	sw_recording_free(rec);
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir))
@@ -262,6 +475,8 @@ int main(void)
 	test_every_cut();
 	test_cut_counts();
 	test_bad_headers();
+	test_table();
+	test_table_full();
 	char cmd[400];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd) != 0)

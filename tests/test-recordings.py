@@ -203,6 +203,11 @@ def main():
     symbols = {f: Symbols(nm, os.path.join(bindir, f)) for f in sorted(os.listdir(bindir))}
     total = 0
     for name, want in sorted(manifest.items()):
+        with open(os.path.join(data, name), "rb") as f:
+            version = int.from_bytes(f.read(10)[8:10], "little")
+        # the -table ones are of format 2, written through the stack table
+        check(version == (2 if name.endswith("-table.swtrace") else 1),
+              "%s: recording format %d" % (name, version))
         stalls = check_ndjson(name, want, symbols)
         check_formats(name, stalls, want)
         total += len(want["stalls"])

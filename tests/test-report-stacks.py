@@ -9,7 +9,11 @@ agent's symbol hints), of depths 1 to 90, and near twins of them: the same
 stack but for one frame, the leaf, the root or one between, either in
 another function or at another call site of the same function.  Stalls draw
 from them with repeats, in different orders; images arrive between stalls
-and inside one (which starts the memory of raw stacks over).  What `report
+and inside one (which starts the memory of raw stacks over), and the
+program's image is replaced by another at the same address, whose names
+then hold.  The recording is written twice: with every stack whole (as the
+agent sends them) and through a stack table (format version 2, as `record`
+writes them), each time read to the same answers.  What `report
 --format folded` prints for each stall must be, line for line, the self
 weights counted here from the stacks written: one millisecond per sample;
 and the raw stacks `--format ndjson` prints for each stall (each stall's
@@ -25,8 +29,8 @@ import subprocess
 import sys
 import tempfile
 
-from swtest import (BASE, RECORDING_HEADER, check, failures, m_begin, m_end, m_hello, m_hint,
-                    m_image, m_sample)
+from swtest import (BASE, RECORDING_HEADER, RECORDING_HEADER_TABLE, StackTable, check,
+                    failures, m_begin, m_end, m_hello, m_hint, m_image, m_image_removed, m_sample)
 
 NFUNC = 24
 FUNC_SIZE = 0x40
@@ -59,10 +63,13 @@ def make_stacks(rng):
     return stacks + twins
 
 
-def write_recording(path, rng, stacks):
+def write_recording(path, rng, stacks, table):
+    sample = table.m_sample if table else lambda sid, tid, frames, time: m_sample(
+        sid, 0, tid, frames, time=time)
     body = m_hello() + m_image(0, BASE, 0x100000, "/nonexistent/app")
     body += b"".join(m_hint(0, func_offset(f), "fn_%02d" % f, FUNC_SIZE) for f in range(NFUNC))
     want, raw = {}, {}
+    prefix = "fn"
     for sid in range(1, 9):
         start = sid * 1000 * MS
         chosen = rng.sample(range(len(stacks)), 40)
@@ -70,15 +77,21 @@ def write_recording(path, rng, stacks):
         if sid == 5:
             # a library loaded between stalls: what was remembered starts over
             body += m_image(1, 0x7f0000000000, 0x10000, "/nonexistent/libone.so")
+        if sid == 7:
+            # the program replaced at its address: the stacks seen before are its now
+            body += m_image_removed(0) + m_image(3, BASE, 0x100000, "/nonexistent/app2")
+            body += b"".join(m_hint(3, func_offset(f), "gn_%02d" % f, FUNC_SIZE)
+                             for f in range(NFUNC))
+            prefix = "gn"
         body += m_begin(sid, 1, start)
         counts, raw_counts = collections.Counter(), collections.Counter()
         for k in range(n):
             s = stacks[rng.choice(chosen)]
-            counts[tuple("fn_%02d" % f for f, _ in s)] += 1
+            counts[tuple("%s_%02d" % (prefix, f) for f, _ in s)] += 1
             raw_counts[tuple("0x%x" % address(f, site) for f, site in reversed(s))] += 1
             # the wire's frames are leaf first
-            body += m_sample(sid, 0, 1, [address(f, site) for f, site in reversed(s)],
-                             time=start + (k + 1) * MS)
+            body += sample(sid, 1, [address(f, site) for f, site in reversed(s)],
+                           start + (k + 1) * MS)
             if sid == 6 and k == n // 2:
                 body += m_image(2, 0x7f1000000000, 0x10000, "/nonexistent/libtwo.so")
         body += m_end(sid, n, start + (n + 1) * MS, (n + 1) * MS)
@@ -93,11 +106,11 @@ def write_recording(path, rng, stacks):
     for k, frames in enumerate([lengths, lengths[::-1], ones, ones[::-1], lengths[5:9] + ones]):
         counts[tuple("0x%x" % a for a in reversed(frames))] += 1
         raw_counts[tuple("0x%x" % a for a in frames)] += 1
-        body += m_sample(sid, 0, 1, frames, time=start + (k + 1) * MS)
+        body += sample(sid, 1, frames, start + (k + 1) * MS)
     body += m_end(sid, 5, start + 6 * MS, 6 * MS)
     want[sid], raw[sid] = counts, raw_counts
     with open(path, "wb") as f:
-        f.write(RECORDING_HEADER + body)
+        f.write((RECORDING_HEADER_TABLE if table else RECORDING_HEADER) + body)
     return want, raw
 
 
@@ -127,28 +140,35 @@ def raw_stacks(stallwatch, path):
     return got
 
 
+def check_report(stallwatch, path, want, raw):
+    got = folded(stallwatch, path)
+    check(sorted(got) == sorted(want), "stalls %s, written %s" % (sorted(got), sorted(want)))
+    for sid, counts in sorted(want.items()):
+        expect = {names: n * MS // 1000 for names, n in counts.items()}
+        have = got.get(sid, {})
+        wrong = [(names, expect.get(names), have.get(names))
+                 for names in set(expect) | set(have) if expect.get(names) != have.get(names)]
+        check(not wrong, "stall #%d: %d of %d paths differ, e.g. %s" %
+              (sid, len(wrong), len(expect), sorted(wrong, key=str)[:2]))
+        print("stall #%d: %d samples on %d paths" % (sid, sum(counts.values()), len(expect)))
+    got_raw = raw_stacks(stallwatch, path)
+    for sid, counts in sorted(raw.items()):
+        check(got_raw.get(sid) == counts, "stall #%d: raw stacks %d distinct, written %d" %
+              (sid, len(got_raw.get(sid, {})), len(counts)))
+
+
 def main():
     stallwatch = sys.argv[1]
-    rng = random.Random(20261127)
-    stacks = make_stacks(rng)
     d = tempfile.mkdtemp(prefix="sw-report-stacks-")
     try:
-        path = os.path.join(d, "stacks.swtrace")
-        want, raw = write_recording(path, rng, stacks)
-        got = folded(stallwatch, path)
-        check(sorted(got) == sorted(want), "stalls %s, written %s" % (sorted(got), sorted(want)))
-        for sid, counts in sorted(want.items()):
-            expect = {names: n * MS // 1000 for names, n in counts.items()}
-            have = got.get(sid, {})
-            wrong = [(names, expect.get(names), have.get(names))
-                     for names in set(expect) | set(have) if expect.get(names) != have.get(names)]
-            check(not wrong, "stall #%d: %d of %d paths differ, e.g. %s" %
-                  (sid, len(wrong), len(expect), sorted(wrong, key=str)[:2]))
-            print("stall #%d: %d samples on %d paths" % (sid, sum(counts.values()), len(expect)))
-        got_raw = raw_stacks(stallwatch, path)
-        for sid, counts in sorted(raw.items()):
-            check(got_raw.get(sid) == counts, "stall #%d: raw stacks %d distinct, written %d" %
-                  (sid, len(got_raw.get(sid, {})), len(counts)))
+        for table in (None, StackTable()):
+            rng = random.Random(20261127)
+            stacks = make_stacks(rng)
+            path = os.path.join(d, "stacks.swtrace")
+            want, raw = write_recording(path, rng, stacks, table)
+            print("with%s a stack table: %d bytes" % ("" if table else "out",
+                                                     os.path.getsize(path)))
+            check_report(stallwatch, path, want, raw)
     finally:
         shutil.rmtree(d)
     print("%d failures" % len(failures))

@@ -1,7 +1,8 @@
 /*
  * Tests of the wire format: round trips of every message type, the sample
  * compression against previous stacks (several threads, evictions, names),
- * truncation at every byte offset, and hostile lengths and counts.
+ * truncation at every byte offset, hostile lengths and counts, and the
+ * stack table of recordings.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -10,6 +11,7 @@
 
 #include "util/error.h"
 #include "test.h"
+#include "wire/stalls.h"
 #include "wire/wire-private.h"
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
@@ -511,6 +513,152 @@ static void expect_error(const uint8_t *buf, size_t len, const char *needle)
 		fprintf(stderr, "  got: %s\n", sw_error_str(&err));
 }
 
+/* Encodes m with e and decodes it with d: the decoder's answer (the size, or an error). */
+static int table_trip(struct sw_wire_encoder *e, struct sw_wire_decoder *d,
+		      const struct sw_wire_msg *m, struct sw_wire_msg *out, struct sw_error *err)
+{
+	static uint8_t buf[SW_WIRE_MAX_MESSAGE];
+	int n = sw_wire_encode(e, buf, sizeof(buf), m);
+	CHECK(n > 0);
+	return n > 0 ? sw_wire_decode(d, buf, (size_t)n, 1000, out, err) : n;
+}
+
+/* A sample of tid with frames, adding (add) or naming table entry table, or neither (0). */
+static struct sw_wire_msg table_sample(uint64_t tid, const uint64_t *frames, uint32_t depth,
+				       uint32_t table, bool add)
+{
+	return (struct sw_wire_msg){.type = SW_MSG_SAMPLE,
+				    .sample = {.stall_id = 1,
+					       .time = 7,
+					       .thread_id = tid,
+					       .depth = depth,
+					       .frames = frames,
+					       .table = table,
+					       .table_add = add}};
+}
+
+/*
+ * Samples that add stacks to a recording's table and name them after, on
+ * several threads: each decodes to its frames, its entry and the entry's
+ * hash, and a thread's next stack is compressed against the entry it named.
+ */
+static void test_table(void)
+{
+	struct sw_wire_decoder *td;
+	CHECK_INT(sw_wire_decoder_new(&td), 0);
+	sw_wire_decoder_use_table(td);
+	static struct sw_wire_encoder e;
+	sw_wire_encoder_reset(&e);
+	uint64_t a[64], b[64], c[64];
+	uint32_t na = make_stack(a, 1), nb = make_stack(b, 2);
+	memcpy(c, a, sizeof(c));
+	c[0] += 4; /* a's caller, another line */
+	struct {
+		uint64_t tid;
+		const uint64_t *frames;
+		uint32_t depth, table;
+		bool add;
+	} steps[] = {
+	    {1, a, na, 1, true},  {2, b, nb, 2, true},  {2, a, na, 1, false},
+	    {2, c, na, 0, false}, {1, b, nb, 2, false}, {1, b, nb, 2, false},
+	    {3, a, na, 1, false}, {3, c, na, 3, true},  {2, c, na, 3, false},
+	};
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		struct sw_wire_msg m = table_sample(steps[i].tid, steps[i].frames, steps[i].depth,
+						    steps[i].table, steps[i].add),
+				   out;
+		struct sw_error err = {0};
+		int n = table_trip(&e, td, &m, &out, &err);
+		CHECK(n > 0);
+		if (n <= 0) {
+			fprintf(stderr, "step %zu: %s\n", i, sw_error_str(&err));
+			continue;
+		}
+		CHECK_INT(out.sample.depth, steps[i].depth);
+		CHECK(!memcmp(out.sample.frames, steps[i].frames, steps[i].depth * sizeof(a[0])));
+		CHECK_INT(out.sample.table, steps[i].table);
+		CHECK_INT(out.sample.table_add, steps[i].add);
+		CHECK_INT(out.sample.table_hash,
+			  steps[i].table ? sw_stalls_stack_hash(steps[i].frames, steps[i].depth)
+					 : 0);
+		CHECK_INT(out.sample.rest_len, 0);
+		/* a name costs a few bytes where the frames cost hundreds */
+		if (steps[i].table && !steps[i].add)
+			CHECK(n < 16);
+		/* the stack after an entry is sent as its difference from the entry */
+		if (i == 3)
+			CHECK(n < 24);
+	}
+
+	/* bytes a newer writer appended come back, and go out again */
+	static uint8_t buf[SW_WIRE_MAX_MESSAGE];
+	struct sw_wire_msg m = table_sample(1, a, na, 1, false), out;
+	m.sample.rest = (const uint8_t *)"\x05\x06\x07";
+	m.sample.rest_len = 3;
+	int n = sw_wire_encode(&e, buf, sizeof(buf), &m);
+	CHECK_INT(sw_wire_decode(td, buf, (size_t)n, 0, &out, NULL), n);
+	CHECK_INT(out.sample.rest_len, 3);
+	CHECK(out.sample.rest_len == 3 && !memcmp(out.sample.rest, "\x05\x06\x07", 3));
+	CHECK_INT(out.sample.table, 1);
+
+	/* outside a recording with a table, the same message is refused */
+	struct sw_error err = {0};
+	sw_wire_decoder_reset(dec);
+	CHECK_INT(sw_wire_decode(dec, buf, (size_t)n, 500, &out, &err), -EBADMSG);
+	CHECK(strstr(sw_error_str(&err), "stack table entry outside") != NULL);
+	CHECK(strstr(sw_error_str(&err), "offset 5") != NULL);
+
+	/* an entry not sent yet, and one whose depth is not the sample's */
+	m = table_sample(1, a, na, 9, false);
+	CHECK_INT(table_trip(&e, td, &m, &out, &err), -EBADMSG);
+	CHECK(strstr(sw_error_str(&err), "stack table entry out of range") != NULL);
+	m = table_sample(1, a, na - 1, 1, false);
+	CHECK_INT(table_trip(&e, td, &m, &out, &err), -EBADMSG);
+	CHECK(strstr(sw_error_str(&err), "frame count unlike") != NULL);
+
+	/* an entry named beside frames relative to the previous stack (flags 0x2200) */
+	m = table_sample(1, a, na, 1, false);
+	m.sample.thread_id = 5; /* one byte, like the stall and the time */
+	n = sw_wire_encode(&e, buf, sizeof(buf), &m);
+	CHECK_INT(buf[5] | buf[6] << 7, SW_SAMPLE_WIRE_TABLE_REF | 0x80);
+	buf[6] |= SW_SAMPLE_WIRE_REF >> 7;
+	CHECK_INT(sw_wire_decode(td, buf, (size_t)n, 0, &out, &err), -EBADMSG);
+	CHECK(strstr(sw_error_str(&err), "named beside frames") != NULL);
+	sw_wire_decoder_free(td);
+}
+
+/* A table takes SW_WIRE_TABLE_MAX_FRAMES frames and SW_WIRE_TABLE_MAX_STACKS stacks, no more. */
+static void test_table_limits(void)
+{
+	static uint64_t deep[SW_WIRE_MAX_FRAMES];
+	static struct sw_wire_encoder e;
+	struct sw_wire_decoder *td;
+	struct sw_wire_msg out;
+	struct sw_error err = {0};
+	for (int limit = 0; limit < 2; limit++) {
+		CHECK_INT(sw_wire_decoder_new(&td), 0);
+		sw_wire_decoder_use_table(td);
+		sw_wire_encoder_reset(&e);
+		uint32_t depth = limit == 0 ? SW_WIRE_MAX_FRAMES : 1;
+		uint32_t count = limit == 0 ? SW_WIRE_TABLE_MAX_FRAMES / SW_WIRE_MAX_FRAMES
+					    : SW_WIRE_TABLE_MAX_STACKS;
+		int bad = 0;
+		for (uint32_t i = 0; i < count; i++) {
+			for (uint32_t k = 0; k < depth; k++)
+				deep[k] = 0x400000 + k * 16 + i;
+			struct sw_wire_msg m = table_sample(1, deep, depth, i + 1, true);
+			if (table_trip(&e, td, &m, &out, &err) <= 0 || out.sample.table != i + 1)
+				bad++;
+		}
+		CHECK_INT(bad, 0);
+		deep[0] = 1;
+		struct sw_wire_msg m = table_sample(1, deep, 1, count + 1, true);
+		CHECK_INT(table_trip(&e, td, &m, &out, &err), -EBADMSG);
+		CHECK(strstr(sw_error_str(&err), "stack table past its limit") != NULL);
+		sw_wire_decoder_free(td);
+	}
+}
+
 static void test_hostile(void)
 {
 	/* length over the limit, and a length that does not end */
@@ -587,6 +735,8 @@ int main(void)
 	test_nospace();
 	test_truncation();
 	test_hostile();
+	test_table();
+	test_table_limits();
 	sw_wire_decoder_free(dec);
 	return sw_test_end();
 }

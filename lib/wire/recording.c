@@ -15,6 +15,7 @@
 
 #include "util/buf.h"
 #include "recording.h"
+#include "stalls.h"
 
 #define READ_CHUNK 65536
 
@@ -28,6 +29,7 @@ struct sw_recording {
 	size_t pos;
 	uint64_t window_offset; /* file offset of window.data[0] */
 	uint64_t msg_offset;
+	unsigned version; /* the header's */
 	struct sw_wire_decoder *dec;
 	char warning[160];
 };
@@ -39,11 +41,36 @@ struct sw_recording {
  */
 #define WRITER_BUF_MAX (256 * 1024)
 
+/*
+ * The writer's side of the stack table: each stack it added, found by its
+ * hash, its frames kept in blocks (freed with the writer).
+ */
+struct table_slot {
+	uint64_t hash;
+	const uint64_t *frames;
+	uint32_t depth;
+	uint32_t entry; /* from 1; 0: empty */
+};
+
+struct table_block {
+	struct table_block *next;
+	size_t used, cap;
+	uint64_t frames[];
+};
+
+#define TABLE_BLOCK (size_t)65536 /* frames: half a megabyte */
+
 struct sw_recording_writer {
 	int fd;
 	int error; /* first write error, -errno */
 	uint8_t *buf;
 	size_t len;
+	/* for sw_recording_writer_message(), allocated by its first call */
+	struct sw_wire_encoder *enc;
+	uint8_t *msg;
+	struct table_slot *slot;
+	size_t slots_cap, nentries, table_frames;
+	struct table_block *blocks;
 };
 
 static int write_all(int fd, const uint8_t *p, size_t len)
@@ -141,6 +168,7 @@ static int read_header(struct sw_recording *rec, struct sw_error *err)
 		skip -= want;
 	}
 	rec->window_offset = size;
+	rec->version = version;
 	return 0;
 }
 
@@ -167,6 +195,8 @@ static int open_fd(int fd, bool own_fd, const void *head, size_t head_len,
 		sw_error_set(err, r, "out of memory");
 	else
 		r = read_header(rec, err);
+	if (r >= 0 && rec->version >= 2)
+		sw_wire_decoder_use_table(rec->dec);
 	if (r < 0) {
 		sw_recording_free(rec);
 		return r;
@@ -321,6 +351,113 @@ int sw_recording_writer_write(struct sw_recording_writer *w, const void *data, s
 	return 0;
 }
 
+static int table_grow(struct sw_recording_writer *w)
+{
+	size_t cap = w->slots_cap ? w->slots_cap * 2 : 8192;
+	struct table_slot *t = calloc(cap, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < w->slots_cap; i++) {
+		if (!w->slot[i].entry)
+			continue;
+		size_t j = w->slot[i].hash & (cap - 1);
+		while (t[j].entry)
+			j = (j + 1) & (cap - 1);
+		t[j] = w->slot[i];
+	}
+	free(w->slot);
+	w->slot = t;
+	w->slots_cap = cap;
+	return 0;
+}
+
+/*
+ * The slot of the table's entry for s's stack, or of the empty slot where
+ * it would go; NULL: out of memory.
+ */
+static struct table_slot *table_find(struct sw_recording_writer *w, const struct sw_wire_sample *s,
+				     uint64_t h)
+{
+	if (w->nentries * 2 >= w->slots_cap && table_grow(w) < 0)
+		return NULL;
+	size_t j = h & (w->slots_cap - 1);
+	for (; w->slot[j].entry; j = (j + 1) & (w->slots_cap - 1))
+		if (w->slot[j].hash == h && w->slot[j].depth == s->depth &&
+		    !memcmp(w->slot[j].frames, s->frames, s->depth * sizeof(*s->frames)))
+			break;
+	return &w->slot[j];
+}
+
+/* Keeps a copy of s's frames for the table's next entry; NULL: out of memory. */
+static const uint64_t *table_copy(struct sw_recording_writer *w, const struct sw_wire_sample *s)
+{
+	struct table_block *b = w->blocks;
+	if (!b || b->cap - b->used < s->depth) {
+		size_t cap = s->depth > TABLE_BLOCK ? s->depth : TABLE_BLOCK;
+		b = malloc(sizeof(*b) + cap * sizeof(b->frames[0]));
+		if (!b)
+			return NULL;
+		*b = (struct table_block){.next = w->blocks, .cap = cap};
+		w->blocks = b;
+	}
+	uint64_t *copy = b->frames + b->used;
+	memcpy(copy, s->frames, s->depth * sizeof(*copy));
+	b->used += s->depth;
+	return copy;
+}
+
+int sw_recording_writer_message(struct sw_recording_writer *w, const struct sw_wire_msg *m,
+				const void *raw, size_t len)
+{
+	if (w->error)
+		return w->error;
+	if (!w->enc) {
+		w->enc = malloc(sizeof(*w->enc));
+		w->msg = malloc(SW_WIRE_MAX_MESSAGE);
+		if (!w->enc || !w->msg)
+			return -ENOMEM;
+		sw_wire_encoder_reset(w->enc);
+	}
+	if (m->type == SW_MSG_HELLO)
+		sw_wire_encoder_reset(w->enc); /* as a reader's decoder does */
+	if (m->type != SW_MSG_SAMPLE && raw)
+		return sw_recording_writer_write(w, raw, len);
+
+	struct sw_wire_msg copy = *m;
+	struct sw_wire_sample *s = &copy.sample;
+	struct table_slot *slot = NULL;
+	const uint64_t *kept = NULL;
+	uint64_t h = 0;
+	if (m->type == SW_MSG_SAMPLE) {
+		s->table = 0;
+		s->table_add = false;
+	}
+	/* a sample without a stack, or past the table's room, sends its frames */
+	if (m->type == SW_MSG_SAMPLE && s->depth) {
+		h = sw_stalls_stack_hash(s->frames, s->depth);
+		if (!(slot = table_find(w, s, h)))
+			return -ENOMEM;
+		if (slot->entry) {
+			s->table = slot->entry;
+		} else if (w->nentries < SW_WIRE_TABLE_MAX_STACKS &&
+			   w->table_frames + s->depth <= SW_WIRE_TABLE_MAX_FRAMES) {
+			if (!(kept = table_copy(w, s)))
+				return -ENOMEM;
+			s->table = (uint32_t)w->nentries + 1;
+			s->table_add = true;
+		}
+	}
+	int n = sw_wire_encode(w->enc, w->msg, SW_WIRE_MAX_MESSAGE, &copy);
+	if (n < 0)
+		return n;
+	if (kept) { /* the entry exists once a reader can have it */
+		*slot = (struct table_slot){h, kept, s->depth, s->table};
+		w->nentries++;
+		w->table_frames += s->depth;
+	}
+	return sw_recording_writer_write(w, w->msg, (size_t)n);
+}
+
 int sw_recording_writer_sync(struct sw_recording_writer *w)
 {
 	if (writer_drain(w) < 0)
@@ -350,6 +487,14 @@ int sw_recording_writer_close(struct sw_recording_writer *w, struct sw_error *er
 	if (close(w->fd) < 0 && !r)
 		r = -errno;
 	free(w->buf);
+	free(w->enc);
+	free(w->msg);
+	free(w->slot);
+	while (w->blocks) {
+		struct table_block *next = w->blocks->next;
+		free(w->blocks);
+		w->blocks = next;
+	}
 	free(w);
 	if (r < 0)
 		return sw_error_set(err, r, "%s", strerror(-r));

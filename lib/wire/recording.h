@@ -1,8 +1,9 @@
 /*
  * .swtrace recordings: a file header followed by the agent's messages as
  * they crossed the wire, plus RECORD_INFO messages the host adds (device,
- * label).  `report` replays a recording through the same code that prints a
- * live stream, so both print the same.
+ * label).  From format version 2 the samples are encoded again against the
+ * recording's stack table (sw_recording_writer_message()).  `report` replays a recording through
+ * the same code that prints a live stream, so both print the same.
  *
  * The header is 16 bytes: the magic "SWTRACE\0", the format version and the
  * header size as little-endian 16-bit numbers, and 4 bytes of flags (zero).
@@ -20,7 +21,7 @@
 #include "wire.h"
 
 #define SW_RECORDING_MAGIC          "SWTRACE"
-#define SW_RECORDING_VERSION        1
+#define SW_RECORDING_VERSION        2
 #define SW_RECORDING_VERSION_OLDEST 1
 #define SW_RECORDING_HEADER_SIZE    16
 
@@ -60,8 +61,22 @@ const char *sw_recording_warning(const struct sw_recording *rec);
 /* Creates (or truncates) path and writes the header. */
 int sw_recording_writer_open(const char *path, struct sw_recording_writer **ret,
 			     struct sw_error *err);
-/* Appends raw agent bytes exactly as received (buffered: see _sync). */
+/*
+ * Appends raw agent bytes exactly as received (buffered: see _sync).  A
+ * recording takes its samples either this way or through
+ * sw_recording_writer_message(), never both: they differ in what each
+ * sample refers to.
+ */
 int sw_recording_writer_write(struct sw_recording_writer *w, const void *data, size_t len);
+/*
+ * Appends a message the agent sent (m decoded; raw and len its bytes as
+ * received, or NULL to encode m).  Samples are encoded again against the
+ * recording's stack table: a stack met before is written as the number of
+ * its entry, a new one whole and added to the table, so that a reader
+ * decodes and compares each distinct stack once.  The rest go as received.
+ */
+int sw_recording_writer_message(struct sw_recording_writer *w, const struct sw_wire_msg *m,
+				const void *raw, size_t len);
 /*
  * Writes out everything appended so far and waits until it is on disk
  * (fdatasync), so a crash after this leaves it in the file.  Returns the

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "stalls.h"
 #include "util/buf.h"
 #include "util/error.h"
 #include "wire-private.h"
@@ -19,16 +20,33 @@
 #define SW_WIRE_DECODER_KEEP    128
 
 /*
- * A thread's last stack, which the next one may refer to.  A sample is
- * decoded into spare, then the two swap: no copy of a deep stack.
+ * A thread's last stack, which the next one may refer to: frames, or the
+ * stack table's entry the sample named.  A sample is decoded into spare,
+ * then the two swap: no copy of a deep stack.
  */
 struct thread_state {
 	uint64_t last_use;
 	uint32_t depth;
 	uint32_t cap, spare_cap;
+	const uint64_t *last; /* depth frames */
 	uint64_t *frames, *spare;
 	char name[SW_WIRE_THREAD_NAME_MAX];
 };
+
+/* A recording's stack table: entries whose frames stay put until the decoder is freed. */
+struct table_entry {
+	const uint64_t *frames;
+	uint32_t depth;
+	uint64_t hash;
+};
+
+struct table_block {
+	struct table_block *next;
+	size_t used, cap;
+	uint64_t frames[];
+};
+
+#define TABLE_BLOCK (size_t)65536 /* frames: half a megabyte */
 
 struct sw_wire_decoder {
 	uint64_t clock;
@@ -37,6 +55,10 @@ struct sw_wire_decoder {
 	uint64_t tids[SW_WIRE_DECODER_THREADS];
 	struct thread_state threads[SW_WIRE_DECODER_THREADS];
 	struct sw_buf strings;
+	bool table_on; /* a recording of format version 2: samples may use the table */
+	struct table_entry *entries;
+	size_t nentries, entries_cap, table_frames;
+	struct table_block *blocks;
 };
 
 struct reader {
@@ -321,7 +343,7 @@ __attribute__((noinline)) static bool get_frames(struct reader *r, struct thread
 	/* frames from 'from' on have one in the previous stack, at i + skip (mod 2^32) */
 	uint32_t from = ref && prev->depth < depth ? depth - prev->depth : ref ? 0 : n;
 	uint32_t skip = prev->depth - depth;
-	const uint64_t *base = prev->frames;
+	const uint64_t *base = prev->last;
 	const uint8_t *p = r->p, *end = r->end;
 	uint64_t last = 0;
 	for (uint32_t i = 0; i < n; i++) {
@@ -339,7 +361,7 @@ __attribute__((noinline)) static bool get_frames(struct reader *r, struct thread
 	}
 	r->p = p;
 	for (uint32_t k = 0; k < shared; k++)
-		out[depth - 1 - k] = prev->frames[prev->depth - 1 - k];
+		out[depth - 1 - k] = base[prev->depth - 1 - k];
 	return true;
 }
 
@@ -371,8 +393,66 @@ static void store_frames(struct thread_state *t, uint32_t depth, uint64_t clock)
 	t->cap = t->spare_cap;
 	t->spare = frames;
 	t->spare_cap = cap;
+	t->last = t->frames;
 	t->depth = depth;
 	t->last_use = clock;
+}
+
+/* Adds the depth frames at frames as the stack table's next entry. */
+static bool add_entry(struct reader *r, const uint64_t *frames, uint32_t depth)
+{
+	struct sw_wire_decoder *dec = r->dec;
+	if (dec->nentries == SW_WIRE_TABLE_MAX_STACKS ||
+	    dec->table_frames + depth > SW_WIRE_TABLE_MAX_FRAMES)
+		return fail(r, "stack table past its limit");
+	if (dec->nentries == dec->entries_cap) {
+		size_t cap = dec->entries_cap ? dec->entries_cap * 2 : 4096;
+		struct table_entry *e = realloc(dec->entries, cap * sizeof(*e));
+		if (!e)
+			goto nomem;
+		dec->entries = e;
+		dec->entries_cap = cap;
+	}
+	struct table_block *b = dec->blocks;
+	if (!b || b->cap - b->used < depth) {
+		size_t cap = depth > TABLE_BLOCK ? depth : TABLE_BLOCK;
+		b = malloc(sizeof(*b) + cap * sizeof(b->frames[0]));
+		if (!b)
+			goto nomem;
+		*b = (struct table_block){.next = dec->blocks, .cap = cap};
+		dec->blocks = b;
+	}
+	uint64_t *copy = b->frames + b->used;
+	if (depth)
+		memcpy(copy, frames, depth * sizeof(*copy));
+	b->used += depth;
+	dec->table_frames += depth;
+	dec->entries[dec->nentries++] =
+	    (struct table_entry){copy, depth, sw_stalls_stack_hash(copy, depth)};
+	return true;
+nomem:
+	sw_error_set(r->err, -ENOMEM, "out of memory");
+	r->failed = true;
+	return false;
+}
+
+/* A sample's stack is the table entry it names: the thread's last stack from now on. */
+static bool get_table_ref(struct reader *r, struct thread_state *t, struct sw_wire_sample *s)
+{
+	uint64_t id;
+	if (!get_uleb(r, &id))
+		return false;
+	if (id >= r->dec->nentries)
+		return fail(r, "stack table entry out of range");
+	const struct table_entry *e = &r->dec->entries[id];
+	if (e->depth != s->depth)
+		return fail(r, "frame count unlike its stack table entry's");
+	t->last = e->frames;
+	t->depth = e->depth;
+	t->last_use = ++r->dec->clock;
+	s->table = (uint32_t)id + 1;
+	s->table_hash = e->hash;
+	return true;
 }
 
 static bool get_sample(struct reader *r, struct sw_wire_sample *s)
@@ -391,11 +471,32 @@ static bool get_sample(struct reader *r, struct sw_wire_sample *s)
 
 	struct thread_state *t = thread_state(r->dec, s->thread_id, true);
 	bool ref = flags & SW_SAMPLE_WIRE_REF;
+	bool table_ref = flags & SW_SAMPLE_WIRE_TABLE_REF,
+	     table_add = flags & SW_SAMPLE_WIRE_TABLE_ADD;
+	if ((table_ref || table_add) && !r->dec->table_on)
+		return fail(r, "stack table entry outside a recording that has one");
+	if (table_ref && (ref || table_add))
+		return fail(r, "stack table entry named beside frames");
 	if (ref && !t->last_use)
 		return fail(r, "reference to an unknown previous stack");
-	if (!reserve_spare(r, t, s->depth) || !get_frames(r, t, s->depth, ref))
-		return false;
-	store_frames(t, s->depth, ++r->dec->clock);
+	if (table_ref) {
+		if (!get_table_ref(r, t, s))
+			return false;
+	} else {
+		if (!reserve_spare(r, t, s->depth) || !get_frames(r, t, s->depth, ref))
+			return false;
+		store_frames(t, s->depth, ++r->dec->clock);
+		if (table_add) {
+			if (!add_entry(r, t->frames, s->depth))
+				return false;
+			/* the sample's frames are the entry's, which outlive the next sample */
+			const struct table_entry *e = &r->dec->entries[r->dec->nentries - 1];
+			t->last = e->frames;
+			s->table = (uint32_t)r->dec->nentries;
+			s->table_add = true;
+			s->table_hash = e->hash;
+		}
+	}
 	if (name)
 		memcpy(t->name, name, strlen(name) + 1);
 	s->elided = 0;
@@ -406,7 +507,9 @@ static bool get_sample(struct reader *r, struct sw_wire_sample *s)
 		return fail(r, "frames left out past the stack");
 	s->flags = flags & SW_SAMPLE_PUBLIC_MASK;
 	s->thread_name = t->name;
-	s->frames = t->frames;
+	s->frames = t->last;
+	s->rest = r->p;
+	s->rest_len = (size_t)(r->end - r->p);
 	return true;
 }
 
@@ -488,11 +591,22 @@ void sw_wire_decoder_reset(struct sw_wire_decoder *dec)
 	dec->clock = 0;
 }
 
+void sw_wire_decoder_use_table(struct sw_wire_decoder *dec)
+{
+	dec->table_on = true;
+}
+
 void sw_wire_decoder_free(struct sw_wire_decoder *dec)
 {
 	if (!dec)
 		return;
 	sw_wire_decoder_reset(dec);
+	while (dec->blocks) {
+		struct table_block *next = dec->blocks->next;
+		free(dec->blocks);
+		dec->blocks = next;
+	}
+	free(dec->entries);
 	sw_buf_finish(&dec->strings);
 	free(dec);
 }

@@ -201,8 +201,14 @@ static bool put_sample(struct sw_wire_encoder *enc, struct writer *w,
 	uint32_t flags = s->flags & SW_SAMPLE_PUBLIC_MASK;
 	if (name_len && !(prev && strcmp(prev->name, s->thread_name) == 0))
 		flags |= SW_SAMPLE_WIRE_NAME;
-	if (prev)
+	/* a recording's sample names an entry of its stack table, or sends the frames */
+	bool table_ref = s->table && !s->table_add;
+	if (table_ref)
+		flags |= SW_SAMPLE_WIRE_TABLE_REF;
+	else if (prev)
 		flags |= SW_SAMPLE_WIRE_REF;
+	if (s->table_add)
+		flags |= SW_SAMPLE_WIRE_TABLE_ADD;
 
 	put_uleb(w, s->stall_id);
 	put_uleb(w, s->time);
@@ -211,13 +217,17 @@ static bool put_sample(struct sw_wire_encoder *enc, struct writer *w,
 	if (flags & SW_SAMPLE_WIRE_NAME)
 		put_str(w, s->thread_name);
 	put_uleb(w, s->depth);
-	put_frames(w, s, prev);
+	if (table_ref)
+		put_uleb(w, s->table - 1);
+	else
+		put_frames(w, s, flags & SW_SAMPLE_WIRE_REF ? prev : NULL);
 	if (flags & SW_SAMPLE_ELIDED) {
 		if (s->elided_at > s->depth)
 			return false;
 		put_uleb(w, s->elided);
 		put_uleb(w, s->elided_at);
 	}
+	put_bytes(w, s->rest, s->rest_len);
 	*ret_remember = true;
 	return true;
 }

@@ -23,6 +23,9 @@
 enum {
 	SW_SAMPLE_WIRE_NAME = 1u << 8, /* the thread's name follows the flags */
 	SW_SAMPLE_WIRE_REF = 1u << 9,  /* frames are relative to the thread's previous stack */
+	/* recordings of format version 2 only: */
+	SW_SAMPLE_WIRE_TABLE_ADD = 1u << 12, /* the stack becomes the table's next entry */
+	SW_SAMPLE_WIRE_TABLE_REF = 1u << 13, /* a table entry is sent in place of the frames */
 };
 
 static inline uint64_t sw_wire_zigzag(int64_t v)

@@ -55,6 +55,13 @@
 #define SW_WIRE_MAX_MORE_TEXT 8u
 /* The largest encoded message: type, length and body. */
 #define SW_WIRE_MAX_MESSAGE (SW_WIRE_MAX_BODY + 4u)
+/*
+ * The stack table of a recording (format version 2): the distinct stacks
+ * its samples had, each written once and referred to by number after.
+ * The writer stops adding at either ceiling; a reader refuses more.
+ */
+#define SW_WIRE_TABLE_MAX_STACKS (1u << 20)
+#define SW_WIRE_TABLE_MAX_FRAMES (8u << 20)
 
 enum sw_wire_type {
 	/* agent to client */
@@ -203,6 +210,22 @@ struct sw_wire_sample {
 	 */
 	uint32_t elided_at;
 	uint64_t elided;
+	/*
+	 * Recordings only (format version 2): the entry of the recording's
+	 * stack table (from 1) that frames are, 0 for none; table_add when this
+	 * sample adds the entry (its frames are sent), else it refers to one
+	 * sent before.  The decoder sets table_hash to the entry's
+	 * sw_stalls_stack_hash(), so readers may key on the entry alone.
+	 */
+	uint32_t table;
+	bool table_add;
+	uint64_t table_hash;
+	/*
+	 * Decoded: the bytes that follow the fields this reader knows (a newer
+	 * agent's), which an encoder given them writes back after its own.
+	 */
+	const uint8_t *rest;
+	size_t rest_len;
 };
 
 struct sw_wire_stats {
@@ -321,6 +344,11 @@ int sw_wire_decoder_new(struct sw_wire_decoder **ret);
 void sw_wire_decoder_free(struct sw_wire_decoder *dec);
 /* Starts a new stream: forgets every previous stack and thread name. */
 void sw_wire_decoder_reset(struct sw_wire_decoder *dec);
+/*
+ * Accepts samples that add to or name a stack table (a recording of format
+ * version 2): refused in any other stream.  The table outlives resets.
+ */
+void sw_wire_decoder_use_table(struct sw_wire_decoder *dec);
 
 /*
  * Decodes the message at the start of buf[0, len).  stream_offset is the
