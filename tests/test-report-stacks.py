@@ -13,7 +13,8 @@ and inside one (which starts the memory of raw stacks over), and the
 program's image is replaced by another at the same address, whose names
 then hold.  The recording is written twice: with every stack whole (as the
 agent sends them) and through a stack table (format version 2, as `record`
-writes them), each time read to the same answers.  What `report
+writes them), each time read to the same answers; two recordings with
+tables of their own, reported together, read as each does alone.  What `report
 --format folded` prints for each stall must be, line for line, the self
 weights counted here from the stacks written: one millisecond per sample;
 and the raw stacks `--format ndjson` prints for each stall (each stall's
@@ -126,6 +127,13 @@ def folded(stallwatch, path):
     return got
 
 
+def folded_lines(stallwatch, paths):
+    r = subprocess.run([stallwatch, "report", "--format", "folded"] + paths,
+                       capture_output=True, text=True)
+    check(r.returncode == 0, "report exits %d: %s" % (r.returncode, r.stderr[-500:]))
+    return r.stdout.splitlines()
+
+
 def raw_stacks(stallwatch, path):
     r = subprocess.run([stallwatch, "report", "--format", "ndjson", path], capture_output=True,
                        text=True)
@@ -169,6 +177,17 @@ def main():
             print("with%s a stack table: %d bytes" % ("" if table else "out",
                                                      os.path.getsize(path)))
             check_report(stallwatch, path, want, raw)
+        # two recordings of one report, each table numbered from its first
+        # entry: the second's entries are not the first's
+        paths = []
+        for seed in (1, 2):
+            rng = random.Random(seed)
+            paths.append(os.path.join(d, "table%d.swtrace" % seed))
+            write_recording(paths[-1], rng, make_stacks(rng), StackTable())
+        alone = [folded_lines(stallwatch, [p]) for p in paths]
+        both = folded_lines(stallwatch, paths)
+        check(both == ["table1" + l for l in alone[0]] + ["table2" + l for l in alone[1]],
+              "two table recordings in one report differ from each alone")
     finally:
         shutil.rmtree(d)
     print("%d failures" % len(failures))

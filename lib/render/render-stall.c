@@ -342,7 +342,7 @@ int sw_render_ndjson_stall_fields(struct sw_buf *out, const struct sw_stalls *c,
 		hex_frames(out, x->frames, x->depth);
 		sw_buf_puts(out, "]");
 		if (x->flags & SW_SAMPLE_ELIDED)
-			sw_buf_printf(out, ",\"elided\":%" PRIu64 ",\"elided_at\":%" PRIu32,
+			sw_buf_printf(out, ",\"elided\":%" PRIu32 ",\"elided_at\":%" PRIu32,
 				      x->elided, x->elided_at);
 		sw_buf_puts(out, "}");
 	}

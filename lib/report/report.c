@@ -77,6 +77,16 @@ struct sw_report {
 	} * raw_slots;
 	size_t nraw_slots, raw_slots_cap;
 	/*
+	 * The profile's stack of each entry of a recording's stack table, valid
+	 * when its gen is table_gen (the images epoch's number): the memo of
+	 * recordings that have a table, with no frames to compare.
+	 */
+	struct by_table {
+		uint32_t leaf, gen;
+	} * by_table;
+	size_t by_table_cap;
+	uint32_t table_gen;
+	/*
 	 * The leaf of each of the current stall's distinct stacks
 	 * (sw_stall_sample.stack) once known, NO_LEAF before: a stack the
 	 * stall repeats skips the memo.
@@ -95,6 +105,7 @@ int sw_report_new(struct sw_profile *p, struct sw_symsearch *search, struct sw_r
 		return -ENOMEM;
 	r->p = p;
 	r->search = search;
+	r->table_gen = 1; /* no entry's yet */
 	sw_buf_init(&r->missing, MAX_MISSING_TEXT);
 	sw_buf_init(&r->name, 1 << 16);
 	sw_buf_init(&r->full, 1 << 16);
@@ -124,6 +135,7 @@ void sw_report_free(struct sw_report *r)
 	free(r->leaf_of);
 	free(r->memo);
 	free(r->memo_raw);
+	free(r->by_table);
 	sw_buf_finish(&r->missing);
 	sw_buf_finish(&r->name);
 	sw_buf_finish(&r->full);
@@ -137,11 +149,14 @@ void sw_report_drop_caches(struct sw_report *r)
 	free(r->ids);
 	free(r->memo);
 	free(r->memo_raw);
+	free(r->by_table);
 	r->slots = NULL;
 	r->raw_slots = NULL;
 	r->ids = NULL;
 	r->memo = NULL;
 	r->memo_raw = NULL;
+	r->by_table = NULL;
+	r->by_table_cap = 0;
 	r->nslots = r->slots_cap = r->nraw_slots = r->raw_slots_cap = 0;
 	r->nids = r->ids_cap = r->nmemo = r->memo_cap = r->raw_len = r->raw_cap = 0;
 }
@@ -561,7 +576,11 @@ static int convert_leaf(struct sw_report *r, const struct sw_stalls *c,
 static uint64_t memo_fetch(const struct sw_report *r, const struct sw_stall_sample *smp)
 {
 	uint64_t h = smp->hash ? smp->hash : sw_stalls_stack_hash(smp->frames, smp->depth);
-	if (r->memo_cap && r->leaf_of[smp->stack] == NO_LEAF)
+	if (r->leaf_of[smp->stack] != NO_LEAF)
+		return h;
+	if (smp->table && smp->table <= r->by_table_cap)
+		__builtin_prefetch(&r->by_table[smp->table - 1]);
+	else if (r->memo_cap && !smp->table)
 		__builtin_prefetch(&r->memo[h & (r->memo_cap - 1)]);
 	return h;
 }
@@ -570,7 +589,7 @@ static uint64_t memo_fetch(const struct sw_report *r, const struct sw_stall_samp
 static void memo_fetch_frames(const struct sw_report *r, const struct sw_stall_sample *smp,
 			      uint64_t h)
 {
-	if (!r->memo_cap || r->leaf_of[smp->stack] != NO_LEAF)
+	if (!r->memo_cap || smp->table || r->leaf_of[smp->stack] != NO_LEAF)
 		return;
 	const struct memo_slot *m = &r->memo[h & (r->memo_cap - 1)];
 	if (m->hash != h)
@@ -578,6 +597,32 @@ static void memo_fetch_frames(const struct sw_report *r, const struct sw_stall_s
 	const char *raw = (const char *)(r->memo_raw + m->raw);
 	for (size_t off = 0; off < m->nraw * sizeof(*r->memo_raw); off += 64)
 		__builtin_prefetch(raw + off);
+}
+
+/* The profile's stack of a sample with a stack table entry, converted once per images epoch. */
+static int table_leaf(struct sw_report *r, const struct sw_stalls *c,
+		      const struct sw_stall_sample *smp, uint32_t *known, uint32_t *ret)
+{
+	if (smp->table > r->by_table_cap) {
+		size_t cap = r->by_table_cap ? r->by_table_cap : 4096;
+		while (cap < smp->table)
+			cap *= 2;
+		struct by_table *t = realloc(r->by_table, cap * sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		memset(t + r->by_table_cap, 0, (cap - r->by_table_cap) * sizeof(*t));
+		r->by_table = t;
+		r->by_table_cap = cap;
+	}
+	struct by_table *b = &r->by_table[smp->table - 1];
+	if (b->gen != r->table_gen) {
+		int e = convert_leaf(r, c, smp, &b->leaf);
+		if (e < 0)
+			return e;
+		b->gen = r->table_gen;
+	}
+	*known = *ret = b->leaf;
+	return 0;
 }
 
 /*
@@ -597,6 +642,7 @@ static int stack_leaf(struct sw_report *r, const struct sw_stalls *c,
 			memset(r->raw_slots, 0, r->raw_slots_cap * sizeof(*r->raw_slots));
 		r->nraw_slots = 0;
 		r->memo_epoch = epoch;
+		r->table_gen++;
 	}
 	/* the memo knows raw frames only: not how many were left out, nor a stop */
 	if ((smp->flags & SW_SAMPLE_ELIDED) || sw_stalls_sample_stopped(c, smp))
@@ -606,6 +652,8 @@ static int stack_leaf(struct sw_report *r, const struct sw_stalls *c,
 		*ret = *known;
 		return 0;
 	}
+	if (smp->table)
+		return table_leaf(r, c, smp, known, ret);
 	if (r->nmemo * 2 >= r->memo_cap && grow_memo(r) < 0)
 		return -ENOMEM;
 	size_t j = h & (r->memo_cap - 1);

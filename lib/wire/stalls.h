@@ -20,14 +20,19 @@ struct sw_stall_sample {
 	uint64_t thread_id;
 	uint32_t flags; /* sw_wire_sample_flags */
 	uint32_t depth;
-	uint64_t *frames; /* leaf first; samples of the same stack share it */
-	uint64_t hash;    /* sw_stalls_stack_hash() of the stack, which readers may key on */
-	/* SW_SAMPLE_ELIDED: elided frames left out between frames[elided_at - 1] and [elided_at] */
+	const uint64_t *frames; /* leaf first; samples of the same stack share it */
+	uint64_t hash;          /* sw_stalls_stack_hash() of the stack, which readers may key on */
+	/*
+	 * SW_SAMPLE_ELIDED: elided frames left out between frames[elided_at - 1]
+	 * and [elided_at] (at most UINT32_MAX: a sample is 64 bytes)
+	 */
 	uint32_t elided_at;
+	uint32_t elided;
 	uint32_t stack; /* which of its stall's distinct stacks (frames) it has, from 0 */
-	uint64_t elided;
+	uint32_t table; /* a recording's: its stack table entry (sw_wire_sample.table), 0: none */
 	const char *thread_name; /* owned by the collector */
 };
+_Static_assert(sizeof(struct sw_stall_sample) <= 64, "a stall's sample fills one cache line");
 
 struct sw_stall {
 	uint64_t id;
@@ -91,7 +96,9 @@ void sw_stalls_free(struct sw_stalls *c);
 /*
  * Feeds one message.  Returns 1 and sets *ret_stall when it completed a
  * stall (owned by the collector, valid until the next call), 0 otherwise,
- * -E2BIG when a ceiling was hit (the stall is then cut), -ENOMEM.
+ * -E2BIG when a ceiling was hit (the stall is then cut), -ENOMEM.  The
+ * frames of a sample from a recording's stack table are kept, not copied:
+ * the recording must outlive the collector.
  */
 int sw_stalls_feed(struct sw_stalls *c, const struct sw_wire_msg *m,
 		   const struct sw_stall **ret_stall);
