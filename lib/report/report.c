@@ -12,6 +12,7 @@
 
 #include "util/buf.h"
 #include "util/hash.h"
+#include "util/table-alloc.h"
 #include "demangle/demangle.h"
 #include "render/render-stall.h"
 #include "report.h"
@@ -344,7 +345,7 @@ static uint64_t slot_hash(uint32_t key, uint64_t addr, bool ret)
 static int grow_slots(struct sw_report *r)
 {
 	size_t cap = r->slots_cap ? r->slots_cap * 2 : 4096;
-	struct addr_slot *t = calloc(cap, sizeof(*t));
+	struct addr_slot *t = sw_table_alloc(cap, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
 	for (size_t i = 0; i < r->slots_cap; i++) {
@@ -405,7 +406,7 @@ static int left_out(struct sw_report *r, uint64_t n)
 static int grow_raw_slots(struct sw_report *r)
 {
 	size_t cap = r->raw_slots_cap ? r->raw_slots_cap * 2 : 4096;
-	struct raw_slot *t = calloc(cap, sizeof(*t));
+	struct raw_slot *t = sw_table_alloc(cap, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
 	for (size_t i = 0; i < r->raw_slots_cap; i++) {
@@ -510,7 +511,7 @@ static int convert(struct sw_report *r, const struct sw_stalls *c,
 static int grow_memo(struct sw_report *r)
 {
 	size_t cap = r->memo_cap ? r->memo_cap * 2 : 4096;
-	struct memo_slot *t = calloc(cap, sizeof(*t));
+	struct memo_slot *t = sw_table_alloc(cap, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
 	for (size_t i = 0; i < r->memo_cap; i++) {

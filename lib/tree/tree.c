@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "util/table-alloc.h"
 #include "tree-private.h"
 
 #define ARENA_CHUNK (64u * 1024u)
@@ -66,7 +67,7 @@ static const char *intern(struct sw_profile *p, const char *s)
 	uint64_t h = sw_tree_hash_bytes(SW_FNV_OFFSET, s, len);
 	if (p->nstrings * 2 >= p->strings_cap) {
 		size_t cap = p->strings_cap ? p->strings_cap * 2 : 1024;
-		const char **t = calloc(cap, sizeof(*t));
+		const char **t = sw_table_alloc(cap, sizeof(*t));
 		if (!t)
 			return NULL;
 		for (size_t i = 0; i < p->strings_cap; i++) {
@@ -244,7 +245,7 @@ static int grow_image_table(struct sw_profile *p)
 	if ((p->nimages + 1) * 2 <= p->image_table_cap)
 		return 0;
 	size_t cap = p->image_table_cap ? p->image_table_cap * 2 : 64;
-	uint32_t *t = calloc(cap, sizeof(*t));
+	uint32_t *t = sw_table_alloc(cap, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
 	free(p->image_table);
@@ -336,7 +337,7 @@ static bool frame_equal(const struct sw_tree_frame *a, const struct sw_tree_fram
 static int grow_frame_table(struct sw_profile *p)
 {
 	size_t cap = p->frame_table_cap ? p->frame_table_cap * 2 : 1024;
-	uint32_t *t = calloc(cap, sizeof(*t));
+	uint32_t *t = sw_table_alloc(cap, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
 	for (size_t i = 0; i < p->nframes; i++) {
@@ -375,7 +376,7 @@ static int func_id(struct sw_profile *p, uint64_t func, uint32_t *ret)
 {
 	if (p->nfuncs * 2 >= p->func_table_cap) {
 		size_t cap = p->func_table_cap ? p->func_table_cap * 2 : 1024;
-		uint32_t *t = calloc(cap, sizeof(*t));
+		uint32_t *t = sw_table_alloc(cap, sizeof(*t));
 		if (!t)
 			return -ENOMEM;
 		for (size_t i = 0; i < p->nfuncs; i++) {
@@ -686,7 +687,7 @@ static void huge_pages(void *p, size_t size)
 static int grow_stack_table(struct sw_profile *p)
 {
 	size_t cap = p->stack_table_cap * 2;
-	uint32_t *t = calloc(cap, sizeof(*t));
+	uint32_t *t = sw_table_alloc(cap, sizeof(*t));
 	uint32_t *path = malloc(p->nstacks * sizeof(*path));
 	if (!t || !path) {
 		free(t);
@@ -936,7 +937,7 @@ static struct run_slot *run_find(const struct sw_profile *p, uint64_t h, const u
 static int grow_run_table(struct sw_profile *p)
 {
 	size_t cap = p->run_table_cap ? p->run_table_cap * 2 : 4096;
-	struct run_slot *t = calloc(cap, sizeof(*t));
+	struct run_slot *t = sw_table_alloc(cap, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
 	for (size_t i = 0; i < p->run_table_cap; i++) {

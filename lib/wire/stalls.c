@@ -12,6 +12,7 @@
 
 #include "stalls.h"
 #include "util/hash.h"
+#include "util/table-alloc.h"
 #include "util/spare.h"
 
 #define MAX_OPEN    64
@@ -145,7 +146,7 @@ static uint64_t *block_frames(struct sw_stall_stacks *t, struct frame_block **sp
 static int stacks_grow(struct sw_stall_stacks *t)
 {
 	size_t cap = t->cap ? t->cap * 2 : 64;
-	struct stack_slot *slot = calloc(cap, sizeof(*slot));
+	struct stack_slot *slot = sw_table_alloc(cap, sizeof(*slot));
 	if (!slot)
 		return -ENOMEM;
 	for (size_t i = 0; i < t->cap; i++) {
