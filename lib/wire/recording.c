@@ -274,6 +274,7 @@ int sw_recording_next(struct sw_recording *rec, struct sw_wire_msg *msg, struct 
 		if (n > 0) {
 			rec->msg_offset = offset;
 			rec->pos += (size_t)n;
+			sw_wire_decoder_prefetch(rec->dec, w->data + rec->pos, w->len - rec->pos);
 			return 1;
 		}
 		if (rec->eof) {

@@ -611,6 +611,46 @@ void sw_wire_decoder_free(struct sw_wire_decoder *dec)
 	free(dec);
 }
 
+/* A number at *p, before end; false past end or past ten bytes. */
+static bool peek_uleb(const uint8_t **p, const uint8_t *end, uint64_t *ret)
+{
+	uint64_t v = 0;
+	for (unsigned shift = 0; *p < end && shift < 70; shift += 7) {
+		uint8_t b = *(*p)++;
+		v |= (uint64_t)(b & 0x7f) << (shift < 64 ? shift : 0);
+		if (!(b & 0x80)) {
+			*ret = v;
+			return true;
+		}
+	}
+	return false;
+}
+
+void sw_wire_decoder_prefetch(const struct sw_wire_decoder *dec, const uint8_t *buf, size_t len)
+{
+	if (!dec->nentries || len < 2 || buf[0] != SW_MSG_SAMPLE)
+		return;
+	const uint8_t *p = buf + 1, *end = buf + len;
+	uint64_t body, v, flags, id;
+	if (!peek_uleb(&p, end, &body))
+		return;
+	if (body < (uint64_t)(end - p))
+		end = p + body;
+	/* stall, time, thread, flags, the name when there is one, depth, then the entry */
+	for (int i = 0; i < 3; i++)
+		if (!peek_uleb(&p, end, &v))
+			return;
+	if (!peek_uleb(&p, end, &flags) || !(flags & SW_SAMPLE_WIRE_TABLE_REF))
+		return;
+	if (flags & SW_SAMPLE_WIRE_NAME) {
+		if (!peek_uleb(&p, end, &v) || v > (uint64_t)(end - p))
+			return;
+		p += v;
+	}
+	if (peek_uleb(&p, end, &v) && peek_uleb(&p, end, &id) && id < dec->nentries)
+		__builtin_prefetch(&dec->entries[id]);
+}
+
 int sw_wire_decode(struct sw_wire_decoder *dec, const uint8_t *buf, size_t len,
 		   uint64_t stream_offset, struct sw_wire_msg *msg, struct sw_error *err)
 {

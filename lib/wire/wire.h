@@ -364,6 +364,13 @@ void sw_wire_decoder_use_table(struct sw_wire_decoder *dec);
  */
 int sw_wire_decode(struct sw_wire_decoder *dec, const uint8_t *buf, size_t len,
 		   uint64_t stream_offset, struct sw_wire_msg *msg, struct sw_error *err);
+/*
+ * Fetches into the cache what decoding the message at buf (len bytes, whole
+ * or not) will read at random: the stack table entry a sample names.
+ * Checks nothing; a reader calls it on the next message while it handles
+ * the one decoded last.
+ */
+void sw_wire_decoder_prefetch(const struct sw_wire_decoder *dec, const uint8_t *buf, size_t len);
 
 const char *sw_wire_type_name(uint32_t type);
 
