@@ -228,23 +228,30 @@ int sw_output_parse(const struct sw_cmd *cmd, int argc, char **argv, struct sw_o
 }
 
 /* Writes and empties the buffer; a closed pipe is not an error worth repeating. */
-static void flush(struct sw_output *out)
+/* Writes what b holds and empties it (a write error is reported at the end). */
+static void write_out(struct sw_output *out, struct sw_buf *b)
 {
 	sw_progress_clear(); /* results and progress may share a terminal */
-	if (out->buf.len && fwrite(out->buf.data, 1, out->buf.len, out->file) != out->buf.len)
+	if (b->len && fwrite(b->data, 1, b->len, out->file) != b->len)
 		out->write_error = true;
 	if (fflush(out->file) != 0)
 		out->write_error = true;
-	out->written += out->buf.len;
-	sw_buf_reset(&out->buf);
+	out->written += b->len;
+	sw_buf_reset(b);
 }
 
-/* The renderers' drain: writes what they wrote so far (a write error is reported at the end). */
+static void flush(struct sw_output *out)
+{
+	write_out(out, &out->buf);
+}
+
+/*
+ * The renderers' drain: writes what they wrote so far, or a long text they
+ * hand over whole instead of copying it into the buffer.
+ */
 static int drain(void *ctx, struct sw_buf *b)
 {
-	struct sw_output *out = ctx;
-	if (b == &out->buf)
-		flush(out);
+	write_out(ctx, b);
 	return 0;
 }
 

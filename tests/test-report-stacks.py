@@ -13,7 +13,8 @@ and inside one (which starts the memory of raw stacks over), and the
 program's image is replaced by another at the same address, whose names
 then hold.  The recording is written twice: with every stack whole (as the
 agent sends them) and through a stack table (format version 2, as `record`
-writes them), each time read to the same answers; two recordings with
+writes them), each time read to the same answers (one stall's raw stacks
+are more than 64 KiB of NDJSON); two recordings with
 tables of their own, reported together, read as each does alone.  What `report
 --format folded` prints for each stall must be, line for line, the self
 weights counted here from the stacks written: one millisecond per sample;
@@ -109,6 +110,20 @@ def write_recording(path, rng, stacks, table):
         raw_counts[tuple("0x%x" % a for a in frames)] += 1
         body += sample(sid, 1, frames, start + (k + 1) * MS)
     body += m_end(sid, 5, start + 6 * MS, 6 * MS)
+    want[sid], raw[sid] = counts, raw_counts
+    # stall 10: every stack twice, raw stacks of more than 64 KiB of NDJSON
+    # (which go out without a copy)
+    sid, start = 10, 10000 * MS
+    body += m_begin(sid, 1, start)
+    counts, raw_counts = collections.Counter(), collections.Counter()
+    for k in range(2 * len(stacks)):
+        s = stacks[k % len(stacks)]
+        counts[tuple("%s_%02d" % (prefix, f) for f, _ in s)] += 1
+        raw_counts[tuple("0x%x" % address(f, site) for f, site in reversed(s))] += 1
+        body += sample(sid, 1, [address(f, site) for f, site in reversed(s)],
+                       start + (k + 1) * MS)
+    n = 2 * len(stacks)
+    body += m_end(sid, n, start + (n + 1) * MS, (n + 1) * MS)
     want[sid], raw[sid] = counts, raw_counts
     with open(path, "wb") as f:
         f.write((RECORDING_HEADER_TABLE if table else RECORDING_HEADER) + body)

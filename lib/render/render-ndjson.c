@@ -17,6 +17,8 @@
 #include "render.h"
 
 #define NONE UINT32_MAX
+/* Text this long goes to the drain rather than through the output buffer. */
+#define LONG_TEXT ((size_t)64 << 10)
 #define TRY(x)                                                                                     \
 	do {                                                                                       \
 		int r_ = (x);                                                                      \
@@ -225,6 +227,20 @@ static int common_fields(const struct sw_tree_stall *s, int *first, struct sw_bu
 	return sw_json_string(b, in->kind);
 }
 
+/*
+ * Appends len bytes of text: a long text (a stall's raw stacks, megabytes)
+ * goes to the drain after what b holds, not copied into b, when there is one.
+ */
+static int put_long(struct sw_buf *b, const struct sw_render_options *o, const char *text,
+		    size_t len)
+{
+	if (!o->drain || len < LONG_TEXT)
+		return sw_buf_append(b, text, len);
+	int r = o->drain(o->drain_ctx, b);
+	struct sw_buf whole = {.data = (uint8_t *)text, .len = len};
+	return r < 0 ? r : o->drain(o->drain_ctx, &whole);
+}
+
 int sw_render_json_stall(struct sw_profile *p, struct sw_tree_stall *s,
 			 const struct sw_render_options *o, bool with_header, struct sw_buf *b)
 {
@@ -238,7 +254,8 @@ int sw_render_json_stall(struct sw_profile *p, struct sw_tree_stall *s,
 		TRY(header_fields("stall", &first, b));
 	if (in->extra_json && in->extra_json[0]) {
 		TRY(sw_buf_puts(b, first ? "" : ","));
-		TRY(sw_buf_puts(b, in->extra_json));
+		TRY(put_long(b, o, in->extra_json,
+			     s->extra_json_len ? s->extra_json_len : strlen(in->extra_json)));
 		first = 0;
 	} else {
 		TRY(common_fields(s, &first, b));

@@ -60,7 +60,9 @@ struct sw_render_options {
 	/*
 	 * Optional: takes what a renderer wrote so far, at points where it no
 	 * longer reads it back (pprof's compressed profile, megabytes, at the
-	 * end), writes it and empties the buffer; < 0 stops the rendering.
+	 * end), writes it and empties the buffer; < 0 stops the rendering.  A
+	 * renderer may also hand it a buffer of its own after draining the
+	 * output (a stall's raw stacks, written without a copy).
 	 */
 	int (*drain)(void *ctx, struct sw_buf *out);
 	void *drain_ctx;

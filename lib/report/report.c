@@ -772,8 +772,8 @@ int sw_report_add_stall(struct sw_report *r, const struct sw_stalls *c, const st
 	if (e >= 0)
 		e = sw_profile_add_stall(r->p, &info, &ts);
 	if (e >= 0 && !r->no_raw) {
-		size_t cap = raw.cap;
-		sw_tree_stall_take_extra_json(ts, sw_buf_detach(&raw, NULL), cap);
+		size_t len = raw.len, cap = raw.cap;
+		sw_tree_stall_take_extra_json(ts, sw_buf_detach(&raw, NULL), len, cap);
 	}
 	sw_buf_finish(&raw);
 	if (e < 0)

@@ -579,7 +579,7 @@ void sw_tree_stall_drop_extra_json(struct sw_profile *p, struct sw_tree_stall *s
 {
 	sw_spare_keep(&p->spare_text, (char *)s->info.extra_json, s->extra_json_cap);
 	s->info.extra_json = NULL;
-	s->extra_json_cap = 0;
+	s->extra_json_cap = s->extra_json_len = 0;
 }
 
 char *sw_profile_take_spare_text(struct sw_profile *p, size_t *ret_cap)
@@ -601,11 +601,12 @@ void sw_tree_stall_drop_samples(struct sw_profile *p, struct sw_tree_stall *s)
 	s->samples_dropped = true;
 }
 
-void sw_tree_stall_take_extra_json(struct sw_tree_stall *s, char *json, size_t cap)
+void sw_tree_stall_take_extra_json(struct sw_tree_stall *s, char *json, size_t len, size_t cap)
 {
 	free((char *)s->info.extra_json);
 	s->info.extra_json = json;
 	s->extra_json_cap = json ? cap : 0;
+	s->extra_json_len = json ? len : 0;
 }
 
 size_t sw_profile_nstalls(const struct sw_profile *p)

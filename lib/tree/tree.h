@@ -145,6 +145,7 @@ struct sw_tree_stall {
 	bool has_signature;
 	bool samples_dropped;  /* sw_tree_stall_drop_samples(): no tree of it can be built */
 	size_t extra_json_cap; /* private: the size of info.extra_json's block, 0: not known */
+	size_t extra_json_len; /* strlen(info.extra_json) when taken, 0: not known */
 };
 
 struct sw_profile;
@@ -187,10 +188,11 @@ char *sw_profile_take_spare_text(struct sw_profile *p, size_t *ret_cap);
  */
 void sw_tree_stall_drop_samples(struct sw_profile *p, struct sw_tree_stall *s);
 /*
- * Gives the stall json (malloc'ed, cap bytes or 0 when not known; the
- * stall frees it) as its extra_json, without a copy.
+ * Gives the stall json (malloc'ed, len bytes before its terminator, cap
+ * bytes or 0 when not known; the stall frees it) as its extra_json,
+ * without a copy.
  */
-void sw_tree_stall_take_extra_json(struct sw_tree_stall *s, char *json, size_t cap);
+void sw_tree_stall_take_extra_json(struct sw_tree_stall *s, char *json, size_t len, size_t cap);
 /* Which ceiling (SW_TREE_MAX_*) the last -E2BIG reached, in words, or NULL. */
 const char *sw_profile_limit(const struct sw_profile *p);
 
