@@ -332,9 +332,12 @@ int sw_render_ndjson_stall_fields(struct sw_buf *out, const struct sw_stalls *c,
 	sw_buf_puts(out, "],\"stacks\":[");
 	for (size_t i = 0; i < n; i++) {
 		const struct sw_stall_sample *x = st[i].first;
-		sw_buf_printf(out,
-			      "%s{\"count\":%" PRIu64 ",\"thread\":%" PRIu64 ",\"thread_name\":",
-			      i ? "," : "", st[i].count, x->thread_id);
+		/* once a distinct stack: without printf */
+		sw_buf_puts(out, i ? ",{\"count\":" : "{\"count\":");
+		sw_buf_put_u64(out, st[i].count);
+		sw_buf_puts(out, ",\"thread\":");
+		sw_buf_put_u64(out, x->thread_id);
+		sw_buf_puts(out, ",\"thread_name\":");
 		json_str(out, x->thread_name);
 		sw_buf_puts(out, ",\"flags\":");
 		json_flags(out, x->flags);
