@@ -16,6 +16,7 @@
 #include "util/buf.h"
 #include "recording.h"
 #include "stalls.h"
+#include "table-frames.h"
 
 #define READ_CHUNK 65536
 
@@ -52,14 +53,6 @@ struct table_slot {
 	uint32_t entry; /* from 1; 0: empty */
 };
 
-struct table_block {
-	struct table_block *next;
-	size_t used, cap;
-	uint64_t frames[];
-};
-
-#define TABLE_BLOCK (size_t)65536 /* frames: half a megabyte */
-
 struct sw_recording_writer {
 	int fd;
 	int error; /* first write error, -errno */
@@ -70,7 +63,7 @@ struct sw_recording_writer {
 	uint8_t *msg;
 	struct table_slot *slot;
 	size_t slots_cap, nentries, table_frames;
-	struct table_block *blocks;
+	struct sw_table_frames copies; /* the entries' frames */
 };
 
 static int write_all(int fd, const uint8_t *p, size_t len)
@@ -389,24 +382,6 @@ static struct table_slot *table_find(struct sw_recording_writer *w, const struct
 	return &w->slot[j];
 }
 
-/* Keeps a copy of s's frames for the table's next entry; NULL: out of memory. */
-static const uint64_t *table_copy(struct sw_recording_writer *w, const struct sw_wire_sample *s)
-{
-	struct table_block *b = w->blocks;
-	if (!b || b->cap - b->used < s->depth) {
-		size_t cap = s->depth > TABLE_BLOCK ? s->depth : TABLE_BLOCK;
-		b = malloc(sizeof(*b) + cap * sizeof(b->frames[0]));
-		if (!b)
-			return NULL;
-		*b = (struct table_block){.next = w->blocks, .cap = cap};
-		w->blocks = b;
-	}
-	uint64_t *copy = b->frames + b->used;
-	memcpy(copy, s->frames, s->depth * sizeof(*copy));
-	b->used += s->depth;
-	return copy;
-}
-
 int sw_recording_writer_message(struct sw_recording_writer *w, const struct sw_wire_msg *m,
 				const void *raw, size_t len)
 {
@@ -442,7 +417,7 @@ int sw_recording_writer_message(struct sw_recording_writer *w, const struct sw_w
 			s->table = slot->entry;
 		} else if (w->nentries < SW_WIRE_TABLE_MAX_STACKS &&
 			   w->table_frames + s->depth <= SW_WIRE_TABLE_MAX_FRAMES) {
-			if (!(kept = table_copy(w, s)))
+			if (!(kept = sw_table_frames_copy(&w->copies, s->frames, s->depth)))
 				return -ENOMEM;
 			s->table = (uint32_t)w->nentries + 1;
 			s->table_add = true;
@@ -491,11 +466,7 @@ int sw_recording_writer_close(struct sw_recording_writer *w, struct sw_error *er
 	free(w->enc);
 	free(w->msg);
 	free(w->slot);
-	while (w->blocks) {
-		struct table_block *next = w->blocks->next;
-		free(w->blocks);
-		w->blocks = next;
-	}
+	sw_table_frames_free(&w->copies);
 	free(w);
 	if (r < 0)
 		return sw_error_set(err, r, "%s", strerror(-r));

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "stalls.h"
+#include "table-frames.h"
 #include "util/buf.h"
 #include "util/error.h"
 #include "wire-private.h"
@@ -40,14 +41,6 @@ struct table_entry {
 	uint64_t hash;
 };
 
-struct table_block {
-	struct table_block *next;
-	size_t used, cap;
-	uint64_t frames[];
-};
-
-#define TABLE_BLOCK (size_t)65536 /* frames: half a megabyte */
-
 struct sw_wire_decoder {
 	uint64_t clock;
 	size_t nthreads;
@@ -58,7 +51,7 @@ struct sw_wire_decoder {
 	bool table_on; /* a recording of format version 2: samples may use the table */
 	struct table_entry *entries;
 	size_t nentries, entries_cap, table_frames;
-	struct table_block *blocks;
+	struct sw_table_frames copies; /* the entries' frames */
 };
 
 struct reader {
@@ -413,19 +406,9 @@ static bool add_entry(struct reader *r, const uint64_t *frames, uint32_t depth)
 		dec->entries = e;
 		dec->entries_cap = cap;
 	}
-	struct table_block *b = dec->blocks;
-	if (!b || b->cap - b->used < depth) {
-		size_t cap = depth > TABLE_BLOCK ? depth : TABLE_BLOCK;
-		b = malloc(sizeof(*b) + cap * sizeof(b->frames[0]));
-		if (!b)
-			goto nomem;
-		*b = (struct table_block){.next = dec->blocks, .cap = cap};
-		dec->blocks = b;
-	}
-	uint64_t *copy = b->frames + b->used;
-	if (depth)
-		memcpy(copy, frames, depth * sizeof(*copy));
-	b->used += depth;
+	const uint64_t *copy = sw_table_frames_copy(&dec->copies, frames, depth);
+	if (!copy)
+		goto nomem;
 	dec->table_frames += depth;
 	dec->entries[dec->nentries++] =
 	    (struct table_entry){copy, depth, sw_stalls_stack_hash(copy, depth)};
@@ -601,11 +584,7 @@ void sw_wire_decoder_free(struct sw_wire_decoder *dec)
 	if (!dec)
 		return;
 	sw_wire_decoder_reset(dec);
-	while (dec->blocks) {
-		struct table_block *next = dec->blocks->next;
-		free(dec->blocks);
-		dec->blocks = next;
-	}
+	sw_table_frames_free(&dec->copies);
 	free(dec->entries);
 	sw_buf_finish(&dec->strings);
 	free(dec);
