@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "util/buf.h"
+#include "util/table-alloc.h"
 #include "recording.h"
 #include "stalls.h"
 #include "table-frames.h"
@@ -348,7 +349,7 @@ int sw_recording_writer_write(struct sw_recording_writer *w, const void *data, s
 static int table_grow(struct sw_recording_writer *w)
 {
 	size_t cap = w->slots_cap ? w->slots_cap * 2 : 8192;
-	struct table_slot *t = calloc(cap, sizeof(*t));
+	struct table_slot *t = sw_table_alloc(cap, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
 	for (size_t i = 0; i < w->slots_cap; i++) {

@@ -594,9 +594,9 @@ void sw_wire_decoder_free(struct sw_wire_decoder *dec)
 static bool peek_uleb(const uint8_t **p, const uint8_t *end, uint64_t *ret)
 {
 	uint64_t v = 0;
-	for (unsigned shift = 0; *p < end && shift < 70; shift += 7) {
+	for (unsigned shift = 0; *p < end && shift < 64; shift += 7) {
 		uint8_t b = *(*p)++;
-		v |= (uint64_t)(b & 0x7f) << (shift < 64 ? shift : 0);
+		v |= (uint64_t)(b & 0x7f) << shift;
 		if (!(b & 0x80)) {
 			*ret = v;
 			return true;
