@@ -332,6 +332,20 @@ int sw_render_ndjson_stall_fields(struct sw_buf *out, const struct sw_stalls *c,
 	sw_buf_puts(out, "],\"stacks\":[");
 	for (size_t i = 0; i < n; i++) {
 		const struct sw_stall_sample *x = st[i].first;
+		/*
+		 * The stacks lie anywhere (in the recording's stack table, or in
+		 * the stall's blocks): fetch the frames of the one after next,
+		 * whose sample was fetched two stacks before.
+		 */
+		if (i + 4 < n)
+			__builtin_prefetch(st[i + 4].first);
+		if (i + 2 < n) {
+			const struct sw_stall_sample *ahead = st[i + 2].first;
+			const char *from = (const char *)ahead->frames;
+			const char *to = (const char *)(ahead->frames + ahead->depth);
+			for (; from < to; from += 64)
+				__builtin_prefetch(from);
+		}
 		/* once a distinct stack: without printf */
 		sw_buf_puts(out, i ? ",{\"count\":" : "{\"count\":");
 		sw_buf_put_u64(out, st[i].count);
