@@ -224,8 +224,12 @@ struct pp {
 	size_t nlocs, locs_cap;
 	uint32_t *loc_table;
 	size_t loc_table_cap;
-	uint32_t *path;
-	uint32_t *sample_locs;
+	/*
+	 * The walk through a tree (stall_samples()), by depth: the frames from
+	 * the root, where the group of inlined frames of each starts, and how
+	 * many groups above it are closed, whose locations are closed[].
+	 */
+	uint32_t *path, *group_start, *nclosed, *closed;
 	/* per profile frame: whether it is inlined, and its location alone (id, 0 none) */
 	uint8_t *inlined;
 	uint32_t *loc_of_frame;
@@ -412,40 +416,60 @@ static int label(struct pp *c, const char *key, const char *value)
 	return r < 0 ? r : pb_message(&c->msg, SAMPLE_LABEL, &c->sub);
 }
 
-/* One sample for the path from a root to node i. */
-static int sample(struct pp *c, const struct sw_tree *t, uint32_t i, const char *stall,
+/*
+ * The location of frames[0..n), root first: a frame and the frames inlined
+ * into it (at most 64 of them count), found once for a frame alone.
+ */
+static int group_location(struct pp *c, const uint32_t *frames, size_t n, uint32_t *ret)
+{
+	size_t g = n < 64 ? n : 64;
+	uint64_t lid = g == 1 ? c->loc_of_frame[frames[0]] : 0;
+	int r = 0;
+	if (!lid) {
+		r = location_id(c, frames, g, &lid);
+		if (g == 1)
+			c->loc_of_frame[frames[0]] = (uint32_t)lid;
+	}
+	*ret = (uint32_t)lid;
+	return r;
+}
+
+/*
+ * Node i of depth d joins the path the walk keeps (walk_path[0..d], root
+ * first).  A location is a frame and the inlined frames below it: a frame
+ * not inlined closes the group above it, whose location joins the closed
+ * ones.
+ */
+static int walk_to(struct pp *c, const struct sw_tree_node *n, uint32_t d)
+{
+	uint32_t f = n->frame;
+	c->path[d] = f;
+	if (d == 0) {
+		c->group_start[0] = 0;
+		c->nclosed[0] = 0;
+		return 0;
+	}
+	if (c->inlined[f]) {
+		c->group_start[d] = c->group_start[d - 1];
+		c->nclosed[d] = c->nclosed[d - 1];
+		return 0;
+	}
+	uint32_t g = c->group_start[d - 1], k = c->nclosed[d - 1];
+	int r = group_location(c, c->path + g, d - g, &c->closed[k]);
+	c->group_start[d] = d;
+	c->nclosed[d] = k + 1;
+	return r;
+}
+
+/* One sample for the path from a root to node i, at depth d, which the walk has reached. */
+static int sample(struct pp *c, const struct sw_tree *t, uint32_t i, uint32_t d, const char *stall,
 		  const char *thread)
 {
-	size_t n = 0;
-	for (uint32_t k = i; k != NONE && n < SW_TREE_MAX_DEPTH; k = t->nodes[k].parent) {
-		uint32_t f = t->nodes[k].frame;
-		c->path[n++] = f;
-		/* all at once: one by one below, each waited for its cache miss */
-		__builtin_prefetch(&c->inlined[f]);
-		__builtin_prefetch(&c->loc_of_frame[f]);
-	}
-	/* path is leaf first; locations group a frame with the inlined ones after it */
-	size_t nlocs = 0;
-	int r = 0;
-	/* path is leaf first: from the root end, a location is a frame and the inlined ones after
-	 * it */
-	for (size_t k = n; k > 0 && r >= 0;) {
-		size_t len = 1;
-		while (len < k && c->inlined[c->path[k - len - 1]])
-			len++;
-		uint32_t group[64];
-		size_t g = len < 64 ? len : 64;
-		for (size_t m = 0; m < g; m++)
-			group[m] = c->path[k - 1 - m];
-		uint64_t lid = g == 1 ? c->loc_of_frame[group[0]] : 0;
-		if (!lid) {
-			r = location_id(c, group, g, &lid);
-			if (g == 1)
-				c->loc_of_frame[group[0]] = (uint32_t)lid;
-		}
-		c->sample_locs[nlocs++] = (uint32_t)lid;
-		k -= len;
-	}
+	/* the locations: the closed groups' above, then the node's own group */
+	uint32_t g = c->group_start[d], last;
+	const uint32_t *closed = c->closed;
+	size_t nclosed = c->nclosed[d];
+	int r = group_location(c, c->path + g, d + 1 - g, &last);
 	/* every sample of the tree has the same labels: their strings join the table here */
 	if (r >= 0 && !c->labels_made) {
 		r = label(c, "stall", stall);
@@ -465,9 +489,9 @@ static int sample(struct pp *c, const struct sw_tree *t, uint32_t i, const char 
 	 * protobuf.
 	 */
 	uint64_t samples = t->nodes[i].self_samples, self = t->nodes[i].self;
-	size_t locs_len = 0;
-	for (size_t k = 0; k < nlocs; k++)
-		locs_len += varint_len(c->sample_locs[k]);
+	size_t locs_len = varint_len(last);
+	for (size_t k = 0; k < nclosed; k++)
+		locs_len += varint_len(closed[k]);
 	size_t values_len = varint_len(samples) + (c->counts ? 0 : varint_len(self));
 	size_t len = 1 + varint_len(locs_len) + locs_len + 1 + varint_len(values_len) + values_len +
 		     c->labels.len;
@@ -478,8 +502,9 @@ static int sample(struct pp *c, const struct sw_tree *t, uint32_t i, const char 
 	q = put_varint(q, len);
 	*q++ = SAMPLE_LOCATION_ID << 3 | 2;
 	q = put_varint(q, locs_len);
-	for (size_t k = nlocs; k-- > 0;) /* location ids leaf first */
-		q = put_varint(q, c->sample_locs[k]);
+	q = put_varint(q, last); /* location ids leaf first */
+	for (size_t k = nclosed; k-- > 0;)
+		q = put_varint(q, closed[k]);
 	*q++ = SAMPLE_VALUE << 3 | 2;
 	q = put_varint(q, values_len);
 	q = put_varint(q, samples);
@@ -542,10 +567,29 @@ static int stall_samples(struct pp *c, struct sw_tree_stall *s)
 				thread = thname;
 			}
 		}
-		for (uint32_t i = 0; i < trees[k]->nnodes && r >= 0; i++)
-			if (trees[k]->nodes[i].self &&
-			    (r = sample(c, trees[k], i, lbl, thread)) >= 0)
+		/* in preorder: the path to a node is the walk's, not its parents' again */
+		const struct sw_tree *t = trees[k];
+		for (uint32_t i = t->first_root; i != NONE && r >= 0;
+		     i = sw_tree_preorder_next(t, i, true)) {
+			const struct sw_tree_node *node = &t->nodes[i];
+			/*
+			 * A path's nodes are mostly made one after another: fetch
+			 * the frame data of the node a few places on.
+			 */
+			if (i + 8 < t->nnodes) {
+				uint32_t ahead = t->nodes[i + 8].frame;
+				__builtin_prefetch(&c->loc_of_frame[ahead]);
+				__builtin_prefetch(&c->inlined[ahead]);
+			}
+			if (node->depth >= SW_TREE_MAX_DEPTH) {
+				r = -E2BIG;
+				break;
+			}
+			r = walk_to(c, node, node->depth);
+			if (r >= 0 && node->self &&
+			    (r = sample(c, t, i, node->depth, lbl, thread)) >= 0)
 				r = spill(c);
+		}
 	}
 	for (int k = 0; k < n; k++)
 		sw_tree_free(trees[k]);
@@ -647,11 +691,13 @@ int sw_render_pprof(struct sw_profile *p, const struct sw_render_options *o, str
 	c.loc_of_frame = calloc(nframes + 1, sizeof(*c.loc_of_frame));
 	c.inlined = malloc(nframes + 1);
 	c.path = malloc(SW_TREE_MAX_DEPTH * sizeof(*c.path));
-	c.sample_locs = malloc(SW_TREE_MAX_DEPTH * sizeof(*c.sample_locs));
-	int r =
-	    c.strings && c.func_of_frame && c.loc_of_frame && c.inlined && c.path && c.sample_locs
-		? 0
-		: -ENOMEM;
+	c.group_start = malloc(SW_TREE_MAX_DEPTH * sizeof(*c.group_start));
+	c.nclosed = malloc(SW_TREE_MAX_DEPTH * sizeof(*c.nclosed));
+	c.closed = malloc(SW_TREE_MAX_DEPTH * sizeof(*c.closed));
+	int r = c.strings && c.func_of_frame && c.loc_of_frame && c.inlined && c.path &&
+			c.group_start && c.nclosed && c.closed
+		    ? 0
+		    : -ENOMEM;
 	for (size_t i = 0; i < nframes && r >= 0; i++)
 		c.inlined[i] = sw_profile_get_frame(p, (uint32_t)i)->inlined;
 	c.gz = out;
@@ -680,7 +726,9 @@ int sw_render_pprof(struct sw_profile *p, const struct sw_render_options *o, str
 	free(c.locs);
 	free(c.loc_table);
 	free(c.path);
-	free(c.sample_locs);
+	free(c.group_start);
+	free(c.nclosed);
+	free(c.closed);
 	sw_buf_finish(&c.out);
 	sw_buf_finish(&c.msg);
 	sw_buf_finish(&c.sub);
