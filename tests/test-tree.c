@@ -1077,36 +1077,6 @@ static void test_frame_names(void)
 	CHECK_STR(sw_profile_frame_name(p, 0, true), "foo() full");
 	CHECK(sw_profile_frame_name(p, 4, false) == NULL);
 
-	/* a tree's nodes named at once: each as by id, past the lookups made ahead */
-	struct sw_tree_stall_info info = {.id = 1, .thread_id = 1, .kind = "busy"};
-	struct sw_tree_stall *s;
-	CHECK_INT(sw_profile_add_stall(p, &info, &s), 0);
-	uint32_t th;
-	CHECK_INT(sw_tree_stall_thread(p, s, 1, "", &th), 0);
-	uint64_t seed = 7;
-	for (int k = 0; k < 40; k++) {
-		uint32_t stack[30];
-		size_t depth = 1 + (size_t)k % 30;
-		for (size_t d = 0; d < depth; d++) {
-			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-			stack[d] = (uint32_t)(seed >> 33) % 4;
-		}
-		CHECK_INT(sw_tree_stall_add_sample(p, s, th, stack, depth, 1000000), 0);
-	}
-	struct sw_tree_options o;
-	sw_tree_options_init(&o);
-	struct sw_tree *t;
-	CHECK_INT(sw_tree_build(p, &s, 1, &o, -1, &t), 0);
-	CHECK(t->nnodes > 100);
-	for (int full = 0; full < 2; full++) {
-		const char **names = sw_tree_node_names(t, full);
-		CHECK(names != NULL);
-		size_t differ = 0;
-		for (uint32_t i = 0; i < t->nnodes; i++)
-			differ += names[i] != sw_profile_frame_name(p, t->nodes[i].frame, full);
-		CHECK_INT(differ, 0);
-	}
-	sw_tree_free(t);
 	sw_profile_free(p);
 }
 

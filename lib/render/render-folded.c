@@ -63,13 +63,16 @@ static int tree_folded(struct sw_tree *t, const struct sw_render_options *o, con
 {
 	/* at[d]: the length of the path text above a node at depth d */
 	size_t *at = malloc((SW_TREE_MAX_DEPTH + 1) * sizeof(*at));
-	const char **names = sw_tree_node_names(t, o->tree.full_names);
 	struct sw_buf line;
 	sw_buf_init(&line, 0);
-	int r = at && names ? sw_buf_puts(&line, prefix) : -ENOMEM;
+	int r = at ? sw_buf_puts(&line, prefix) : -ENOMEM;
+	bool full = o->tree.full_names;
 	for (uint32_t i = t->first_root; i != NONE && r >= 0;
 	     i = sw_tree_preorder_next(t, i, true)) {
 		const struct sw_tree_node *n = &t->nodes[i];
+		/* a path's nodes are mostly made one after another: the name of one a few on */
+		if (i + 8 < t->nnodes)
+			sw_profile_frame_name_prefetch(t->profile, t->nodes[i + 8].frame, full);
 		uint32_t d = n->depth < SW_TREE_MAX_DEPTH ? n->depth : SW_TREE_MAX_DEPTH;
 		if (d == 0)
 			line.len = strlen(prefix);
@@ -77,7 +80,7 @@ static int tree_folded(struct sw_tree *t, const struct sw_render_options *o, con
 			line.len = at[d];
 		r = sw_buf_putc(&line, ';');
 		if (r >= 0)
-			r = put_frame(&line, names[i]);
+			r = put_frame(&line, sw_profile_frame_name(t->profile, n->frame, full));
 		if (d < SW_TREE_MAX_DEPTH)
 			at[d + 1] = line.len;
 		uint64_t count =

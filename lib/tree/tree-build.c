@@ -780,13 +780,10 @@ void sw_tree_free(struct sw_tree *t)
 	if (!t || --t->refs > 0)
 		return;
 	struct sw_profile *p = (struct sw_profile *)t->profile;
-	if (p) {
+	if (p)
 		sw_spare_keep(&p->spare_nodes, t->nodes, t->nodes_cap);
-		sw_spare_keep(&p->spare_names, (void *)t->names, t->names_cap);
-	} else {
+	else
 		free(t->nodes);
-		free((void *)t->names);
-	}
 	free(t);
 }
 

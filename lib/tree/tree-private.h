@@ -124,8 +124,6 @@ struct sw_profile {
 	struct sw_spare spare_nodes;
 	/* the same for a stall's extra_json (sw_tree_stall_drop_extra_json()) */
 	struct sw_spare spare_text;
-	/* and for a tree's names (sw_tree_node_names()) */
-	struct sw_spare spare_names;
 
 	/* the last default tree built (sw_tree_stall_default_tree()) */
 	const struct sw_tree_stall *cached_stall;

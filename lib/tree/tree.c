@@ -169,7 +169,6 @@ void sw_profile_free(struct sw_profile *p)
 	free(p->split_fid_kid);
 	free(p->spare_nodes.block); /* after the cached tree, which may give its nodes back */
 	free(p->spare_text.block);
-	free(p->spare_names.block);
 	free(p);
 }
 
@@ -472,6 +471,15 @@ const struct sw_tree_frame *sw_profile_get_frame(const struct sw_profile *p, uin
 	return id < p->nframes ? &p->frames[id].f : NULL;
 }
 
+void sw_profile_frame_name_prefetch(const struct sw_profile *p, uint32_t id, bool full)
+{
+	if (id >= p->nframes)
+		return;
+	__builtin_prefetch(&p->frame_shown[id]);
+	if (full)
+		__builtin_prefetch(&p->frames[id].f.full_name);
+}
+
 const char *sw_profile_frame_name(const struct sw_profile *p, uint32_t id, bool full)
 {
 	if (id >= p->nframes)
@@ -479,38 +487,6 @@ const char *sw_profile_frame_name(const struct sw_profile *p, uint32_t id, bool 
 	if (full && p->frames[id].f.full_name)
 		return p->frames[id].f.full_name;
 	return p->frame_shown[id];
-}
-
-const char **sw_tree_node_names(struct sw_tree *t, bool full)
-{
-	enum { AHEAD = 16 };
-	struct sw_profile *p = (struct sw_profile *)t->profile;
-	if (t->names_cap < t->nnodes) {
-		/* a whole tree's names are megabytes: the profile lends the last ones freed */
-		free(t->names);
-		t->names = sw_spare_take(&p->spare_names, t->nnodes, &t->names_cap);
-		if (!t->names) {
-			t->names_cap = t->nnodes;
-			t->names = malloc(t->names_cap * sizeof(*t->names));
-		}
-		if (!t->names) {
-			t->names_cap = 0;
-			return NULL;
-		}
-	}
-	const char **names = t->names;
-	for (uint32_t i = 0; i < t->nnodes; i++) {
-		if (i + AHEAD < t->nnodes) {
-			uint32_t ahead = t->nodes[i + AHEAD].frame;
-			if (ahead < p->nframes) {
-				__builtin_prefetch(&p->frame_shown[ahead]);
-				if (full)
-					__builtin_prefetch(&p->frames[ahead].f.full_name);
-			}
-		}
-		names[i] = sw_profile_frame_name(p, t->nodes[i].frame, full);
-	}
-	return names;
 }
 
 int sw_profile_add_stall(struct sw_profile *p, const struct sw_tree_stall_info *info,

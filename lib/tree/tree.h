@@ -288,8 +288,6 @@ struct sw_tree {
 	/* private */
 	unsigned refs;
 	size_t nodes_cap;
-	const char **names; /* sw_tree_node_names() */
-	size_t names_cap;
 };
 
 /*
@@ -379,13 +377,8 @@ uint64_t sw_profile_frame_func(const struct sw_profile *p, uint32_t id);
  * frame (renderers name millions of nodes); NULL for no such frame.
  */
 const char *sw_profile_frame_name(const struct sw_profile *p, uint32_t id, bool full);
-/*
- * The names of t's nodes' frames (names[i] for node i), looked up together
- * and ahead of use: one at a time, as a renderer walks the tree, each
- * waited for its cache miss (a quarter of `--format folded`).  The array is
- * t's, until it is freed or asked again; NULL: out of memory.
- */
-const char **sw_tree_node_names(struct sw_tree *t, bool full);
+/* Fetches what sw_profile_frame_name() reads, ahead of the call. */
+void sw_profile_frame_name_prefetch(const struct sw_profile *p, uint32_t id, bool full);
 const char *sw_tree_frame_name(const struct sw_profile *p, const struct sw_tree_frame *f, bool full,
 			       char *scratch, size_t scratch_size);
 
