@@ -634,6 +634,9 @@ static int split(struct builder *b, const struct task *tk)
 		    .self_samples = kd->self_samples,
 		};
 		b->order[k] = i;
+		/* siblings of equal weight are ordered by their frames': fetched together */
+		if (nk > 1)
+			__builtin_prefetch(&p->frames[kd->frame]);
 	}
 	sort_nodes(t, b->order, b->order_tmp, nk);
 	uint32_t *head = tk->node == NONE ? &t->first_root : &t->nodes[tk->node].first_child;
