@@ -4,6 +4,9 @@
  * well-formed UTF-8 (table 3-7): ill-formed bytes become U+FFFD so that
  * the output is always valid JSON.
  */
+#include <errno.h>
+#include <stdlib.h>
+
 #include "util/json-write.h"
 #include "test.h"
 
@@ -80,9 +83,43 @@ static void test_ms3(void)
 	CHECK_INT(bad, 0);
 }
 
+/*
+ * sw_buf_putc(), inline for speed, keeps sw_buf_append()'s rules: the
+ * ceiling holds to the byte, the buffer grows as it fills, and a spare
+ * byte stays for sw_buf_str().
+ */
+static void test_putc(void)
+{
+	struct sw_buf b;
+	sw_buf_init(&b, 100);
+	for (int i = 0; i < 100; i++)
+		CHECK_INT(sw_buf_putc(&b, (char)('a' + i % 26)), 0);
+	CHECK_INT(sw_buf_putc(&b, 'x'), -E2BIG);
+	CHECK_INT((int)b.len, 100);
+	CHECK(b.cap > b.len);
+	const char *s = sw_buf_str(&b);
+	int wrong = 0;
+	for (int i = 0; i < 100; i++)
+		wrong += s[i] != (char)('a' + i % 26);
+	CHECK_INT(wrong, 0);
+	CHECK_INT(s[100], 0);
+	sw_buf_finish(&b);
+
+	/* a buffer adopted full to the last byte grows rather than writing past it */
+	sw_buf_init(&b, 0);
+	sw_buf_adopt(&b, malloc(4), 4);
+	for (int i = 0; i < 10; i++) {
+		CHECK_INT(sw_buf_putc(&b, '0' + i), 0);
+		CHECK(b.cap > b.len); /* the spare byte */
+	}
+	CHECK_STR(sw_buf_str(&b), "0123456789");
+	sw_buf_finish(&b);
+}
+
 int main(void)
 {
 	test_ms3();
+	test_putc();
 	CHECK_STR(str("plain"), "\"plain\"");
 	CHECK_STR(str(""), "\"\"");
 	CHECK_STR(str(NULL), "null");

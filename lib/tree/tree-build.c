@@ -798,15 +798,6 @@ bool sw_tree_node_visible(const struct sw_tree *t, const struct sw_tree_node *n,
 	return (double)n->total * 100.0 >= opts->min_percent * (double)t->all;
 }
 
-uint32_t sw_tree_preorder_next(const struct sw_tree *t, uint32_t i, bool descend)
-{
-	if (descend && t->nodes[i].first_child != NONE)
-		return t->nodes[i].first_child;
-	while (i != NONE && t->nodes[i].next_sibling == NONE)
-		i = t->nodes[i].parent;
-	return i == NONE ? NONE : t->nodes[i].next_sibling;
-}
-
 size_t sw_tree_heaviest(const struct sw_tree *t, uint32_t *path, size_t max)
 {
 	size_t n = 0;

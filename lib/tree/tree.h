@@ -323,9 +323,17 @@ bool sw_tree_node_visible(const struct sw_tree *t, const struct sw_tree_node *n,
 
 /*
  * A preorder walk without recursion: the node after i, into i's children
- * only when descend is true; UINT32_MAX at the end.
+ * only when descend is true; UINT32_MAX at the end.  Inline: folded and
+ * pprof walk every node of whole trees.
  */
-uint32_t sw_tree_preorder_next(const struct sw_tree *t, uint32_t i, bool descend);
+static inline uint32_t sw_tree_preorder_next(const struct sw_tree *t, uint32_t i, bool descend)
+{
+	if (descend && t->nodes[i].first_child != UINT32_MAX)
+		return t->nodes[i].first_child;
+	while (i != UINT32_MAX && t->nodes[i].next_sibling == UINT32_MAX)
+		i = t->nodes[i].parent;
+	return i == UINT32_MAX ? UINT32_MAX : t->nodes[i].next_sibling;
+}
 
 /*
  * The heaviest path from a root, following the heaviest child each step

@@ -67,11 +67,6 @@ int sw_buf_append(struct sw_buf *b, const void *data, size_t len)
 	return 0;
 }
 
-int sw_buf_putc(struct sw_buf *b, char c)
-{
-	return sw_buf_append(b, &c, 1);
-}
-
 int sw_buf_puts(struct sw_buf *b, const char *s)
 {
 	return sw_buf_append(b, s, strlen(s));

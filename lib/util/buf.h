@@ -29,7 +29,21 @@ void sw_buf_finish(struct sw_buf *b);
 void sw_buf_reset(struct sw_buf *b);
 int sw_buf_reserve(struct sw_buf *b, size_t more);
 int sw_buf_append(struct sw_buf *b, const void *data, size_t len);
-int sw_buf_putc(struct sw_buf *b, char c);
+/*
+ * Appends one byte.  Inline: renderers append millions of single bytes
+ * (separators, quotes), and a call to sw_buf_append() for each cost more
+ * than the byte.
+ */
+static inline int sw_buf_putc(struct sw_buf *b, char c)
+{
+	size_t max = b->max ? b->max : SW_BUF_DEFAULT_MAX;
+	/* the same room sw_buf_reserve(b, 1) asks: the byte and a spare one */
+	if (b->len < max && b->len + 2 <= b->cap) {
+		b->data[b->len++] = (uint8_t)c;
+		return 0;
+	}
+	return sw_buf_append(b, &c, 1);
+}
 int sw_buf_puts(struct sw_buf *b, const char *s);
 /* Appends each string up to a NULL argument. */
 int sw_buf_puts_all(struct sw_buf *b, ...) __attribute__((sentinel));
