@@ -435,7 +435,7 @@ static int group_location(struct pp *c, const uint32_t *frames, size_t n, uint32
 }
 
 /*
- * Node i of depth d joins the path the walk keeps (walk_path[0..d], root
+ * Node n, at depth d, joins the path the walk keeps (path[0..d], root
  * first).  A location is a frame and the inlined frames below it: a frame
  * not inlined closes the group above it, whose location joins the closed
  * ones.
@@ -465,7 +465,7 @@ static int walk_to(struct pp *c, const struct sw_tree_node *n, uint32_t d)
 static int sample(struct pp *c, const struct sw_tree *t, uint32_t i, uint32_t d, const char *stall,
 		  const char *thread)
 {
-	/* the locations: the closed groups' above, then the node's own group */
+	/* the locations: the closed groups above, then the node's own group */
 	uint32_t g = c->group_start[d], last;
 	const uint32_t *closed = c->closed;
 	size_t nclosed = c->nclosed[d];
