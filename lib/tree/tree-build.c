@@ -167,20 +167,24 @@ static long rewrite(struct builder *b, uint32_t *frames, size_t depth)
 		for (size_t i = 0; i < depth; i++)
 			if (cached_match(b, b->xmatch, frames[i], o->exclude))
 				return -1;
-	size_t n = 0;
-	for (size_t i = 0; i < depth; i++) {
-		const struct sw_tree_frame *f = &p->frames[frames[i]].f;
-		const struct sw_tree_image *img = sw_profile_get_image(p, f->image);
-		if (o->hide_system && img && img->system)
-			continue;
-		if (o->flatten_recursion && n > 0 &&
-		    p->frames[frames[n - 1]].func == p->frames[frames[i]].func)
-			continue;
-		frames[n++] = frames[i];
+	size_t n = depth;
+	/* only these read the frames: without them (speedscope's default) a stack stays whole */
+	if (o->hide_system || o->flatten_recursion) {
+		n = 0;
+		for (size_t i = 0; i < depth; i++) {
+			const struct sw_tree_frame *f = &p->frames[frames[i]].f;
+			const struct sw_tree_image *img = sw_profile_get_image(p, f->image);
+			if (o->hide_system && img && img->system)
+				continue;
+			if (o->flatten_recursion && n > 0 &&
+			    p->frames[frames[n - 1]].func == p->frames[frames[i]].func)
+				continue;
+			frames[n++] = frames[i];
+		}
+		/* a stack of system frames only stays with its outermost frame */
+		if (n == 0 && depth > 0)
+			n = 1;
 	}
-	/* a stack of system frames only stays with its outermost frame */
-	if (n == 0 && depth > 0)
-		n = 1;
 	if (o->invert)
 		for (size_t i = 0; i < n / 2; i++) {
 			uint32_t tmp = frames[i];
