@@ -38,6 +38,7 @@ struct sw_speedscope {
 	} * funcs;
 	size_t nfuncs, funcs_cap;
 	uint32_t *stack;
+	/* a profile's samples, as where their texts lie (struct sample_text), and weights */
 	struct sw_buf samples, weights;
 	uint32_t *frame_index; /* profile frame id -> shared index + 1 */
 	size_t nframes_alloc;
@@ -224,12 +225,19 @@ static int stack_text(struct sw_speedscope *c, struct sw_tree_rewriter *rw, uint
 	return 0;
 }
 
-/* Appends a sample (its text, len bytes at off in texts) and its weight. */
+/* A sample of a profile: its text, len bytes at off in texts. */
+struct sample_text {
+	size_t off, len;
+};
+
+/*
+ * Appends a sample and its weight.  The text stays where it is, and is
+ * copied once, into the output: it is most of the profile.
+ */
 static int sample_out(struct sw_speedscope *c, size_t off, size_t len, uint64_t weight, bool comma)
 {
-	int r = comma ? sw_buf_putc(&c->samples, ',') : 0;
-	if (r >= 0)
-		r = sw_buf_append(&c->samples, c->texts.data + off, len);
+	struct sample_text st = {off, len};
+	int r = sw_buf_append(&c->samples, &st, sizeof(st));
 	if (r >= 0 && comma)
 		r = sw_buf_putc(&c->weights, ',');
 	return r < 0 ? r : sw_buf_put_u64(&c->weights, weight);
@@ -283,8 +291,14 @@ static int profile_json(struct sw_speedscope *c, struct sw_tree_stall *s, long t
 		r = sw_buf_printf(
 		    b, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%llu,\"samples\":[",
 		    counts ? "none" : "nanoseconds", (unsigned long long)total);
-	if (r >= 0)
-		r = sw_buf_append(b, c->samples.data, c->samples.len);
+	const struct sample_text *st = (const struct sample_text *)c->samples.data;
+	size_t n = c->samples.len / sizeof(*st);
+	for (size_t i = 0; i < n && r >= 0; i++) {
+		if (i)
+			r = sw_buf_putc(b, ',');
+		if (r >= 0)
+			r = sw_buf_append(b, c->texts.data + st[i].off, st[i].len);
+	}
 	if (r >= 0)
 		r = sw_buf_puts(b, "],\"weights\":[");
 	if (r >= 0)
