@@ -103,6 +103,7 @@ FOLDED = re.compile(r"^(?P<stack>[^\n]+) (?P<count>\d+)$")
 
 def parse_folded(text):
     got = collections.defaultdict(lambda: collections.defaultdict(int))
+    last = {}  # the previous line's weight, by stall and thread
     for line in text.splitlines():
         m = FOLDED.match(line)
         check(m is not None, "folded line grammar: %r" % line)
@@ -110,7 +111,14 @@ def parse_folded(text):
             continue
         frames = m.group("stack").split(";")
         check(all(frames), "folded: empty frame in %r" % line)
-        got[frames[0]][tuple(frames[1:])] += int(m.group("count"))
+        # one line per call path, the heaviest first (stallwatch-output(7))
+        path, count = tuple(frames[1:]), int(m.group("count"))
+        check(path not in got[frames[0]], "folded: %r twice" % m.group("stack"))
+        group = (frames[0], frames[1] if frames[1].startswith("thread ") else None)
+        check(last.get(group, count) >= count,
+              "folded: %r (%d) after a lighter line (%d)" % (m.group("stack"), count, last.get(group, count)))
+        last[group] = count
+        got[frames[0]][path] += count
     return got
 
 

@@ -662,6 +662,101 @@ static void test_random(void)
 }
 
 /*
+ * A tree's node i with self weight against the merged path of the same
+ * functions: found, with the same weight and count (each path once).
+ */
+static void node_has_path(const struct sw_tree *t, uint32_t i, const struct sw_tree_paths *ps,
+			  bool *used)
+{
+	uint64_t funcs[RND_DEPTH + 1];
+	uint32_t depth = t->nodes[i].depth + 1;
+	for (uint32_t k = i; k != NONE; k = t->nodes[k].parent)
+		funcs[t->nodes[k].depth] = sw_profile_frame_func(t->profile, t->nodes[k].frame);
+	size_t found = ps->n;
+	for (size_t j = 0; j < ps->n && found == ps->n; j++) {
+		const struct sw_tree_path *path = &ps->paths[j];
+		bool same = path->depth == depth;
+		for (uint32_t d = 0; d < depth && same; d++)
+			same = sw_profile_frame_func(t->profile, path->path[d]) == funcs[d];
+		if (same)
+			found = j;
+	}
+	CHECK(found < ps->n);
+	if (found == ps->n)
+		return;
+	CHECK(!used[found]);
+	used[found] = true;
+	CHECK_INT(ps->paths[found].weight, t->nodes[i].self);
+	CHECK_INT(ps->paths[found].count, t->nodes[i].self_samples);
+}
+
+/*
+ * Paths without a tree (folded, pprof): under each rewriting option, the
+ * paths merged by function are the whole tree's nodes with self weight,
+ * and have its totals; unmerged, each sample's stack once, in the order
+ * they first appear.  Twice, for the hashes the profile keeps.
+ */
+static void test_paths(void)
+{
+	for (int round = 0; round < 20; round++) {
+		struct rnd *r = calloc(1, sizeof(*r));
+		rnd_load(r);
+		for (int opt = 0; opt < 10; opt++) {
+			struct sw_tree_options o;
+			sw_tree_options_init(&o);
+			o.invert = opt % 5 == 1;
+			o.hide_system = opt % 5 == 2;
+			o.max_depth = opt % 5 == 3 ? 4 : 0;
+			o.flatten_recursion = opt % 5 == 4;
+			struct sw_tree *t;
+			struct sw_tree_paths *ps;
+			CHECK_INT(sw_tree_build(r->p, &r->s, 1, &o, -1, &t), 0);
+			CHECK_INT(sw_tree_paths_build(r->p, &r->s, 1, &o, -1, &ps), 0);
+			CHECK_INT(ps->total, t->total);
+			CHECK_INT(ps->all, t->all);
+			CHECK_INT(ps->nsamples, t->nsamples);
+			if (opt == 0) {
+				/* each stack once, as first sampled (two made alike are one) */
+				size_t n = 0;
+				for (size_t j = 0; j < RND_SAMPLES; j++) {
+					uint32_t k = r->samples[j].stack;
+					bool again = false;
+					for (size_t e = 0; e < j && !again; e++) {
+						uint32_t ke = r->samples[e].stack;
+						again = r->depth[ke] == r->depth[k] &&
+							memcmp(r->stacks[ke], r->stacks[k],
+							       r->depth[k] * sizeof(uint32_t)) == 0;
+					}
+					if (again)
+						continue;
+					CHECK(n < ps->n);
+					if (n >= ps->n)
+						break;
+					CHECK_INT(ps->paths[n].depth, r->depth[k]);
+					for (size_t d = 0; d < r->depth[k]; d++)
+						CHECK_INT(ps->paths[n].path[d], r->stacks[k][d]);
+					n++;
+				}
+				CHECK_INT(ps->n, n);
+			}
+			CHECK_INT(sw_tree_paths_merge(ps), 0);
+			bool used[RND_STACKS] = {false};
+			size_t with_self = 0;
+			for (uint32_t i = 0; i < t->nnodes; i++)
+				if (t->nodes[i].self_samples) {
+					node_has_path(t, i, ps, used);
+					with_self++;
+				}
+			CHECK_INT(ps->n, with_self);
+			sw_tree_paths_free(ps);
+			sw_tree_free(t);
+		}
+		sw_profile_free(r->p);
+		free(r);
+	}
+}
+
+/*
  * The profile's stacks past several growths: each stack's id gives back
  * its frames, and the same stacks met again, in another order, give the
  * same ids.
@@ -1176,6 +1271,7 @@ int main(void)
 	test_merge_and_limits();
 	test_representative();
 	test_random();
+	test_paths();
 	test_stacks();
 	test_pool_full();
 	test_culprit();

@@ -4,7 +4,8 @@
  *
  *   #3;main;run_loop;compute 30000000
  *
- * one line per distinct call path, frames from the root separated by ';',
+ * one line per distinct call path (stacks merged by function, as trees
+ * merge them), heaviest first, frames from the root separated by ';',
  * then a space and the path's self weight in microseconds, rounded (a count
  * for MetricKit trees without a duration).  Nanoseconds made flame graph
  * tools show "899,841,936 samples" for a second; microseconds keep the
@@ -54,60 +55,194 @@ static int put_frame(struct sw_buf *b, const char *s)
 }
 
 /*
- * The lines of a tree in preorder, heaviest first: the text of the path to
- * the node being visited is kept, each node's name appended once when it
- * is reached, instead of walking up from every node with self weight.
+ * The frames' names as folded prints them, each after its ';', kept for
+ * the whole rendering: a frame's text is made once, not at each of the
+ * thousands of lines that name it, and copied whole.  Frames met first in
+ * a later stall are added as it comes.
  */
-static int tree_folded(struct sw_tree *t, const struct sw_render_options *o, const char *prefix,
-		       struct sw_buf *out)
+struct sw_folded {
+	bool full;
+	struct name_ref {
+		uint32_t off, len;
+	} * refs; /* by frame id */
+	size_t nrefs;
+	/* the texts, with COPY bytes past the last that a copy may read */
+	struct sw_buf text;
+	/* each text by the name it was made from (names are interned: one per text) */
+	struct seen_name {
+		const char *name;
+		struct name_ref ref;
+	} * seen;
+	size_t nseen, seen_cap;
+};
+
+/* A text this long or shorter is copied as COPY bytes, its end overwritten by the next. */
+#define COPY 32
+
+int sw_folded_new(const struct sw_render_options *o, struct sw_folded **ret)
 {
-	/* at[d]: the length of the path text above a node at depth d */
-	size_t *at = malloc((SW_TREE_MAX_DEPTH + 1) * sizeof(*at));
-	struct sw_buf line;
-	sw_buf_init(&line, 0);
-	int r = at ? sw_buf_puts(&line, prefix) : -ENOMEM;
-	bool full = o->tree.full_names;
-	for (uint32_t i = t->first_root; i != NONE && r >= 0;
-	     i = sw_tree_preorder_next(t, i, true)) {
-		const struct sw_tree_node *n = &t->nodes[i];
-		/* a path's nodes are mostly made one after another: the name of one a few on */
-		if (i + 8 < t->nnodes)
-			sw_profile_frame_name_prefetch(t->profile, t->nodes[i + 8].frame, full);
-		uint32_t d = n->depth < SW_TREE_MAX_DEPTH ? n->depth : SW_TREE_MAX_DEPTH;
-		if (d == 0)
-			line.len = strlen(prefix);
-		else
-			line.len = at[d];
-		r = sw_buf_putc(&line, ';');
-		if (r >= 0)
-			r = put_frame(&line, sw_profile_frame_name(t->profile, n->frame, full));
-		if (d < SW_TREE_MAX_DEPTH)
-			at[d + 1] = line.len;
-		uint64_t count =
-		    t->counts_only ? n->self : (n->self + SW_NS_PER_US / 2) / SW_NS_PER_US;
-		if (r < 0 || !count)
-			continue;
-		r = sw_buf_append(out, line.data, line.len);
-		if (r >= 0 && (r = sw_buf_putc(out, ' ')) >= 0 &&
-		    (r = sw_buf_put_u64(out, count)) >= 0)
-			r = sw_buf_putc(out, '\n');
+	struct sw_folded *c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->full = o->tree.full_names;
+	sw_buf_init(&c->text, 0);
+	*ret = c;
+	return 0;
+}
+
+void sw_folded_free(struct sw_folded *c)
+{
+	if (!c)
+		return;
+	free(c->refs);
+	free(c->seen);
+	sw_buf_finish(&c->text);
+	free(c);
+}
+
+static size_t hash_ptr(const void *p)
+{
+	uint64_t v = (uintptr_t)p * 0x9e3779b97f4a7c15ull;
+	return (size_t)(v >> 32);
+}
+
+/* The text of name, made when new. */
+static int name_text(struct sw_folded *c, const char *name, struct name_ref *ret)
+{
+	if (c->nseen * 2 >= c->seen_cap) {
+		size_t cap = c->seen_cap ? c->seen_cap * 2 : 1024;
+		struct seen_name *t = calloc(cap, sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		for (size_t i = 0; i < c->seen_cap; i++) {
+			if (!c->seen[i].name)
+				continue;
+			size_t j = hash_ptr(c->seen[i].name) & (cap - 1);
+			while (t[j].name)
+				j = (j + 1) & (cap - 1);
+			t[j] = c->seen[i];
+		}
+		free(c->seen);
+		c->seen = t;
+		c->seen_cap = cap;
 	}
-	free(at);
-	sw_buf_finish(&line);
+	size_t j = hash_ptr(name) & (c->seen_cap - 1);
+	for (; c->seen[j].name; j = (j + 1) & (c->seen_cap - 1))
+		if (c->seen[j].name == name) {
+			*ret = c->seen[j].ref;
+			return 0;
+		}
+	size_t off = c->text.len;
+	int r = sw_buf_putc(&c->text, ';');
+	if (r >= 0)
+		r = put_frame(&c->text, name);
+	if (r < 0)
+		return r;
+	if (c->text.len > UINT32_MAX)
+		return -E2BIG;
+	*ret = (struct name_ref){(uint32_t)off, (uint32_t)(c->text.len - off)};
+	c->seen[j] = (struct seen_name){name, *ret};
+	c->nseen++;
+	return 0;
+}
+
+/* Texts for every frame the profile has so far. */
+static int name_frames(struct sw_folded *c, const struct sw_profile *p)
+{
+	size_t n = sw_profile_nframes(p);
+	if (n <= c->nrefs)
+		return 0;
+	struct name_ref *refs = realloc(c->refs, n * sizeof(*refs));
+	if (!refs)
+		return -ENOMEM;
+	c->refs = refs;
+	int r = 0;
+	for (; c->nrefs < n && r >= 0; c->nrefs++)
+		r = name_text(c, sw_profile_frame_name(p, (uint32_t)c->nrefs, c->full),
+			      &c->refs[c->nrefs]);
+	/* the bytes a copy reads past the last text: room, and zero */
+	if (r >= 0 && (r = sw_buf_reserve(&c->text, COPY)) >= 0)
+		memset(c->text.data + c->text.len, 0, COPY);
 	return r;
 }
 
-int sw_render_folded_stall(struct sw_profile *p, struct sw_tree_stall *s,
-			   const struct sw_render_options *o, struct sw_buf *out)
+/* The paths' order: heavier first, then as they first appeared. */
+static int compare_lines(const void *a, const void *b)
+{
+	const struct sw_tree_path *x = *(const struct sw_tree_path *const *)a;
+	const struct sw_tree_path *y = *(const struct sw_tree_path *const *)b;
+	if (x->weight != y->weight)
+		return x->weight > y->weight ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The lines of a thread's paths, one per call path as a tree would merge
+ * them (by function), heaviest first.  No tree is built: it would add only
+ * an order, at the cost of every node of every path.
+ */
+static int paths_folded(struct sw_folded *c, struct sw_tree_paths *ps, const char *prefix,
+			struct sw_buf *out)
+{
+	int r = sw_tree_paths_merge(ps);
+	if (r < 0)
+		return r;
+	const struct sw_tree_path **order = malloc((ps->n + 1) * sizeof(*order));
+	if (!order)
+		return -ENOMEM;
+	for (size_t i = 0; i < ps->n; i++)
+		order[i] = &ps->paths[i];
+	qsort(order, ps->n, sizeof(*order), compare_lines);
+	size_t prefix_len = strlen(prefix);
+	const struct name_ref *refs = c->refs;
+	for (size_t i = 0; i < ps->n && r >= 0; i++) {
+		const struct sw_tree_path *path = order[i];
+		if (i + 2 < ps->n) /* the frames of the line after next, 64 bytes at a time */
+			for (uint32_t d = 0; d < order[i + 2]->depth; d += 16)
+				__builtin_prefetch(order[i + 2]->path + d);
+		uint64_t count = ps->counts_only ? path->weight
+						 : (path->weight + SW_NS_PER_US / 2) / SW_NS_PER_US;
+		if (!count)
+			continue;
+		/* the line's length first, then its texts into the room made */
+		size_t len = prefix_len;
+		for (uint32_t d = 0; d < path->depth; d++)
+			len += refs[path->path[d]].len;
+		if ((r = sw_buf_reserve(out, len + COPY)) < 0)
+			break;
+		uint8_t *q = out->data + out->len;
+		memcpy(q, prefix, prefix_len);
+		q += prefix_len;
+		const uint8_t *text = c->text.data;
+		for (uint32_t d = 0; d < path->depth; d++) {
+			struct name_ref t = refs[path->path[d]];
+			if (t.len <= COPY)
+				memcpy(q, text + t.off, COPY);
+			else
+				memcpy(q, text + t.off, t.len);
+			q += t.len;
+		}
+		out->len = (size_t)(q - out->data);
+		if ((r = sw_buf_putc(out, ' ')) >= 0 && (r = sw_buf_put_u64(out, count)) >= 0)
+			r = sw_buf_putc(out, '\n');
+	}
+	free(order);
+	return r;
+}
+
+int sw_folded_stall(struct sw_folded *c, struct sw_profile *p, struct sw_tree_stall *s,
+		    const struct sw_render_options *o, struct sw_buf *out)
 {
 	char label[96];
 	sw_tree_stall_label(s, o->qualify, label, sizeof(label));
-	struct sw_tree *trees[64];
+	int r = name_frames(c, p);
+	if (r < 0)
+		return r;
+	struct sw_tree_paths *paths[64];
 	long threads[64];
-	int n = sw_render_stall_trees(p, s, &o->tree, 0, trees, threads, 64); /* every node */
+	int n = sw_render_stall_paths(p, s, &o->tree, paths, threads, 64);
 	if (n < 0)
 		return n;
-	int r = 0;
 	struct sw_buf prefix;
 	sw_buf_init(&prefix, 8192);
 	for (int k = 0; k < n && r >= 0; k++) {
@@ -122,10 +257,21 @@ int sw_render_folded_stall(struct sw_profile *p, struct sw_tree_stall *s,
 								(unsigned long long)th->id);
 		}
 		if (r >= 0)
-			r = tree_folded(trees[k], o, sw_buf_str(&prefix), out);
+			r = paths_folded(c, paths[k], sw_buf_str(&prefix), out);
 	}
 	sw_buf_finish(&prefix);
 	for (int k = 0; k < n; k++)
-		sw_tree_free(trees[k]);
+		sw_tree_paths_free(paths[k]);
+	return r;
+}
+
+int sw_render_folded_stall(struct sw_profile *p, struct sw_tree_stall *s,
+			   const struct sw_render_options *o, struct sw_buf *out)
+{
+	struct sw_folded *c = NULL;
+	int r = sw_folded_new(o, &c);
+	if (r >= 0)
+		r = sw_folded_stall(c, p, s, o, out);
+	sw_folded_free(c);
 	return r;
 }

@@ -115,46 +115,88 @@ const char *sw_render_clean(const char *s, char *buf, size_t size)
 	return buf;
 }
 
+/*
+ * The k-th thread filter (as sw_tree_build() takes them) a stall is shown
+ * by, into *ret; false past the last.  -1 for the selected thread or
+ * threads, or with --thread all each thread's index, the stalled thread
+ * first, then the others in the order they appeared.
+ */
+static bool stall_thread_filter(const struct sw_tree_stall *s, const struct sw_tree_options *o,
+				size_t k, long *ret)
+{
+	if (o->thread != SW_THREAD_ALL) {
+		*ret = -1;
+		return k == 0;
+	}
+	for (int pass = 0; pass < 2; pass++)
+		for (uint32_t i = 0; i < s->nthreads; i++)
+			if (s->threads[i].main == (pass == 0) && k-- == 0) {
+				*ret = (long)i;
+				return true;
+			}
+	return false;
+}
+
+/* Whether a thread's tree or paths with this weight are left out: other threads without samples. */
+static bool thread_left_out(const struct sw_tree_stall *s, long filter, uint64_t all)
+{
+	return filter >= 0 && all == 0 && !s->threads[filter].main;
+}
+
 int sw_render_stall_trees(struct sw_profile *p, struct sw_tree_stall *s,
 			  const struct sw_tree_options *opts, double expand_percent,
 			  struct sw_tree **trees, long *threads, size_t max)
 {
+	struct sw_tree_options o = *opts;
+	o.expand_percent = expand_percent;
 	size_t n = 0;
+	long f;
 	int r = 0;
-	struct sw_tree_options copy = *opts;
-	const struct sw_tree_options *o = &copy;
-	copy.expand_percent = expand_percent;
-	if (o->thread != SW_THREAD_ALL) {
-		if (max == 0)
-			return 0;
-		r = sw_tree_options_structural_default(o)
-			? sw_tree_stall_default_tree(p, s, expand_percent, &trees[0])
-			: sw_tree_build(p, &s, 1, o, -1, &trees[0]);
+	for (size_t k = 0; n < max && r >= 0 && stall_thread_filter(s, &o, k, &f); k++) {
+		struct sw_tree *t;
+		if (f < 0 && sw_tree_options_structural_default(&o))
+			r = sw_tree_stall_default_tree(p, s, expand_percent, &t);
+		else
+			r = sw_tree_build(p, &s, 1, &o, f, &t);
 		if (r < 0)
-			return r;
-		threads[0] = -1;
-		return 1;
-	}
-	/* the stalled thread first, then the others in the order they appeared */
-	for (int pass = 0; pass < 2 && r >= 0; pass++) {
-		for (uint32_t i = 0; i < s->nthreads && n < max; i++) {
-			if (s->threads[i].main != (pass == 0))
-				continue;
-			struct sw_tree *t;
-			r = sw_tree_build(p, &s, 1, o, (long)i, &t);
-			if (r < 0)
-				break;
-			if (t->all == 0 && !s->threads[i].main) {
-				sw_tree_free(t);
-				continue;
-			}
-			trees[n] = t;
-			threads[n++] = (long)i;
+			break;
+		if (thread_left_out(s, f, t->all)) {
+			sw_tree_free(t);
+			continue;
 		}
+		trees[n] = t;
+		threads[n++] = f;
 	}
 	if (r < 0) {
 		while (n > 0)
 			sw_tree_free(trees[--n]);
+		return r;
+	}
+	return (int)n;
+}
+
+int sw_render_stall_paths(struct sw_profile *p, struct sw_tree_stall *s,
+			  const struct sw_tree_options *opts, struct sw_tree_paths **paths,
+			  long *threads, size_t max)
+{
+	size_t n = 0;
+	long f;
+	int r = 0;
+	for (size_t k = 0; n < max && r >= 0 && stall_thread_filter(s, opts, k, &f); k++) {
+		struct sw_tree_paths *ps;
+		r = sw_tree_paths_build(p, &s, 1, opts, f, &ps);
+		if (r < 0)
+			break;
+		if (thread_left_out(s, f, ps->all)) {
+			sw_tree_paths_free(ps);
+			continue;
+		}
+		paths[n] = ps;
+		threads[n++] = f;
+	}
+	if (r < 0) {
+		while (n > 0)
+			sw_tree_paths_free(paths[--n]);
 		return r;
 	}
 	return (int)n;
@@ -394,6 +436,7 @@ struct sw_renderer {
 	struct sw_render_options o;
 	size_t stalls; /* json, speedscope: stalls written */
 	struct sw_speedscope *ss;
+	struct sw_folded *folded;
 };
 
 int sw_renderer_new(enum sw_format f, const struct sw_render_options *o, struct sw_renderer **ret)
@@ -415,8 +458,10 @@ int sw_renderer_new(enum sw_format f, const struct sw_render_options *o, struct 
 
 void sw_renderer_free(struct sw_renderer *r)
 {
-	if (r)
+	if (r) {
 		sw_speedscope_free(r->ss);
+		sw_folded_free(r->folded);
+	}
 	free(r);
 }
 
@@ -437,8 +482,10 @@ int sw_renderer_stall(struct sw_renderer *r, struct sw_profile *p, struct sw_tre
 		int e = sw_render_json_stall(p, s, &r->o, true, out);
 		return e < 0 ? e : sw_buf_putc(out, '\n');
 	}
-	case SW_FORMAT_FOLDED:
-		return sw_render_folded_stall(p, s, &r->o, out);
+	case SW_FORMAT_FOLDED: {
+		int e = r->folded ? 0 : sw_folded_new(&r->o, &r->folded);
+		return e < 0 ? e : sw_folded_stall(r->folded, p, s, &r->o, out);
+	}
 	case SW_FORMAT_JSON: {
 		int e = r->stalls++ ? sw_buf_putc(out, ',') : sw_render_json_begin(&r->o, out);
 		return e < 0 ? e : sw_render_json_stall(p, s, &r->o, false, out);

@@ -156,6 +156,12 @@ int sw_render_json_begin(const struct sw_render_options *o, struct sw_buf *out);
 int sw_render_json_end(struct sw_profile *p, const struct sw_render_options *o, struct sw_buf *out);
 int sw_render_folded_stall(struct sw_profile *p, struct sw_tree_stall *s,
 			   const struct sw_render_options *o, struct sw_buf *out);
+/* The same, keeping the frames' texts from one stall to the next. */
+struct sw_folded;
+int sw_folded_new(const struct sw_render_options *o, struct sw_folded **ret);
+void sw_folded_free(struct sw_folded *c);
+int sw_folded_stall(struct sw_folded *c, struct sw_profile *p, struct sw_tree_stall *s,
+		    const struct sw_render_options *o, struct sw_buf *out);
 int sw_render_speedscope(struct sw_profile *p, const struct sw_render_options *o,
 			 struct sw_buf *out);
 /* The same in pieces: each stall's profiles, then the shared frames and the end. */
@@ -180,6 +186,14 @@ int sw_render_pprof(struct sw_profile *p, const struct sw_render_options *o, str
 int sw_render_stall_trees(struct sw_profile *p, struct sw_tree_stall *s,
 			  const struct sw_tree_options *o, double expand_percent,
 			  struct sw_tree **trees, long *threads, size_t max);
+/*
+ * The same stall's distinct stacks as the trees would take them, for
+ * renderers that print every path whole: paths[0..max), free each with
+ * sw_tree_paths_free().
+ */
+int sw_render_stall_paths(struct sw_profile *p, struct sw_tree_stall *s,
+			  const struct sw_tree_options *opts, struct sw_tree_paths **paths,
+			  long *threads, size_t max);
 
 /*
  * s made safe for a terminal line: control characters (newlines, escapes)

@@ -26,12 +26,10 @@ struct agg {
 	uint64_t weight, count;
 };
 
-/* A stack as the tree takes it: frames root first, already rewritten and cut. */
-struct item {
-	const uint32_t *path;
-	uint32_t depth;
-	uint64_t weight, count;
-};
+/*
+ * An item: a stack as the tree takes it (struct sw_tree_path in tree.h),
+ * frames root first, already rewritten and cut.
+ */
 
 /* A group of the items through one node, while it is being split by the next frame. */
 struct kid {
@@ -64,7 +62,7 @@ struct builder {
 	const struct sw_tree_options *o;
 	struct sw_tree *t;
 	size_t nodes_cap;
-	struct item *items, *tmp;
+	struct sw_tree_path *items, *tmp;
 	uint32_t *item_kid; /* while a group is split: each item's child */
 	size_t nitems;
 	struct kid *kids;
@@ -385,11 +383,11 @@ static bool path_kept(struct builder *b, const uint32_t *frames, size_t depth)
  * frame, the weight still counts).  Returns 0 when the options drop it, 1
  * when it stays.
  */
-static int make_item(struct builder *b, const struct agg *a, struct item *ret)
+static int make_item(struct builder *b, const struct agg *a, struct sw_tree_path *ret)
 {
 	const struct sw_profile *p = b->p;
 	const struct sw_tree_options *o = b->o;
-	*ret = (struct item){.weight = a->weight, .count = a->count};
+	*ret = (struct sw_tree_path){.weight = a->weight, .count = a->count};
 	if (!a->stack)
 		return o->focus ? 0 : 1; /* no frame matches: only --focus drops it */
 	size_t depth = 0;
@@ -406,7 +404,7 @@ static int make_item(struct builder *b, const struct agg *a, struct item *ret)
 		else
 			n = leaf_end(p, a->stack, f, o->max_depth);
 		path_commit(b, n);
-		*ret = (struct item){f, (uint32_t)n, a->weight, a->count};
+		*ret = (struct sw_tree_path){f, (uint32_t)n, 0, a->weight, a->count};
 		return 1;
 	}
 	bool rewrites = o->invert || o->hide_system || o->flatten_recursion;
@@ -430,15 +428,18 @@ static int make_item(struct builder *b, const struct agg *a, struct item *ret)
 		path = f;
 		depth = (size_t)n;
 		if (rewrites) { /* focus, exclude and the cut are done */
-			*ret = (struct item){path, (uint32_t)depth, a->weight, a->count};
+			*ret = (struct sw_tree_path){path, (uint32_t)depth, 0, a->weight, a->count};
 			return 1;
 		}
 	}
 	if ((o->focus || o->exclude) && !path_kept(b, path, depth))
 		return 0;
-	if (o->max_depth && depth > o->max_depth)
+	uint32_t whole = a->stack;
+	if (o->max_depth && depth > o->max_depth) {
 		depth = o->max_depth;
-	*ret = (struct item){path, (uint32_t)depth, a->weight, a->count};
+		whole = 0;
+	}
+	*ret = (struct sw_tree_path){path, (uint32_t)depth, whole, a->weight, a->count};
 	return 1;
 }
 
@@ -464,7 +465,7 @@ static int push(struct builder *b, struct task tk)
  */
 static size_t common_run(const struct builder *b, const struct task *tk)
 {
-	const struct item *items = b->items;
+	const struct sw_tree_path *items = b->items;
 	uint32_t d = tk->depth;
 	size_t n = items[tk->lo].depth - d;
 	for (size_t i = tk->lo + 1; i < tk->hi && n; i++)
@@ -490,7 +491,7 @@ static int run(struct builder *b, const struct task *tk, size_t n)
 	uint64_t total = 0, samples = 0, self = 0, self_samples = 0;
 	uint32_t end = tk->depth + (uint32_t)n;
 	for (size_t i = tk->lo; i < tk->hi; i++) {
-		const struct item *it = &b->items[i];
+		const struct sw_tree_path *it = &b->items[i];
 		total += it->weight;
 		samples += it->count;
 		if (it->depth == end) {
@@ -557,7 +558,7 @@ static int split(struct builder *b, const struct task *tk)
 	uint32_t d = tk->depth;
 	size_t nk = 0, nseen = 0;
 	for (size_t i = tk->lo; i < tk->hi; i++) {
-		const struct item *it = &b->items[i];
+		const struct sw_tree_path *it = &b->items[i];
 		/*
 		 * The items' stacks lie anywhere: fetch a few ahead, and the
 		 * frame's function and slot for those half as far, whose frames
@@ -686,8 +687,13 @@ static int scratch_arrays(struct builder *b)
 	return 0;
 }
 
-static int build(struct builder *b, struct sw_tree_stall *const *stalls, size_t n,
-		 long thread_filter)
+/*
+ * The items of the selected samples: summed per stack, rewritten by the
+ * options, those with no frame left out (their weight still counts in
+ * b->t's totals).
+ */
+static int collect(struct builder *b, struct sw_tree_stall *const *stalls, size_t n,
+		   long thread_filter)
 {
 	struct agg *aggs;
 	size_t na;
@@ -695,11 +701,9 @@ static int build(struct builder *b, struct sw_tree_stall *const *stalls, size_t 
 	if (r < 0)
 		return r;
 	b->items = malloc((na ? na : 1) * sizeof(*b->items));
-	b->tmp = malloc((na ? na : 1) * sizeof(*b->tmp));
-	b->item_kid = malloc((na ? na : 1) * sizeof(*b->item_kid));
-	r = b->items && b->tmp && b->item_kid ? scratch_arrays(b) : -ENOMEM;
+	r = b->items ? 0 : -ENOMEM;
 	for (size_t i = 0; i < na && r >= 0; i++) {
-		struct item it;
+		struct sw_tree_path it;
 		r = make_item(b, &aggs[i], &it);
 		if (r <= 0)
 			continue;
@@ -709,6 +713,19 @@ static int build(struct builder *b, struct sw_tree_stall *const *stalls, size_t 
 			b->items[b->nitems++] = it;
 	}
 	free(aggs);
+	return r;
+}
+
+static int build(struct builder *b, struct sw_tree_stall *const *stalls, size_t n,
+		 long thread_filter)
+{
+	int r = collect(b, stalls, n, thread_filter);
+	if (r < 0)
+		return r;
+	size_t na = b->nitems;
+	b->tmp = malloc((na ? na : 1) * sizeof(*b->tmp));
+	b->item_kid = malloc((na ? na : 1) * sizeof(*b->item_kid));
+	r = b->tmp && b->item_kid ? scratch_arrays(b) : -ENOMEM;
 	if (r < 0)
 		return r;
 	/* no more children than distinct functions or items, no more frames than either */
@@ -728,6 +745,40 @@ static int build(struct builder *b, struct sw_tree_stall *const *stalls, size_t 
 	return r;
 }
 
+/* The caches of --focus and --exclude matches, when the options have them. */
+static int builder_match_arrays(struct builder *b)
+{
+	if (!b->o->focus && !b->o->exclude)
+		return 0;
+	b->match = calloc(b->p->nframes + 1, 1);
+	b->xmatch = calloc(b->p->nframes + 1, 1);
+	return b->match && b->xmatch ? 0 : -ENOMEM;
+}
+
+static void free_chunks(struct path_chunk *c)
+{
+	while (c) {
+		struct path_chunk *next = c->next;
+		free(c);
+		c = next;
+	}
+}
+
+static void builder_free(struct builder *b)
+{
+	free(b->items);
+	free(b->tmp);
+	free(b->item_kid);
+	free(b->kids);
+	free(b->order);
+	free(b->order_tmp);
+	free(b->seen);
+	free(b->tasks);
+	free_chunks(b->chunks);
+	free(b->match);
+	free(b->xmatch);
+}
+
 int sw_tree_build(const struct sw_profile *p, struct sw_tree_stall *const *stalls, size_t n,
 		  const struct sw_tree_options *opts, long thread_filter, struct sw_tree **ret)
 {
@@ -744,34 +795,14 @@ int sw_tree_build(const struct sw_profile *p, struct sw_tree_stall *const *stall
 	t->expand_percent = opts->expand_percent;
 	t->refs = 1;
 	struct builder b = {.p = p, .o = opts, .t = t};
-	int r = 0;
-	if (opts->focus || opts->exclude) {
-		b.match = calloc(p->nframes + 1, 1);
-		b.xmatch = calloc(p->nframes + 1, 1);
-		if (!b.match || !b.xmatch)
-			r = -ENOMEM;
-	}
+	int r = builder_match_arrays(&b);
 	/* as large as the last tree of the same kind at once: no copies while it grows */
 	size_t *hint = (size_t *)&p->nodes_hint[opts->expand_percent > 0];
 	if (r >= 0)
 		r = grow_nodes(&b, *hint);
 	if (r >= 0)
 		r = build(&b, stalls, n, thread_filter);
-	free(b.items);
-	free(b.tmp);
-	free(b.item_kid);
-	free(b.kids);
-	free(b.order);
-	free(b.order_tmp);
-	free(b.seen);
-	free(b.tasks);
-	while (b.chunks) {
-		struct path_chunk *next = b.chunks->next;
-		free(b.chunks);
-		b.chunks = next;
-	}
-	free(b.match);
-	free(b.xmatch);
+	builder_free(&b);
 	if (r < 0) {
 		sw_tree_free(t);
 		return r;
@@ -780,6 +811,138 @@ int sw_tree_build(const struct sw_profile *p, struct sw_tree_stall *const *stall
 	t->nodes_cap = b.nodes_cap;
 	*ret = t;
 	return 0;
+}
+
+struct sw_tree_paths_private {
+	struct sw_tree_paths pub;
+	struct path_chunk *chunks;
+};
+
+int sw_tree_paths_build(const struct sw_profile *p, struct sw_tree_stall *const *stalls, size_t n,
+			const struct sw_tree_options *opts, long thread_filter,
+			struct sw_tree_paths **ret)
+{
+	struct sw_tree_options defaults;
+	if (!opts) {
+		sw_tree_options_init(&defaults);
+		opts = &defaults;
+	}
+	struct sw_tree_paths_private *pp = calloc(1, sizeof(*pp));
+	if (!pp)
+		return -ENOMEM;
+	/* the counters only: collect() sums into a tree */
+	struct sw_tree t = {.profile = p, .first_root = NONE};
+	struct builder b = {.p = p, .o = opts, .t = &t};
+	int r = builder_match_arrays(&b);
+	if (r >= 0)
+		r = collect(&b, stalls, n, thread_filter);
+	if (r >= 0) {
+		pp->pub = (struct sw_tree_paths){
+		    .profile = p,
+		    .paths = b.items,
+		    .n = b.nitems,
+		    .total = t.total,
+		    .all = t.all,
+		    .nsamples = t.nsamples,
+		    .counts_only = t.counts_only,
+		};
+		pp->chunks = b.chunks;
+		b.items = NULL;
+		b.chunks = NULL;
+	}
+	builder_free(&b);
+	if (r < 0) {
+		free(pp);
+		return r;
+	}
+	*ret = &pp->pub;
+	return 0;
+}
+
+/*
+ * A hash of the functions of a path's frames: what its tree node would
+ * merge by.  A stack left whole is hashed once for every stall it is in:
+ * the profile keeps the hash (never 0) by stack.
+ */
+static uint64_t path_func_hash(struct sw_profile *p, const struct sw_tree_path *path)
+{
+	bool kept = path->stack && path->stack < p->stack_funcs_cap;
+	if (kept && p->stack_funcs[path->stack])
+		return p->stack_funcs[path->stack];
+	uint64_t h = SW_FNV_OFFSET ^ path->depth;
+	for (uint32_t i = 0; i < path->depth; i++)
+		h = (h ^ p->frame_fid[path->path[i]]) * 0x100000001b3ull;
+	h = (h ^ h >> 29) | 1;
+	if (kept)
+		p->stack_funcs[path->stack] = h;
+	return h;
+}
+
+static bool same_funcs(const struct sw_profile *p, const struct sw_tree_path *a,
+		       const struct sw_tree_path *b)
+{
+	if (a->depth != b->depth)
+		return false;
+	for (uint32_t i = 0; i < a->depth; i++)
+		if (p->frame_fid[a->path[i]] != p->frame_fid[b->path[i]])
+			return false;
+	return true;
+}
+
+int sw_tree_paths_merge(struct sw_tree_paths *ps)
+{
+	struct sw_profile *p = (struct sw_profile *)ps->profile; /* the hashes kept are scratch */
+	if (p->stack_funcs_cap < p->nruns) {
+		size_t cap = p->nruns + p->nruns / 2 + 64;
+		uint64_t *h = realloc(p->stack_funcs, cap * sizeof(*h));
+		if (!h)
+			return -ENOMEM;
+		memset(h + p->stack_funcs_cap, 0, (cap - p->stack_funcs_cap) * sizeof(*h));
+		p->stack_funcs = h;
+		p->stack_funcs_cap = cap;
+	}
+	size_t cap = 16;
+	while (cap < ps->n * 2)
+		cap *= 2;
+	struct slot {
+		uint64_t hash;
+		uint32_t path; /* + 1, 0: empty */
+	} *table = calloc(cap, sizeof(*table));
+	if (!table)
+		return -ENOMEM;
+	size_t kept = 0;
+	for (size_t i = 0; i < ps->n; i++) {
+		struct sw_tree_path *path = &ps->paths[i];
+		if (i + 4 < ps->n)
+			__builtin_prefetch(ps->paths[i + 4].path);
+		uint64_t h = path_func_hash(p, path);
+		size_t j = h & (cap - 1);
+		for (; table[j].path; j = (j + 1) & (cap - 1)) {
+			struct sw_tree_path *other = &ps->paths[table[j].path - 1];
+			if (table[j].hash == h && same_funcs(p, other, path)) {
+				other->weight += path->weight;
+				other->count += path->count;
+				break;
+			}
+		}
+		if (table[j].path)
+			continue;
+		ps->paths[kept] = *path;
+		table[j] = (struct slot){h, (uint32_t)++kept};
+	}
+	ps->n = kept;
+	free(table);
+	return 0;
+}
+
+void sw_tree_paths_free(struct sw_tree_paths *ps)
+{
+	if (!ps)
+		return;
+	struct sw_tree_paths_private *pp = (struct sw_tree_paths_private *)ps;
+	free(ps->paths);
+	free_chunks(pp->chunks);
+	free(pp);
 }
 
 void sw_tree_free(struct sw_tree *t)

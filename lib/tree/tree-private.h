@@ -114,6 +114,9 @@ struct sw_profile {
 	 */
 	uint32_t *split_frame_slot, *split_fid_kid;
 	size_t split_frames_cap, split_funcs_cap;
+	/* the hash of each pool stack's functions (sw_tree_paths_merge()), 0: not yet */
+	uint64_t *stack_funcs;
+	size_t stack_funcs_cap;
 	/* the last tree's size in nodes, whole [0] and expanded in part [1]: a first guess */
 	size_t nodes_hint[2];
 

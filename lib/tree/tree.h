@@ -298,6 +298,38 @@ struct sw_tree {
 int sw_tree_build(const struct sw_profile *p, struct sw_tree_stall *const *stalls, size_t n,
 		  const struct sw_tree_options *opts, long thread_filter, struct sw_tree **ret);
 /*
+ * The distinct stacks of the samples sw_tree_build() would take, as it
+ * takes them (rewritten and cut by the options), without the tree: for
+ * renderers that print every path whole (folded, pprof), to which a tree
+ * of hundreds of thousands of nodes a stall adds only its order.
+ */
+struct sw_tree_path {
+	const uint32_t *path; /* frame ids, root first */
+	uint32_t depth;       /* > 0: stacks left with no frame only count in the totals */
+	uint32_t stack;       /* the profile's stack, when the options left it whole; else 0 */
+	uint64_t weight, count;
+};
+
+struct sw_tree_paths {
+	const struct sw_profile *profile;
+	struct sw_tree_path *paths; /* in the order their stacks first appear */
+	size_t n;
+	uint64_t total, all, nsamples; /* as struct sw_tree's */
+	bool counts_only;
+};
+
+int sw_tree_paths_build(const struct sw_profile *p, struct sw_tree_stall *const *stalls, size_t n,
+			const struct sw_tree_options *opts, long thread_filter,
+			struct sw_tree_paths **ret);
+/*
+ * Merges the paths whose frames are of the same functions, one by one, as
+ * a tree merges them into one node: the first keeps its place and frames,
+ * and takes the others' weights and counts.
+ */
+int sw_tree_paths_merge(struct sw_tree_paths *ps);
+void sw_tree_paths_free(struct sw_tree_paths *ps);
+
+/*
  * Drops a reference to t (trees from sw_tree_stall_default_tree() are
  * shared).  Trees go before their profile, which keeps the largest
  * node array a freed tree had for the next build.
