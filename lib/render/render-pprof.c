@@ -4,10 +4,11 @@
  * others read.  The protobuf is written by hand: it only needs varints and
  * length-delimited fields.
  *
- * One profile holds every stall.  A sample is a distinct call path of a
- * stall's tree with its self weight: values [samples, wall ns] (only
- * [samples] when a MetricKit tree has no time), labels "stall" ("run1#3")
- * and "thread".  A location is one address: a frame and the frames inlined
+ * One profile holds every stall.  A sample is a distinct stack of a stall
+ * as the options rewrite it (no tree is built: pprof's readers make their
+ * own), in the order stacks were first sampled: values [samples, wall ns]
+ * (only [samples] when a MetricKit tree has no time), labels "stall"
+ * ("run1#3") and "thread".  A location is one address: a frame and the frames inlined
  * into it become the lines of one location, innermost first as the format
  * wants.  Mappings are the images, with their build ids (UUID or GNU
  * build-id in hex).
@@ -28,6 +29,9 @@
 #endif
 
 #define NONE UINT32_MAX
+
+/* struct loc_code's len for a frame inlined into its caller: no location alone */
+#define LOC_INLINED 0x80
 
 /* profile.proto field numbers */
 enum {
@@ -203,7 +207,7 @@ struct pp {
 	struct sw_profile *p;
 	const struct sw_render_options *o;
 	struct sw_buf out, msg, sub;
-	/* the labels of one tree's samples, encoded by its first sample */
+	/* the labels of one thread's samples, encoded by its first sample */
 	struct sw_buf labels;
 	bool labels_made;
 	/* the string table */
@@ -224,15 +228,20 @@ struct pp {
 	size_t nlocs, locs_cap;
 	uint32_t *loc_table;
 	size_t loc_table_cap;
-	/*
-	 * The walk through a tree (stall_samples()), by depth: the frames from
-	 * the root, where the group of inlined frames of each starts, and how
-	 * many groups above it are closed, whose locations are closed[].
-	 */
-	uint32_t *path, *group_start, *nclosed, *closed;
+	/* a sample's locations, root first (sample()) */
+	uint32_t *closed;
 	/* per profile frame: whether it is inlined, and its location alone (id, 0 none) */
 	uint8_t *inlined;
 	uint32_t *loc_of_frame;
+	/*
+	 * The same as a sample writes it: the varint of the location alone,
+	 * and its length (0 until known, LOC_INLINED for an inlined frame).
+	 * Eight bytes, so that a sample copies one whole and moves on by len.
+	 */
+	struct loc_code {
+		uint8_t varint[7];
+		uint8_t len;
+	} * loc_code;
 	bool counts;
 #if SW_HAVE_ZLIB
 	/* out is compressed into gz as it fills: the whole profile is never held uncompressed */
@@ -427,50 +436,44 @@ static int group_location(struct pp *c, const uint32_t *frames, size_t n, uint32
 	int r = 0;
 	if (!lid) {
 		r = location_id(c, frames, g, &lid);
-		if (g == 1)
+		if (g == 1 && r >= 0) {
 			c->loc_of_frame[frames[0]] = (uint32_t)lid;
+			struct loc_code *code = &c->loc_code[frames[0]];
+			if (!code->len)
+				code->len = (uint8_t)(put_varint(code->varint, lid) - code->varint);
+		}
 	}
 	*ret = (uint32_t)lid;
 	return r;
 }
 
 /*
- * Node n, at depth d, joins the path the walk keeps (path[0..d], root
- * first).  A location is a frame and the inlined frames below it: a frame
- * not inlined closes the group above it, whose location joins the closed
- * ones.
+ * One sample for a path: its locations, each a frame and the frames inlined
+ * into it (the frames below it that are inlined), leaf first.
  */
-static int walk_to(struct pp *c, const struct sw_tree_node *n, uint32_t d)
-{
-	uint32_t f = n->frame;
-	c->path[d] = f;
-	if (d == 0) {
-		c->group_start[0] = 0;
-		c->nclosed[0] = 0;
-		return 0;
-	}
-	if (c->inlined[f]) {
-		c->group_start[d] = c->group_start[d - 1];
-		c->nclosed[d] = c->nclosed[d - 1];
-		return 0;
-	}
-	uint32_t g = c->group_start[d - 1], k = c->nclosed[d - 1];
-	int r = group_location(c, c->path + g, d - g, &c->closed[k]);
-	c->group_start[d] = d;
-	c->nclosed[d] = k + 1;
-	return r;
-}
-
-/* One sample for the path from a root to node i, at depth d, which the walk has reached. */
-static int sample(struct pp *c, const struct sw_tree *t, uint32_t i, uint32_t d, const char *stall,
+static int sample(struct pp *c, const struct sw_tree_path *path, const char *stall,
 		  const char *thread)
 {
-	/* the locations: the closed groups above, then the node's own group */
-	uint32_t g = c->group_start[d], last;
-	const uint32_t *closed = c->closed;
-	size_t nclosed = c->nclosed[d];
-	int r = group_location(c, c->path + g, d + 1 - g, &last);
-	/* every sample of the tree has the same labels: their strings join the table here */
+	const uint32_t *f = path->path;
+	/*
+	 * Mostly, every frame is a location alone already written: its code is
+	 * copied as it is.  Otherwise the locations are found by group first.
+	 */
+	size_t locs_len = 0;
+	bool coded = true;
+	for (uint32_t d = 0; d < path->depth; d++) {
+		uint8_t len = c->loc_code[f[d]].len;
+		coded &= len != 0 && !(len & LOC_INLINED);
+		locs_len += len;
+	}
+	uint32_t *locs = c->closed, n = 0, g = 0;
+	int r = 0;
+	for (uint32_t d = 1; d <= path->depth && r >= 0 && !coded; d++)
+		if (d == path->depth || !c->inlined[f[d]]) {
+			r = group_location(c, f + g, d - g, &locs[n++]);
+			g = d;
+		}
+	/* every sample of the thread has the same labels: their strings join the table here */
 	if (r >= 0 && !c->labels_made) {
 		r = label(c, "stall", stall);
 		if (r >= 0 && thread)
@@ -488,28 +491,37 @@ static int sample(struct pp *c, const struct sw_tree *t, uint32_t i, uint32_t d,
 	 * twice.  Samples go after the locations they name: order is free in
 	 * protobuf.
 	 */
-	uint64_t samples = t->nodes[i].self_samples, self = t->nodes[i].self;
-	size_t locs_len = varint_len(last);
-	for (size_t k = 0; k < nclosed; k++)
-		locs_len += varint_len(closed[k]);
-	size_t values_len = varint_len(samples) + (c->counts ? 0 : varint_len(self));
+	if (!coded) {
+		locs_len = 0;
+		for (uint32_t k = 0; k < n; k++)
+			locs_len += varint_len(locs[k]);
+	}
+	size_t values_len = varint_len(path->count) + (c->counts ? 0 : varint_len(path->weight));
 	size_t len = 1 + varint_len(locs_len) + locs_len + 1 + varint_len(values_len) + values_len +
 		     c->labels.len;
-	if ((r = sw_buf_reserve(&c->out, 1 + varint_len(len) + len)) < 0)
+	/* room for the last code's whole 8 bytes */
+	if ((r = sw_buf_reserve(&c->out, 1 + varint_len(len) + len + sizeof(struct loc_code))) < 0)
 		return r;
 	uint8_t *q = c->out.data + c->out.len;
 	*q++ = PROFILE_SAMPLE << 3 | 2;
 	q = put_varint(q, len);
 	*q++ = SAMPLE_LOCATION_ID << 3 | 2;
 	q = put_varint(q, locs_len);
-	q = put_varint(q, last); /* location ids leaf first */
-	for (size_t k = nclosed; k-- > 0;)
-		q = put_varint(q, closed[k]);
+	/* location ids leaf first */
+	if (coded)
+		for (uint32_t d = path->depth; d-- > 0;) {
+			const struct loc_code *code = &c->loc_code[f[d]];
+			memcpy(q, code, sizeof(*code));
+			q += code->len;
+		}
+	else
+		for (uint32_t k = n; k-- > 0;)
+			q = put_varint(q, locs[k]);
 	*q++ = SAMPLE_VALUE << 3 | 2;
 	q = put_varint(q, values_len);
-	q = put_varint(q, samples);
+	q = put_varint(q, path->count);
 	if (!c->counts)
-		q = put_varint(q, self);
+		q = put_varint(q, path->weight);
 	if (c->labels.len)
 		memcpy(q, c->labels.data, c->labels.len);
 	c->out.len = (size_t)(q + c->labels.len - c->out.data);
@@ -545,9 +557,9 @@ static int spill(struct pp *c)
 
 static int stall_samples(struct pp *c, struct sw_tree_stall *s)
 {
-	struct sw_tree *trees[64];
+	struct sw_tree_paths *paths[64];
 	long threads[64];
-	int n = sw_render_stall_trees(c->p, s, &c->o->tree, 0, trees, threads, 64); /* every node */
+	int n = sw_render_stall_paths(c->p, s, &c->o->tree, paths, threads, 64);
 	if (n < 0)
 		return n;
 	char lbl[96], thname[96];
@@ -567,32 +579,29 @@ static int stall_samples(struct pp *c, struct sw_tree_stall *s)
 				thread = thname;
 			}
 		}
-		/* in preorder: the path to a node is the walk's, not its parents' again */
-		const struct sw_tree *t = trees[k];
-		for (uint32_t i = t->first_root; i != NONE && r >= 0;
-		     i = sw_tree_preorder_next(t, i, true)) {
-			const struct sw_tree_node *node = &t->nodes[i];
-			/*
-			 * A path's nodes are mostly made one after another: fetch
-			 * the frame data of the node a few places on.
-			 */
-			if (i + 8 < t->nnodes) {
-				uint32_t ahead = t->nodes[i + 8].frame;
-				__builtin_prefetch(&c->loc_of_frame[ahead]);
-				__builtin_prefetch(&c->inlined[ahead]);
+		const struct sw_tree_paths *ps = paths[k];
+		for (size_t i = 0; i < ps->n && r >= 0; i++) {
+			/* the frames of a path two on, and what is kept of each */
+			if (i + 2 < ps->n) {
+				const struct sw_tree_path *ahead = &ps->paths[i + 2];
+				for (uint32_t d = 0; d < ahead->depth; d += 16)
+					__builtin_prefetch(ahead->path + d);
 			}
-			if (node->depth >= SW_TREE_MAX_DEPTH) {
+			if (i + 1 < ps->n) {
+				const struct sw_tree_path *next = &ps->paths[i + 1];
+				for (uint32_t d = 0; d < next->depth; d++)
+					__builtin_prefetch(&c->loc_code[next->path[d]]);
+			}
+			if (ps->paths[i].depth > SW_TREE_MAX_DEPTH) {
 				r = -E2BIG;
 				break;
 			}
-			r = walk_to(c, node, node->depth);
-			if (r >= 0 && node->self &&
-			    (r = sample(c, t, i, node->depth, lbl, thread)) >= 0)
+			if ((r = sample(c, &ps->paths[i], lbl, thread)) >= 0)
 				r = spill(c);
 		}
 	}
 	for (int k = 0; k < n; k++)
-		sw_tree_free(trees[k]);
+		sw_tree_paths_free(paths[k]);
 	return r;
 }
 
@@ -690,16 +699,17 @@ int sw_render_pprof(struct sw_profile *p, const struct sw_render_options *o, str
 	c.func_of_frame = calloc(nframes + 1, sizeof(*c.func_of_frame));
 	c.loc_of_frame = calloc(nframes + 1, sizeof(*c.loc_of_frame));
 	c.inlined = malloc(nframes + 1);
-	c.path = malloc(SW_TREE_MAX_DEPTH * sizeof(*c.path));
-	c.group_start = malloc(SW_TREE_MAX_DEPTH * sizeof(*c.group_start));
-	c.nclosed = malloc(SW_TREE_MAX_DEPTH * sizeof(*c.nclosed));
+	c.loc_code = calloc(nframes + 1, sizeof(*c.loc_code));
 	c.closed = malloc(SW_TREE_MAX_DEPTH * sizeof(*c.closed));
-	int r = c.strings && c.func_of_frame && c.loc_of_frame && c.inlined && c.path &&
-			c.group_start && c.nclosed && c.closed
-		    ? 0
-		    : -ENOMEM;
-	for (size_t i = 0; i < nframes && r >= 0; i++)
+	int r =
+	    c.strings && c.func_of_frame && c.loc_of_frame && c.inlined && c.loc_code && c.closed
+		? 0
+		: -ENOMEM;
+	for (size_t i = 0; i < nframes && r >= 0; i++) {
 		c.inlined[i] = sw_profile_get_frame(p, (uint32_t)i)->inlined;
+		if (c.inlined[i])
+			c.loc_code[i].len = LOC_INLINED;
+	}
 	c.gz = out;
 	if (r >= 0)
 		r = gzip_open(&c.z);
@@ -721,13 +731,11 @@ int sw_render_pprof(struct sw_profile *p, const struct sw_render_options *o, str
 	free(c.string_table);
 	free(c.func_of_frame);
 	free(c.loc_of_frame);
+	free(c.loc_code);
 	free(c.inlined);
 	free(c.loc_pool);
 	free(c.locs);
 	free(c.loc_table);
-	free(c.path);
-	free(c.group_start);
-	free(c.nclosed);
 	free(c.closed);
 	sw_buf_finish(&c.out);
 	sw_buf_finish(&c.msg);
