@@ -264,6 +264,7 @@ struct sw_dwarf {
 	size_t nnames, names_cap;
 	struct dw_index *index; /* an index file read back (dwarf-index.c), or NULL */
 	bool parsed;            /* a unit was read from DWARF: the index is worth writing */
+	bool mapped_read;       /* every unit the address map names is read (dwarf-parallel.c) */
 	bool written;           /* an index file holds everything read so far */
 	struct dw_hint hint;
 };
