@@ -102,6 +102,15 @@ int sw_dwarf_read_units(struct sw_dwarf *d, const uint64_t *addrs, size_t n, uns
 {
 	if (threads < 2 || n < 2 || d->mapped_read || dw_cu_map_build(d, NULL) < 0)
 		return 0;
+	/*
+	 * Units the index holds are taken from it as lookups need them, at
+	 * next to no cost: when it holds them all (a second run), there is
+	 * nothing to read here, and the addresses are not placed in units.
+	 */
+	if (d->index && sw_dwarf_index_whole(d)) {
+		d->mapped_read = true;
+		return 0;
+	}
 	struct dw_unit **list = malloc((d->nunits ? d->nunits : 1) * sizeof(*list));
 	if (!list)
 		return 0;
