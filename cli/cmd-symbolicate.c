@@ -279,6 +279,7 @@ static void share_work(struct share *sh, struct sw_symbolicator *sym,
 		struct answers a = {.pr = -ENOMEM, .bad = sh->addrs[at]};
 		if (sp) {
 			sw_buf_reset(&sp->buf);
+			sw_buf_reserve(&sp->buf, len * 96);
 			answer_range(sym, sh->ref, sh->json, sh->addrs + at, len, batch, &sp->buf,
 				     false, &a);
 		}

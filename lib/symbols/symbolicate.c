@@ -767,6 +767,15 @@ int sw_symbolicate_file_addrs(struct sw_symbolicator *s, const struct sw_image_r
 			r = -ENOMEM;
 		}
 	}
+	/* room for two frames an address at once: no copies while it grows */
+	size_t want = 2 * n + SW_SYMBOLICATE_MAX_FRAMES;
+	if (r >= 0 && batch->frames_cap < want) {
+		struct sw_frame *p = realloc(batch->frames, want * sizeof(*p));
+		if (p) {
+			batch->frames = p;
+			batch->frames_cap = want;
+		}
+	}
 	struct order *order = batch->order;
 	for (size_t i = 0; r >= 0 && i < n; i++) {
 		order[i] = (struct order){addrs[i], i};
