@@ -75,6 +75,7 @@ struct sw_report {
 	struct raw_slot {
 		uint64_t key;      /* addr << 1 | ret, + 1; 0: empty */
 		uint32_t start, n; /* start: the frame id itself when n is 1 (most are) */
+		uint32_t image;    /* the image's key (0: none), for slots when the epoch ends */
 	} * raw_slots;
 	size_t nraw_slots, raw_slots_cap;
 	/*
@@ -261,6 +262,22 @@ static void note_missing(struct sw_report *r, struct image_map *m, const struct 
 		sw_buf_puts(&r->missing, line);
 }
 
+/* Room for n more frame ids in r->ids. */
+static int ids_reserve(struct sw_report *r, size_t n)
+{
+	if (r->nids + n <= r->ids_cap)
+		return 0;
+	size_t cap = r->ids_cap ? r->ids_cap * 2 : 1024;
+	while (cap < r->nids + n)
+		cap *= 2;
+	uint32_t *ids = realloc(r->ids, cap * sizeof(*ids));
+	if (!ids)
+		return -ENOMEM;
+	r->ids = ids;
+	r->ids_cap = cap;
+	return 0;
+}
+
 /* Symbolicates addr into profile frame ids appended to r->ids; returns how many. */
 static int symbolicate(struct sw_report *r, const struct sw_report_image *im, uint32_t key,
 		       uint64_t addr, bool ret)
@@ -301,16 +318,8 @@ static int symbolicate(struct sw_report *r, const struct sw_report_image *im, ui
 		frames[0] = (struct sw_frame){0};
 		n = 1;
 	}
-	if (r->nids + (size_t)n > r->ids_cap) {
-		size_t cap = r->ids_cap ? r->ids_cap * 2 : 1024;
-		while (cap < r->nids + (size_t)n)
-			cap *= 2;
-		uint32_t *ids = realloc(r->ids, cap * sizeof(*ids));
-		if (!ids)
-			return -ENOMEM;
-		r->ids = ids;
-		r->ids_cap = cap;
-	}
+	if (ids_reserve(r, (size_t)n) < 0)
+		return -ENOMEM;
 	/* the symbolicator gives the innermost inlined call first: reverse */
 	for (int k = n - 1; k >= 0; k--) {
 		const struct sw_frame *f = &frames[k];
@@ -362,33 +371,99 @@ static int grow_slots(struct sw_report *r)
 	return 0;
 }
 
-int sw_report_frames(struct sw_report *r, const struct sw_report_image *im, uint64_t addr, bool ret,
-		     const uint32_t **ret_ids, size_t *ret_n)
+/*
+ * The slot of (key, addr, ret): found (used) or free for it, or NULL
+ * when the table cannot grow.
+ */
+static struct addr_slot *addr_slot(struct sw_report *r, uint32_t key, uint64_t addr, bool ret,
+				   uint64_t *ret_hash)
 {
-	uint32_t key = 0;
-	int e = im ? map_image(r, im, &key) : 0;
-	if (e < 0)
-		return e;
 	if (r->nslots * 2 >= r->slots_cap && grow_slots(r) < 0)
-		return -ENOMEM;
+		return NULL;
 	uint64_t h = slot_hash(key, addr, ret);
 	size_t j = h & (r->slots_cap - 1);
 	for (; r->slots[j].used; j = (j + 1) & (r->slots_cap - 1)) {
 		const struct addr_slot *s = &r->slots[j];
-		if (s->hash == h && s->addr == addr && s->key == key && s->ret == ret) {
-			*ret_ids = r->ids + s->start;
-			*ret_n = s->n;
-			return 0;
+		if (s->hash == h && s->addr == addr && s->key == key && s->ret == ret)
+			break;
+	}
+	*ret_hash = h;
+	return &r->slots[j];
+}
+
+/*
+ * The run of frame ids of addr in the image of key (0: none) into
+ * *ret_start and its length: from the slots when an earlier lookup put it
+ * there, else symbolicated, and put there unless it is to wait for the
+ * epoch's end (keep false, while the slots are empty).
+ */
+static int frames_of(struct sw_report *r, const struct sw_report_image *im, uint32_t key,
+		     uint64_t addr, bool ret, bool keep, uint32_t *ret_start)
+{
+	uint64_t h = 0;
+	struct addr_slot *s = NULL;
+	if (keep || r->nslots) {
+		if (!(s = addr_slot(r, key, addr, ret, &h)))
+			return -ENOMEM;
+		if (s->used) {
+			*ret_start = s->start;
+			return (int)s->n;
 		}
 	}
 	uint32_t start = (uint32_t)r->nids;
 	int n = symbolicate(r, im, key, addr, ret);
 	if (n < 0)
 		return n;
-	r->slots[j] = (struct addr_slot){h, addr, key, start, (uint32_t)n, true, ret};
-	r->nslots++;
+	if (s) {
+		*s = (struct addr_slot){h, addr, key, start, (uint32_t)n, true, ret};
+		r->nslots++;
+	}
+	*ret_start = start;
+	return n;
+}
+
+int sw_report_frames(struct sw_report *r, const struct sw_report_image *im, uint64_t addr, bool ret,
+		     const uint32_t **ret_ids, size_t *ret_n)
+{
+	uint32_t key = 0, start;
+	int e = im ? map_image(r, im, &key) : 0;
+	int n = e < 0 ? e : frames_of(r, im, key, addr, ret, true, &start);
+	if (n < 0)
+		return n;
 	*ret_ids = r->ids + start;
 	*ret_n = (size_t)n;
+	return 0;
+}
+
+/*
+ * The images epoch ends: what its addresses came to goes to the slots,
+ * by image, where the next epochs find it (frames_at() skips the slots
+ * while they are empty: most recordings have a single epoch).
+ */
+static int raw_slots_to_slots(struct sw_report *r)
+{
+	for (size_t i = 0; i < r->raw_slots_cap; i++) {
+		const struct raw_slot *rs = &r->raw_slots[i];
+		if (!rs->key)
+			continue;
+		uint64_t addr = (rs->key - 1) >> 1, h;
+		bool ret = (rs->key - 1) & 1;
+		struct addr_slot *s = addr_slot(r, rs->image, addr, ret, &h);
+		if (!s)
+			return -ENOMEM;
+		if (s->used)
+			continue;
+		/* a run of one is the frame id itself in the raw slot; the slots want it in ids */
+		uint32_t start = rs->start;
+		if (rs->n == 1) {
+			if (ids_reserve(r, 1) < 0)
+				return -ENOMEM;
+			start = (uint32_t)r->nids;
+			r->ids[r->nids++] = rs->start;
+		}
+		*s = (struct addr_slot){h, addr, rs->image, start, rs->n, true, ret};
+		r->nslots++;
+	}
 	return 0;
 }
 
@@ -451,12 +526,19 @@ static int frames_at(struct sw_report *r, const struct sw_stalls *c, uint64_t ad
 		    .text_size = im->text_size,
 		    .hints = im->nhints ? im : NULL,
 		};
-	int e = sw_report_frames(r, im ? &ri : NULL, addr, ret, ret_ids, ret_n);
 	/* an address with its top bit set does not fit the key: looked up each time */
-	if (e < 0 || (addr << 1 >> 1) != addr)
-		return e;
-	r->raw_slots[j] = (struct raw_slot){
-	    key, *ret_n == 1 ? **ret_ids : (uint32_t)(*ret_ids - r->ids), (uint32_t)*ret_n};
+	if ((addr << 1 >> 1) != addr)
+		return sw_report_frames(r, im ? &ri : NULL, addr, ret, ret_ids, ret_n);
+	uint32_t image = 0, start;
+	int e = im ? map_image(r, &ri, &image) : 0;
+	/* the slots are filled when the epoch ends: till then, only what an earlier one left */
+	int n = e < 0 ? e : frames_of(r, im ? &ri : NULL, image, addr, ret, false, &start);
+	if (n < 0)
+		return n;
+	*ret_ids = r->ids + start;
+	*ret_n = (size_t)n;
+	r->raw_slots[j] =
+	    (struct raw_slot){key, n == 1 ? r->ids[start] : start, (uint32_t)n, image};
 	r->nraw_slots++;
 	return 0;
 }
@@ -639,6 +721,9 @@ static int stack_leaf(struct sw_report *r, const struct sw_stalls *c,
 		if (r->memo)
 			memset(r->memo, 0, r->memo_cap * sizeof(*r->memo));
 		r->nmemo = r->raw_len = 0;
+		int e = raw_slots_to_slots(r);
+		if (e < 0)
+			return e;
 		if (r->raw_slots)
 			memset(r->raw_slots, 0, r->raw_slots_cap * sizeof(*r->raw_slots));
 		r->nraw_slots = 0;
