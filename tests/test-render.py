@@ -369,6 +369,35 @@ if gobin:
     # an inlined frame shares its caller's location
     check(any(len(v) == 2 and v[0] == "square(int)" and v[1] == "compute(int)" for v in locations.values()),
           "pprof inline frames as lines of one location")
+    # --invert: an inlined leaf becomes a root, a location of its own; every
+    # sample names locations the profile has, and each stall keeps its time
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "inverted.pb.gz")
+        open(path, "wb").write(render("pprof", "--invert", binary=True))
+        env = dict(os.environ, HOME=tmp, GOCACHE=os.path.join(tmp, "cache"), GOFLAGS="", GOTOOLCHAIN="local")
+        inv = subprocess.run([gobin, "tool", "pprof", "-raw", path], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, env=env)
+    check(inv.returncode == 0, "pprof --invert: go tool pprof -raw: %s" % inv.stderr.decode()[-300:])
+    section, walls, used, listed = None, collections.defaultdict(int), set(), set()
+    for line in inv.stdout.decode().splitlines():
+        if line in ("Samples:", "Locations", "Mappings"):
+            section = line
+        elif section == "Samples:":
+            m = re.match(r"^\s+(\d+)\s+(\d+): ([\d ]+)$", line)
+            if m:
+                wall, locs = int(m.group(2)), [int(x) for x in m.group(3).split()]
+                used.update(locs)
+            m = re.match(r"^\s+stall:\[(\S+)\]", line)
+            if m:
+                walls[m.group(1)] += wall
+        elif section == "Locations":
+            m = re.match(r"^\s+(\d+): 0x", line)
+            if m:
+                listed.add(int(m.group(1)))
+    check(used and used <= listed, "pprof --invert: samples name unlisted locations %s" % sorted(used - listed)[:5])
+    for s in stalls:
+        check(walls.get(s["label"]) == main_total(s),
+              "pprof --invert %s: %s ns, sampled %s" % (s["label"], walls.get(s["label"]), main_total(s)))
 else:
     print("note: go not found; go tool pprof check skipped")
 

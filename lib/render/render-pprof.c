@@ -230,13 +230,14 @@ struct pp {
 	size_t loc_table_cap;
 	/* a sample's locations, root first (sample()) */
 	uint32_t *closed;
-	/* per profile frame: whether it is inlined, and its location alone (id, 0 none) */
+	/* per profile frame: whether it is inlined */
 	uint8_t *inlined;
-	uint32_t *loc_of_frame;
 	/*
-	 * The same as a sample writes it: the varint of the location alone,
-	 * and its length (0 until known, LOC_INLINED for an inlined frame).
-	 * Eight bytes, so that a sample copies one whole and moves on by len.
+	 * Per profile frame, its location alone as a sample writes it: the
+	 * varint of its id, and its length (0 until known, LOC_INLINED for an
+	 * inlined frame, whose lone location is looked up each time: only a
+	 * partial stack starts with one).  Eight bytes, so that a sample
+	 * copies one whole and moves on by len.
 	 */
 	struct loc_code {
 		uint8_t varint[7];
@@ -432,17 +433,17 @@ static int label(struct pp *c, const char *key, const char *value)
 static int group_location(struct pp *c, const uint32_t *frames, size_t n, uint32_t *ret)
 {
 	size_t g = n < 64 ? n : 64;
-	uint64_t lid = g == 1 ? c->loc_of_frame[frames[0]] : 0;
-	int r = 0;
-	if (!lid) {
-		r = location_id(c, frames, g, &lid);
-		if (g == 1 && r >= 0) {
-			c->loc_of_frame[frames[0]] = (uint32_t)lid;
-			struct loc_code *code = &c->loc_code[frames[0]];
-			if (!code->len)
-				code->len = (uint8_t)(put_varint(code->varint, lid) - code->varint);
-		}
+	struct loc_code *code = g == 1 ? &c->loc_code[frames[0]] : NULL;
+	uint64_t lid = 0;
+	if (code && code->len && !(code->len & LOC_INLINED)) {
+		for (unsigned k = 0, shift = 0; k < code->len; k++, shift += 7)
+			lid |= (uint64_t)(code->varint[k] & 0x7f) << shift;
+		*ret = (uint32_t)lid;
+		return 0;
 	}
+	int r = location_id(c, frames, g, &lid);
+	if (code && !code->len && r >= 0)
+		code->len = (uint8_t)(put_varint(code->varint, lid) - code->varint);
 	*ret = (uint32_t)lid;
 	return r;
 }
@@ -697,14 +698,10 @@ int sw_render_pprof(struct sw_profile *p, const struct sw_render_options *o, str
 	c.strings = malloc(c.strings_cap * sizeof(*c.strings));
 	size_t nframes = sw_profile_nframes(p);
 	c.func_of_frame = calloc(nframes + 1, sizeof(*c.func_of_frame));
-	c.loc_of_frame = calloc(nframes + 1, sizeof(*c.loc_of_frame));
 	c.inlined = malloc(nframes + 1);
 	c.loc_code = calloc(nframes + 1, sizeof(*c.loc_code));
 	c.closed = malloc(SW_TREE_MAX_DEPTH * sizeof(*c.closed));
-	int r =
-	    c.strings && c.func_of_frame && c.loc_of_frame && c.inlined && c.loc_code && c.closed
-		? 0
-		: -ENOMEM;
+	int r = c.strings && c.func_of_frame && c.inlined && c.loc_code && c.closed ? 0 : -ENOMEM;
 	for (size_t i = 0; i < nframes && r >= 0; i++) {
 		c.inlined[i] = sw_profile_get_frame(p, (uint32_t)i)->inlined;
 		if (c.inlined[i])
@@ -730,7 +727,6 @@ int sw_render_pprof(struct sw_profile *p, const struct sw_render_options *o, str
 	free(c.strings);
 	free(c.string_table);
 	free(c.func_of_frame);
-	free(c.loc_of_frame);
 	free(c.loc_code);
 	free(c.inlined);
 	free(c.loc_pool);
