@@ -472,15 +472,6 @@ const struct sw_tree_frame *sw_profile_get_frame(const struct sw_profile *p, uin
 	return id < p->nframes ? &p->frames[id].f : NULL;
 }
 
-void sw_profile_frame_name_prefetch(const struct sw_profile *p, uint32_t id, bool full)
-{
-	if (id >= p->nframes)
-		return;
-	__builtin_prefetch(&p->frame_shown[id]);
-	if (full)
-		__builtin_prefetch(&p->frames[id].f.full_name);
-}
-
 const char *sw_profile_frame_name(const struct sw_profile *p, uint32_t id, bool full)
 {
 	if (id >= p->nframes)

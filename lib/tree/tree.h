@@ -355,8 +355,8 @@ bool sw_tree_node_visible(const struct sw_tree *t, const struct sw_tree_node *n,
 
 /*
  * A preorder walk without recursion: the node after i, into i's children
- * only when descend is true; UINT32_MAX at the end.  Inline: folded and
- * pprof walk every node of whole trees.
+ * only when descend is true; UINT32_MAX at the end.  Inline: renderers
+ * walk every node of large trees.
  */
 static inline uint32_t sw_tree_preorder_next(const struct sw_tree *t, uint32_t i, bool descend)
 {
@@ -417,8 +417,6 @@ uint64_t sw_profile_frame_func(const struct sw_profile *p, uint32_t id);
  * frame (renderers name millions of nodes); NULL for no such frame.
  */
 const char *sw_profile_frame_name(const struct sw_profile *p, uint32_t id, bool full);
-/* Fetches what sw_profile_frame_name() reads, ahead of the call. */
-void sw_profile_frame_name_prefetch(const struct sw_profile *p, uint32_t id, bool full);
 const char *sw_tree_frame_name(const struct sw_profile *p, const struct sw_tree_frame *f, bool full,
 			       char *scratch, size_t scratch_size);
 
