@@ -243,6 +243,18 @@ struct pp {
 		uint8_t varint[7];
 		uint8_t len;
 	} * loc_code;
+	/*
+	 * Per whole stack of the profile (by id), its location ids as a sample
+	 * writes them, once a sample has: a stack is in several stalls, and
+	 * copying its ids whole reads a third of what its frames and their
+	 * codes are.  len 0: not yet.
+	 */
+	struct stack_ids {
+		uint32_t off, len;
+	} * stack_ids;
+	size_t nstack_ids;
+	struct sw_buf ids; /* where stack_ids point */
+	uint8_t *scratch;  /* a sample's ids being made */
 	bool counts;
 #if SW_HAVE_ZLIB
 	/* out is compressed into gz as it fills: the whole profile is never held uncompressed */
@@ -448,6 +460,75 @@ static int group_location(struct pp *c, const uint32_t *frames, size_t n, uint32
 	return r;
 }
 
+/* The ids of a path's stack, when a sample of it wrote them; else NULL. */
+static const struct stack_ids *known_ids(const struct pp *c, const struct sw_tree_path *path)
+{
+	if (path->stack >= c->nstack_ids || !c->stack_ids[path->stack].len)
+		return NULL;
+	return &c->stack_ids[path->stack];
+}
+
+/*
+ * The location ids of a path, leaf first, as a sample writes them, into
+ * c->scratch; returns their length, or -errno.  Locations first named here
+ * are written to the profile.
+ */
+static long make_ids(struct pp *c, const struct sw_tree_path *path)
+{
+	const uint32_t *f = path->path;
+	uint8_t *q = c->scratch;
+	/*
+	 * Mostly, every frame is a location alone already written: its code is
+	 * copied whole, and the next goes after its length.
+	 */
+	unsigned bad = 0;
+	for (uint32_t d = path->depth; d-- > 0;) {
+		const struct loc_code *code = &c->loc_code[f[d]];
+		memcpy(q, code, sizeof(*code));
+		bad |= code->len - 1u >= 7u; /* not yet, or inlined */
+		q += code->len & 7;
+	}
+	if (!bad)
+		return q - c->scratch;
+	/* otherwise by group, a frame and the frames inlined into it */
+	uint32_t *locs = c->closed, n = 0, g = 0;
+	int r = 0;
+	for (uint32_t d = 1; d <= path->depth && r >= 0; d++)
+		if (d == path->depth || !c->inlined[f[d]]) {
+			r = group_location(c, f + g, d - g, &locs[n++]);
+			g = d;
+		}
+	if (r < 0)
+		return r;
+	q = c->scratch;
+	for (uint32_t k = n; k-- > 0;)
+		q = put_varint(q, locs[k]);
+	return q - c->scratch;
+}
+
+/* The most bytes of ids kept: past them, a stack's are made each time. */
+#define MAX_KEPT_IDS ((size_t)64 << 20)
+
+/* Keeps the ids of a whole stack that c->scratch holds, while there is room. */
+static int keep_ids(struct pp *c, uint32_t stack, size_t len)
+{
+	if (c->ids.len + len > MAX_KEPT_IDS)
+		return 0;
+	if (stack >= c->nstack_ids) {
+		size_t n = sw_profile_dense_stacks(c->p);
+		if (stack >= n)
+			return 0; /* a stack of the trie */
+		struct stack_ids *t = realloc(c->stack_ids, n * sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		memset(t + c->nstack_ids, 0, (n - c->nstack_ids) * sizeof(*t));
+		c->stack_ids = t;
+		c->nstack_ids = n;
+	}
+	c->stack_ids[stack] = (struct stack_ids){(uint32_t)c->ids.len, (uint32_t)len};
+	return sw_buf_append(&c->ids, c->scratch, len);
+}
+
 /*
  * One sample for a path: its locations, each a frame and the frames inlined
  * into it (the frames below it that are inlined), leaf first.
@@ -455,27 +536,24 @@ static int group_location(struct pp *c, const uint32_t *frames, size_t n, uint32
 static int sample(struct pp *c, const struct sw_tree_path *path, const char *stall,
 		  const char *thread)
 {
-	const uint32_t *f = path->path;
-	/*
-	 * Mostly, every frame is a location alone already written: its code is
-	 * copied as it is.  Otherwise the locations are found by group first.
-	 */
-	size_t locs_len = 0;
-	bool coded = true;
-	for (uint32_t d = 0; d < path->depth; d++) {
-		uint8_t len = c->loc_code[f[d]].len;
-		coded &= len != 0 && !(len & LOC_INLINED);
-		locs_len += len;
-	}
-	uint32_t *locs = c->closed, n = 0, g = 0;
+	const struct stack_ids *known = known_ids(c, path);
+	const uint8_t *ids;
+	size_t locs_len;
 	int r = 0;
-	for (uint32_t d = 1; d <= path->depth && r >= 0 && !coded; d++)
-		if (d == path->depth || !c->inlined[f[d]]) {
-			r = group_location(c, f + g, d - g, &locs[n++]);
-			g = d;
-		}
+	if (known) {
+		ids = c->ids.data + known->off;
+		locs_len = known->len;
+	} else {
+		long n = make_ids(c, path);
+		if (n < 0)
+			return (int)n;
+		if (path->stack && n && (r = keep_ids(c, path->stack, (size_t)n)) < 0)
+			return r;
+		ids = c->scratch;
+		locs_len = (size_t)n;
+	}
 	/* every sample of the thread has the same labels: their strings join the table here */
-	if (r >= 0 && !c->labels_made) {
+	if (!c->labels_made) {
 		r = label(c, "stall", stall);
 		if (r >= 0 && thread)
 			r = label(c, "thread", thread);
@@ -492,32 +570,18 @@ static int sample(struct pp *c, const struct sw_tree_path *path, const char *sta
 	 * twice.  Samples go after the locations they name: order is free in
 	 * protobuf.
 	 */
-	if (!coded) {
-		locs_len = 0;
-		for (uint32_t k = 0; k < n; k++)
-			locs_len += varint_len(locs[k]);
-	}
 	size_t values_len = varint_len(path->count) + (c->counts ? 0 : varint_len(path->weight));
 	size_t len = 1 + varint_len(locs_len) + locs_len + 1 + varint_len(values_len) + values_len +
 		     c->labels.len;
-	/* room for the last code's whole 8 bytes */
-	if ((r = sw_buf_reserve(&c->out, 1 + varint_len(len) + len + sizeof(struct loc_code))) < 0)
+	if ((r = sw_buf_reserve(&c->out, 1 + varint_len(len) + len)) < 0)
 		return r;
 	uint8_t *q = c->out.data + c->out.len;
 	*q++ = PROFILE_SAMPLE << 3 | 2;
 	q = put_varint(q, len);
 	*q++ = SAMPLE_LOCATION_ID << 3 | 2;
 	q = put_varint(q, locs_len);
-	/* location ids leaf first */
-	if (coded)
-		for (uint32_t d = path->depth; d-- > 0;) {
-			const struct loc_code *code = &c->loc_code[f[d]];
-			memcpy(q, code, sizeof(*code));
-			q += code->len;
-		}
-	else
-		for (uint32_t k = n; k-- > 0;)
-			q = put_varint(q, locs[k]);
+	memcpy(q, ids, locs_len);
+	q += locs_len;
 	*q++ = SAMPLE_VALUE << 3 | 2;
 	q = put_varint(q, values_len);
 	q = put_varint(q, path->count);
@@ -582,16 +646,27 @@ static int stall_samples(struct pp *c, struct sw_tree_stall *s)
 		}
 		const struct sw_tree_paths *ps = paths[k];
 		for (size_t i = 0; i < ps->n && r >= 0; i++) {
-			/* the frames of a path two on, and what is kept of each */
+			/*
+			 * Two paths on, where its ids are kept; one on, the ids, or
+			 * else its frames and what is kept of each.
+			 */
 			if (i + 2 < ps->n) {
 				const struct sw_tree_path *ahead = &ps->paths[i + 2];
-				for (uint32_t d = 0; d < ahead->depth; d += 16)
-					__builtin_prefetch(ahead->path + d);
+				if (ahead->stack < c->nstack_ids)
+					__builtin_prefetch(&c->stack_ids[ahead->stack]);
+				else
+					for (uint32_t d = 0; d < ahead->depth; d += 16)
+						__builtin_prefetch(ahead->path + d);
 			}
 			if (i + 1 < ps->n) {
 				const struct sw_tree_path *next = &ps->paths[i + 1];
-				for (uint32_t d = 0; d < next->depth; d++)
-					__builtin_prefetch(&c->loc_code[next->path[d]]);
+				const struct stack_ids *known = known_ids(c, next);
+				if (known)
+					for (uint32_t b = 0; b < known->len; b += 64)
+						__builtin_prefetch(c->ids.data + known->off + b);
+				else
+					for (uint32_t d = 0; d < next->depth; d++)
+						__builtin_prefetch(&c->loc_code[next->path[d]]);
 			}
 			if (ps->paths[i].depth > SW_TREE_MAX_DEPTH) {
 				r = -E2BIG;
@@ -701,7 +776,12 @@ int sw_render_pprof(struct sw_profile *p, const struct sw_render_options *o, str
 	c.inlined = malloc(nframes + 1);
 	c.loc_code = calloc(nframes + 1, sizeof(*c.loc_code));
 	c.closed = malloc(SW_TREE_MAX_DEPTH * sizeof(*c.closed));
-	int r = c.strings && c.func_of_frame && c.inlined && c.loc_code && c.closed ? 0 : -ENOMEM;
+	/* a whole code a frame, the last one's 8 bytes at most 7 from its start */
+	c.scratch = malloc(SW_TREE_MAX_DEPTH * sizeof(struct loc_code) + 8);
+	sw_buf_init(&c.ids, 0);
+	int r = c.strings && c.func_of_frame && c.inlined && c.loc_code && c.closed && c.scratch
+		    ? 0
+		    : -ENOMEM;
 	for (size_t i = 0; i < nframes && r >= 0; i++) {
 		c.inlined[i] = sw_profile_get_frame(p, (uint32_t)i)->inlined;
 		if (c.inlined[i])
@@ -733,6 +813,9 @@ int sw_render_pprof(struct sw_profile *p, const struct sw_render_options *o, str
 	free(c.locs);
 	free(c.loc_table);
 	free(c.closed);
+	free(c.scratch);
+	free(c.stack_ids);
+	sw_buf_finish(&c.ids);
 	sw_buf_finish(&c.out);
 	sw_buf_finish(&c.msg);
 	sw_buf_finish(&c.sub);

@@ -317,6 +317,11 @@ size_t sw_profile_nframes(const struct sw_profile *p)
 	return p->nframes;
 }
 
+size_t sw_profile_dense_stacks(const struct sw_profile *p)
+{
+	return p->nruns;
+}
+
 static uint64_t frame_hash(const struct sw_tree_frame *f)
 {
 	uint64_t h = mix64(f->image ^ ((uint64_t)f->line << 32));

@@ -162,6 +162,12 @@ const struct sw_tree_image *sw_profile_get_image(const struct sw_profile *p, uin
 const struct sw_tree_frame *sw_profile_get_frame(const struct sw_profile *p, uint32_t id);
 size_t sw_profile_nimages(const struct sw_profile *p);
 size_t sw_profile_nframes(const struct sw_profile *p);
+/*
+ * Stack ids below this are dense (the stacks of the pool); the others
+ * (deep stacks past the pool, in the trie) are not: what a renderer keeps
+ * per stack fits an array this long.
+ */
+size_t sw_profile_dense_stacks(const struct sw_profile *p);
 
 /* Adds a stall (info is copied); the pointer lives as long as the profile. */
 int sw_profile_add_stall(struct sw_profile *p, const struct sw_tree_stall_info *info,
