@@ -366,6 +366,17 @@ if gobin:
             got[key][1] += count
         want = {k: list(v) for k, v in expected(s).items()}
         check(dict(got) == want, "pprof stacks %s: %s != %s" % (s["label"], dict(got), want))
+    # the samples of one stack follow one another, stall by stall (the
+    # compressor then finds each one's location ids in the one before)
+    runs = [tuple(locs) for _, _, locs, _ in samples]
+    split = [k for k in set(runs) if len({i for i, r in enumerate(runs) if r == k}) !=
+             max(i for i, r in enumerate(runs) if r == k) - runs.index(k) + 1]
+    check(len(set(runs)) < len(runs) and not split,
+          "pprof: the samples of %d stacks (of %d) are apart" % (len(split), len(set(runs))))
+    for k in set(runs):
+        order = [label for _, _, locs, label in samples if tuple(locs) == k]
+        check(order == sorted(order, key=[s["label"] for s in stalls].index),
+              "pprof: a stack's samples out of stall order: %s" % order)
     # an inlined frame shares its caller's location
     check(any(len(v) == 2 and v[0] == "square(int)" and v[1] == "compute(int)" for v in locations.values()),
           "pprof inline frames as lines of one location")

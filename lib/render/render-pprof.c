@@ -6,12 +6,13 @@
  *
  * One profile holds every stall.  A sample is a distinct stack of a stall
  * as the options rewrite it (no tree is built: pprof's readers make their
- * own), in the order stacks were first sampled: values [samples, wall ns]
- * (only [samples] when a MetricKit tree has no time), labels "stall"
- * ("run1#3") and "thread".  A location is one address: a frame and the frames inlined
- * into it become the lines of one location, innermost first as the format
- * wants.  Mappings are the images, with their build ids (UUID or GNU
- * build-id in hex).
+ * own): values [samples, wall ns] (only [samples] when a MetricKit tree
+ * has no time), labels "stall" ("run1#3") and "thread".  The samples of a
+ * stack the options leave whole come together, stall by stall, after the
+ * others (which come in the order their stacks were first sampled).  A
+ * location is one address: a frame and the frames inlined into it become
+ * the lines of one location, innermost first as the format wants.  Mappings are the images, with
+ * their build ids (UUID or GNU build-id in hex).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -207,9 +208,25 @@ struct pp {
 	struct sw_profile *p;
 	const struct sw_render_options *o;
 	struct sw_buf out, msg, sub;
-	/* the labels of one thread's samples, encoded by its first sample */
+	/*
+	 * The labels of each thread of each stall, encoded by its first
+	 * sample: label i is labels[label_off[i], label_off[i + 1]).
+	 */
 	struct sw_buf labels;
+	uint32_t *label_off;
+	size_t nlabels, label_off_cap;
 	bool labels_made;
+	/*
+	 * The samples of whole stacks, put off to be written together by
+	 * stack once every stall has been read: a stack's samples then follow
+	 * one another, and the compressor finds each one's location ids in
+	 * the one before (a fifth of the output and of the time compressing).
+	 */
+	struct put_off {
+		uint32_t stack, label;
+		uint64_t count, weight;
+	} * put_off;
+	size_t nput_off, put_off_cap; /* at most MAX_PUT_OFF: the others are written at once */
 	/* the string table */
 	const char **strings;
 	size_t nstrings, strings_cap;
@@ -529,16 +546,85 @@ static int keep_ids(struct pp *c, uint32_t stack, size_t len)
 	return sw_buf_append(&c->ids, c->scratch, len);
 }
 
+/* Writes a sample: its location ids (leaf first), values and labels. */
+static int write_sample(struct pp *c, const uint8_t *ids, size_t locs_len, uint64_t count,
+			uint64_t weight, uint32_t label)
+{
+	const uint8_t *labels = c->labels.data + c->label_off[label];
+	size_t labels_len = c->label_off[label + 1] - c->label_off[label];
+	/*
+	 * Written straight to the output, its lengths counted first: a sample
+	 * is most of the profile, and building it in nested buffers copied it
+	 * twice.  Samples go after the locations they name: order is free in
+	 * protobuf.
+	 */
+	size_t values_len = varint_len(count) + (c->counts ? 0 : varint_len(weight));
+	size_t len = 1 + varint_len(locs_len) + locs_len + 1 + varint_len(values_len) + values_len +
+		     labels_len;
+	int r = sw_buf_reserve(&c->out, 1 + varint_len(len) + len);
+	if (r < 0)
+		return r;
+	uint8_t *q = c->out.data + c->out.len;
+	*q++ = PROFILE_SAMPLE << 3 | 2;
+	q = put_varint(q, len);
+	*q++ = SAMPLE_LOCATION_ID << 3 | 2;
+	q = put_varint(q, locs_len);
+	memcpy(q, ids, locs_len);
+	q += locs_len;
+	*q++ = SAMPLE_VALUE << 3 | 2;
+	q = put_varint(q, values_len);
+	q = put_varint(q, count);
+	if (!c->counts)
+		q = put_varint(q, weight);
+	memcpy(q, labels, labels_len);
+	c->out.len = (size_t)(q + labels_len - c->out.data);
+	return 0;
+}
+
+/* The most samples put off (64 MB of them): a bound on what grouping costs. */
+#define MAX_PUT_OFF (((size_t)64 << 20) / sizeof(struct put_off))
+
+/* The labels of the thread's samples, made by its first: their strings join the table here. */
+static int make_labels(struct pp *c, const char *stall, const char *thread)
+{
+	if (c->labels_made)
+		return 0;
+	if (c->nlabels + 2 > c->label_off_cap) {
+		size_t cap = c->label_off_cap ? c->label_off_cap * 2 : 64;
+		uint32_t *n = realloc(c->label_off, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		c->label_off = n;
+		c->label_off_cap = cap;
+	}
+	if (!c->nlabels)
+		c->label_off[0] = 0;
+	int r = label(c, "stall", stall);
+	if (r >= 0 && thread)
+		r = label(c, "thread", thread);
+	if (r >= 0 && c->labels.len + c->msg.len > UINT32_MAX)
+		r = -E2BIG;
+	if (r >= 0)
+		r = sw_buf_append(&c->labels, c->msg.data, c->msg.len);
+	sw_buf_reset(&c->msg);
+	if (r < 0)
+		return r;
+	c->label_off[++c->nlabels] = (uint32_t)c->labels.len;
+	c->labels_made = true;
+	return 0;
+}
+
 /*
  * One sample for a path: its locations, each a frame and the frames inlined
- * into it (the frames below it that are inlined), leaf first.
+ * into it (the frames below it that are inlined), leaf first.  A whole
+ * stack's sample is put off (grouped_samples()); the others are written.
  */
 static int sample(struct pp *c, const struct sw_tree_path *path, const char *stall,
 		  const char *thread)
 {
 	const struct stack_ids *known = known_ids(c, path);
-	const uint8_t *ids;
-	size_t locs_len;
+	const uint8_t *ids = NULL;
+	size_t locs_len = 0;
 	int r = 0;
 	if (known) {
 		ids = c->ids.data + known->off;
@@ -552,44 +638,23 @@ static int sample(struct pp *c, const struct sw_tree_path *path, const char *sta
 		ids = c->scratch;
 		locs_len = (size_t)n;
 	}
-	/* every sample of the thread has the same labels: their strings join the table here */
-	if (!c->labels_made) {
-		r = label(c, "stall", stall);
-		if (r >= 0 && thread)
-			r = label(c, "thread", thread);
-		if (r >= 0)
-			r = sw_buf_append(&c->labels, c->msg.data, c->msg.len);
-		sw_buf_reset(&c->msg);
-		c->labels_made = true;
+	if ((r = make_labels(c, stall, thread)) < 0)
+		return r;
+	uint32_t label = (uint32_t)c->nlabels - 1;
+	/* only a stack whose ids are kept can wait (the others are written in stall order) */
+	if (!known_ids(c, path))
+		return write_sample(c, ids, locs_len, path->count, path->weight, label);
+	if (c->nput_off == MAX_PUT_OFF)
+		return write_sample(c, ids, locs_len, path->count, path->weight, label);
+	if (c->nput_off == c->put_off_cap) {
+		size_t cap = c->put_off_cap ? c->put_off_cap * 2 : 4096;
+		struct put_off *n = realloc(c->put_off, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		c->put_off = n;
+		c->put_off_cap = cap;
 	}
-	if (r < 0)
-		return r;
-	/*
-	 * Written straight to the output, its lengths counted first: a sample
-	 * is most of the profile, and building it in nested buffers copied it
-	 * twice.  Samples go after the locations they name: order is free in
-	 * protobuf.
-	 */
-	size_t values_len = varint_len(path->count) + (c->counts ? 0 : varint_len(path->weight));
-	size_t len = 1 + varint_len(locs_len) + locs_len + 1 + varint_len(values_len) + values_len +
-		     c->labels.len;
-	if ((r = sw_buf_reserve(&c->out, 1 + varint_len(len) + len)) < 0)
-		return r;
-	uint8_t *q = c->out.data + c->out.len;
-	*q++ = PROFILE_SAMPLE << 3 | 2;
-	q = put_varint(q, len);
-	*q++ = SAMPLE_LOCATION_ID << 3 | 2;
-	q = put_varint(q, locs_len);
-	memcpy(q, ids, locs_len);
-	q += locs_len;
-	*q++ = SAMPLE_VALUE << 3 | 2;
-	q = put_varint(q, values_len);
-	q = put_varint(q, path->count);
-	if (!c->counts)
-		q = put_varint(q, path->weight);
-	if (c->labels.len)
-		memcpy(q, c->labels.data, c->labels.len);
-	c->out.len = (size_t)(q + c->labels.len - c->out.data);
+	c->put_off[c->nput_off++] = (struct put_off){path->stack, label, path->count, path->weight};
 	return 0;
 }
 
@@ -631,7 +696,6 @@ static int stall_samples(struct pp *c, struct sw_tree_stall *s)
 	sw_tree_stall_label(s, true, lbl, sizeof(lbl));
 	int r = 0;
 	for (int k = 0; k < n && r >= 0; k++) {
-		sw_buf_reset(&c->labels);
 		c->labels_made = false;
 		const char *thread = "main";
 		if (threads[k] >= 0 && !s->threads[threads[k]].main) {
@@ -647,8 +711,8 @@ static int stall_samples(struct pp *c, struct sw_tree_stall *s)
 		const struct sw_tree_paths *ps = paths[k];
 		for (size_t i = 0; i < ps->n && r >= 0; i++) {
 			/*
-			 * Two paths on, where its ids are kept; one on, the ids, or
-			 * else its frames and what is kept of each.
+			 * Two paths on, where its ids are kept; one on, when it has
+			 * none yet, its frames' codes.
 			 */
 			if (i + 2 < ps->n) {
 				const struct sw_tree_path *ahead = &ps->paths[i + 2];
@@ -658,15 +722,10 @@ static int stall_samples(struct pp *c, struct sw_tree_stall *s)
 					for (uint32_t d = 0; d < ahead->depth; d += 16)
 						__builtin_prefetch(ahead->path + d);
 			}
-			if (i + 1 < ps->n) {
+			if (i + 1 < ps->n && !known_ids(c, &ps->paths[i + 1])) {
 				const struct sw_tree_path *next = &ps->paths[i + 1];
-				const struct stack_ids *known = known_ids(c, next);
-				if (known)
-					for (uint32_t b = 0; b < known->len; b += 64)
-						__builtin_prefetch(c->ids.data + known->off + b);
-				else
-					for (uint32_t d = 0; d < next->depth; d++)
-						__builtin_prefetch(&c->loc_code[next->path[d]]);
+				for (uint32_t d = 0; d < next->depth; d++)
+					__builtin_prefetch(&c->loc_code[next->path[d]]);
 			}
 			if (ps->paths[i].depth > SW_TREE_MAX_DEPTH) {
 				r = -E2BIG;
@@ -678,6 +737,41 @@ static int stall_samples(struct pp *c, struct sw_tree_stall *s)
 	}
 	for (int k = 0; k < n; k++)
 		sw_tree_paths_free(paths[k]);
+	return r;
+}
+
+/*
+ * Writes the samples put off, grouped by stack (stacks in the order of
+ * their ids, each one's samples in the order of their stalls and
+ * threads): one counting sort by stack.
+ */
+static int grouped_samples(struct pp *c)
+{
+	size_t nstacks = c->nstack_ids;
+	if (!c->nput_off)
+		return 0;
+	uint32_t *start = calloc(nstacks + 1, sizeof(*start));
+	uint32_t *order = malloc(c->nput_off * sizeof(*order));
+	int r = start && order && c->nput_off <= UINT32_MAX ? 0 : -ENOMEM;
+	for (size_t i = 0; i < c->nput_off && r >= 0; i++)
+		start[c->put_off[i].stack + 1]++;
+	for (size_t s = 0; s < nstacks && r >= 0; s++)
+		start[s + 1] += start[s];
+	for (size_t i = 0; i < c->nput_off && r >= 0; i++)
+		order[start[c->put_off[i].stack]++] = (uint32_t)i;
+	/* every stack put off has its ids kept (sample()) */
+	for (size_t k = 0; k < c->nput_off && r >= 0; k++) {
+		if (k + 8 < c->nput_off)
+			__builtin_prefetch(&c->put_off[order[k + 8]]);
+		const struct put_off *po = &c->put_off[order[k]];
+		const struct stack_ids *ids = &c->stack_ids[po->stack];
+		r = write_sample(c, c->ids.data + ids->off, ids->len, po->count, po->weight,
+				 po->label);
+		if (r >= 0)
+			r = spill(c);
+	}
+	free(start);
+	free(order);
 	return r;
 }
 
@@ -798,6 +892,8 @@ int sw_render_pprof(struct sw_profile *p, const struct sw_render_options *o, str
 	for (size_t i = 0; i < sw_profile_nstalls(p) && r >= 0; i++)
 		r = stall_samples(&c, sw_profile_stall(p, i));
 	if (r >= 0)
+		r = grouped_samples(&c);
+	if (r >= 0)
 		r = finish(&c);
 	if (r >= 0)
 		r = deflate_out(&c, true);
@@ -814,6 +910,8 @@ int sw_render_pprof(struct sw_profile *p, const struct sw_render_options *o, str
 	free(c.loc_table);
 	free(c.closed);
 	free(c.scratch);
+	free(c.label_off);
+	free(c.put_off);
 	free(c.stack_ids);
 	sw_buf_finish(&c.ids);
 	sw_buf_finish(&c.out);
