@@ -11,8 +11,9 @@
  * stack the options leave whole come together, stall by stall, after the
  * others (which come in the order their stacks were first sampled).  A
  * location is one address: a frame and the frames inlined into it become
- * the lines of one location, innermost first as the format wants.  Mappings are the images, with
- * their build ids (UUID or GNU build-id in hex).
+ * the lines of one location, innermost first as the format wants.
+ * Mappings are the images, with their build ids (UUID or GNU build-id in
+ * hex).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -220,7 +221,8 @@ struct pp {
 	 * The samples of whole stacks, put off to be written together by
 	 * stack once every stall has been read: a stack's samples then follow
 	 * one another, and the compressor finds each one's location ids in
-	 * the one before (a fifth of the output and of the time compressing).
+	 * the one before (on a large recording, a fifth of the output in a
+	 * quarter of the time compressing).
 	 */
 	struct put_off {
 		uint32_t stack, label;
@@ -581,9 +583,6 @@ static int write_sample(struct pp *c, const uint8_t *ids, size_t locs_len, uint6
 	return 0;
 }
 
-/* The most samples put off (64 MB of them): a bound on what grouping costs. */
-#define MAX_PUT_OFF (((size_t)64 << 20) / sizeof(struct put_off))
-
 /* The labels of the thread's samples, made by its first: their strings join the table here. */
 static int make_labels(struct pp *c, const char *stall, const char *thread)
 {
@@ -614,6 +613,9 @@ static int make_labels(struct pp *c, const char *stall, const char *thread)
 	return 0;
 }
 
+/* The most samples put off (64 MB of them): a bound on what grouping costs. */
+#define MAX_PUT_OFF (((size_t)64 << 20) / sizeof(struct put_off))
+
 /*
  * One sample for a path: its locations, each a frame and the frames inlined
  * into it (the frames below it that are inlined), leaf first.  A whole
@@ -641,10 +643,8 @@ static int sample(struct pp *c, const struct sw_tree_path *path, const char *sta
 	if ((r = make_labels(c, stall, thread)) < 0)
 		return r;
 	uint32_t label = (uint32_t)c->nlabels - 1;
-	/* only a stack whose ids are kept can wait (the others are written in stall order) */
-	if (!known_ids(c, path))
-		return write_sample(c, ids, locs_len, path->count, path->weight, label);
-	if (c->nput_off == MAX_PUT_OFF)
+	/* only a stack whose ids are kept can wait, while there is room */
+	if (!known_ids(c, path) || c->nput_off == MAX_PUT_OFF)
 		return write_sample(c, ids, locs_len, path->count, path->weight, label);
 	if (c->nput_off == c->put_off_cap) {
 		size_t cap = c->put_off_cap ? c->put_off_cap * 2 : 4096;
@@ -752,14 +752,19 @@ static int grouped_samples(struct pp *c)
 		return 0;
 	uint32_t *start = calloc(nstacks + 1, sizeof(*start));
 	uint32_t *order = malloc(c->nput_off * sizeof(*order));
-	int r = start && order && c->nput_off <= UINT32_MAX ? 0 : -ENOMEM;
-	for (size_t i = 0; i < c->nput_off && r >= 0; i++)
+	if (!start || !order) {
+		free(start);
+		free(order);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < c->nput_off; i++)
 		start[c->put_off[i].stack + 1]++;
-	for (size_t s = 0; s < nstacks && r >= 0; s++)
+	for (size_t s = 0; s < nstacks; s++)
 		start[s + 1] += start[s];
-	for (size_t i = 0; i < c->nput_off && r >= 0; i++)
+	for (size_t i = 0; i < c->nput_off; i++)
 		order[start[c->put_off[i].stack]++] = (uint32_t)i;
 	/* every stack put off has its ids kept (sample()) */
+	int r = 0;
 	for (size_t k = 0; k < c->nput_off && r >= 0; k++) {
 		if (k + 8 < c->nput_off)
 			__builtin_prefetch(&c->put_off[order[k + 8]]);
