@@ -177,6 +177,46 @@ struct answers {
 	struct sw_error err;
 };
 
+/* How far ahead of its lookup each step of an address is fetched (sw_symbolicate_table_prefetch()).
+ */
+#ifndef AHEAD0
+#define AHEAD0 24
+#define AHEAD1 12
+#define AHEAD2 6
+#endif
+
+/*
+ * Answers addrs[0..n) from the image's range table, in input order: a
+ * lookup there costs the same wherever the address falls, so there is
+ * nothing to sort and no frames to keep.
+ */
+static void answer_table(struct sw_symbolicator *sym, const struct sw_symbolicate_table *t,
+			 bool json, const uint64_t *addrs, size_t n, struct sw_buf *out, bool flush,
+			 struct answers *a)
+{
+	struct sw_frame frames[SW_SYMBOLICATE_MAX_FRAMES];
+	for (size_t i = 0; i < n; i++) {
+		if (i + AHEAD0 < n)
+			sw_symbolicate_table_prefetch(t, addrs[i + AHEAD0], 0);
+		if (i + AHEAD1 < n)
+			sw_symbolicate_table_prefetch(t, addrs[i + AHEAD1], 1);
+		if (i + AHEAD2 < n)
+			sw_symbolicate_table_prefetch(t, addrs[i + AHEAD2], 2);
+		int k = sw_symbolicate_table_lookup(sym, t, addrs[i], frames);
+		int pr = json ? sw_symbolicate_print_json(addrs[i], frames, (size_t)k, out)
+			      : sw_symbolicate_print_text(frames, (size_t)k, out);
+		if (pr < 0) {
+			a->pr = pr;
+			a->bad = addrs[i];
+			return;
+		}
+		if (flush && out->len >= (1 << 16)) {
+			fwrite(out->data, 1, out->len, stdout);
+			sw_buf_reset(out);
+		}
+	}
+}
+
 /*
  * Answers addrs[0..n) slice by slice, up to the first that fails,
  * appending to out (written whenever it is large when flush is set).
@@ -186,6 +226,11 @@ static void answer_range(struct sw_symbolicator *sym, const struct sw_image_ref 
 			 struct sw_buf *out, bool flush, struct answers *a)
 {
 	*a = (struct answers){0};
+	const struct sw_symbolicate_table *t = sw_symbolicator_table(sym, ref, NULL);
+	if (t) {
+		answer_table(sym, t, json, addrs, n, out, flush, a);
+		return;
+	}
 	for (size_t at = 0; at < n && !a->r && !a->pr; at += SLICE) {
 		size_t k = n - at < SLICE ? n - at : SLICE, done, printed;
 		a->r = sw_symbolicate_file_addrs(sym, ref, addrs + at, k, batch, &done, &a->err);
@@ -203,7 +248,7 @@ static void answer_range(struct sw_symbolicator *sym, const struct sw_image_ref 
  * far, up to the first that failed.  Taking chunks as they come keeps both
  * busy to the end, however unevenly they go.
  */
-#define CHUNK 8192
+#define CHUNK 2048
 /* A read this large starts the helper: a list of addresses, not a program asking one by one. */
 #define HELPER_READ (64 << 10)
 
@@ -321,13 +366,10 @@ struct helper {
 static void *helper_main(void *arg)
 {
 	struct helper *h = arg;
-	const struct sw_object *obj;
-	struct sw_error err = {0};
 	bool ok = sw_symbolicator_new(h->flags, &h->sym) == 0;
 	if (ok) {
 		sw_symbolicator_set_symsearch(h->sym, h->ss);
-		ok = sw_symbolicator_image(h->sym, h->ref, &obj, &err) >= 0 &&
-		     sw_symbolicator_image_cached(h->sym, h->ref);
+		ok = sw_symbolicator_image_cached(h->sym, h->ref);
 	}
 	pthread_mutex_lock(&h->lock);
 	while (ok && !h->quit) {
@@ -591,7 +633,8 @@ static void save_in_background(struct sw_symbolicator *sym)
 static int symbolicate_run(const struct sw_cmd *cmd, int argc, char **argv)
 {
 	struct run run = {0};
-	unsigned flags = SW_SYMBOLICATE_DSYM_BESIDE_ONLY;
+	/* the range tables are written by a child in the background (save_in_background()) */
+	unsigned flags = SW_SYMBOLICATE_DSYM_BESIDE_ONLY | SW_SYMBOLICATE_TABLES;
 	struct sw_getopt g;
 	sw_getopt_init(&g, cmd, false);
 	int c, r;
@@ -641,10 +684,10 @@ static int symbolicate_run(const struct sw_cmd *cmd, int argc, char **argv)
 		sw_symbolicator_set_symsearch(run.sym, ss);
 	}
 	run.ss = ss;
-	const struct sw_object *obj;
 	struct sw_error err = {0};
 	int status = SW_EXIT_OK;
-	if (sw_symbolicator_image(run.sym, &run.ref, &obj, &err) < 0) {
+	/* opened now to name what is wrong at once; with a range table, nothing else is read */
+	if (!sw_symbolicator_table(run.sym, &run.ref, &err) && err.code < 0) {
 		sw_cli_error("cannot read '%s': %s", run.ref.path, sw_error_str(&err));
 		status = SW_EXIT_INPUT;
 	}
@@ -679,8 +722,8 @@ static const struct sw_opt symbolicate_opts[] = {
     {"json", SW_OPT_JSON, NULL, "one JSON object per address (\"schema\":1, \"type\":\"address\")",
      NULL},
     {"no-index", SW_OPT_NO_INDEX, NULL,
-     "neither read nor write the DWARF index and the symbol cache in the cache\nfolder (also: "
-     "STALLWATCH_NO_INDEX=1)",
+     "neither read nor write the DWARF index, the symbol cache and the range\ntable in the "
+     "cache folder (also: STALLWATCH_NO_INDEX=1)",
      NULL},
     SW_OPT_END,
 };
@@ -696,7 +739,8 @@ const struct sw_cmd sw_cmd_symbolicate = {
     .help = "ADDR: file (unslid) addresses in hexadecimal, with or without 0x, taken as\n"
 	    "given; read from standard input, one per line, when none is given.\n"
 	    "The DWARF of each binary is indexed once in $XDG_CACHE_HOME/stallwatch/dwarf\n"
-	    "(~/.cache/stallwatch/dwarf) so that later runs skip parsing it.\n",
+	    "(~/.cache/stallwatch/dwarf) so that later runs skip parsing it, and its answers\n"
+	    "by address range are kept in .../stallwatch/ranges for later runs to read.\n",
     .min_args = 0,
     .max_args = -1,
     .run = symbolicate_run,

@@ -12,8 +12,9 @@ random addresses in .text.  Both sides run with --no-demangle; our output
 must equal the oracle's wherever the oracle has debug information.  On
 stripped images every function must come out at its exact start (from the
 unstripped symbol table) wherever .eh_frame has an FDE for it.  A large
-input on a second run (the DWARF index in place), which two threads share,
-must be answered as on one processor and as without the index.
+input on a second run (the DWARF index and range table in place), which
+two threads share, must be answered as on one processor and as without the
+index.
 
 usage: oracle-symbolize.py STALLWATCH SOURCE_DIR [--random N] [--keep DIR]
 Exit status 77 (skipped) when llvm-symbolizer-14 is missing.
@@ -294,11 +295,11 @@ def check_shared(tally, label, sw, binary, workdir, rng):
                            env=env)
         return r.returncode, r.stdout, r.stderr
 
-    sym(clean)  # the first run writes the index once it has answered
+    sym(clean)  # the first run writes the index and the range table once it has answered
     index = os.path.join(workdir, "cache-shared", "stallwatch")
     for _ in range(200):
         if all(os.path.isdir(os.path.join(index, d)) and os.listdir(os.path.join(index, d))
-               for d in ("dwarf", "symbols")):
+               for d in ("dwarf", "symbols", "ranges")):
             break
         time.sleep(0.05)
     one_cpu = ["taskset", "-c", str(min(os.sched_getaffinity(0)))]

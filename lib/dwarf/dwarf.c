@@ -239,3 +239,68 @@ int sw_dwarf_lookup(struct sw_dwarf *d, uint64_t addr, unsigned flags,
 	}
 	return (int)n;
 }
+
+/* The unit map's units, each once: into list, returning how many. */
+static size_t mapped_units(const struct sw_dwarf *d, size_t *list, bool *seen)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < d->ncu_map; i++) {
+		size_t u = d->cu_map[i].func;
+		if (u < d->nunits && !seen[u]) {
+			seen[u] = true;
+			list[n++] = u;
+		}
+	}
+	return n;
+}
+
+bool sw_dwarf_complete(struct sw_dwarf *d)
+{
+	if (dw_cu_map_build(d, NULL) < 0)
+		return false;
+	if (sw_dwarf_index_whole(d))
+		return true;
+	for (size_t i = 0; i < d->ncu_map; i++) {
+		const struct dw_unit *u = &d->units[d->cu_map[i].func];
+		if (!u->tree_done || !u->line_done)
+			return false;
+	}
+	return true;
+}
+
+int sw_dwarf_boundaries(struct sw_dwarf *d, int (*fn)(void *ctx, uint64_t addr), void *ctx,
+			struct sw_error *err)
+{
+	int r = dw_cu_map_build(d, err);
+	if (r < 0)
+		return r;
+	size_t *list = malloc((d->nunits + 1) * sizeof(*list));
+	bool *seen = calloc(d->nunits + 1, 1);
+	if (!list || !seen) {
+		free(list);
+		free(seen);
+		return sw_error_set(err, -ENOMEM, "out of memory");
+	}
+	size_t n = mapped_units(d, list, seen);
+	for (size_t i = 0; i < d->ncu_map && r >= 0; i++)
+		if ((r = fn(ctx, d->cu_map[i].lo)) >= 0)
+			r = fn(ctx, d->cu_map[i].hi);
+	for (size_t k = 0; k < n && r >= 0; k++) {
+		struct dw_unit *u = &d->units[list[k]];
+		r = dw_unit_tree(d, u, err);
+		if (r >= 0)
+			r = dw_line_load(d, u, err);
+		for (size_t i = 0; i < u->nsegs && r >= 0; i++)
+			if ((r = fn(ctx, u->segs[i].lo)) >= 0)
+				r = fn(ctx, u->segs[i].hi);
+		const struct dw_line_table *t = u->line;
+		for (size_t i = 0; t && i < t->nseqs && r >= 0; i++)
+			if ((r = fn(ctx, t->seqs[i].lo)) >= 0)
+				r = fn(ctx, t->seqs[i].hi);
+		for (size_t i = 0; t && i < t->nrows && r >= 0; i++)
+			r = fn(ctx, t->rows[i].addr);
+	}
+	free(list);
+	free(seen);
+	return r;
+}

@@ -49,6 +49,23 @@ int sw_dwarf_lookup(struct sw_dwarf *d, uint64_t addr, unsigned flags,
 		    struct sw_dwarf_frame *frames, size_t max, struct sw_error *err);
 
 /*
+ * Whether every unit the address map names can be looked up without
+ * parsing DWARF: read already, or held by the index file.
+ */
+bool sw_dwarf_complete(struct sw_dwarf *d);
+
+/*
+ * Calls fn with every address at which the answer of sw_dwarf_lookup()
+ * may change: the starts and ends of the address map's segments and of
+ * each unit's, of its line sequences, and each line row's address (in no
+ * order, with repeats).  Between two of them every lookup answers alike.
+ * Reads the units it needs; returns 0, fn's negative value, or -errno with
+ * err set when a unit is malformed.
+ */
+int sw_dwarf_boundaries(struct sw_dwarf *d, int (*fn)(void *ctx, uint64_t addr), void *ctx,
+			struct sw_error *err);
+
+/*
  * Reads, on up to `threads` threads, the units that lookups of addrs will
  * need and that are neither read yet nor held by the index, so that a
  * large batch does not read them one by one (dwarf-parallel.c).  Lookups

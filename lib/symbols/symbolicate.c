@@ -16,6 +16,7 @@
 
 #include "demangle/demangle.h"
 #include "dwarf/dwarf.h"
+#include "symbolicate-private.h"
 #include "symbolicate.h"
 #include "util/thread.h"
 #include "symsearch-private.h"
@@ -43,6 +44,17 @@ struct image {
 	struct sw_symbol_hint symbol_hint; /* obj's */
 	int dwarf_err;
 	char dwarf_msg[256];
+	/*
+	 * The range table (symbolicate-table.c), when the cache folder has
+	 * one for this binary and debug file: lookups read only it, and the
+	 * symbols and DWARF are read (loaded) when something else needs them.
+	 */
+	struct sw_symbolicate_table *table;
+	char *table_path;
+	uint8_t table_key[SW_TABLE_MAX_KEY];
+	size_t table_key_len; /* 0: no table for this image */
+	bool loaded;          /* the symbols, the DWARF reader and its index */
+	bool table_failed;    /* building the table failed: not tried again */
 };
 
 /* name -> shown name, keyed by the pointer into the object (stable). */
@@ -87,6 +99,16 @@ int sw_symbolicator_set_cache_dir(struct sw_symbolicator *s, const char *dir)
 }
 
 /* --- the DWARF index (lib/dwarf/dwarf-index.c) and the symbol cache --- */
+
+static void image_free(struct image *im);
+static int find_or_open(struct sw_symbolicator *s, const struct sw_image_ref *ref,
+			struct sw_error *err);
+static int lookup_files(struct sw_symbolicator *s, struct image *im, uint64_t addr, unsigned flags,
+			struct sw_frame *frames, size_t max, bool *outer_symbol,
+			struct sw_error *err);
+
+/* two objects' keys (object_key()) and shapes (object_shape()) */
+_Static_assert(SW_TABLE_MAX_KEY >= 2 * (1 + 40 + 16 + 32) + 1, "a table's key holds two");
 
 static void hex(const uint8_t *p, size_t n, char *out)
 {
@@ -160,9 +182,8 @@ static void open_index(struct sw_symbolicator *s, struct image *im, const struct
 #define SYMBOL_CACHE_MIN 2048
 
 /*
- * Opens the binary, its symbols from the cache when they are there
- * (sorting a large symbol table is most of what one address costs);
- * otherwise read, and noted to be written.
+ * Opens the binary; with a cache folder its symbols are left unread
+ * (load_symbols() reads them) and the path of their cache is noted.
  */
 static int open_binary(struct sw_symbolicator *s, const char *path, const char *arch,
 		       struct image *im, struct sw_error *err)
@@ -176,6 +197,18 @@ static int open_binary(struct sw_symbolicator *s, const char *path, const char *
 	if (object_key(im->obj, im->symbols_key, &im->symbols_key_len, name, sizeof(name)) == 0 &&
 	    asprintf(&im->symbols_path, "%s/symbols/%s.sym", s->cache_dir, name) < 0)
 		im->symbols_path = NULL;
+	return 0;
+}
+
+/*
+ * The binary's symbols from the cache when they are there (sorting a large
+ * symbol table is most of what one address costs); otherwise read, and
+ * noted to be written.
+ */
+static int load_symbols(struct image *im, struct sw_error *err)
+{
+	if (!im->obj->load_symbols)
+		return 0; /* read when opened */
 	if (im->symbols_path &&
 	    sw_object_symbols_from_cache(im->obj, im->symbols_path, im->symbols_key,
 					 im->symbols_key_len) == 0) {
@@ -183,16 +216,56 @@ static int open_binary(struct sw_symbolicator *s, const char *path, const char *
 		im->symbols_path = NULL; /* nothing to write */
 		return 0;
 	}
-	r = sw_object_load_symbols(im->obj, err);
-	if (r < 0) {
-		sw_object_free(im->obj);
-		im->obj = NULL;
-	}
+	int r = sw_object_load_symbols(im->obj, err);
 	if (r < 0 || im->obj->nsymbols < SYMBOL_CACHE_MIN) {
 		free(im->symbols_path);
 		im->symbols_path = NULL;
 	}
 	return r;
+}
+
+/*
+ * What an object's key adds for the range table: an id names a build,
+ * and a stripped copy of it (or one with its debug information split off)
+ * has the same id but answers otherwise.
+ */
+static size_t object_shape(const struct sw_object *o, uint8_t *k)
+{
+	struct stat st;
+	uint64_t v[4] = {o->path && stat(o->path, &st) == 0 ? (uint64_t)st.st_size : 0,
+			 o->dwarf.info.size, o->dwarf.line.size, o->text_size};
+	memcpy(k, v, sizeof(v));
+	return sizeof(v);
+}
+
+/*
+ * The name and key of the image's range table: the binary's key and
+ * shape, then its debug file's when it has one, so that another debug
+ * file makes another table.
+ */
+static void table_name(struct sw_symbolicator *s, struct image *im)
+{
+	uint8_t *k = im->table_key;
+	size_t n, dn;
+	char name[128], dname[128];
+	if (!s->cache_dir || object_key(im->obj, k, &n, name, sizeof(name)) < 0)
+		return;
+	size_t id_len = n;
+	n += object_shape(im->obj, k + n);
+	if (im->dbg) {
+		k[n++] = 0xff;
+		if (object_key(im->dbg, k + n, &dn, dname, sizeof(dname)) < 0)
+			return;
+		n += dn;
+		n += object_shape(im->dbg, k + n);
+	}
+	/* the binary's name, and a hash of the rest: copies of one build do not share a file */
+	unsigned long long rest = fnv64(k + id_len, n - id_len, 0xcbf29ce484222325ULL);
+	if (asprintf(&im->table_path, "%s/ranges/%s-%016llx.swr", s->cache_dir, name, rest) < 0) {
+		im->table_path = NULL;
+		return;
+	}
+	im->table_key_len = n;
 }
 
 /* mkdir -p for the index folder, private to the user like the rest of the cache. */
@@ -213,13 +286,98 @@ static int make_dirs(const char *dir)
 }
 
 /*
- * The image's index when this run read units it did not hold, and its
- * symbol cache when this run read the symbols: failures only cost speed.
+ * Whether the image's range table is to be written: asked for
+ * (SW_SYMBOLICATE_TABLES), not there, and every answer to be had without
+ * parsing DWARF that was not read yet.
+ */
+static bool table_pending(const struct sw_symbolicator *s, const struct image *im)
+{
+	return (s->flags & SW_SYMBOLICATE_TABLES) && s->cache_dir && im->table_path && !im->table &&
+	       !im->table_failed && im->loaded && !im->dwarf_err &&
+	       (!im->dwarf || sw_dwarf_complete(im->dwarf));
+}
+
+/*
+ * The image's index when this run read units it did not hold, its symbol
+ * cache when this run read the symbols, and its range table when it can
+ * be made: failures only cost speed.
  */
 static bool index_pending(const struct sw_symbolicator *s, const struct image *im)
 {
 	return s->cache_dir && ((im->dwarf && im->index_path && sw_dwarf_index_stale(im->dwarf)) ||
-				im->symbols_path);
+				im->symbols_path || table_pending(s, im));
+}
+
+struct bounds {
+	uint64_t *v;
+	size_t n, cap;
+};
+
+static int add_bound(void *ctx, uint64_t addr)
+{
+	struct bounds *b = ctx;
+	if (b->n == b->cap) {
+		size_t cap = b->cap ? 2 * b->cap : 4096;
+		uint64_t *v = realloc(b->v, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		b->v = v;
+		b->cap = cap;
+	}
+	b->v[b->n++] = addr;
+	return 0;
+}
+
+struct table_ctx {
+	struct sw_symbolicator *s;
+	struct image *im;
+};
+
+static int table_answer(void *ctx, uint64_t addr, struct sw_frame *frames, bool *outer_symbol)
+{
+	struct table_ctx *c = ctx;
+	return lookup_files(c->s, c->im, addr, 0, frames, SW_SYMBOLICATE_MAX_FRAMES, outer_symbol,
+			    NULL);
+}
+
+/*
+ * Every address at which the image's answer may change: where DWARF's
+ * units, subroutines, sequences and rows change (sw_dwarf_boundaries()),
+ * where each symbol starts and ends, and the text's bounds, which decide
+ * how far a symbol without a size reaches.
+ */
+static int image_bounds(struct image *im, struct bounds *b)
+{
+	int r = im->dwarf ? sw_dwarf_boundaries(im->dwarf, add_bound, b, NULL) : 0;
+	const struct sw_object *obj = im->obj;
+	for (size_t i = 0; i < obj->nsymbols && r >= 0; i++) {
+		const struct sw_symbol *sym = &obj->symbols[i];
+		r = add_bound(b, sym->addr);
+		if (r >= 0 && sym->size && sym->addr + sym->size > sym->addr)
+			r = add_bound(b, sym->addr + sym->size);
+	}
+	if (r >= 0)
+		r = add_bound(b, obj->text_vmaddr);
+	if (r >= 0 && obj->text_vmaddr + obj->text_size > obj->text_vmaddr)
+		r = add_bound(b, obj->text_vmaddr + obj->text_size);
+	return r;
+}
+
+static void save_table(struct sw_symbolicator *s, struct image *im)
+{
+	char dir[4096];
+	struct bounds b = {0};
+	struct table_ctx ctx = {s, im};
+	int r = snprintf(dir, sizeof(dir), "%s/ranges", s->cache_dir) < (int)sizeof(dir)
+		    ? make_dirs(dir)
+		    : -ENAMETOOLONG;
+	if (r >= 0)
+		r = image_bounds(im, &b);
+	if (r >= 0)
+		r = sw_table_write(b.v, b.n, table_answer, &ctx, im->table_key, im->table_key_len,
+				   im->table_path);
+	free(b.v);
+	im->table_failed = r < 0;
 }
 
 static void save_index(struct sw_symbolicator *s, struct image *im)
@@ -240,6 +398,8 @@ static void save_index(struct sw_symbolicator *s, struct image *im)
 		free(im->symbols_path);
 		im->symbols_path = NULL;
 	}
+	if (table_pending(s, im))
+		save_table(s, im);
 }
 
 bool sw_symbolicator_index_pending(const struct sw_symbolicator *s)
@@ -261,15 +421,8 @@ void sw_symbolicator_free(struct sw_symbolicator *s)
 	if (!s)
 		return;
 	for (size_t i = 0; i < s->nimages; i++) {
-		struct image *im = &s->images[i];
-		save_index(s, im);
-		sw_dwarf_free(im->dwarf);
-		free(im->index_path);
-		free(im->symbols_path);
-		sw_object_free(im->dbg);
-		sw_object_free(im->obj);
-		free(im->path);
-		free(im->debug_path);
+		save_index(s, &s->images[i]);
+		image_free(&s->images[i]);
 	}
 	for (size_t i = 0; i < s->nstrings; i++)
 		free(s->strings[i]);
@@ -516,6 +669,33 @@ static int open_debug(struct sw_symbolicator *s, struct image *im, const struct 
 	return ref->debug_path ? r : 0;
 }
 
+/* The symbols, the DWARF reader and its index, once. */
+static int load_contents(struct sw_symbolicator *s, struct image *im, struct sw_error *err)
+{
+	if (im->loaded)
+		return 0;
+	int r = load_symbols(im, err);
+	if (r < 0)
+		return r;
+	im->loaded = true;
+	const struct sw_object *dw = im->dbg ? im->dbg : im->obj;
+	if (dw->has_debug_info) {
+		struct sw_error derr = {0};
+		im->dwarf_err = sw_dwarf_new(&dw->dwarf, &im->dwarf, &derr);
+		snprintf(im->dwarf_msg, sizeof(im->dwarf_msg), "%s", sw_error_str(&derr));
+		open_index(s, im, dw);
+	}
+	return 0;
+}
+
+/* The image's range table when the cache folder has one: lookups then need nothing else. */
+static void open_table(struct sw_symbolicator *s, struct image *im)
+{
+	table_name(s, im);
+	if (im->table_path)
+		sw_table_open(im->table_path, im->table_key, im->table_key_len, &im->table);
+}
+
 static int load_image(struct sw_symbolicator *s, const struct sw_image_ref *ref, struct image *im,
 		      struct sw_error *err)
 {
@@ -536,48 +716,75 @@ static int load_image(struct sw_symbolicator *s, const struct sw_image_ref *ref,
 	snprintf(im->arch, sizeof(im->arch), "%s", ref->arch ? ref->arch : "");
 	if (r < 0)
 		return r;
-	const struct sw_object *dw = im->dbg ? im->dbg : im->obj;
 	memcpy(im->id, im->obj->id, sizeof(im->id));
 	im->id_len = im->obj->id_len;
-	if (dw->has_debug_info) {
-		struct sw_error derr = {0};
-		im->dwarf_err = sw_dwarf_new(&dw->dwarf, &im->dwarf, &derr);
-		snprintf(im->dwarf_msg, sizeof(im->dwarf_msg), "%s", sw_error_str(&derr));
-		open_index(s, im, dw);
+	open_table(s, im);
+	return im->table ? 0 : load_contents(s, im, err);
+}
+
+static void image_free(struct image *im)
+{
+	sw_table_free(im->table);
+	free(im->table_path);
+	sw_dwarf_free(im->dwarf);
+	free(im->index_path);
+	free(im->symbols_path);
+	sw_object_free(im->dbg);
+	sw_object_free(im->obj);
+	free(im->path);
+	free(im->debug_path);
+}
+
+/* The image ref names, opened if need be: its index, or -errno. */
+static int find_or_open(struct sw_symbolicator *s, const struct sw_image_ref *ref,
+			struct sw_error *err)
+{
+	struct image *im = find_image(s, ref);
+	if (im)
+		return (int)(im - s->images);
+	if (s->nimages >= MAX_IMAGES)
+		return sw_error_set(err, -E2BIG, "too many images");
+	struct image *grown = realloc(s->images, (s->nimages + 1) * sizeof(*grown));
+	if (!grown)
+		return sw_error_set(err, -ENOMEM, "out of memory");
+	s->images = grown;
+	im = &s->images[s->nimages];
+	memset(im, 0, sizeof(*im));
+	int r = load_image(s, ref, im, err);
+	if (r < 0) {
+		image_free(im);
+		return r;
 	}
-	return 0;
+	return (int)s->nimages++;
 }
 
 int sw_symbolicator_image(struct sw_symbolicator *s, const struct sw_image_ref *ref,
 			  const struct sw_object **ret_obj, struct sw_error *err)
 {
-	struct image *im = find_image(s, ref);
-	if (!im) {
-		if (s->nimages >= MAX_IMAGES)
-			return sw_error_set(err, -E2BIG, "too many images");
-		struct image *grown = realloc(s->images, (s->nimages + 1) * sizeof(*grown));
-		if (!grown)
-			return sw_error_set(err, -ENOMEM, "out of memory");
-		s->images = grown;
-		im = &s->images[s->nimages];
-		memset(im, 0, sizeof(*im));
-		int r = load_image(s, ref, im, err);
-		if (r < 0) {
-			sw_object_free(im->obj);
-			sw_object_free(im->dbg);
-			free(im->path);
-			free(im->debug_path);
-			free(im->symbols_path);
-			return r;
-		}
-		s->nimages++;
-	}
-	*ret_obj = im->obj;
-	return (int)(im - s->images);
+	int idx = find_or_open(s, ref, err);
+	if (idx < 0)
+		return idx;
+	int r = load_contents(s, &s->images[idx], err);
+	if (r < 0)
+		return r;
+	*ret_obj = s->images[idx].obj;
+	return idx;
+}
+
+const struct sw_symbolicate_table *sw_symbolicator_table(struct sw_symbolicator *s,
+							 const struct sw_image_ref *ref,
+							 struct sw_error *err)
+{
+	int idx = find_or_open(s, ref, err);
+	if (idx < 0)
+		return NULL;
+	sw_error_clear(err);
+	return s->images[idx].table;
 }
 
 /* --- frames --- */
 
+/* A symbol's name as the file has it, Mach-O's underscore stripped; "sub_<hex>" without one. */
 static const char *symbol_name(struct sw_symbolicator *s, const struct sw_object *obj,
 			       const struct sw_symbol *sym)
 {
@@ -595,7 +802,7 @@ static const char *symbol_name(struct sw_symbolicator *s, const struct sw_object
 	const char *name = sym->name;
 	if (obj->format == SW_OBJECT_MACHO && name[0] == '_')
 		name++;
-	return shown_name(s, name);
+	return name;
 }
 
 static int symbol_frame(struct sw_symbolicator *s, struct image *im, uint64_t addr,
@@ -619,35 +826,45 @@ static int symbol_frame(struct sw_symbolicator *s, struct image *im, uint64_t ad
 
 bool sw_symbolicator_image_cached(struct sw_symbolicator *s, const struct sw_image_ref *ref)
 {
-	const struct sw_object *obj;
-	struct sw_error err = {0};
-	int idx = sw_symbolicator_image(s, ref, &obj, &err);
+	int idx = find_or_open(s, ref, NULL);
 	if (idx < 0 || !s->cache_dir)
 		return false;
 	const struct image *im = &s->images[idx];
-	return !im->symbols_path && (!im->dwarf || sw_dwarf_index_whole(im->dwarf));
+	if (im->table)
+		return true;
+	return im->loaded && !im->symbols_path && (!im->dwarf || sw_dwarf_index_whole(im->dwarf));
 }
 
-/* The frames of file address addr in an image already open; max is at least 1. */
-static int lookup(struct sw_symbolicator *s, struct image *im, uint64_t addr,
-		  struct sw_frame *frames, size_t max, struct sw_error *err)
+/*
+ * The frames of file address addr from the image's DWARF and symbols, the
+ * names as the file has them (symbol_name()); max is at least 1.
+ * *outer_symbol (when not NULL) says whether the symbol table named the
+ * outermost frame.
+ */
+static int lookup_files(struct sw_symbolicator *s, struct image *im, uint64_t addr, unsigned flags,
+			struct sw_frame *frames, size_t max, bool *outer_symbol,
+			struct sw_error *err)
 {
 	const struct sw_object *obj = im->obj;
 	struct sw_dwarf_frame df[SW_SYMBOLICATE_MAX_FRAMES];
-	int n = 0;
+	int n = load_contents(s, im, err);
+	if (n < 0)
+		return n;
 	if (im->dwarf) {
-		unsigned dflags = (s->flags & SW_SYMBOLICATE_NO_INLINES) ? SW_DWARF_NO_INLINES : 0;
+		unsigned dflags = (flags & SW_SYMBOLICATE_NO_INLINES) ? SW_DWARF_NO_INLINES : 0;
 		n = sw_dwarf_lookup(
 		    im->dwarf, addr, dflags, df,
 		    max < SW_SYMBOLICATE_MAX_FRAMES ? max : SW_SYMBOLICATE_MAX_FRAMES, err);
 		if (n < 0)
 			return n;
 	}
+	if (outer_symbol)
+		*outer_symbol = false;
 	if (n == 0 || (n == 1 && !df[0].function && !df[0].file))
 		return symbol_frame(s, im, addr, frames);
 	for (int i = 0; i < n; i++) {
 		frames[i] = (struct sw_frame){
-		    .function = shown_name(s, df[i].function),
+		    .function = df[i].function,
 		    .file = df[i].file,
 		    .line = df[i].line,
 		    .column = df[i].column,
@@ -660,30 +877,70 @@ static int lookup(struct sw_symbolicator *s, struct image *im, uint64_t addr,
 	 * DWARF names after their origin, and it has the name -gmlt lacks.
 	 */
 	const struct sw_symbol *sym = sw_object_find_symbol_near(obj, addr, &im->symbol_hint);
-	int last = (s->flags & SW_SYMBOLICATE_NO_INLINES) ? 0 : n - 1;
-	if (sym && !(sym->flags & SW_SYMBOL_SYNTHETIC) && sym->name[0])
+	int last = (flags & SW_SYMBOLICATE_NO_INLINES) ? 0 : n - 1;
+	if (sym && !(sym->flags & SW_SYMBOL_SYNTHETIC) && sym->name[0]) {
 		frames[last].function = symbol_name(s, obj, sym);
+		if (outer_symbol)
+			*outer_symbol = true;
+	}
 	return n;
+}
+
+/* The names of frames as they are shown: demangled unless asked not to. */
+static void show_names(struct sw_symbolicator *s, struct sw_frame *frames, size_t n)
+{
+	if (s->flags & SW_SYMBOLICATE_NO_DEMANGLE)
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (!(frames[i].flags & SW_FRAME_SYNTHETIC))
+			frames[i].function = shown_name(s, frames[i].function);
+}
+
+/* The frames of file address addr in an image already open; max is at least 1. */
+static int lookup(struct sw_symbolicator *s, struct image *im, uint64_t addr,
+		  struct sw_frame *frames, size_t max, struct sw_error *err)
+{
+	int n;
+	if (im->table && max >= SW_SYMBOLICATE_MAX_FRAMES)
+		n = (int)sw_table_frames(im->table, addr, s->flags & SW_SYMBOLICATE_NO_INLINES,
+					 frames);
+	else if ((n = lookup_files(s, im, addr, s->flags, frames, max, NULL, err)) < 0)
+		return n;
+	show_names(s, frames, (size_t)n);
+	return n;
+}
+
+void sw_symbolicate_table_prefetch(const struct sw_symbolicate_table *t, uint64_t file_addr,
+				   unsigned step)
+{
+	sw_table_prefetch(t, file_addr, step);
+}
+
+int sw_symbolicate_table_lookup(struct sw_symbolicator *s, const struct sw_symbolicate_table *t,
+				uint64_t file_addr, struct sw_frame *frames)
+{
+	size_t n = sw_table_frames(t, file_addr, s->flags & SW_SYMBOLICATE_NO_INLINES, frames);
+	show_names(s, frames, n);
+	return (int)n;
 }
 
 int sw_symbolicate_file_addr(struct sw_symbolicator *s, const struct sw_image_ref *ref,
 			     uint64_t addr, struct sw_frame *frames, size_t max,
 			     struct sw_error *err)
 {
-	const struct sw_object *obj;
 	if (max == 0)
 		return sw_error_set(err, -EINVAL, "no room for frames");
-	int idx = sw_symbolicator_image(s, ref, &obj, err);
+	int idx = find_or_open(s, ref, err);
 	return idx < 0 ? idx : lookup(s, &s->images[idx], addr, frames, max, err);
 }
 
 int sw_symbolicate(struct sw_symbolicator *s, const struct sw_image_ref *ref, uint64_t addr,
 		   bool return_address, struct sw_frame *frames, size_t max, struct sw_error *err)
 {
-	const struct sw_object *obj;
-	int idx = sw_symbolicator_image(s, ref, &obj, err);
+	int idx = find_or_open(s, ref, err);
 	if (idx < 0)
 		return idx;
+	const struct sw_object *obj = s->images[idx].obj;
 	uint64_t vmaddr = ref->has_text_vmaddr ? ref->text_vmaddr : obj->text_vmaddr;
 	uint64_t file_addr = addr - ref->load_addr + vmaddr;
 	if (return_address)
@@ -784,8 +1041,7 @@ int sw_symbolicate_file_addrs(struct sw_symbolicator *s, const struct sw_image_r
 	if (r >= 0)
 		sort_order(order, n, order + n);
 	struct sw_error first_err = {0}, e;
-	const struct sw_object *obj;
-	int idx = r >= 0 && n ? sw_symbolicator_image(s, ref, &obj, &first_err) : 0;
+	int idx = r >= 0 && n ? find_or_open(s, ref, &first_err) : 0;
 	if (idx < 0) {
 		/* every address fails alike: the first in input order names it */
 		*ret_done = 0;
@@ -795,7 +1051,8 @@ int sw_symbolicate_file_addrs(struct sw_symbolicator *s, const struct sw_image_r
 	}
 	/* a large batch reads the units it needs on every processor first */
 	struct image *im = n ? &s->images[idx] : NULL;
-	if (r >= 0 && im && im->dwarf && n >= PARALLEL_BATCH)
+	if (r >= 0 && im && !im->table && load_contents(s, im, NULL) >= 0 && im->dwarf &&
+	    n >= PARALLEL_BATCH)
 		sw_dwarf_read_units(im->dwarf, addrs, n, sw_processors());
 	for (size_t k = 0; r >= 0 && k < n; k++) {
 		size_t i = order[k].index;

@@ -38,6 +38,15 @@ enum sw_symbolicate_flags {
 	 * (`stallwatch symbolicate` without --dsym).
 	 */
 	SW_SYMBOLICATE_DSYM_BESIDE_ONLY = 1 << 3,
+	/*
+	 * Also write each image's range table (below) when the symbolicator is
+	 * freed or saves its indexes, where every answer can be had without
+	 * parsing more DWARF.  Building one asks every address at which an
+	 * answer may change (a tenth of a second for 20,000 functions), so
+	 * only a command that saves in the background asks for it; every
+	 * symbolicator reads the tables it finds.
+	 */
+	SW_SYMBOLICATE_TABLES = 1 << 4,
 };
 
 enum sw_frame_flags {
@@ -119,6 +128,45 @@ int sw_symbolicator_image(struct sw_symbolicator *s, const struct sw_image_ref *
  * at a time; two share nothing, so a caller may give each a thread.
  */
 bool sw_symbolicator_image_cached(struct sw_symbolicator *s, const struct sw_image_ref *ref);
+
+/*
+ * The range table of an image: every answer its symbolication gives, by
+ * address range, kept in the cache folder ($XDG_CACHE_HOME/stallwatch/ranges)
+ * beside the DWARF index and written from it (SW_SYMBOLICATE_TABLES).  An
+ * image that has one answers every lookup from it alone: its symbols and
+ * DWARF are read only when something else asks for them.  A table is
+ * mapped read-only and never changes: it may be read from any thread.
+ */
+struct sw_symbolicate_table;
+
+/*
+ * Opens (or finds) the image ref names as sw_symbolicator_image() does,
+ * without reading its symbols or DWARF when it has a table, and returns
+ * the table; NULL when it has none, or when it cannot be opened (err set).
+ * The table belongs to s.
+ */
+const struct sw_symbolicate_table *sw_symbolicator_table(struct sw_symbolicator *s,
+							 const struct sw_image_ref *ref,
+							 struct sw_error *err);
+
+/*
+ * The frames of file address file_addr from table t, named and with
+ * inlined calls as s's flags say, exactly as sw_symbolicate_file_addr()
+ * gives them: frames has room for SW_SYMBOLICATE_MAX_FRAMES.  Returns
+ * their number (at least 1).  s's names are s's: one thread at a time.
+ */
+int sw_symbolicate_table_lookup(struct sw_symbolicator *s, const struct sw_symbolicate_table *t,
+				uint64_t file_addr, struct sw_frame *frames);
+
+/*
+ * Fetches into the caches what a lookup of file_addr in t will read, one
+ * step of three at a time (0, 1, 2), each reading what the one before
+ * fetched: a long run of lookups in no order that fetches step 0 of an
+ * address some 24 lookups ahead of it, 1 some 12 and 2 some 6 waits on
+ * memory about once an address instead of three times.
+ */
+void sw_symbolicate_table_prefetch(const struct sw_symbolicate_table *t, uint64_t file_addr,
+				   unsigned step);
 
 /*
  * The frames of run-time address addr in the image ref names; return_address
