@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "symbols/symbolicate.h"
 #include "symbols/symsearch.h"
@@ -344,6 +346,41 @@ static void test_print_lengths(void)
 	free(want);
 }
 
+/*
+ * Names that end at the last byte of a page, before one that cannot be
+ * read: the copy must not read past them (a fault would end the test), and
+ * every line and column number prints as printf prints it.
+ */
+static void test_print_edges(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	char *map = mmap(NULL, 2 * (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			 -1, 0);
+	CHECK(map != MAP_FAILED);
+	if (map == MAP_FAILED)
+		return;
+	CHECK_INT(mprotect(map + page, (size_t)page, PROT_NONE), 0);
+	static const uint32_t numbers[] = {0,     1,      9,      10,      11,         99,
+					   100,   999,    1000,   9999,    10000,      65535,
+					   99999, 100000, 123456, 1000000, 4000000000u};
+	struct sw_buf out;
+	sw_buf_init(&out, 0);
+	char want[512];
+	for (size_t len = 0; len < 70; len++) {
+		char *name = map + page - 1 - len;
+		memset(name, 'a' + (int)(len % 26), len);
+		name[len] = '\0';
+		uint32_t line = numbers[len % 17], column = numbers[(len * 7) % 17];
+		struct sw_frame f = {.function = name, .file = name, .line = line, .column = column};
+		sw_buf_reset(&out);
+		CHECK_INT(sw_symbolicate_print_text(&f, 1, &out), 0);
+		snprintf(want, sizeof(want), "%s\n%s:%u:%u\n\n", name, name, line, column);
+		CHECK_STR(sw_buf_str(&out), want);
+	}
+	sw_buf_finish(&out);
+	munmap(map, 2 * (size_t)page);
+}
+
 /* An image comes whole from the cache folder only once a run wrote it there, and never without one.
  */
 static void test_image_cached(const char *bin)
@@ -391,6 +428,7 @@ int main(int argc, char **argv)
 	test_errors();
 	test_scan_line();
 	test_print_lengths();
+	test_print_edges();
 	test_image_cached(bin);
 	sh("rm -rf %s", workdir);
 	return sw_test_end();
