@@ -96,6 +96,9 @@ static char *take_line(struct reader *rd, size_t *len)
 	return line;
 }
 
+/* What one fill() reads at most, unless a line is longer. */
+#define BLOCK (256 << 10)
+
 static int fill(struct reader *rd)
 {
 	memmove(rd->buf, rd->buf + rd->start, rd->end - rd->start);
@@ -103,14 +106,20 @@ static int fill(struct reader *rd)
 	rd->start = 0;
 	if (rd->end == sizeof(rd->buf) - 1)
 		return -E2BIG;
+	/*
+	 * A block at a time, the whole buffer only for a line longer than a
+	 * block: fewer fresh pages for the text and its addresses, which cost
+	 * more than the reads.
+	 */
+	size_t limit = rd->end < BLOCK ? BLOCK : sizeof(rd->buf) - 1;
 	/* one read that may wait, then more only while it would not */
-	for (bool first = true; rd->end < sizeof(rd->buf) - 1;) {
+	for (bool first = true; rd->end < limit;) {
 		if (!first) {
 			struct pollfd p = {.fd = 0, .events = POLLIN};
 			if (poll(&p, 1, 0) <= 0)
 				return 0;
 		}
-		ssize_t n = read(0, rd->buf + rd->end, sizeof(rd->buf) - 1 - rd->end);
+		ssize_t n = read(0, rd->buf + rd->end, limit - rd->end);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
@@ -177,56 +186,59 @@ struct answers {
 	struct sw_error err;
 };
 
-/* How far ahead of its lookup each step of an address is fetched (sw_symbolicate_table_prefetch()).
- */
-#ifndef AHEAD0
-#define AHEAD0 24
-#define AHEAD1 12
-#define AHEAD2 6
-#endif
+/* How far ahead of its turn an address's frames and names are fetched. */
+#define TABLE_SLICE 512
+#define AHEAD       8
 
 /*
  * Answers addrs[0..n) from the image's range table, in input order: a
  * lookup there costs the same wherever the address falls, so there is
- * nothing to sort and no frames to keep.
+ * nothing to sort and no frames to keep.  The ranges of a slice are found
+ * first, together, so that their loads from memory overlap.
  */
 static void answer_table(struct sw_symbolicator *sym, const struct sw_symbolicate_table *t,
 			 bool json, const uint64_t *addrs, size_t n, struct sw_buf *out, bool flush,
 			 struct answers *a)
 {
 	struct sw_frame frames[SW_SYMBOLICATE_MAX_FRAMES];
-	for (size_t i = 0; i < n; i++) {
-		if (i + AHEAD0 < n)
-			sw_symbolicate_table_prefetch(t, addrs[i + AHEAD0], 0);
-		if (i + AHEAD1 < n)
-			sw_symbolicate_table_prefetch(t, addrs[i + AHEAD1], 1);
-		if (i + AHEAD2 < n)
-			sw_symbolicate_table_prefetch(t, addrs[i + AHEAD2], 2);
-		int k = sw_symbolicate_table_lookup(sym, t, addrs[i], frames);
-		int pr = json ? sw_symbolicate_print_json(addrs[i], frames, (size_t)k, out)
-			      : sw_symbolicate_print_text(frames, (size_t)k, out);
-		if (pr < 0) {
-			a->pr = pr;
-			a->bad = addrs[i];
-			return;
-		}
-		if (flush && out->len >= (1 << 16)) {
-			fwrite(out->data, 1, out->len, stdout);
-			sw_buf_reset(out);
+	uint32_t ranges[TABLE_SLICE];
+	for (size_t at = 0; at < n; at += TABLE_SLICE) {
+		size_t k = n - at < TABLE_SLICE ? n - at : TABLE_SLICE;
+		const uint64_t *v = addrs + at;
+		sw_symbolicate_table_find(t, v, k, ranges);
+		for (size_t i = 0; i < k; i++) {
+			if (i + AHEAD < k)
+				sw_symbolicate_table_prefetch(t, ranges[i + AHEAD]);
+			int got = sw_symbolicate_table_frames(sym, t, ranges[i], v[i], frames);
+			int pr = json ? sw_symbolicate_print_json(v[i], frames, (size_t)got, out)
+				      : sw_symbolicate_print_text(frames, (size_t)got, out);
+			if (pr < 0) {
+				a->pr = pr;
+				a->bad = v[i];
+				return;
+			}
+			if (flush && out->len >= (1 << 16)) {
+				fwrite(out->data, 1, out->len, stdout);
+				sw_buf_reset(out);
+			}
 		}
 	}
 }
 
 /*
  * Answers addrs[0..n) slice by slice, up to the first that fails,
- * appending to out (written whenever it is large when flush is set).
+ * appending to out (written whenever it is large when flush is set); from
+ * the range table t when it is given (another symbolicator's, which the
+ * threads share), else from sym's own.
  */
-static void answer_range(struct sw_symbolicator *sym, const struct sw_image_ref *ref, bool json,
-			 const uint64_t *addrs, size_t n, struct sw_symbolicate_batch *batch,
-			 struct sw_buf *out, bool flush, struct answers *a)
+static void answer_range(struct sw_symbolicator *sym, const struct sw_image_ref *ref,
+			 const struct sw_symbolicate_table *t, bool json, const uint64_t *addrs,
+			 size_t n, struct sw_symbolicate_batch *batch, struct sw_buf *out,
+			 bool flush, struct answers *a)
 {
 	*a = (struct answers){0};
-	const struct sw_symbolicate_table *t = sw_symbolicator_table(sym, ref, NULL);
+	if (!t)
+		t = sw_symbolicator_table(sym, ref, NULL);
 	if (t) {
 		answer_table(sym, t, json, addrs, n, out, flush, a);
 		return;
@@ -271,6 +283,7 @@ struct share {
 	pthread_mutex_t lock;
 	pthread_cond_t more; /* the helper waits here for addresses being read */
 	const struct sw_image_ref *ref;
+	const struct sw_symbolicate_table *table; /* the main thread's, read by both */
 	bool json;
 	const uint64_t *addrs;
 	size_t n;       /* addresses read so far */
@@ -325,8 +338,8 @@ static void share_work(struct share *sh, struct sw_symbolicator *sym,
 		if (sp) {
 			sw_buf_reset(&sp->buf);
 			sw_buf_reserve(&sp->buf, len * 96);
-			answer_range(sym, sh->ref, sh->json, sh->addrs + at, len, batch, &sp->buf,
-				     false, &a);
+			answer_range(sym, sh->ref, sh->table, sh->json, sh->addrs + at, len, batch,
+				     &sp->buf, false, &a);
 		}
 
 		pthread_mutex_lock(&sh->lock);
@@ -358,6 +371,7 @@ struct helper {
 	/* the helper's own */
 	unsigned flags;
 	const struct sw_image_ref *ref;
+	bool table; /* the image has a range table: the blocks bring it, no image to open */
 	struct sw_symsearch *ss; /* only while it opens the image, which the main thread has done */
 	struct sw_symbolicator *sym;
 	struct sw_symbolicate_batch batch;
@@ -369,7 +383,7 @@ static void *helper_main(void *arg)
 	bool ok = sw_symbolicator_new(h->flags, &h->sym) == 0;
 	if (ok) {
 		sw_symbolicator_set_symsearch(h->sym, h->ss);
-		ok = sw_symbolicator_image_cached(h->sym, h->ref);
+		ok = h->table || sw_symbolicator_image_cached(h->sym, h->ref);
 	}
 	pthread_mutex_lock(&h->lock);
 	while (ok && !h->quit) {
@@ -407,6 +421,7 @@ static void helper_start(struct run *run)
 		return;
 	h->flags = run->flags;
 	h->ref = &run->ref;
+	h->table = sw_symbolicator_table(run->sym, &run->ref, NULL) != NULL;
 	h->ss = run->ss;
 	pthread_mutex_init(&h->lock, NULL);
 	pthread_cond_init(&h->cond, NULL);
@@ -455,6 +470,7 @@ static struct share *share_begin(struct run *run, struct reader *rd)
 		pthread_mutex_init(&sh->lock, NULL);
 		pthread_cond_init(&sh->more, NULL);
 		sh->ref = &run->ref;
+		sh->table = sw_symbolicator_table(run->sym, &run->ref, NULL);
 		sh->json = run->json;
 	}
 	sh->addrs = rd->addrs;
@@ -522,7 +538,7 @@ static int answer(struct run *run, struct reader *rd, struct share *sh)
 	if (sh)
 		share_end(run, sh, rd, &a);
 	else
-		answer_range(run->sym, &run->ref, run->json, rd->addrs, rd->n, &rd->batch,
+		answer_range(run->sym, &run->ref, NULL, run->json, rd->addrs, rd->n, &rd->batch,
 			     &run->out, true, &a);
 	fwrite(run->out.data, 1, run->out.len, stdout);
 	sw_buf_reset(&run->out);

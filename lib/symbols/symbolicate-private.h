@@ -50,13 +50,19 @@ size_t sw_table_frames(const struct sw_symbolicate_table *t, uint64_t addr, bool
 		       struct sw_frame *frames);
 
 /*
- * Fetches into the caches what a lookup of addr will read, a step at a
- * time, each step reading what the one before fetched: 0 the bucket, 1
- * the starts and records it names, 2 the record's outer frames and names.
- * A run of lookups in no order (addresses as a program printed them) that
- * fetches each address a few lookups ahead of its turn waits on the
- * memory once, not at each of the three steps.
+ * The ranges holding addrs[0..n), into ret: a group of addresses at a time
+ * through each step of the search (bucket, starts, record), the loads of
+ * one step fetched for the whole group before the next step reads them, so
+ * that a run of addresses in no order waits on memory about once a group
+ * and a step, not once an address and a step.  The records, their outer
+ * frames and their own names are fetched too.
  */
-void sw_table_prefetch(const struct sw_symbolicate_table *t, uint64_t addr, unsigned step);
+void sw_table_find_many(const struct sw_symbolicate_table *t, const uint64_t *addrs, size_t n,
+			uint32_t *ret);
+/* Fetches the names of the range's outer frames, which sw_table_find_many() could not. */
+void sw_table_prefetch(const struct sw_symbolicate_table *t, uint32_t range);
+/* sw_table_frames() of an address in a range sw_table_find_many() gave. */
+size_t sw_table_frames_at(const struct sw_symbolicate_table *t, uint32_t range, uint64_t addr,
+			  bool no_inlines, struct sw_frame *frames);
 
 #endif

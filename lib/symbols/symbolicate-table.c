@@ -195,33 +195,82 @@ static size_t find_range(const struct sw_symbolicate_table *t, uint64_t addr)
 	return lo;
 }
 
-void sw_table_prefetch(const struct sw_symbolicate_table *t, uint64_t addr, unsigned step)
+/* The bucket of addr and the range holding addr when it falls outside the buckets. */
+static bool bucket_of(const struct sw_symbolicate_table *t, uint64_t addr, uint64_t *ret_b,
+		      size_t *ret_range)
 {
-	if (addr < t->base || addr - t->base > UINT32_MAX)
-		return;
-	uint64_t b = (addr - t->base) >> t->shift;
-	if (b + 1 >= t->nbuckets)
-		return;
-	if (step == 0) {
-		__builtin_prefetch(&t->bucket[b]);
-		return;
+	if (addr < t->base) {
+		*ret_range = t->nranges;
+		return false;
 	}
-	size_t lo = t->bucket[b];
-	if (lo >= t->nranges)
-		return;
-	if (step == 1) {
-		__builtin_prefetch(&t->lo[lo]);
-		__builtin_prefetch(&t->ranges[lo]);
-		__builtin_prefetch((const char *)&t->ranges[lo + 1] + sizeof(struct rt_range) - 1);
-		return;
+	uint64_t off = addr - t->base;
+	if (off > UINT32_MAX || (off >> t->shift) + 1 >= t->nbuckets) {
+		*ret_range = find_range(t, addr);
+		return false;
 	}
-	const struct rt_range *r = &t->ranges[find_range(t, addr)];
-	if (r->first < t->nframes)
-		__builtin_prefetch(&t->frames[r->first]);
-	if (r->function < t->nstr)
-		__builtin_prefetch(t->str + r->function);
-	if (r->file < t->nstr)
-		__builtin_prefetch(t->str + r->file);
+	*ret_b = off >> t->shift;
+	return true;
+}
+
+/* Addresses a group takes through each step together: their loads overlap. */
+#define GROUP 32
+
+void sw_table_find_many(const struct sw_symbolicate_table *t, const uint64_t *addrs, size_t n,
+			uint32_t *ret)
+{
+	uint64_t b[GROUP];
+	bool in[GROUP];
+	for (size_t at = 0; at < n; at += GROUP) {
+		size_t k = n - at < GROUP ? n - at : GROUP;
+		size_t range;
+		for (size_t i = 0; i < k; i++) {
+			in[i] = bucket_of(t, addrs[at + i], &b[i], &range);
+			if (in[i])
+				__builtin_prefetch(&t->bucket[b[i]]);
+			else
+				ret[at + i] = (uint32_t)range;
+		}
+		for (size_t i = 0; i < k; i++) {
+			size_t first = in[i] ? t->bucket[b[i]] : 0;
+			if (in[i] && first < t->nranges) {
+				__builtin_prefetch(&t->lo[first]);
+				__builtin_prefetch(&t->ranges[first]);
+			}
+		}
+		for (size_t i = 0; i < k; i++) {
+			if (!in[i])
+				continue;
+			ret[at + i] = (uint32_t)find_range(t, addrs[at + i]);
+			const char *r = (const char *)&t->ranges[ret[at + i]];
+			__builtin_prefetch(r);
+			__builtin_prefetch(r + sizeof(struct rt_range) - 1);
+		}
+		for (size_t i = 0; i < k; i++) {
+			const struct rt_range *r = &t->ranges[ret[at + i]];
+			if (r->first < t->nframes)
+				__builtin_prefetch(&t->frames[r->first]);
+			if (r->function < t->nstr)
+				__builtin_prefetch(t->str + r->function);
+			if (r->file < t->nstr)
+				__builtin_prefetch(t->str + r->file);
+		}
+	}
+}
+
+void sw_table_prefetch(const struct sw_symbolicate_table *t, uint32_t range)
+{
+	if (range > t->nranges)
+		return;
+	const struct rt_range *r = &t->ranges[range];
+	size_t n = r->nouter & RT_OUTER_COUNT;
+	if (r->first > t->nframes || n > t->nframes - r->first)
+		return;
+	for (const struct rt_frame *f = t->frames + r->first; n--; f++) {
+		if (f->function < t->nstr)
+			__builtin_prefetch(t->str + f->function);
+		if (f->file < t->nstr)
+			__builtin_prefetch(t->str + f->file);
+	}
 }
 
 static const char *str_at(const struct sw_symbolicate_table *t, uint32_t off)
@@ -232,7 +281,13 @@ static const char *str_at(const struct sw_symbolicate_table *t, uint32_t off)
 size_t sw_table_frames(const struct sw_symbolicate_table *t, uint64_t addr, bool no_inlines,
 		       struct sw_frame *frames)
 {
-	const struct rt_range *r = &t->ranges[find_range(t, addr)];
+	return sw_table_frames_at(t, (uint32_t)find_range(t, addr), addr, no_inlines, frames);
+}
+
+size_t sw_table_frames_at(const struct sw_symbolicate_table *t, uint32_t range, uint64_t addr,
+			  bool no_inlines, struct sw_frame *frames)
+{
+	const struct rt_range *r = &t->ranges[range <= t->nranges ? range : t->nranges];
 	struct sw_frame *f = &frames[0];
 	*f = (struct sw_frame){
 	    .function = str_at(t, r->function),

@@ -305,7 +305,7 @@ static bool table_pending(const struct sw_symbolicator *s, const struct image *i
 static bool index_pending(const struct sw_symbolicator *s, const struct image *im)
 {
 	return s->cache_dir && ((im->dwarf && im->index_path && sw_dwarf_index_stale(im->dwarf)) ||
-				im->symbols_path || table_pending(s, im));
+				(im->loaded && im->symbols_path) || table_pending(s, im));
 }
 
 struct bounds {
@@ -390,7 +390,7 @@ static void save_index(struct sw_symbolicator *s, struct image *im)
 	    make_dirs(dir) == 0)
 		sw_dwarf_index_write(im->dwarf, im->index_path, im->index_key, im->index_key_len,
 				     NULL);
-	if (im->symbols_path &&
+	if (im->loaded && im->symbols_path &&
 	    snprintf(dir, sizeof(dir), "%s/symbols", s->cache_dir) < (int)sizeof(dir) &&
 	    make_dirs(dir) == 0 &&
 	    sw_object_symbols_to_cache(im->obj, im->symbols_path, im->symbols_key,
@@ -910,10 +910,24 @@ static int lookup(struct sw_symbolicator *s, struct image *im, uint64_t addr,
 	return n;
 }
 
-void sw_symbolicate_table_prefetch(const struct sw_symbolicate_table *t, uint64_t file_addr,
-				   unsigned step)
+void sw_symbolicate_table_find(const struct sw_symbolicate_table *t, const uint64_t *file_addrs,
+			       size_t n, uint32_t *ret)
 {
-	sw_table_prefetch(t, file_addr, step);
+	sw_table_find_many(t, file_addrs, n, ret);
+}
+
+void sw_symbolicate_table_prefetch(const struct sw_symbolicate_table *t, uint32_t range)
+{
+	sw_table_prefetch(t, range);
+}
+
+int sw_symbolicate_table_frames(struct sw_symbolicator *s, const struct sw_symbolicate_table *t,
+				uint32_t range, uint64_t file_addr, struct sw_frame *frames)
+{
+	size_t n =
+	    sw_table_frames_at(t, range, file_addr, s->flags & SW_SYMBOLICATE_NO_INLINES, frames);
+	show_names(s, frames, n);
+	return (int)n;
 }
 
 int sw_symbolicate_table_lookup(struct sw_symbolicator *s, const struct sw_symbolicate_table *t,

@@ -159,14 +159,19 @@ int sw_symbolicate_table_lookup(struct sw_symbolicator *s, const struct sw_symbo
 				uint64_t file_addr, struct sw_frame *frames);
 
 /*
- * Fetches into the caches what a lookup of file_addr in t will read, one
- * step of three at a time (0, 1, 2), each reading what the one before
- * fetched: a long run of lookups in no order that fetches step 0 of an
- * address some 24 lookups ahead of it, 1 some 12 and 2 some 6 waits on
- * memory about once an address instead of three times.
+ * For many lookups at once, in no order: the ranges of t holding
+ * file_addrs[0..n), into ret, found a group of addresses at a time so that
+ * their loads from memory overlap (several times faster than one lookup
+ * after another on a table out of the caches).  Then, for each address,
+ * sw_symbolicate_table_frames() with its range gives what
+ * sw_symbolicate_table_lookup() does; sw_symbolicate_table_prefetch() of
+ * the range some eight addresses ahead fetches what that will read.
  */
-void sw_symbolicate_table_prefetch(const struct sw_symbolicate_table *t, uint64_t file_addr,
-				   unsigned step);
+void sw_symbolicate_table_find(const struct sw_symbolicate_table *t, const uint64_t *file_addrs,
+			       size_t n, uint32_t *ret);
+void sw_symbolicate_table_prefetch(const struct sw_symbolicate_table *t, uint32_t range);
+int sw_symbolicate_table_frames(struct sw_symbolicator *s, const struct sw_symbolicate_table *t,
+				uint32_t range, uint64_t file_addr, struct sw_frame *frames);
 
 /*
  * The frames of run-time address addr in the image ref names; return_address
