@@ -10,7 +10,8 @@ information: our symbol-table-only frames add "+ offset"), and the peak
 resident memory of each (getrusage of the child).  Each binary is measured
 twice: a first run with no DWARF index (its cache folder emptied before
 each run; goal >= 10x), then a second run on another 100,000 addresses
-with the index the first run left (goal >= 50x).  Last, one address in a
+with the index, symbol cache and range table the first run left (goal >=
+50x; their sizes are printed).  Last, one address in a
 new process with the index in place, against llvm-symbolizer and `true`
 (goal < 5 ms).
 
@@ -151,6 +152,23 @@ def best_of(best, name, r):
     best[name] = r if not b else (min(b[0], r[0]), min(b[1], r[1]), max(b[2], r[2]))
 
 
+def wait_for_cache(cache, seconds=30):
+    """The first run's detached child writes the index, the symbol cache and
+    the range table after it has answered: a second run measured before they
+    are there would measure a first run."""
+    root = os.path.join(cache, "stallwatch")
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        if all(os.path.isdir(os.path.join(root, d)) and os.listdir(os.path.join(root, d))
+               for d in ("dwarf", "symbols", "ranges")):
+            break
+        time.sleep(0.05)
+    sizes = {d: sum(os.path.getsize(os.path.join(root, d, f))
+                    for f in os.listdir(os.path.join(root, d)))
+             for d in ("dwarf", "symbols", "ranges") if os.path.isdir(os.path.join(root, d))}
+    print("cache folder: %s" % ", ".join("%s %.1f MB" % (d, n / 1e6) for d, n in sizes.items()))
+
+
 def run_case(label, workdir, binary, dwarf_file, oracle_args, our_args, nfunc, naddr, runs, sw):
     """The first run (no index: a cache folder emptied before each run) on
     one set of addresses, then a second run on another set of the same
@@ -171,6 +189,8 @@ def run_case(label, workdir, binary, dwarf_file, oracle_args, our_args, nfunc, n
     env.pop("STALLWATCH_NO_INDEX", None)
     ok = True
     for what, addrs, goal in (("first run", first, 10), ("second run", second, 50)):
+        if what == "second run":
+            wait_for_cache(cache)
         best = {}
         for i in range(runs):
             r = timed(theirs_cmd, addrs, os.path.join(workdir, "llvm-symbolizer-14.out"))

@@ -306,6 +306,47 @@ static void test_scan_line(void)
 	CHECK_INT(sw_symbolicate_scan_line(two, two + 5, &v), 5);
 	CHECK_INT(sw_symbolicate_scan_line(two + 5, two + sizeof(two) - 1, &v), 4);
 	CHECK_INT(v, 2);
+	/*
+	 * Lines in the middle of a large buffer take the scanner's word path:
+	 * it must take what a plain parse of the line takes, digit by digit,
+	 * for lines of every length and mistakes at every place.
+	 */
+	static const char alphabet[] = "0123456789abcdefABCDEFxXgG:/@`\n\r \x80\xff";
+	char buf[64];
+	srand(3);
+	size_t taken = 0, differ = 0;
+	for (int i = 0; i < 200000; i++) {
+		size_t n = (size_t)(rand() % 24);
+		int prefix = rand() % 3;
+		size_t at = 0;
+		if (prefix) {
+			buf[at++] = '0';
+			buf[at++] = prefix == 1 ? 'x' : 'X';
+		}
+		for (size_t k = 0; k < n; k++)
+			buf[at++] = rand() % 4 ? "0123456789abcdefABCDEF"[rand() % 22]
+					       : alphabet[rand() % (sizeof(alphabet) - 1)];
+		buf[at++] = '\n';
+		memset(buf + at, 'z', sizeof(buf) - at);
+		/* what a line of 1 to 16 digits and a newline should give */
+		size_t d = buf[0] == '0' && (buf[1] | 0x20) == 'x' ? 2 : 0, digits = 0;
+		uint64_t want = 0;
+		while (digits < 17 && strchr("0123456789abcdefABCDEF", buf[d + digits]) &&
+		       buf[d + digits])
+			want = want << 4 |
+			       (uint64_t)(buf[d + digits] <= '9'   ? buf[d + digits] - '0'
+					  : buf[d + digits] <= 'F' ? buf[d + digits] - 'A' + 10
+								   : buf[d + digits] - 'a' + 10),
+			digits++;
+		size_t want_len =
+		    digits >= 1 && digits <= 16 && buf[d + digits] == '\n' ? d + digits + 1 : 0;
+		uint64_t got = 0;
+		size_t len = sw_symbolicate_scan_line(buf, buf + sizeof(buf), &got);
+		taken += len != 0;
+		differ += len != want_len || (len && got != want);
+	}
+	CHECK_INT(differ, 0);
+	CHECK(taken > 10000);
 }
 
 /* Frames of every length print alike, whether they fit the first room or not. */
@@ -354,8 +395,8 @@ static void test_print_lengths(void)
 static void test_print_edges(void)
 {
 	long page = sysconf(_SC_PAGESIZE);
-	char *map = mmap(NULL, 2 * (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-			 -1, 0);
+	char *map = mmap(NULL, 2 * (size_t)page, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	CHECK(map != MAP_FAILED);
 	if (map == MAP_FAILED)
 		return;
@@ -371,7 +412,8 @@ static void test_print_edges(void)
 		memset(name, 'a' + (int)(len % 26), len);
 		name[len] = '\0';
 		uint32_t line = numbers[len % 17], column = numbers[(len * 7) % 17];
-		struct sw_frame f = {.function = name, .file = name, .line = line, .column = column};
+		struct sw_frame f = {
+		    .function = name, .file = name, .line = line, .column = column};
 		sw_buf_reset(&out);
 		CHECK_INT(sw_symbolicate_print_text(&f, 1, &out), 0);
 		snprintf(want, sizeof(want), "%s\n%s:%u:%u\n\n", name, name, line, column);
