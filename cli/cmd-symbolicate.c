@@ -96,6 +96,9 @@ static char *take_line(struct reader *rd, size_t *len)
 	return line;
 }
 
+/* The buffer of standard output. */
+#define OUT_BUFFER (256 << 10)
+
 /* What one fill() reads at most, unless a line is longer. */
 #define BLOCK (256 << 10)
 
@@ -708,6 +711,14 @@ static int symbolicate_run(const struct sw_cmd *cmd, int argc, char **argv)
 		status = SW_EXIT_INPUT;
 	}
 	sw_buf_init(&run.out, 0);
+	/*
+	 * Answers leave in writes of OUT_BUFFER bytes, not a 4 KiB flush and
+	 * a write of whole blocks for every chunk: a write costs the kernel
+	 * as much as 20 KB of copying, and an answer is flushed anyway
+	 * before more input is waited for.
+	 */
+	static char out_buffer[OUT_BUFFER];
+	setvbuf(stdout, out_buffer, _IOFBF, sizeof(out_buffer));
 	if (status == SW_EXIT_OK && optind < argc) {
 		for (int i = optind; i < argc && status == SW_EXIT_OK; i++) {
 			char where[64];

@@ -182,12 +182,15 @@ static void check_image(const char *label, const struct sw_image_ref *ref)
 	cache_of(label, cache, sizeof(cache));
 	CHECK(write_table(ref, cache));
 	struct sw_symbolicator *s = symbolicator(0, NULL);
-	const struct sw_object *obj;
-	CHECK(s && sw_symbolicator_image(s, ref, &obj, NULL) >= 0);
+	const struct sw_object *obj = NULL;
+	bool opened = s && sw_symbolicator_image(s, ref, &obj, NULL) >= 0;
+	CHECK(opened);
 	uint64_t *addrs = NULL;
-	size_t n = s ? probe_addrs(obj, &addrs) : 0;
+	size_t n = opened ? probe_addrs(obj, &addrs) : 0;
 	sw_symbolicator_free(s);
 	CHECK(n > 0);
+	if (n == 0)
+		return;
 	unsigned flag_sets[] = {SW_SYMBOLICATE_NO_DEMANGLE, 0, SW_SYMBOLICATE_NO_INLINES,
 				SW_SYMBOLICATE_NO_INLINES | SW_SYMBOLICATE_NO_DEMANGLE};
 	size_t bad = 0;
@@ -261,9 +264,11 @@ static void check_damage(const struct sw_image_ref *ref, const char *label)
 	size_t size = path[0] ? slurp(path, &good) : 0;
 	CHECK(size > 0);
 	struct sw_symbolicator *s = symbolicator(0, NULL);
-	const struct sw_object *obj;
-	CHECK(s && sw_symbolicator_image(s, ref, &obj, NULL) >= 0);
-	uint64_t lo = obj->text_vmaddr, text = obj->text_size < 20000 ? obj->text_size : 20000;
+	const struct sw_object *obj = NULL;
+	bool opened = s && sw_symbolicator_image(s, ref, &obj, NULL) >= 0;
+	CHECK(opened);
+	uint64_t lo = opened ? obj->text_vmaddr : 0;
+	uint64_t text = !opened ? 0 : obj->text_size < 20000 ? obj->text_size : 20000;
 	sw_symbolicator_free(s);
 	bool used;
 	/* cut anywhere: never taken */

@@ -122,10 +122,11 @@ int sw_symbolicator_image(struct sw_symbolicator *s, const struct sw_image_ref *
 
 /*
  * Whether the image ref names (opened if need be) came whole from the cache
- * folder: a DWARF index holding every unit (or no DWARF) and a symbol table
- * that is not written back.  Another symbolicator then opens it in about a
- * millisecond instead of parsing it.  A symbolicator is used by one thread
- * at a time; two share nothing, so a caller may give each a thread.
+ * folder: its range table, or a DWARF index holding every unit (or no
+ * DWARF) and a symbol table that is not written back.  Another
+ * symbolicator then opens it in about a millisecond instead of parsing it.
+ * A symbolicator is used by one thread at a time; two share nothing but
+ * range tables one lends the other, so a caller may give each a thread.
  */
 bool sw_symbolicator_image_cached(struct sw_symbolicator *s, const struct sw_image_ref *ref);
 
