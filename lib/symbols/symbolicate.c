@@ -286,15 +286,25 @@ static int make_dirs(const char *dir)
 }
 
 /*
+ * DWARF this small is read whole for the image's range table where a run
+ * needed only part of it (a few tenths of a second at most, in
+ * symbolicate's background child); larger DWARF gets its table once runs
+ * have read every unit.
+ */
+#define TABLE_READ_MAX ((uint64_t)32 << 20)
+
+/*
  * Whether the image's range table is to be written: asked for
- * (SW_SYMBOLICATE_TABLES), not there, and every answer to be had without
- * parsing DWARF that was not read yet.
+ * (SW_SYMBOLICATE_TABLES), not there, and its DWARF small enough to read
+ * whole or read whole already.
  */
 static bool table_pending(const struct sw_symbolicator *s, const struct image *im)
 {
+	const struct sw_object *dw = im->dbg ? im->dbg : im->obj;
 	return (s->flags & SW_SYMBOLICATE_TABLES) && s->cache_dir && im->table_path && !im->table &&
 	       !im->table_failed && im->loaded && !im->dwarf_err &&
-	       (!im->dwarf || sw_dwarf_complete(im->dwarf));
+	       (!im->dwarf || dw->dwarf.info.size <= TABLE_READ_MAX ||
+		sw_dwarf_complete(im->dwarf));
 }
 
 /*
@@ -384,6 +394,9 @@ static void save_index(struct sw_symbolicator *s, struct image *im)
 {
 	if (!index_pending(s, im))
 		return;
+	/* first: the units it reads go into the index below */
+	if (table_pending(s, im))
+		save_table(s, im);
 	char dir[4096];
 	if (im->dwarf && im->index_path && sw_dwarf_index_stale(im->dwarf) &&
 	    snprintf(dir, sizeof(dir), "%s/dwarf", s->cache_dir) < (int)sizeof(dir) &&
@@ -398,8 +411,6 @@ static void save_index(struct sw_symbolicator *s, struct image *im)
 		free(im->symbols_path);
 		im->symbols_path = NULL;
 	}
-	if (table_pending(s, im))
-		save_table(s, im);
 }
 
 bool sw_symbolicator_index_pending(const struct sw_symbolicator *s)
