@@ -162,6 +162,8 @@ int sw_table_open(const char *path, const uint8_t *key, size_t key_len,
 	return 0;
 }
 
+static size_t scan_range(const struct sw_symbolicate_table *t, size_t lo, size_t hi, uint64_t off);
+
 /* The range holding addr: nranges (the record below base) when it is below base. */
 static size_t find_range(const struct sw_symbolicate_table *t, uint64_t addr)
 {
@@ -179,7 +181,15 @@ static size_t find_range(const struct sw_symbolicate_table *t, uint64_t addr)
 		hi = last;
 	if (lo > hi)
 		lo = hi;
-	/* the last start at or below off among lo..hi, lo's taken as given */
+	return scan_range(t, lo, hi, off);
+}
+
+/* Addresses a group takes through each step together: their loads overlap. */
+#define GROUP 32
+
+/* The last start at or below off among lo..hi (lo's taken as given), hi checked by the caller. */
+static size_t scan_range(const struct sw_symbolicate_table *t, size_t lo, size_t hi, uint64_t off)
+{
 	if (hi - lo <= 16) {
 		while (lo < hi && t->lo[lo + 1] <= off)
 			lo++;
@@ -195,52 +205,40 @@ static size_t find_range(const struct sw_symbolicate_table *t, uint64_t addr)
 	return lo;
 }
 
-/* The bucket of addr and the range holding addr when it falls outside the buckets. */
-static bool bucket_of(const struct sw_symbolicate_table *t, uint64_t addr, uint64_t *ret_b,
-		      size_t *ret_range)
-{
-	if (addr < t->base) {
-		*ret_range = t->nranges;
-		return false;
-	}
-	uint64_t off = addr - t->base;
-	if (off > UINT32_MAX || (off >> t->shift) + 1 >= t->nbuckets) {
-		*ret_range = find_range(t, addr);
-		return false;
-	}
-	*ret_b = off >> t->shift;
-	return true;
-}
-
-/* Addresses a group takes through each step together: their loads overlap. */
-#define GROUP 32
-
 void sw_table_find_many(const struct sw_symbolicate_table *t, const uint64_t *addrs, size_t n,
 			uint32_t *ret)
 {
-	uint64_t b[GROUP];
-	bool in[GROUP];
+	/* each address's offset and bucket; UINT32_MAX: outside the buckets, found whole */
+	uint32_t off[GROUP], b[GROUP], lo[GROUP], hi[GROUP];
+	size_t last = t->nranges - 1;
 	for (size_t at = 0; at < n; at += GROUP) {
 		size_t k = n - at < GROUP ? n - at : GROUP;
-		size_t range;
 		for (size_t i = 0; i < k; i++) {
-			in[i] = bucket_of(t, addrs[at + i], &b[i], &range);
-			if (in[i])
-				__builtin_prefetch(&t->bucket[b[i]]);
-			else
-				ret[at + i] = (uint32_t)range;
-		}
-		for (size_t i = 0; i < k; i++) {
-			size_t first = in[i] ? t->bucket[b[i]] : 0;
-			if (in[i] && first < t->nranges) {
-				__builtin_prefetch(&t->lo[first]);
-				__builtin_prefetch(&t->ranges[first]);
-			}
-		}
-		for (size_t i = 0; i < k; i++) {
-			if (!in[i])
+			uint64_t a = addrs[at + i], o = a - t->base;
+			if (a < t->base || o > UINT32_MAX || (o >> t->shift) + 1 >= t->nbuckets) {
+				b[i] = UINT32_MAX;
+				ret[at + i] = (uint32_t)find_range(t, a);
 				continue;
-			ret[at + i] = (uint32_t)find_range(t, addrs[at + i]);
+			}
+			off[i] = (uint32_t)o;
+			b[i] = (uint32_t)(o >> t->shift);
+			__builtin_prefetch(&t->bucket[b[i]]);
+		}
+		for (size_t i = 0; i < k; i++) {
+			if (b[i] == UINT32_MAX)
+				continue;
+			/* checked: input like any other */
+			size_t h = t->bucket[b[i] + 1], l = t->bucket[b[i]];
+			h = h > last ? last : h;
+			lo[i] = (uint32_t)(l > h ? h : l);
+			hi[i] = (uint32_t)h;
+			__builtin_prefetch(&t->lo[lo[i]]);
+			__builtin_prefetch(&t->ranges[lo[i]]);
+		}
+		for (size_t i = 0; i < k; i++) {
+			if (b[i] == UINT32_MAX)
+				continue;
+			ret[at + i] = (uint32_t)scan_range(t, lo[i], hi[i], off[i]);
 			const char *r = (const char *)&t->ranges[ret[at + i]];
 			__builtin_prefetch(r);
 			__builtin_prefetch(r + sizeof(struct rt_range) - 1);
