@@ -189,7 +189,10 @@ struct answers {
 	struct sw_error err;
 };
 
-/* How far ahead of its turn an address's frames and names are fetched. */
+/*
+ * Addresses whose ranges are found together, and how far ahead of its
+ * turn a range's names are fetched.
+ */
 #define TABLE_SLICE 512
 #define AHEAD       8
 

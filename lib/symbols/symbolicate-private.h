@@ -50,18 +50,10 @@ size_t sw_table_frames(const struct sw_symbolicate_table *t, uint64_t addr, bool
 		       struct sw_frame *frames);
 
 /*
- * The ranges holding addrs[0..n), into ret: a group of addresses at a time
- * through each step of the search (bucket, starts, record), the loads of
- * one step fetched for the whole group before the next step reads them, so
- * that a run of addresses in no order waits on memory about once a group
- * and a step, not once an address and a step.  The records, their outer
- * frames and their own names are fetched too.
+ * sw_table_frames() of an address in a range sw_symbolicate_table_find()
+ * gave (symbolicate.h; it and sw_symbolicate_table_prefetch() are the
+ * table's own, in symbolicate-table.c).
  */
-void sw_table_find_many(const struct sw_symbolicate_table *t, const uint64_t *addrs, size_t n,
-			uint32_t *ret);
-/* Fetches the names of the range's outer frames, which sw_table_find_many() could not. */
-void sw_table_prefetch(const struct sw_symbolicate_table *t, uint32_t range);
-/* sw_table_frames() of an address in a range sw_table_find_many() gave. */
 size_t sw_table_frames_at(const struct sw_symbolicate_table *t, uint32_t range, uint64_t addr,
 			  bool no_inlines, struct sw_frame *frames);
 

@@ -162,28 +162,6 @@ int sw_table_open(const char *path, const uint8_t *key, size_t key_len,
 	return 0;
 }
 
-static size_t scan_range(const struct sw_symbolicate_table *t, size_t lo, size_t hi, uint64_t off);
-
-/* The range holding addr: nranges (the record below base) when it is below base. */
-static size_t find_range(const struct sw_symbolicate_table *t, uint64_t addr)
-{
-	if (addr < t->base)
-		return t->nranges;
-	uint64_t off = addr - t->base;
-	size_t last = t->nranges - 1;
-	if (off > UINT32_MAX)
-		return last;
-	uint64_t b = off >> t->shift;
-	/* the bucket's first range and the next bucket's, checked: input like any other */
-	size_t lo = b < t->nbuckets ? t->bucket[b] : t->bucket[t->nbuckets - 1];
-	size_t hi = b + 1 < t->nbuckets ? t->bucket[b + 1] : last;
-	if (hi > last)
-		hi = last;
-	if (lo > hi)
-		lo = hi;
-	return scan_range(t, lo, hi, off);
-}
-
 /* Addresses a group takes through each step together: their loads overlap. */
 #define GROUP 32
 
@@ -205,8 +183,36 @@ static size_t scan_range(const struct sw_symbolicate_table *t, size_t lo, size_t
 	return lo;
 }
 
-void sw_table_find_many(const struct sw_symbolicate_table *t, const uint64_t *addrs, size_t n,
-			uint32_t *ret)
+/* The range holding addr: nranges (the record below base) when it is below base. */
+static size_t find_range(const struct sw_symbolicate_table *t, uint64_t addr)
+{
+	if (addr < t->base)
+		return t->nranges;
+	uint64_t off = addr - t->base;
+	size_t last = t->nranges - 1;
+	if (off > UINT32_MAX)
+		return last;
+	uint64_t b = off >> t->shift;
+	/* the bucket's first range and the next bucket's, checked: input like any other */
+	size_t lo = b < t->nbuckets ? t->bucket[b] : t->bucket[t->nbuckets - 1];
+	size_t hi = b + 1 < t->nbuckets ? t->bucket[b + 1] : last;
+	if (hi > last)
+		hi = last;
+	if (lo > hi)
+		lo = hi;
+	return scan_range(t, lo, hi, off);
+}
+
+/*
+ * A group of addresses at a time through each step of the search (bucket,
+ * starts, record), the loads of one step fetched for the whole group
+ * before the next step reads them, so that a run of addresses in no order
+ * waits on memory about once a group and a step, not once an address and
+ * a step.  The records, their outer frames and their own names are
+ * fetched too.
+ */
+void sw_symbolicate_table_find(const struct sw_symbolicate_table *t, const uint64_t *addrs,
+			       size_t n, uint32_t *ret)
 {
 	/* each address's offset and bucket; UINT32_MAX: outside the buckets, found whole */
 	uint32_t off[GROUP], b[GROUP], lo[GROUP], hi[GROUP];
@@ -255,7 +261,8 @@ void sw_table_find_many(const struct sw_symbolicate_table *t, const uint64_t *ad
 	}
 }
 
-void sw_table_prefetch(const struct sw_symbolicate_table *t, uint32_t range)
+/* The names of the range's outer frames, which sw_symbolicate_table_find() could not fetch. */
+void sw_symbolicate_table_prefetch(const struct sw_symbolicate_table *t, uint32_t range)
 {
 	if (range > t->nranges)
 		return;

@@ -921,30 +921,11 @@ static int lookup(struct sw_symbolicator *s, struct image *im, uint64_t addr,
 	return n;
 }
 
-void sw_symbolicate_table_find(const struct sw_symbolicate_table *t, const uint64_t *file_addrs,
-			       size_t n, uint32_t *ret)
-{
-	sw_table_find_many(t, file_addrs, n, ret);
-}
-
-void sw_symbolicate_table_prefetch(const struct sw_symbolicate_table *t, uint32_t range)
-{
-	sw_table_prefetch(t, range);
-}
-
 int sw_symbolicate_table_frames(struct sw_symbolicator *s, const struct sw_symbolicate_table *t,
 				uint32_t range, uint64_t file_addr, struct sw_frame *frames)
 {
 	size_t n =
 	    sw_table_frames_at(t, range, file_addr, s->flags & SW_SYMBOLICATE_NO_INLINES, frames);
-	show_names(s, frames, n);
-	return (int)n;
-}
-
-int sw_symbolicate_table_lookup(struct sw_symbolicator *s, const struct sw_symbolicate_table *t,
-				uint64_t file_addr, struct sw_frame *frames)
-{
-	size_t n = sw_table_frames(t, file_addr, s->flags & SW_SYMBOLICATE_NO_INLINES, frames);
 	show_names(s, frames, n);
 	return (int)n;
 }

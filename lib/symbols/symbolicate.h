@@ -151,22 +151,16 @@ const struct sw_symbolicate_table *sw_symbolicator_table(struct sw_symbolicator 
 							 struct sw_error *err);
 
 /*
- * The frames of file address file_addr from table t, named and with
- * inlined calls as s's flags say, exactly as sw_symbolicate_file_addr()
- * gives them: frames has room for SW_SYMBOLICATE_MAX_FRAMES.  Returns
- * their number (at least 1).  s's names are s's: one thread at a time.
- */
-int sw_symbolicate_table_lookup(struct sw_symbolicator *s, const struct sw_symbolicate_table *t,
-				uint64_t file_addr, struct sw_frame *frames);
-
-/*
  * For many lookups at once, in no order: the ranges of t holding
  * file_addrs[0..n), into ret, found a group of addresses at a time so that
  * their loads from memory overlap (several times faster than one lookup
  * after another on a table out of the caches).  Then, for each address,
- * sw_symbolicate_table_frames() with its range gives what
- * sw_symbolicate_table_lookup() does; sw_symbolicate_table_prefetch() of
- * the range some eight addresses ahead fetches what that will read.
+ * sw_symbolicate_table_frames() with its range gives the frames
+ * sw_symbolicate_file_addr() gives, named and with inlined calls as s's
+ * flags say (frames has room for SW_SYMBOLICATE_MAX_FRAMES; at least one
+ * is returned; s's names are s's: one thread at a time), and
+ * sw_symbolicate_table_prefetch() of the range some eight addresses ahead
+ * fetches the names that will read.
  */
 void sw_symbolicate_table_find(const struct sw_symbolicate_table *t, const uint64_t *file_addrs,
 			       size_t n, uint32_t *ret);

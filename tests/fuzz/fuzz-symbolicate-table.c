@@ -64,9 +64,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(&addrs[n++], data + at, 8);
 	struct sw_frame fr[SW_SYMBOLICATE_MAX_FRAMES];
 	uint32_t ranges[64];
-	sw_table_find_many(t, addrs, n, ranges);
+	sw_symbolicate_table_find(t, addrs, n, ranges);
 	for (size_t i = 0; i < n; i++) {
-		sw_table_prefetch(t, ranges[i]);
+		sw_symbolicate_table_prefetch(t, ranges[i]);
 		check(fr, sw_table_frames_at(t, ranges[i], addrs[i], false, fr));
 		check(fr, sw_table_frames_at(t, ranges[i], addrs[i], true, fr));
 		check(fr, sw_table_frames(t, addrs[i], i & 1, fr));
