@@ -22,7 +22,7 @@
 #include "demangle/demangle.h"
 #include "bench.h"
 
-#define PASSES 7
+#define PASSES 15
 #define TARGET 1e6
 
 typedef size_t (*swift_fn)(const char *, char *, size_t);
