@@ -14,7 +14,11 @@
  * With --sleeper (and no agent) a second thread runs the watchdog's timing
  * alone: the same priority, no timer slack, a sleep to each point of an
  * absolute 1 ms grid; its wake-ups go to the file as "wake NS".  That is the
- * machine's own share of the sampling's gaps.
+ * machine's own share of the sampling's gaps.  With --signaller that thread
+ * also sends the main thread one real-time signal per wake-up, queued the
+ * way the agent queues its own (rt_tgsigqueueinfo), to a handler that does
+ * nothing: what any signal costs here, the floor under the agent's held
+ * time ("signals N" in the file).
  */
 #include <errno.h>
 #include <poll.h>
@@ -22,6 +26,7 @@
 #include <stdint.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,8 +44,17 @@
 
 static unsigned long long off[MAX_OFF][2], *wakes;
 static unsigned long long grid; /* where the sleeper's grid begins */
-static size_t noff, nwakes, max_wakes;
+static size_t noff, nwakes, max_wakes, nsignals;
 static volatile int spinning = 1;
+static bool signaller;
+static pid_t main_tid;
+
+static void empty_handler(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)si;
+	(void)uc;
+}
 
 static long nonvoluntary(void)
 {
@@ -91,6 +105,13 @@ static void *sleeper(void *arg)
 				      .tv_nsec = (long)(next % 1000000000ull)};
 		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
 		wakes[nwakes++] = now_ns();
+		if (signaller) {
+			siginfo_t si = {.si_signo = SIGRTMIN + 6, .si_code = SI_QUEUE};
+			si.si_pid = getpid();
+			si.si_uid = getuid();
+			nsignals += syscall(SYS_rt_tgsigqueueinfo, getpid(), main_tid, SIGRTMIN + 6,
+					    &si) == 0;
+		}
 	}
 	return NULL;
 }
@@ -101,7 +122,16 @@ int main(int argc, char **argv)
 		return 2;
 	long ms = argc > 2 ? atol(argv[2]) : 2000;
 	pthread_t th;
-	bool with_sleeper = argc > 3 && strcmp(argv[3], "--sleeper") == 0;
+	signaller = argc > 3 && strcmp(argv[3], "--signaller") == 0;
+	bool with_sleeper = signaller || (argc > 3 && strcmp(argv[3], "--sleeper") == 0);
+	main_tid = (pid_t)syscall(SYS_gettid);
+	if (signaller) {
+		struct sigaction sa = {.sa_sigaction = empty_handler,
+				       .sa_flags = SA_SIGINFO | SA_RESTART};
+		sigemptyset(&sa.sa_mask);
+		if (sigaction(SIGRTMIN + 6, &sa, NULL) != 0)
+			return 1;
+	}
 	if (with_sleeper) {
 		max_wakes = (size_t)ms * 2 + 16;
 		wakes = calloc(max_wakes, sizeof(*wakes));
@@ -144,6 +174,8 @@ int main(int argc, char **argv)
 		fprintf(f, "off %llu %llu\n", off[i][0], off[i][1]);
 	if (with_sleeper)
 		fprintf(f, "grid %llu\n", grid);
+	if (signaller)
+		fprintf(f, "signals %zu\n", nsignals);
 	for (size_t i = 0; i < nwakes; i++)
 		if (wakes[i] <= end)
 			fprintf(f, "wake %llu\n", wakes[i]);

@@ -5,7 +5,11 @@ bench-hold spins in one long loop iteration under `stallwatch run
 gaps under 1 ms (baseline: the handler's own time, about 1.1 us; longer gaps
 are other processes' time slices, printed apart) and its involuntary context
 switches (goal: none from the watchdog; on a loaded machine other processes
-add some).
+add some).  A second baseline: the same spin with a thread that sends a
+signal to a handler that does nothing on the watchdog's schedule, the
+floor under any sampler that interrupts the thread with a signal; both
+are also given less the machine's own noise (the spin with the schedule
+alone).
 
 Coverage at 1 ms (goal: >= 95% of the intervals hold a sample, no gap
 longer than 2 intervals), against a named baseline: the same spin without
@@ -130,17 +134,20 @@ def run(tool):
     return r
 
 
-def run_alone():
-    """The same spin without the agent, with the watchdog's schedule in a thread."""
+def run_alone(mode="--sleeper"):
+    """The same spin without the agent, with the watchdog's schedule in a
+    thread; with --signaller that thread also sends a bare signal per wake."""
     d = scratch()
     out = os.path.join(d, "hold")
     env = dict(os.environ)
     env.pop("LD_PRELOAD", None)
-    subprocess.run([app, out, str(SPIN_MS), "--sleeper"], env=env, check=True, timeout=60)
+    subprocess.run([app, out, str(SPIN_MS), mode], env=env, check=True, timeout=60)
     got, off, wakes = read(out)
     lo, hi = got["spin"]
     r = spacing(wakes, got["grid"], lo + INTERVAL, hi)
     r.update({"held_us": got["gap-ns"] / 1000 / SPIN_MS, "preempt": got["preemptions"] / SPIN_MS})
+    if mode == "--signaller":
+        r["per_signal_us"] = got["gap-ns"] / 1000 / max(1, got["signals"])
     return r
 
 
@@ -194,9 +201,10 @@ def kind(name):
 
 
 results = {t: [] for t in tools}
-alone = []
+alone, bare = [], []
 for _ in range(ROUNDS):
     alone.append(run_alone())
+    bare.append(run_alone("--signaller"))
     for t in tools:
         results[t].append(run(t))
 
@@ -216,11 +224,21 @@ def spacing_line(what, r):
 print("without the agent (the machine's own noise): %.1f us lost and %.3f preemptions per 1 ms"
       % (med(alone, "held_us"), med(alone, "preempt")))
 print(spacing_line("baseline, the watchdog's 1 ms schedule without sampling", alone))
+noise = med(alone, "held_us")  # per 1 ms, so per sample at 1 ms
+signal_net = med(bare, "per_signal_us") - noise
+print("a bare signal (a handler that does nothing, queued on the watchdog's schedule from another "
+      "thread): %.1f us wall per signal, %.1f beyond the machine's noise" %
+      (med(bare, "per_signal_us"), signal_net))
 for t in tools:
     r = results[t]
     name = "" if len(tools) == 1 else " (%s)" % t
     print("sampled thread held per sample%s: %.1f us wall (baseline: the handler, ~1.1 us; "
           "ratio %.1f)" % (name, med(r, "held_us"), med(r, "held_us") / 1.1))
+    net = med(r, "held_us") - noise
+    print("  beyond the machine's noise: %.1f us, against %.1f for a bare signal (ratio %.2f; "
+          "a bare signal's delivery is %.0f%% of it)"
+          % (net, signal_net, net / max(signal_net, 1e-9),
+             100 * min(1, signal_net / net) if net > 0 else 100))
     print("  (and %.0f ms in gaps over 1 ms: other processes' time slices)" % med(r, "long_ms"))
     print("preemptions of the sampled thread%s: %.3f per sample, %d for %d samples (goal 0)"
           % (name, med(r, "preempt"), med(r, "preemptions"), med(r, "samples")))
