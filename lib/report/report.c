@@ -43,6 +43,8 @@ struct addr_slot {
 	bool used, ret;
 };
 
+#define IMAGE_KEYS 256 /* images whose keys frames_at() keeps: a power of two */
+
 struct sw_report {
 	struct sw_profile *p;
 	struct sw_symsearch *search;
@@ -73,9 +75,14 @@ struct sw_report {
 	 * image search and the image's interning when the address was seen.
 	 */
 	struct raw_slot {
-		uint64_t key;      /* addr << 1 | ret, + 1; 0: empty */
-		uint32_t start, n; /* start: the frame id itself when n is 1 (most are) */
-		uint32_t image;    /* the image's key (0: none), for slots when the epoch ends */
+		uint64_t key;   /* addr << 1 | ret, + 1; 0: empty */
+		uint32_t start; /* the frame id itself when n is 1 (most are) */
+		/*
+		 * n in the low RAW_N_BITS, the image's key (0: none) above, for
+		 * the slots when the epoch ends: sixteen bytes a slot, so that
+		 * the table of a long recording's addresses stays a few MB
+		 */
+		uint32_t n_image;
 	} * raw_slots;
 	size_t nraw_slots, raw_slots_cap;
 	/*
@@ -95,6 +102,16 @@ struct sw_report {
 	 */
 	uint32_t *leaf_of;
 	size_t leaf_of_cap;
+	/*
+	 * The map key (map_image()) of the collector's images of
+	 * image_keys_epoch, by where the image lies in the collector's array:
+	 * a new address skips hashing its image's path and id.
+	 */
+	struct image_key {
+		const struct sw_stall_image *im;
+		uint32_t key;
+	} image_keys[IMAGE_KEYS];
+	uint64_t image_keys_epoch;
 	struct sw_buf missing, name, full;
 	uint32_t stopped_frame; /* SW_TREE_UNWINDING_STOPPED's frame id + 1, 0 until needed */
 	bool no_raw;
@@ -435,6 +452,20 @@ int sw_report_frames(struct sw_report *r, const struct sw_report_image *im, uint
 	return 0;
 }
 
+#define RAW_N_BITS 8
+#define RAW_N_MAX  ((1u << RAW_N_BITS) - 1)
+#define RAW_IMAGE_MAX (UINT32_MAX >> RAW_N_BITS)
+
+static uint32_t raw_n(const struct raw_slot *rs)
+{
+	return rs->n_image & RAW_N_MAX;
+}
+
+static uint32_t raw_image(const struct raw_slot *rs)
+{
+	return rs->n_image >> RAW_N_BITS;
+}
+
 /*
  * The images epoch ends: what its addresses came to goes to the slots,
  * by image, where the next epochs find it (frames_at() skips the slots
@@ -448,20 +479,20 @@ static int raw_slots_to_slots(struct sw_report *r)
 			continue;
 		uint64_t addr = (rs->key - 1) >> 1, h;
 		bool ret = (rs->key - 1) & 1;
-		struct addr_slot *s = addr_slot(r, rs->image, addr, ret, &h);
+		struct addr_slot *s = addr_slot(r, raw_image(rs), addr, ret, &h);
 		if (!s)
 			return -ENOMEM;
 		if (s->used)
 			continue;
 		/* a run of one is the frame id itself in the raw slot; the slots want it in ids */
 		uint32_t start = rs->start;
-		if (rs->n == 1) {
+		if (raw_n(rs) == 1) {
 			if (ids_reserve(r, 1) < 0)
 				return -ENOMEM;
 			start = (uint32_t)r->nids;
 			r->ids[r->nids++] = rs->start;
 		}
-		*s = (struct addr_slot){h, addr, rs->image, start, rs->n, true, ret};
+		*s = (struct addr_slot){h, addr, raw_image(rs), start, raw_n(rs), true, ret};
 		r->nslots++;
 	}
 	return 0;
@@ -498,19 +529,41 @@ static int grow_raw_slots(struct sw_report *r)
 	return 0;
 }
 
+/* map_image() of the collector's image im, which ri describes, kept for its epoch. */
+static int image_key(struct sw_report *r, const struct sw_stalls *c,
+		     const struct sw_stall_image *im, const struct sw_report_image *ri,
+		     uint32_t *ret_key)
+{
+	uint64_t epoch = sw_stalls_images_epoch(c);
+	if (epoch != r->image_keys_epoch) {
+		memset(r->image_keys, 0, sizeof(r->image_keys));
+		r->image_keys_epoch = epoch;
+	}
+	/* the collector's images are one array: neighbours take neighbouring entries */
+	struct image_key *k = &r->image_keys[(uintptr_t)im / sizeof(*im) & (IMAGE_KEYS - 1)];
+	if (k->im == im) {
+		*ret_key = k->key;
+		return 0;
+	}
+	int e = map_image(r, ri, ret_key);
+	if (e >= 0)
+		*k = (struct image_key){im, *ret_key};
+	return e;
+}
+
 /* The frame ids of a raw address under the collector's current images. */
 static int frames_at(struct sw_report *r, const struct sw_stalls *c, uint64_t addr, bool ret,
 		     const uint32_t **ret_ids, size_t *ret_n)
 {
-	if (r->nraw_slots * 2 >= r->raw_slots_cap && grow_raw_slots(r) < 0)
+	if (r->nraw_slots * 4 >= r->raw_slots_cap * 3 && grow_raw_slots(r) < 0)
 		return -ENOMEM;
 	uint64_t key = (addr << 1 | ret) + 1;
 	size_t j = slot_hash(0, key, false) & (r->raw_slots_cap - 1);
 	for (; r->raw_slots[j].key; j = (j + 1) & (r->raw_slots_cap - 1))
 		if (r->raw_slots[j].key == key && (addr << 1 >> 1) == addr) {
 			const struct raw_slot *rs = &r->raw_slots[j];
-			*ret_ids = rs->n == 1 ? &rs->start : r->ids + rs->start;
-			*ret_n = rs->n;
+			*ret_n = raw_n(rs);
+			*ret_ids = *ret_n == 1 ? &rs->start : r->ids + rs->start;
 			return 0;
 		}
 	const struct sw_stall_image *im = sw_stalls_image_at(c, addr);
@@ -530,15 +583,18 @@ static int frames_at(struct sw_report *r, const struct sw_stalls *c, uint64_t ad
 	if ((addr << 1 >> 1) != addr)
 		return sw_report_frames(r, im ? &ri : NULL, addr, ret, ret_ids, ret_n);
 	uint32_t image = 0, start;
-	int e = im ? map_image(r, &ri, &image) : 0;
+	int e = im ? image_key(r, c, im, &ri, &image) : 0;
 	/* the slots are filled when the epoch ends: till then, only what an earlier one left */
 	int n = e < 0 ? e : frames_of(r, im ? &ri : NULL, image, addr, ret, false, &start);
 	if (n < 0)
 		return n;
 	*ret_ids = r->ids + start;
 	*ret_n = (size_t)n;
-	r->raw_slots[j] =
-	    (struct raw_slot){key, n == 1 ? r->ids[start] : start, (uint32_t)n, image};
+	/* past what a slot holds (deep inlining, a million images): looked up each time */
+	if ((uint32_t)n > RAW_N_MAX || image > RAW_IMAGE_MAX)
+		return 0;
+	r->raw_slots[j] = (struct raw_slot){key, n == 1 ? r->ids[start] : start,
+					    (uint32_t)n | image << RAW_N_BITS};
 	r->nraw_slots++;
 	return 0;
 }
@@ -560,9 +616,13 @@ static int convert(struct sw_report *r, const struct sw_stalls *c,
 		}
 		r->stack[depth++] = r->stopped_frame - 1;
 	}
-	/* the slots of every address first: the lookups below then wait for none */
+	/*
+	 * the slots of every address first, in the order the lookups below
+	 * take them (the root first): the first lookups then wait for the
+	 * first loads, not the last
+	 */
 	if (r->raw_slots_cap)
-		for (uint32_t k = 0; k < smp->depth; k++)
+		for (uint32_t k = smp->depth; k-- > 0;)
 			__builtin_prefetch(
 			    &r->raw_slots[slot_hash(0, (smp->frames[k] << 1 | (k > 0)) + 1, false) &
 					  (r->raw_slots_cap - 1)]);
