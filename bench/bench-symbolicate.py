@@ -7,7 +7,8 @@ standard input, both with --no-demangle, in the same run, and prints:
 throughput of each and the ratio (best of --runs, by wall time and by CPU
 time), whether the answers are identical (wherever llvm-symbolizer has debug
 information: our symbol-table-only frames add "+ offset"), and the peak
-resident memory of each (getrusage of the child).  Each binary is measured
+resident memory of each (in one more run of each under /usr/bin/time, whose
+own start would add a millisecond to a timed run).  Each binary is measured
 twice: a first run with no DWARF index (its cache folder emptied before
 each run; goal >= 10x), then a second run on another 100,000 addresses
 with the index, symbol cache and range table the first run left (goal >=
@@ -102,15 +103,18 @@ def debug_size(binary):
     return total, read
 
 
-def timed(cmd, input_path, output_path, env=None):
+def timed(cmd, input_path, output_path, env=None, peak=False):
     """Runs cmd; returns (wall seconds, cpu seconds, peak RSS in KiB).
 
-    The peak comes from /usr/bin/time when there is one: the rusage of a
-    child forked from this Python process would count Python's own pages
-    from before the exec.
+    With peak, the peak comes from /usr/bin/time when there is one (the
+    rusage of a child forked from this Python process would count Python's
+    own pages from before the exec), and the times are not to be used: the
+    wrapper's own start costs a millisecond, 5% of a second run.  Without
+    it, the peak is 0.
     """
     rss_file = output_path + ".rss"
-    wrap = ["/usr/bin/time", "-f", "%M", "-o", rss_file] if os.path.exists("/usr/bin/time") else []
+    wrap = (["/usr/bin/time", "-f", "%M", "-o", rss_file]
+            if peak and os.path.exists("/usr/bin/time") else [])
     with open(input_path, "rb") as fin, open(output_path, "wb") as fout:
         start = time.perf_counter()
         p = subprocess.Popen(wrap + cmd, stdin=fin, stdout=fout, env=env)
@@ -119,7 +123,7 @@ def timed(cmd, input_path, output_path, env=None):
         p.returncode = os.waitstatus_to_exitcode(status)
     if p.returncode:
         raise RuntimeError("%s failed with %d" % (cmd[0], p.returncode))
-    rss = ru.ru_maxrss
+    rss = ru.ru_maxrss if peak else 0
     if wrap:
         with open(rss_file) as f:
             rss = int(f.read().split()[-1])
@@ -147,9 +151,13 @@ def write_addresses(path, lo, size, naddr, seed):
         f.write("".join("0x%x\n" % (lo + rng.randrange(size)) for _ in range(naddr)))
 
 
-def best_of(best, name, r):
+def best_of(best, name, r, peak_only=False):
+    """The fastest times and the highest peak so far; a peak-only run gives its peak alone."""
     b = best.get(name)
-    best[name] = r if not b else (min(b[0], r[0]), min(b[1], r[1]), max(b[2], r[2]))
+    if peak_only:
+        best[name] = (b[0], b[1], max(b[2], r[2]))
+    else:
+        best[name] = r if not b else (min(b[0], r[0]), min(b[1], r[1]), max(b[2], r[2]))
 
 
 def wait_for_cache(cache, seconds=30):
@@ -192,13 +200,15 @@ def run_case(label, workdir, binary, dwarf_file, oracle_args, our_args, nfunc, n
         if what == "second run":
             wait_for_cache(cache)
         best = {}
-        for i in range(runs):
-            r = timed(theirs_cmd, addrs, os.path.join(workdir, "llvm-symbolizer-14.out"))
-            best_of(best, "llvm-symbolizer-14", r)
+        # the last round measures the peaks only (its times are the wrapper's too)
+        for i in range(runs + 1):
+            peak = i == runs
+            r = timed(theirs_cmd, addrs, os.path.join(workdir, "llvm-symbolizer-14.out"), None, peak)
+            best_of(best, "llvm-symbolizer-14", r, peak)
             if what == "first run":
                 shutil.rmtree(cache, ignore_errors=True)
-            r = timed(ours_cmd, addrs, os.path.join(workdir, "stallwatch.out"), env)
-            best_of(best, "stallwatch", r)
+            r = timed(ours_cmd, addrs, os.path.join(workdir, "stallwatch.out"), env, peak)
+            best_of(best, "stallwatch", r, peak)
         print("%s (%s):" % (what, "no index" if what == "first run" else
                             "the first run's index, other addresses"))
         for name, (wall, cpu, rss) in best.items():
