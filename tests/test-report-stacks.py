@@ -20,9 +20,12 @@ tables of their own, reported together, read as each does alone.  What `report
 weights counted here from the stacks written: one millisecond per sample;
 and the raw stacks `--format ndjson` prints for each stall (each stall's
 are written where the stall before's were) must be those written, with
-their counts.
+their counts.  Last, the program announced again at the same address with
+another build id (the collector's entry for it is rewritten in place):
+pprof must put the second stall's frames in a mapping of the new id.
 """
 import collections
+import gzip
 import json
 import os
 import random
@@ -32,7 +35,8 @@ import sys
 import tempfile
 
 from swtest import (BASE, RECORDING_HEADER, RECORDING_HEADER_TABLE, StackTable, check,
-                    failures, m_begin, m_end, m_hello, m_hint, m_image, m_image_removed, m_sample)
+                    failures, m_begin, m_end, m_hello, m_hint, m_image, m_image_removed, m_sample,
+                    msg, pb_fields, uleb, wstr)
 
 NFUNC = 24
 FUNC_SIZE = 0x40
@@ -180,6 +184,46 @@ def check_report(stallwatch, path, want, raw):
               (sid, len(got_raw.get(sid, {})), len(counts)))
 
 
+def m_image_id(index, build_id, path="/nonexistent/app"):
+    """An ELF image at BASE with a build id (m_image() gives none)."""
+    return msg(2, uleb(index) + uleb(BASE) + uleb(0) + uleb(0x100000) + uleb(2) +
+               uleb(len(build_id)) + build_id + wstr(path) + wstr("x86_64"))
+
+
+def check_reannounced(stallwatch, d):
+    """Each stall's frames in the mapping of the build id its image had then."""
+    ids = [bytes(range(20)), bytes(range(100, 120))]
+    body = m_hello()
+    for sid, build_id in enumerate(ids, 1):
+        body += m_image_id(0, build_id) + m_begin(sid, 1, sid * 1000 * MS)
+        for k in range(5):
+            body += m_sample(sid, 0, 1, [BASE + 0x1010 + 4 * k, BASE + 0x2010],
+                             time=sid * 1000 * MS + (k + 1) * MS)
+        body += m_end(sid, 5, sid * 1000 * MS + 6 * MS, 6 * MS)
+    path = os.path.join(d, "reannounced.swtrace")
+    with open(path, "wb") as f:
+        f.write(RECORDING_HEADER + body)
+    p = subprocess.run([stallwatch, "report", "--format", "pprof", path],
+                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    check(p.returncode == 0, "report --format pprof on a re-announced image failed")
+    profile = list(pb_fields(gzip.decompress(p.stdout)))
+    strings = [v.decode() for f, _, v in profile if f == 6]
+    # Mapping: id 1, build_id 6 (a string index); Location: id 1, mapping_id 2
+    build_id_of = {}
+    for f, _, v in profile:
+        if f == 3:
+            m = {k: x for k, _, x in pb_fields(v)}
+            build_id_of[m.get(1)] = strings[m.get(6, 0)]
+    used = set()
+    for f, _, v in profile:
+        if f == 4:
+            loc = {k: x for k, _, x in pb_fields(v)}
+            used.add(build_id_of.get(loc.get(2)))
+    check(used == {i.hex() for i in ids},
+          "frames of an image announced again with another build id are in mappings of %s"
+          % sorted(x or "none" for x in used))
+
+
 def main():
     stallwatch = sys.argv[1]
     d = tempfile.mkdtemp(prefix="sw-report-stacks-")
@@ -203,6 +247,7 @@ def main():
         both = folded_lines(stallwatch, paths)
         check(both == ["table1" + l for l in alone[0]] + ["table2" + l for l in alone[1]],
               "two table recordings in one report differ from each alone")
+        check_reannounced(stallwatch, d)
     finally:
         shutil.rmtree(d)
     print("%d failures" % len(failures))

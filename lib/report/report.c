@@ -452,8 +452,8 @@ int sw_report_frames(struct sw_report *r, const struct sw_report_image *im, uint
 	return 0;
 }
 
-#define RAW_N_BITS 8
-#define RAW_N_MAX  ((1u << RAW_N_BITS) - 1)
+#define RAW_N_BITS    8
+#define RAW_N_MAX     ((1u << RAW_N_BITS) - 1)
 #define RAW_IMAGE_MAX (UINT32_MAX >> RAW_N_BITS)
 
 static uint32_t raw_n(const struct raw_slot *rs)
