@@ -31,17 +31,10 @@ void dw_index_free(struct dw_index *ix)
 	free(ix);
 }
 
-static size_t align8(size_t n)
-{
-	return (n + 7) & ~(size_t)7;
-}
-
 /* Where each array starts; false when the counts do not add up to size. */
 static bool ix_layout(struct dw_index *ix)
 {
 	const struct ix_header *h = ix->h;
-	const uint8_t *p = (const uint8_t *)ix->map;
-	uint64_t at = align8(sizeof(*h));
 	uint64_t sizes[] = {
 	    h->nunits * sizeof(struct ix_unit),    h->ncu_map * sizeof(struct dw_seg),
 	    h->nsegs * sizeof(struct dw_seg),      h->nfuncs * sizeof(struct ix_func),
@@ -50,13 +43,10 @@ static bool ix_layout(struct dw_index *ix)
 	const void *starts[8];
 	uint64_t counts[] = {h->nunits, h->ncu_map, h->nsegs,  h->nfuncs,
 			     h->nrows,  h->nseqs,   h->nfiles, h->nstr};
-	for (size_t i = 0; i < 8; i++) {
-		if (counts[i] > IX_MAX || sizes[i] > IX_MAX || at > ix->size)
+	for (size_t i = 0; i < 8; i++)
+		if (counts[i] > IX_MAX || sizes[i] > IX_MAX)
 			return false;
-		starts[i] = p + at;
-		at = align8(at + sizes[i]);
-	}
-	if (at != ix->size || h->nstr == 0)
+	if (!sw_map_parts(ix->map, ix->size, sizeof(*h), sizes, 8, starts) || h->nstr == 0)
 		return false;
 	ix->units = starts[0];
 	ix->cu_map = starts[1];

@@ -81,11 +81,6 @@ struct sw_symbolicate_table {
 
 /* --- reading --- */
 
-static size_t align8(size_t n)
-{
-	return (n + 7) & ~(size_t)7;
-}
-
 void sw_table_free(struct sw_symbolicate_table *t)
 {
 	if (!t)
@@ -109,19 +104,11 @@ static bool header_ok(const struct rt_header *h, size_t size, const uint8_t *key
 /* Where each array starts; false when the counts do not add up to the file's size. */
 static bool layout(struct sw_symbolicate_table *t, const struct rt_header *h)
 {
-	const uint8_t *p = t->map;
 	uint64_t sizes[] = {h->nranges * 4, h->nbuckets * 4,
 			    (h->nranges + 1) * sizeof(struct rt_range),
 			    h->nframes * sizeof(struct rt_frame), h->nstr};
 	const void *starts[5];
-	uint64_t at = align8(sizeof(*h));
-	for (size_t i = 0; i < 5; i++) {
-		if (at > t->size)
-			return false;
-		starts[i] = p + at;
-		at = align8(at + sizes[i]);
-	}
-	if (at != t->size)
+	if (!sw_map_parts(t->map, t->size, sizeof(*h), sizes, 5, starts))
 		return false;
 	t->lo = starts[0];
 	t->bucket = starts[1];
@@ -580,9 +567,7 @@ static int write_file(struct builder *b, uint64_t base, const uint8_t *key, size
 	    {b->frames, b->nframes * sizeof(*b->frames)},
 	    {b->str.data, b->str.len},
 	};
-	uint64_t size = 0;
-	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
-		size += align8(parts[i].len);
+	uint64_t size = sw_padded_size(parts, sizeof(parts) / sizeof(parts[0]));
 	h.file_size = size;
 	int r =
 	    size > RT_MAX ? -E2BIG : sw_publish(path, parts, sizeof(parts) / sizeof(parts[0]), 1);

@@ -87,3 +87,29 @@ int sw_map_whole(const char *path, size_t min, uint64_t max, void **ret, size_t 
 	*ret_size = (size_t)st.st_size;
 	return 0;
 }
+
+static uint64_t pad8(uint64_t n)
+{
+	return (n + 7) & ~(uint64_t)7;
+}
+
+uint64_t sw_padded_size(const struct sw_part *parts, size_t n)
+{
+	uint64_t size = 0;
+	for (size_t i = 0; i < n; i++)
+		size += pad8(parts[i].len);
+	return size;
+}
+
+bool sw_map_parts(const void *map, size_t size, size_t header_len, const uint64_t *lens, size_t n,
+		  const void **starts)
+{
+	uint64_t at = pad8(header_len);
+	for (size_t i = 0; i < n; i++) {
+		if (at > size || lens[i] > size - at)
+			return false;
+		starts[i] = (const uint8_t *)map + at;
+		at = pad8(at + lens[i]);
+	}
+	return at == size;
+}

@@ -7,7 +7,9 @@
 #ifndef SW_UTIL_PUBLISH_H
 #define SW_UTIL_PUBLISH_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct sw_part {
 	const void *data;
@@ -26,5 +28,16 @@ int sw_publish(const char *path, const struct sw_part *parts, size_t n, int pad8
  * munmap(*ret, *ret_size) releases it.
  */
 int sw_map_whole(const char *path, size_t min, uint64_t max, void **ret, size_t *ret_size);
+
+/* The size of the file sw_publish() with pad8 writes from parts of these lengths. */
+uint64_t sw_padded_size(const struct sw_part *parts, size_t n);
+
+/*
+ * Where each of n parts of the given lengths starts in a mapped file of
+ * size bytes that begins with a header of header_len bytes, as
+ * sw_publish() with pad8 laid them out: false unless they fill it exactly.
+ */
+bool sw_map_parts(const void *map, size_t size, size_t header_len, const uint64_t *lens, size_t n,
+		  const void **starts);
 
 #endif
