@@ -419,6 +419,18 @@ static void test_print_edges(void)
 		snprintf(want, sizeof(want), "%s\n%s:%u:%u\n\n", name, name, line, column);
 		CHECK_STR(sw_buf_str(&out), want);
 	}
+	/* a name longer than a frame's room, between frames that fit theirs */
+	static char long_name[2000];
+	memset(long_name, 'x', sizeof(long_name) - 1);
+	struct sw_frame three[] = {{.function = "f", .file = "a.c", .line = 1},
+				   {.function = long_name, .file = "b.c", .line = 22, .column = 3},
+				   {.function = "g", .file = "c.c", .line = 333}};
+	sw_buf_reset(&out);
+	CHECK_INT(sw_symbolicate_print_text(three, 3, &out), 0);
+	char *whole = NULL;
+	CHECK(asprintf(&whole, "f\na.c:1:0\n%s\nb.c:22:3\ng\nc.c:333:0\n\n", long_name) > 0);
+	CHECK_STR(sw_buf_str(&out), whole);
+	free(whole);
 	sw_buf_finish(&out);
 	munmap(map, 2 * (size_t)page);
 }

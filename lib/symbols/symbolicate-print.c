@@ -225,25 +225,20 @@ static int print_long_frame(const struct sw_frame *f, struct sw_buf *out)
 
 int sw_symbolicate_print_text(const struct sw_frame *frames, size_t n, struct sw_buf *out)
 {
-	/* one room for every frame: most fit FRAME_ROOM each */
-	char *start = room(out, n * FRAME_ROOM + 1), *p = start;
-	size_t i = 0;
-	for (char *q; start && i < n; i++, p = q) {
-		if (!(q = frame_text(&frames[i], p, p + FRAME_ROOM - FRAME_TAIL)))
-			break;
+	for (size_t i = 0; i < n;) {
+		/* one room for the frames left: most fit FRAME_ROOM each */
+		char *start = room(out, (n - i) * FRAME_ROOM + 1), *p = start;
+		for (char *q; start && i < n; i++, p = q)
+			if (!(q = frame_text(&frames[i], p, p + FRAME_ROOM - FRAME_TAIL)))
+				break;
+		if (start)
+			out->len += (size_t)(p - start);
+		/* a frame whose names do not fit FRAME_ROOM: a room of its own */
+		int r = i < n ? print_long_frame(&frames[i++], out) : 0;
+		if (r < 0)
+			return r;
 	}
-	if (start)
-		out->len += (size_t)(p - start);
-	int r = 0;
-	for (; i < n && r >= 0; i++) {
-		/* a frame that did not fit, and those after it */
-		char *at = room(out, FRAME_ROOM), *end;
-		if (at && (end = frame_text(&frames[i], at, at + FRAME_ROOM - FRAME_TAIL)))
-			out->len += (size_t)(end - at);
-		else
-			r = print_long_frame(&frames[i], out);
-	}
-	return r < 0 ? r : sw_buf_putc(out, '\n');
+	return sw_buf_putc(out, '\n');
 }
 
 static int json_string(struct sw_buf *out, const char *s)
