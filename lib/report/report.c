@@ -590,10 +590,9 @@ static int frames_at(struct sw_report *r, const struct sw_stalls *c, uint64_t ad
 		return n;
 	*ret_ids = r->ids + start;
 	*ret_n = (size_t)n;
+	/* keys are map entries, one per profile image */
 	_Static_assert(SW_SYMBOLICATE_MAX_FRAMES <= RAW_N_MAX, "a raw slot holds every run");
-	/* past 16M images in one report: looked up each time */
-	if (image > RAW_IMAGE_MAX)
-		return 0;
+	_Static_assert(SW_TREE_MAX_IMAGES <= RAW_IMAGE_MAX, "a raw slot holds every image key");
 	r->raw_slots[j] = (struct raw_slot){key, n == 1 ? r->ids[start] : start,
 					    (uint32_t)n | image << RAW_N_BITS};
 	r->nraw_slots++;
