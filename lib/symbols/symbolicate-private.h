@@ -14,6 +14,17 @@
 
 #include "symbolicate.h"
 
+/* FNV-1a over n bytes from h: cache files' names, and the table builder's sets. */
+static inline uint64_t sw_fnv64(const void *p, size_t n, uint64_t h)
+{
+	const uint8_t *b = p;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ULL;
+	return h;
+}
+
+#define SW_FNV64_OFFSET 0xcbf29ce484222325ULL
+
 /* The key of a table: the binary's cache key, then its debug file's. */
 #define SW_TABLE_MAX_KEY 200
 

@@ -339,10 +339,7 @@ struct builder {
 
 static uint64_t hash_bytes(const void *p, size_t n)
 {
-	const uint8_t *b = p;
-	uint64_t h = 0xcbf29ce484222325ULL ^ n;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 0x100000001b3ULL;
+	uint64_t h = sw_fnv64(p, n, SW_FNV64_OFFSET ^ n);
 	return h ^ (h >> 32);
 }
 

@@ -117,14 +117,6 @@ static void hex(const uint8_t *p, size_t n, char *out)
 	out[2 * n] = '\0';
 }
 
-static uint64_t fnv64(const void *p, size_t n, uint64_t h)
-{
-	const uint8_t *b = p;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 0x100000001b3ULL;
-	return h;
-}
-
 /*
  * What names the cache files of an object: its id (a dSYM's UUID is its
  * binary's) and architecture, or, for a file with no id, its path, size,
@@ -152,14 +144,14 @@ static int object_key(const struct sw_object *o, uint8_t *k, size_t *ret_len, ch
 			return -ENOENT;
 		uint64_t v[5] = {(uint64_t)st.st_size, (uint64_t)st.st_mtim.tv_sec,
 				 (uint64_t)st.st_mtim.tv_nsec, (uint64_t)st.st_ino,
-				 fnv64(o->path, strlen(o->path), 0xcbf29ce484222325ULL)};
+				 sw_fnv64(o->path, strlen(o->path), SW_FNV64_OFFSET)};
 		k[n++] = 'p';
 		memcpy(k + n, v, sizeof(v));
 		n += sizeof(v);
 		memcpy(k + n, o->arch, alen);
 		n += alen;
 		snprintf(name, cap, "path-%016llx",
-			 (unsigned long long)fnv64(k, n, 0xcbf29ce484222325ULL));
+			 (unsigned long long)sw_fnv64(k, n, SW_FNV64_OFFSET));
 	}
 	*ret_len = n;
 	return 0;
@@ -260,7 +252,7 @@ static void table_name(struct sw_symbolicator *s, struct image *im)
 		n += object_shape(im->dbg, k + n);
 	}
 	/* the binary's name, and a hash of the rest: copies of one build do not share a file */
-	unsigned long long rest = fnv64(k + id_len, n - id_len, 0xcbf29ce484222325ULL);
+	unsigned long long rest = sw_fnv64(k + id_len, n - id_len, SW_FNV64_OFFSET);
 	if (asprintf(&im->table_path, "%s/ranges/%s-%016llx.swr", s->cache_dir, name, rest) < 0) {
 		im->table_path = NULL;
 		return;
