@@ -145,6 +145,19 @@ static int fill(struct reader *rd)
  */
 #define SLICE 32768
 /* Appends the answers of addrs[0..n) to out, writing out whenever it is large when flush is set. */
+/* One address's answer, written out whenever the buffer is large when flush is set. */
+static int print_answer(bool json, uint64_t addr, const struct sw_frame *f, size_t n,
+			struct sw_buf *out, bool flush)
+{
+	int pr = json ? sw_symbolicate_print_json(addr, f, n, out)
+		      : sw_symbolicate_print_text(f, n, out);
+	if (flush && out->len >= (1 << 16)) {
+		fwrite(out->data, 1, out->len, stdout);
+		sw_buf_reset(out);
+	}
+	return pr;
+}
+
 static int print_slice(bool json, const struct sw_symbolicate_batch *b, const uint64_t *addrs,
 		       size_t n, struct sw_buf *out, bool flush, size_t *ret_printed)
 {
@@ -170,12 +183,7 @@ static int print_slice(bool json, const struct sw_symbolicate_batch *b, const ui
 			__builtin_prefetch(ahead->function);
 			__builtin_prefetch(ahead->file);
 		}
-		pr = json ? sw_symbolicate_print_json(addrs[i], f, b->count[i], out)
-			  : sw_symbolicate_print_text(f, b->count[i], out);
-		if (flush && out->len >= (1 << 16)) {
-			fwrite(out->data, 1, out->len, stdout);
-			sw_buf_reset(out);
-		}
+		pr = print_answer(json, addrs[i], f, b->count[i], out, flush);
 	}
 	*ret_printed = pr < 0 ? i - 1 : i;
 	return pr;
@@ -216,16 +224,11 @@ static void answer_table(struct sw_symbolicator *sym, const struct sw_symbolicat
 			if (i + AHEAD < k)
 				sw_symbolicate_table_prefetch(t, ranges[i + AHEAD]);
 			int got = sw_symbolicate_table_frames(sym, t, ranges[i], v[i], frames);
-			int pr = json ? sw_symbolicate_print_json(v[i], frames, (size_t)got, out)
-				      : sw_symbolicate_print_text(frames, (size_t)got, out);
+			int pr = print_answer(json, v[i], frames, (size_t)got, out, flush);
 			if (pr < 0) {
 				a->pr = pr;
 				a->bad = v[i];
 				return;
-			}
-			if (flush && out->len >= (1 << 16)) {
-				fwrite(out->data, 1, out->len, stdout);
-				sw_buf_reset(out);
 			}
 		}
 	}
