@@ -170,23 +170,29 @@ static size_t scan_range(const struct sw_symbolicate_table *t, size_t lo, size_t
 	return lo;
 }
 
+/* The ranges bucket b may hold: its first and the next bucket's, checked like any input. */
+static void bucket_span(const struct sw_symbolicate_table *t, uint64_t b, size_t *ret_lo,
+			size_t *ret_hi)
+{
+	size_t last = t->nranges - 1;
+	size_t lo = b < t->nbuckets ? t->bucket[b] : t->bucket[t->nbuckets - 1];
+	size_t hi = b + 1 < t->nbuckets ? t->bucket[b + 1] : last;
+	if (hi > last)
+		hi = last;
+	*ret_lo = lo > hi ? hi : lo;
+	*ret_hi = hi;
+}
+
 /* The range holding addr: nranges (the record below base) when it is below base. */
 static size_t find_range(const struct sw_symbolicate_table *t, uint64_t addr)
 {
 	if (addr < t->base)
 		return t->nranges;
 	uint64_t off = addr - t->base;
-	size_t last = t->nranges - 1;
 	if (off > UINT32_MAX)
-		return last;
-	uint64_t b = off >> t->shift;
-	/* the bucket's first range and the next bucket's, checked: input like any other */
-	size_t lo = b < t->nbuckets ? t->bucket[b] : t->bucket[t->nbuckets - 1];
-	size_t hi = b + 1 < t->nbuckets ? t->bucket[b + 1] : last;
-	if (hi > last)
-		hi = last;
-	if (lo > hi)
-		lo = hi;
+		return t->nranges - 1;
+	size_t lo, hi;
+	bucket_span(t, off >> t->shift, &lo, &hi);
 	return scan_range(t, lo, hi, off);
 }
 
@@ -203,7 +209,6 @@ void sw_symbolicate_table_find(const struct sw_symbolicate_table *t, const uint6
 {
 	/* each address's offset and bucket; UINT32_MAX: outside the buckets, found whole */
 	uint32_t off[GROUP], b[GROUP], lo[GROUP], hi[GROUP];
-	size_t last = t->nranges - 1;
 	for (size_t at = 0; at < n; at += GROUP) {
 		size_t k = n - at < GROUP ? n - at : GROUP;
 		for (size_t i = 0; i < k; i++) {
@@ -220,10 +225,9 @@ void sw_symbolicate_table_find(const struct sw_symbolicate_table *t, const uint6
 		for (size_t i = 0; i < k; i++) {
 			if (b[i] == UINT32_MAX)
 				continue;
-			/* checked: input like any other */
-			size_t h = t->bucket[b[i] + 1], l = t->bucket[b[i]];
-			h = h > last ? last : h;
-			lo[i] = (uint32_t)(l > h ? h : l);
+			size_t l, h;
+			bucket_span(t, b[i], &l, &h);
+			lo[i] = (uint32_t)l;
 			hi[i] = (uint32_t)h;
 			__builtin_prefetch(&t->lo[lo[i]]);
 			__builtin_prefetch(&t->ranges[lo[i]]);
