@@ -196,6 +196,22 @@ enum swa_wait swa_loop_wait_kind(uint64_t key, uint64_t sp, uint64_t site);
  * wait at site (its canonical frame address), 0 if unknown.  Slow path only.
  */
 extern uint64_t (*swa_loop_caller_top)(uint64_t site);
+/*
+ * The call site of the wait that made the loop learnt, while its frame's top
+ * is still to find, else 0: unwinding takes tens of microseconds the first
+ * time, so the hook calls swa_loop_find_top() once the loop is idle, from
+ * the same frame (the wait's caller is still its caller), and the time is
+ * no part of the stall that may have just ended.
+ */
+extern uint64_t swa_loop_top_pending;
+void swa_loop_find_top(void);
+/*
+ * The call site of the wait whose hook is in its slow path on the main
+ * thread (swa_loop_wait_kind(), swa_loop_find_top(): the unwinding), else 0.
+ * A sample taken meanwhile ends at the hook (watchdog.c): the app is at its
+ * wait, the rest is the agent's.
+ */
+extern _Atomic uint64_t swa_loop_hook_site;
 /* After an SWA_WAIT_INNER wait that began at t0 (swa_plat_now()) returned. */
 void swa_loop_inner_waited(uint64_t key, uint64_t sp, uint64_t t0);
 

@@ -61,8 +61,12 @@ void swa_loop_note_first_wait(uint64_t t)
 
 uint64_t (*swa_loop_caller_top)(uint64_t site);
 
+uint64_t swa_loop_top_pending;
+static uint64_t pending_rise; /* how far the learnt wait's sp lies above this wait's */
+
 static void set_loop(uint64_t base, uint64_t sp, uint64_t top)
 {
+	swa_loop_top_pending = 0;
 	loop_base = base;
 	loop_sp = sp;
 	loop_top = top;
@@ -87,11 +91,14 @@ static enum swa_wait learn(uint64_t base, uint64_t sp, uint64_t site)
 			if (sp > candidates[i].sp)
 				candidates[i].sp = sp;
 			if (++candidates[i].count >= LEARN_WAITS) {
-				/* the same caller at its shallowest: its frame's top moves with it
+				/*
+				 * the same caller at its shallowest: its frame's top
+				 * moves with it, and is found once the loop is idle
+				 * (swa_loop_find_top())
 				 */
-				uint64_t top = caller_top(site);
-				set_loop(base, candidates[i].sp,
-					 top ? top + (candidates[i].sp - sp) : 0);
+				set_loop(base, candidates[i].sp, 0);
+				swa_loop_top_pending = site;
+				pending_rise = candidates[i].sp - sp;
 			}
 			return SWA_WAIT_LOOP;
 		}
@@ -104,7 +111,30 @@ static enum swa_wait learn(uint64_t base, uint64_t sp, uint64_t site)
 	return SWA_WAIT_LOOP;
 }
 
+_Atomic uint64_t swa_loop_hook_site;
+
+void swa_loop_find_top(void)
+{
+	uint64_t site = swa_loop_top_pending;
+	atomic_store_explicit(&swa_loop_hook_site, site, memory_order_relaxed);
+	uint64_t top = caller_top(site);
+	atomic_store_explicit(&swa_loop_hook_site, 0, memory_order_relaxed);
+	swa_loop_top_pending = 0;
+	if (top)
+		loop_top = top + pending_rise;
+}
+
+static enum swa_wait wait_kind(uint64_t key, uint64_t sp, uint64_t site);
+
 enum swa_wait swa_loop_wait_kind(uint64_t key, uint64_t sp, uint64_t site)
+{
+	atomic_store_explicit(&swa_loop_hook_site, site, memory_order_relaxed);
+	enum swa_wait kind = wait_kind(key, sp, site);
+	atomic_store_explicit(&swa_loop_hook_site, 0, memory_order_relaxed);
+	return kind;
+}
+
+static enum swa_wait wait_kind(uint64_t key, uint64_t sp, uint64_t site)
 {
 	uint64_t base = key ^ swa_loop_wait_sp_mix(sp);
 	if (!swa_loop_wait_key)

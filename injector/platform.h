@@ -62,10 +62,11 @@ struct swa_capture {
 	uint64_t stack_hi;    /* top of the thread's stack (exclusive), 0 when unknown */
 	uint8_t *copy;        /* prepared by the caller */
 	size_t copy_cap;
-	size_t copy_len;  /* bytes of live stack in copy */
-	uint32_t flags;   /* swa_capture_flags */
-	uint64_t held_ns; /* how long the thread was held (diagnostics, benchmarks) */
-	uint64_t held_at; /* monotonic ns when it was held, 0 when not known */
+	size_t copy_len;    /* bytes of live stack in copy */
+	uint32_t flags;     /* swa_capture_flags */
+	uint64_t held_ns;   /* how long the thread was held (diagnostics, benchmarks) */
+	uint64_t held_at;   /* monotonic ns when it was held, 0 when not known */
+	uint64_t hook_site; /* swa_loop_hook_site then, where the thread reads it (agent.h) */
 };
 
 enum swa_thread_state {

@@ -157,6 +157,24 @@ static bool unknown_image(uint32_t depth)
 }
 
 /*
+ * A capture of the main thread in its wait hook's slow path: the frames
+ * below the hook (the agent deciding what the wait is, the C runtime's
+ * unwinder) go, and the stack ends at the hook, where the app waits.  The
+ * hook is the frame just inside its call site; depth is kept when the site
+ * is not among the innermost frames.
+ */
+static uint32_t end_at_hook(uint64_t site, uint32_t depth)
+{
+	enum { HOOK_FRAMES = 16 }; /* the hook's callees, with the C runtime's unwinder */
+	for (uint32_t k = 1; k < depth && k < HOOK_FRAMES; k++)
+		if (frames[k] == site) {
+			memmove(frames, &frames[k - 1], (depth - (k - 1)) * sizeof(frames[0]));
+			return depth - (k - 1);
+		}
+	return depth;
+}
+
+/*
  * A stack deeper than max keeps both ends: its innermost frames (the
  * culprit) and its outermost (main, the thread's entry), and says how many
  * were left out between them.
@@ -205,6 +223,8 @@ static void sample_thread(const struct swa_thread *t, uint32_t max)
 			depth = swa_unwind(&cap, frames, WALK_MAX, &uflags);
 		}
 		flags = wire_flags(uflags, cap.flags);
+		if (cap.hook_site && t == &swa_main_thread)
+			depth = end_at_hook(cap.hook_site, depth);
 		uint32_t walked = depth;
 		depth = keep_ends(depth, max, &elided, &elided_at);
 		if (elided)

@@ -1147,6 +1147,78 @@ def scenario_crash():
     shutil.rmtree(d)
 
 
+
+def image_path(stall, text):
+    """The path of the image holding address text (hex), or None."""
+    addr = int(text, 16)
+    for m in stall["images"]:
+        lo = int(m["load_address"], 16)
+        if lo <= addr < lo + m["text_size"]:
+            return m["path"]
+    return None
+
+
+def scenario_hook():
+    # The agent's wait hook unwinds the main thread with the C runtime's
+    # unwinder when it learns the loop's wait and when it meets a new one
+    # (loop-wait.c).  SW_UNWIND_SPY_LIB stands in for that unwinder and
+    # spins 300 ms first on the main thread.  Learning, in the idle time
+    # before the step, must make no stall of its own: the frame is found
+    # once the loop is idle.  The step's poll is a new wait inside the
+    # iteration, so the hook's unwinding there makes the step a stall;
+    # the samples of that time end at the hook, where the app waits, and
+    # none shows the agent's unwinding.
+    spy = os.environ.get("SW_UNWIND_SPY_LIB", "")
+    if not spy:
+        skip("SW_UNWIND_SPY_LIB is not set (meson test sets it)")
+    d = tempfile.mkdtemp(prefix="sw-hook-")
+    log = os.path.join(d, "unwinds")
+    env = {"LD_PRELOAD": spy, "SW_UNWIND_SPY": log, "SW_UNWIND_SPY_MS": "300"}
+    p = stallwatch_run([], [STALLAPP, "pollwait:50"], env)
+    objs, app = parse(p.stdout.splitlines())
+    stalls = stalls_of(objs)
+    steps = steps_of(app)
+    unwinds = [tuple(int(x) for x in l.split()[1:]) for l in open(log)] if os.path.exists(log) else []
+    shutil.rmtree(d)
+    check(p.returncode == 0, "run exited %d: %s" % (p.returncode, p.stderr))
+    check(len(steps) == 1, "the app's step did not run: %s" % app)
+    # the constructor's, the learning's, the step's new wait's
+    check(len(unwinds) >= 3, "the spy saw %d unwinds on the main thread, want 3 or more: "
+          "is it preloaded?" % len(unwinds))
+    check(len(stalls) == 1, "want the step's stall alone, got %d: %s"
+          % (len(stalls), [(s["monotonic_start_ns"], s["duration_ms"]) for s in stalls]))
+    if len(stalls) != 1 or not steps:
+        return
+    st, step = stalls[0], steps[0]
+    end = st["monotonic_start_ns"] + st["duration_ms"] * 1e6
+    check(abs(st["monotonic_start_ns"] - step["begin"]) < 50e6,
+          "the stall starts %.1f ms from the step" % ((st["monotonic_start_ns"] - step["begin"]) / 1e6))
+    inside = [u for u in unwinds if st["monotonic_start_ns"] <= u[0] < end]
+    check(inside and all(step["begin"] <= u[0] for u in inside),
+          "want the step's unwinding inside the stall: %s (step %d to %d)"
+          % (inside, step["begin"], step["end"]))
+    mains = [s for s in st["stacks"] if s["thread"] == st["thread"] and s["frames"]]
+    paths = [[image_path(st, f) for f in s["frames"]] for s in mains]
+    in_spy = sum(1 for pp in paths if any(x and os.path.basename(x) == os.path.basename(spy)
+                                          for x in pp))
+    in_libgcc = sum(1 for pp in paths if any(x and "libgcc_s" in os.path.basename(x)
+                                             for x in pp))
+    check(not in_spy and not in_libgcc,
+          "stacks inside the hook's unwinding: %d in the spy, %d in libgcc_s"
+          % (in_spy, in_libgcc))
+    # most of the stall is the hook's: those samples end at the hook, in the agent
+    hook = [(s, pp) for s, pp in zip(mains, paths)
+            if pp[0] and os.path.realpath(pp[0]) == os.path.realpath(AGENT)]
+    at_hook = sum(s["count"] for s, _ in hook)
+    total = sum(s["count"] for s in mains)
+    check(total and at_hook * 2 >= total,
+          "%d of %d samples end at the hook, want half or more" % (at_hook, total))
+    if hook:
+        names = symbolize(st, hook[0][0]["frames"])
+        check(names[0] == "poll" and "stall_pollwait" in names[1:3],
+              "a sample at the hook is %s, want poll called by stall_pollwait" % names[:3])
+
+
 SCENARIOS = {
     "stalls": scenario_stalls,
     "dlopen": scenario_dlopen,
@@ -1169,6 +1241,7 @@ SCENARIOS = {
     "connect": scenario_connect,
     "pac": scenario_pac,
     "crash": scenario_crash,
+    "hook": scenario_hook,
 }
 
 if __name__ == "__main__":

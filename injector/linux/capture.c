@@ -51,6 +51,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "../agent.h"
 #include "../platform.h"
 #include "linux.h"
 
@@ -226,6 +227,8 @@ static void handler(int sig, siginfo_t *si, void *ucv)
 	req.cpu = sched_getcpu();
 	struct swa_capture *cap = req.cap;
 	regs_from_ucontext(&cap->regs, ucv);
+	/* the held thread's own view: set only while the main thread's hook classifies a wait */
+	cap->hook_site = atomic_load_explicit(&swa_loop_hook_site, memory_order_relaxed);
 	copy_stack(cap, cap->regs.r[SWA_REG_SP]);
 	req.left = swa_linux_now_ns();
 	atomic_store(&req.state, REQ_DONE);

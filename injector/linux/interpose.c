@@ -121,7 +121,8 @@ static inline const struct timespec *rest_of(const struct timespec *ts, struct t
  * while still busy (first), and only if nothing came makes the loop idle for
  * the rest of its timeout (rest): a pump whose waits return at once is no
  * wait.  The loop's own wait is own: the system call itself where there is
- * a raw_ function for it, else call.
+ * a raw_ function for it, else call.  A wait that made the loop learnt has
+ * its caller's frame found once the loop is idle (swa_loop_top_pending).
  */
 #define HOOK(object, immediate, call, own, split, first, whole, rest)                              \
 	do {                                                                                       \
@@ -130,10 +131,10 @@ static inline const struct timespec *rest_of(const struct timespec *ts, struct t
 		uint64_t sp_ = (uint64_t)(uintptr_t)__builtin_frame_address(0);                    \
 		const void *site_ = __builtin_return_address(0);                                   \
 		uint64_t key_ = swa_loop_wait_key_of(site_, (uint64_t)(object), sp_);              \
+		bool slow_ = key_ != swa_loop_wait_key;                                            \
 		enum swa_wait kind_ =                                                              \
-		    key_ == swa_loop_wait_key                                                      \
-			? SWA_WAIT_LOOP                                                            \
-			: swa_loop_wait_kind(key_, sp_, (uint64_t)(uintptr_t)site_);               \
+		    slow_ ? swa_loop_wait_kind(key_, sp_, (uint64_t)(uintptr_t)site_)              \
+			  : SWA_WAIT_LOOP;                                                         \
 		if (kind_ == SWA_WAIT_INNER) {                                                     \
 			if (trigger_only)                                                          \
 				return call;                                                       \
@@ -146,6 +147,8 @@ static inline const struct timespec *rest_of(const struct timespec *ts, struct t
 		}                                                                                  \
 		if (trigger_only) {                                                                \
 			atomic_store_explicit(&swa_linux_main_waited, true, memory_order_relaxed); \
+			if (__builtin_expect(slow_, 0) && swa_loop_top_pending)                    \
+				swa_loop_find_top();                                               \
 			return call;                                                               \
 		}                                                                                  \
 		bool nested_ = (split) && kind_ == SWA_WAIT_NESTED;                                \
@@ -155,6 +158,8 @@ static inline const struct timespec *rest_of(const struct timespec *ts, struct t
 				return r_; /* events, an error, or its whole timeout */            \
 		}                                                                                  \
 		swa_loop_before_wait();                                                            \
+		if (__builtin_expect(slow_, 0) && swa_loop_top_pending)                            \
+			swa_loop_find_top();                                                       \
 		int r_ = nested_ ? rest : own;                                                     \
 		if (__builtin_expect(r_ >= 0, 1)) {                                                \
 			swa_loop_after_wait(SWA_LOOP_DEFAULT_CONTEXT);                             \
@@ -421,6 +426,11 @@ int swa_linux_waits_start(bool only_trigger)
 {
 	trigger_only = only_trigger;
 	swa_loop_caller_top = caller_top;
+	/*
+	 * the unwinder's first call binds its symbols and finds its first
+	 * objects (tens of microseconds): paid here, not at a wait
+	 */
+	caller_top(0);
 	swa_linux_guard_init();
 	get_poll();
 	get_ppoll();
