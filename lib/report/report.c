@@ -599,6 +599,20 @@ static int frames_at(struct sw_report *r, const struct sw_stalls *c, uint64_t ad
 	return 0;
 }
 
+/* How many raw slots ahead of its lookups convert() fetches. */
+#define RAW_AHEAD 16
+
+/*
+ * The raw slot frame k of smp starts its probe at, for a prefetch (made
+ * by the caller: GCC drops the call of a function that only prefetches).
+ */
+static const struct raw_slot *raw_home(const struct sw_report *r, const struct sw_stall_sample *smp,
+				       uint32_t k)
+{
+	uint64_t key = (smp->frames[k] << 1 | (k > 0)) + 1;
+	return &r->raw_slots[slot_hash(0, key, false) & (r->raw_slots_cap - 1)];
+}
+
 /* Converts a sample's raw frames (leaf first) to profile frame ids (root first) in r->stack. */
 static int convert(struct sw_report *r, const struct sw_stalls *c,
 		   const struct sw_stall_sample *smp, size_t *ret_depth)
@@ -617,17 +631,19 @@ static int convert(struct sw_report *r, const struct sw_stalls *c,
 		r->stack[depth++] = r->stopped_frame - 1;
 	}
 	/*
-	 * the slots of every address first, in the order the lookups below
-	 * take them (the root first): the first lookups then wait for the
-	 * first loads, not the last
+	 * the slots of the first RAW_AHEAD addresses first, in the order the
+	 * lookups below take them (the root first), then each lookup fetches
+	 * the slot RAW_AHEAD after its own: a few loads in flight all along,
+	 * not a whole stack's, which filled the core's miss buffers and left
+	 * the prefetches themselves waiting
 	 */
 	if (r->raw_slots_cap)
-		for (uint32_t k = smp->depth; k-- > 0;)
-			__builtin_prefetch(
-			    &r->raw_slots[slot_hash(0, (smp->frames[k] << 1 | (k > 0)) + 1, false) &
-					  (r->raw_slots_cap - 1)]);
+		for (uint32_t k = smp->depth; k-- > 0 && k + RAW_AHEAD >= smp->depth;)
+			__builtin_prefetch(raw_home(r, smp, k));
 	/* frames are leaf first; every frame but the leaf is a return address */
 	for (uint32_t k = smp->depth; k-- > 0;) {
+		if (k >= RAW_AHEAD && r->raw_slots_cap)
+			__builtin_prefetch(raw_home(r, smp, k - RAW_AHEAD));
 		if ((smp->flags & SW_SAMPLE_ELIDED) && k + 1 == smp->elided_at && smp->elided) {
 			/* the outermost frames are in: one node says how many came between */
 			if ((e = left_out(r, smp->elided)) < 0)
