@@ -11,6 +11,9 @@ the way `record` writes one (through its stack table); one more row, "tree
 recording from before the table holds them.
 
     bench-report.py STALLWATCH GEN-RECORDING BENCH-TREE [RUNS [SAMPLES]]
+
+RUNS is 5 by default: on a shared machine a format's CPU time moves by 5 to
+10% from one run to the next, and a median of three moved with it.
 """
 import os
 import resource
@@ -38,13 +41,14 @@ def main():
     if len(sys.argv) < 4:
         sys.exit(__doc__)
     stallwatch, gen, bench_tree = sys.argv[1:4]
-    runs = int(sys.argv[4]) if len(sys.argv) > 4 else 3
+    runs = int(sys.argv[4]) if len(sys.argv) > 4 else 5
     samples = sys.argv[5] if len(sys.argv) > 5 else "1000000"
     d = tempfile.mkdtemp()
     rec = os.path.join(d, "bench.swtrace")
     whole = os.path.join(d, "whole.swtrace")
     subprocess.run([gen, rec, samples], check=True)
     subprocess.run([gen, "--whole", whole, samples], check=True)
+    print("medians of %d interleaved runs" % runs)
     print("recording: %s samples x 64 frames, 100k distinct stacks, 20 images, %.0f MB "
           "(%.0f MB with every stack whole)"
           % (samples, os.path.getsize(rec) / 1e6, os.path.getsize(whole) / 1e6))
