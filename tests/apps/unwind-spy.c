@@ -39,7 +39,7 @@ int _Unwind_Backtrace(trace_fn fn, void *arg)
 {
 	static int (*real)(trace_fn, void *);
 	if (!real)
-		real = (int (*)(trace_fn, void *))dlsym(RTLD_NEXT, "_Unwind_Backtrace");
+		*(void **)&real = dlsym(RTLD_NEXT, "_Unwind_Backtrace");
 	if (!real)
 		abort();
 	if (gettid() != getpid())
