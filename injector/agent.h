@@ -206,10 +206,10 @@ extern uint64_t (*swa_loop_caller_top)(uint64_t site);
 extern uint64_t swa_loop_top_pending;
 void swa_loop_find_top(void);
 /*
- * The call site of the wait whose hook is in its slow path on the main
- * thread (swa_loop_wait_kind(), swa_loop_find_top(): the unwinding), else 0.
- * A sample taken meanwhile ends at the hook (watchdog.c): the app is at its
- * wait, the rest is the agent's.
+ * The call site of the wait whose hook unwinds the main thread to place it
+ * (swa_loop_caller_top, from the slow path), else 0.  A sample taken
+ * meanwhile ends at the hook (watchdog.c): the app is at its wait, the rest
+ * is the agent's.
  */
 extern _Atomic uint64_t swa_loop_hook_site;
 /* After an SWA_WAIT_INNER wait that began at t0 (swa_plat_now()) returned. */

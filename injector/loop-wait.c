@@ -75,10 +75,21 @@ static void set_loop(uint64_t base, uint64_t sp, uint64_t top)
 	swa_loop_wait_key = base ^ swa_loop_wait_sp_mix(sp);
 }
 
-/* The top of the frame that made a wait at site, sp: 0 if unknown. */
+_Atomic uint64_t swa_loop_hook_site;
+
+/*
+ * The top of the frame that made a wait at site, sp: 0 if unknown.  While
+ * the unwinder runs, the site is published: a sample taken then ends at the
+ * hook.
+ */
 static uint64_t caller_top(uint64_t site)
 {
-	return swa_loop_caller_top ? swa_loop_caller_top(site) : 0;
+	if (!swa_loop_caller_top)
+		return 0;
+	atomic_store_explicit(&swa_loop_hook_site, site, memory_order_relaxed);
+	uint64_t top = swa_loop_caller_top(site);
+	atomic_store_explicit(&swa_loop_hook_site, 0, memory_order_relaxed);
+	return top;
 }
 
 static enum swa_wait learn(uint64_t base, uint64_t sp, uint64_t site)
@@ -111,30 +122,15 @@ static enum swa_wait learn(uint64_t base, uint64_t sp, uint64_t site)
 	return SWA_WAIT_LOOP;
 }
 
-_Atomic uint64_t swa_loop_hook_site;
-
 void swa_loop_find_top(void)
 {
-	uint64_t site = swa_loop_top_pending;
-	atomic_store_explicit(&swa_loop_hook_site, site, memory_order_relaxed);
-	uint64_t top = caller_top(site);
-	atomic_store_explicit(&swa_loop_hook_site, 0, memory_order_relaxed);
+	uint64_t top = caller_top(swa_loop_top_pending);
 	swa_loop_top_pending = 0;
 	if (top)
 		loop_top = top + pending_rise;
 }
 
-static enum swa_wait wait_kind(uint64_t key, uint64_t sp, uint64_t site);
-
 enum swa_wait swa_loop_wait_kind(uint64_t key, uint64_t sp, uint64_t site)
-{
-	atomic_store_explicit(&swa_loop_hook_site, site, memory_order_relaxed);
-	enum swa_wait kind = wait_kind(key, sp, site);
-	atomic_store_explicit(&swa_loop_hook_site, 0, memory_order_relaxed);
-	return kind;
-}
-
-static enum swa_wait wait_kind(uint64_t key, uint64_t sp, uint64_t site)
 {
 	uint64_t base = key ^ swa_loop_wait_sp_mix(sp);
 	if (!swa_loop_wait_key)

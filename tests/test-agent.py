@@ -124,16 +124,21 @@ def symbolizer():
     skip("llvm-symbolizer not found")
 
 
+def image_of(stall, text):
+    """The stall's image holding address text (hex), or None."""
+    addr = int(text, 16)
+    return next((m for m in stall["images"]
+                 if int(m["load_address"], 16) <= addr < int(m["load_address"], 16) + m["text_size"]),
+                None)
+
+
 def symbolize(stall, frames):
     """Function names of frames (leaf first), '??' where unknown."""
-    images = stall["images"]
     by_path = {}
     where = []
     for i, text in enumerate(frames):
         addr = int(text, 16)
-        im = next((m for m in images
-                   if int(m["load_address"], 16) <= addr < int(m["load_address"], 16) + m["text_size"]),
-                  None)
+        im = image_of(stall, text)
         if im is None or not os.path.exists(im["path"]):
             where.append(None)
             continue
@@ -1147,15 +1152,10 @@ def scenario_crash():
     shutil.rmtree(d)
 
 
-
 def image_path(stall, text):
     """The path of the image holding address text (hex), or None."""
-    addr = int(text, 16)
-    for m in stall["images"]:
-        lo = int(m["load_address"], 16)
-        if lo <= addr < lo + m["text_size"]:
-            return m["path"]
-    return None
+    im = image_of(stall, text)
+    return im["path"] if im else None
 
 
 def scenario_hook():

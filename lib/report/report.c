@@ -551,13 +551,19 @@ static int image_key(struct sw_report *r, const struct sw_stalls *c,
 	return e;
 }
 
+/* A raw slot's key: the address and whether it is a return address, never 0. */
+static uint64_t raw_key(uint64_t addr, bool ret)
+{
+	return (addr << 1 | ret) + 1;
+}
+
 /* The frame ids of a raw address under the collector's current images. */
 static int frames_at(struct sw_report *r, const struct sw_stalls *c, uint64_t addr, bool ret,
 		     const uint32_t **ret_ids, size_t *ret_n)
 {
 	if (r->nraw_slots * 4 >= r->raw_slots_cap * 3 && grow_raw_slots(r) < 0)
 		return -ENOMEM;
-	uint64_t key = (addr << 1 | ret) + 1;
+	uint64_t key = raw_key(addr, ret);
 	size_t j = slot_hash(0, key, false) & (r->raw_slots_cap - 1);
 	for (; r->raw_slots[j].key; j = (j + 1) & (r->raw_slots_cap - 1))
 		if (r->raw_slots[j].key == key && (addr << 1 >> 1) == addr) {
@@ -609,7 +615,7 @@ static int frames_at(struct sw_report *r, const struct sw_stalls *c, uint64_t ad
 static const struct raw_slot *raw_home(const struct sw_report *r, const struct sw_stall_sample *smp,
 				       uint32_t k)
 {
-	uint64_t key = (smp->frames[k] << 1 | (k > 0)) + 1;
+	uint64_t key = raw_key(smp->frames[k], k > 0);
 	return &r->raw_slots[slot_hash(0, key, false) & (r->raw_slots_cap - 1)];
 }
 
