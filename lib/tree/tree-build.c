@@ -55,7 +55,7 @@ struct path_chunk {
 };
 
 /* How many items ahead a pass over a group fetches their stacks. */
-#define PREFETCH 8
+#define PREFETCH 32
 
 struct builder {
 	const struct sw_profile *p;
@@ -70,9 +70,11 @@ struct builder {
 	uint32_t *order, *order_tmp;
 	struct task *tasks;
 	size_t ntasks, tasks_cap;
-	/* per function: its kid + 1 in the group being split; per frame: its weight there */
+	/*
+	 * per function: its kid + 1 in the group being split (per frame, its
+	 * place in seen + 1 is the profile's frame_fid[].slot)
+	 */
 	uint32_t *fid_kid;
-	uint32_t *frame_slot; /* per frame: its place in seen + 1 */
 	struct seen {
 		uint32_t frame, kid;
 		uint64_t weight;
@@ -560,18 +562,20 @@ static int split(struct builder *b, const struct task *tk)
 	for (size_t i = tk->lo; i < tk->hi; i++) {
 		const struct sw_tree_path *it = &b->items[i];
 		/*
-		 * The items' stacks lie anywhere: fetch a few ahead, and the
-		 * frame's function and slot for those half as far, whose frames
-		 * are in by then.
+		 * The items' stacks lie anywhere: fetch them well ahead (the
+		 * misses overlap; 8 ahead left most of the time waiting on
+		 * them), and the frame's function and slot for those half as
+		 * far, whose frames are in by then.
 		 */
 		if (i + PREFETCH < tk->hi)
 			__builtin_prefetch(b->items[i + PREFETCH].path + d);
 		if (i + PREFETCH / 2 < tk->hi) {
 			uint32_t ahead = b->items[i + PREFETCH / 2].path[d];
 			__builtin_prefetch(&p->frame_fid[ahead]);
-			__builtin_prefetch(&b->frame_slot[ahead]);
 		}
-		uint32_t f = it->path[d], fid = p->frame_fid[f];
+		uint32_t f = it->path[d];
+		struct sw_frame_fid *ff = &p->frame_fid[f];
+		uint32_t fid = ff->fid;
 		uint32_t k = b->fid_kid[fid];
 		if (!k) {
 			b->kids[nk] = (struct kid){.fid = fid, .frame = NONE};
@@ -587,10 +591,10 @@ static int split(struct builder *b, const struct task *tk)
 		} else {
 			kd->ncont++;
 		}
-		uint32_t sl = b->frame_slot[f];
+		uint32_t sl = ff->slot;
 		if (!sl) {
 			b->seen[nseen] = (struct seen){.frame = f, .kid = k - 1};
-			sl = b->frame_slot[f] = (uint32_t)++nseen;
+			sl = ff->slot = (uint32_t)++nseen;
 		}
 		b->seen[sl - 1].weight += it->weight;
 	}
@@ -613,7 +617,7 @@ static int split(struct builder *b, const struct task *tk)
 			kd->frame = sn->frame;
 			kd->frame_weight = sn->weight;
 		}
-		b->frame_slot[sn->frame] = 0;
+		p->frame_fid[sn->frame].slot = 0;
 	}
 	for (size_t k = 0; k < nk; k++)
 		b->fid_kid[b->kids[k].fid] = 0;
@@ -666,23 +670,22 @@ static int split(struct builder *b, const struct task *tk)
 	return 0;
 }
 
-/* The profile's scratch arrays for splits, grown to cover every frame and function (all zero). */
+/*
+ * The profile's scratch array for splits, grown to cover every function
+ * (all zero); the frames' slots are in frame_fid.
+ */
 static int scratch_arrays(struct builder *b)
 {
 	struct sw_profile *p = (struct sw_profile *)b->p; /* scratch space, not part of the value */
-	if (p->split_frames_cap < p->nframes || p->split_funcs_cap < p->nfuncs) {
-		free(p->split_frame_slot);
+	if (p->split_funcs_cap < p->nfuncs) {
 		free(p->split_fid_kid);
-		p->split_frames_cap = p->nframes + p->nframes / 2 + 64;
 		p->split_funcs_cap = p->nfuncs + p->nfuncs / 2 + 64;
-		p->split_frame_slot = calloc(p->split_frames_cap, sizeof(uint32_t));
 		p->split_fid_kid = calloc(p->split_funcs_cap, sizeof(uint32_t));
-		if (!p->split_frame_slot || !p->split_fid_kid) {
-			p->split_frames_cap = p->split_funcs_cap = 0;
+		if (!p->split_fid_kid) {
+			p->split_funcs_cap = 0;
 			return -ENOMEM;
 		}
 	}
-	b->frame_slot = p->split_frame_slot;
 	b->fid_kid = p->split_fid_kid;
 	return 0;
 }
@@ -871,7 +874,7 @@ static uint64_t path_func_hash(struct sw_profile *p, const struct sw_tree_path *
 		return p->stack_funcs[path->stack];
 	uint64_t h = SW_FNV_OFFSET ^ path->depth;
 	for (uint32_t i = 0; i < path->depth; i++)
-		h = (h ^ p->frame_fid[path->path[i]]) * 0x100000001b3ull;
+		h = (h ^ p->frame_fid[path->path[i]].fid) * 0x100000001b3ull;
 	h = (h ^ h >> 29) | 1;
 	if (kept)
 		p->stack_funcs[path->stack] = h;
@@ -884,7 +887,7 @@ static bool same_funcs(const struct sw_profile *p, const struct sw_tree_path *a,
 	if (a->depth != b->depth)
 		return false;
 	for (uint32_t i = 0; i < a->depth; i++)
-		if (p->frame_fid[a->path[i]] != p->frame_fid[b->path[i]])
+		if (p->frame_fid[a->path[i]].fid != p->frame_fid[b->path[i]].fid)
 			return false;
 	return true;
 }

@@ -38,7 +38,15 @@ struct sw_profile {
 	size_t image_table_cap;
 
 	struct sw_frame_entry *frames;
-	uint32_t *frame_fid;      /* frames[i]'s function as a dense id (below), packed */
+	/*
+	 * frames[i]'s function as a dense id (below), packed, beside the slot
+	 * tree building keeps for the frame while it splits a node (zero
+	 * between splits): a split reads both for every stack it groups, and
+	 * side by side they are one cache miss, not two.
+	 */
+	struct sw_frame_fid {
+		uint32_t fid, slot;
+	} * frame_fid;
 	const char **frame_shown; /* the name frames[i] is shown under, packed */
 	size_t nframes, frames_cap;
 	uint32_t *frame_table; /* frame index + 1, 0: empty */
@@ -109,11 +117,11 @@ struct sw_profile {
 	const char *summary_extra;
 
 	/*
-	 * Tree building's scratch (tree-build.c): per frame and per function,
-	 * kept zero between builds.
+	 * Tree building's scratch (tree-build.c): per function (per frame, it
+	 * is in frame_fid), kept zero between builds.
 	 */
-	uint32_t *split_frame_slot, *split_fid_kid;
-	size_t split_frames_cap, split_funcs_cap;
+	uint32_t *split_fid_kid;
+	size_t split_funcs_cap;
 	/* the hash of each pool stack's functions (sw_tree_paths_merge()), 0: not yet */
 	uint64_t *stack_funcs;
 	size_t stack_funcs_cap;

@@ -165,7 +165,6 @@ void sw_profile_free(struct sw_profile *p)
 	free(p->run_table);
 	free(p->seen_frames);
 	free(p->seen_hash);
-	free(p->split_frame_slot);
 	free(p->stack_funcs);
 	free(p->split_fid_kid);
 	free(p->spare_nodes.block); /* after the cached tree, which may give its nodes back */
@@ -445,7 +444,7 @@ int sw_profile_frame(struct sw_profile *p, const struct sw_tree_frame *in, uint3
 		if (!n)
 			return -ENOMEM;
 		p->frames = n;
-		uint32_t *fid = realloc(p->frame_fid, cap * sizeof(*fid));
+		struct sw_frame_fid *fid = realloc(p->frame_fid, cap * sizeof(*fid));
 		if (!fid)
 			return -ENOMEM;
 		p->frame_fid = fid;
@@ -463,7 +462,8 @@ int sw_profile_frame(struct sw_profile *p, const struct sw_tree_frame *in, uint3
 	struct sw_frame_entry *e = &p->frames[p->nframes];
 	e->f = f;
 	frame_func_key(p, e);
-	int r = func_id(p, e->func, &p->frame_fid[p->nframes]);
+	p->frame_fid[p->nframes].slot = 0;
+	int r = func_id(p, e->func, &p->frame_fid[p->nframes].fid);
 	if (r < 0)
 		return r;
 	p->frame_shown[p->nframes] = shown;
