@@ -390,7 +390,11 @@ static void test_table(void)
 	}
 	CHECK_INT(bad, 0);
 
-	/* the collector keeps a stack's frames past the samples that follow it */
+	/*
+	 * the collector keeps a stack's frames past the samples that follow
+	 * it; the table's samples go by their entry, the others by a number
+	 * of the stall's own
+	 */
 	struct sw_recording *rec;
 	struct sw_stalls *c;
 	struct sw_error err = {0};
@@ -398,21 +402,27 @@ static void test_table(void)
 	CHECK_INT(sw_stalls_new(&c), 0);
 	struct sw_wire_msg m;
 	const struct sw_stall *st;
-	int stalls = 0, wrong = 0;
+	int stalls = 0, wrong = 0, numbered = 0, misnumbered = 0;
 	for (size_t i = 0; sw_recording_next(rec, &m, &err) == 1; i++) {
 		if (sw_stalls_feed(c, &m, &st) != 1)
 			continue;
 		stalls++;
 		CHECK_INT(st->nsamples, 20);
 		for (size_t k = 0; k < st->nsamples && k < 20; k++) {
+			const struct sw_stall_sample *x = &st->sample[k];
 			const struct sw_wire_sample *want = &table_msgs[i - 20 + k].sample;
-			wrong += st->sample[k].depth != want->depth ||
-				 memcmp(st->sample[k].frames, want->frames,
-					want->depth * sizeof(*want->frames));
+			wrong +=
+			    x->depth != want->depth ||
+			    memcmp(x->frames, want->frames, want->depth * sizeof(*want->frames));
+			numbered += !x->table;
+			misnumbered +=
+			    x->table ? x->stack != SW_STALL_TABLE_STACK : x->stack >= st->nsamples;
 		}
 	}
 	CHECK_INT(stalls, 2);
 	CHECK_INT(wrong, 0);
+	CHECK_INT(numbered, 2); /* the empty stacks, which the table leaves out */
+	CHECK_INT(misnumbered, 0);
 	sw_stalls_free(c);
 	sw_recording_free(rec);
 	free(copy);

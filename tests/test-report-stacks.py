@@ -14,7 +14,8 @@ program's image is replaced by another at the same address, whose names
 then hold.  The recording is written twice: with every stack whole (as the
 agent sends them) and through a stack table (format version 2, as `record`
 writes them), each time read to the same answers (one stall's raw stacks
-are more than 64 KiB of NDJSON); two recordings with
+are more than 64 KiB of NDJSON; another's stacks come both through the
+table and whole, as past the table's room); two recordings with
 tables of their own, reported together, read as each does alone.  What `report
 --format folded` prints for each stall must be, line for line, the self
 weights counted here from the stacks written: one millisecond per sample;
@@ -127,6 +128,24 @@ def write_recording(path, rng, stacks, table):
         body += sample(sid, 1, [address(f, site) for f, site in reversed(s)],
                        start + (k + 1) * MS)
     n = 2 * len(stacks)
+    body += m_end(sid, n, start + (n + 1) * MS, (n + 1) * MS)
+    want[sid], raw[sid] = counts, raw_counts
+    # stall 11: each stack through the table and also whole, as `record` sends a
+    # stack past the table's room (the collector numbers only the whole ones):
+    # one stack either way, in the tree and in the raw stacks
+    sid, start = 11, 11000 * MS
+    body += m_begin(sid, 1, start)
+    counts, raw_counts = collections.Counter(), collections.Counter()
+    n = 0
+    for s in stacks[:30]:
+        frames = [address(f, site) for f, site in reversed(s)]
+        for whole in (False, True, True, False):
+            n += 1
+            counts[tuple("%s_%02d" % (prefix, f) for f, _ in s)] += 1
+            raw_counts[tuple("0x%x" % a for a in frames)] += 1
+            time = start + n * MS
+            body += (m_sample(sid, 0, 1, frames, time=time) if whole
+                     else sample(sid, 1, frames, time))
     body += m_end(sid, n, start + (n + 1) * MS, (n + 1) * MS)
     want[sid], raw[sid] = counts, raw_counts
     with open(path, "wb") as f:

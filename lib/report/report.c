@@ -98,7 +98,8 @@ struct sw_report {
 	/*
 	 * The leaf of each of the current stall's distinct stacks
 	 * (sw_stall_sample.stack) once known, NO_LEAF before: a stack the
-	 * stall repeats skips the memo.
+	 * stall repeats skips the memo.  Samples of a stack table have no
+	 * such number: they go by their entry's by_table.
 	 */
 	uint32_t *leaf_of;
 	size_t leaf_of_cap;
@@ -741,12 +742,12 @@ static int convert_leaf(struct sw_report *r, const struct sw_stalls *c,
 static uint64_t memo_fetch(const struct sw_report *r, const struct sw_stall_sample *smp)
 {
 	uint64_t h = smp->hash ? smp->hash : sw_stalls_stack_hash(smp->frames, smp->depth);
-	if (r->leaf_of[smp->stack] != NO_LEAF)
-		return h;
-	if (smp->table && smp->table <= r->by_table_cap)
-		__builtin_prefetch(&r->by_table[smp->table - 1]);
-	else if (r->memo_cap && !smp->table)
+	if (smp->table) {
+		if (smp->table <= r->by_table_cap)
+			__builtin_prefetch(&r->by_table[smp->table - 1]);
+	} else if (r->leaf_of[smp->stack] == NO_LEAF && r->memo_cap) {
 		__builtin_prefetch(&r->memo[h & (r->memo_cap - 1)]);
+	}
 	return h;
 }
 
@@ -766,7 +767,7 @@ static void memo_fetch_frames(const struct sw_report *r, const struct sw_stall_s
 
 /* The profile's stack of a sample with a stack table entry, converted once per images epoch. */
 static int table_leaf(struct sw_report *r, const struct sw_stalls *c,
-		      const struct sw_stall_sample *smp, uint32_t *known, uint32_t *ret)
+		      const struct sw_stall_sample *smp, uint32_t *ret)
 {
 	if (smp->table > r->by_table_cap) {
 		size_t cap = r->by_table_cap ? r->by_table_cap : 4096;
@@ -786,7 +787,7 @@ static int table_leaf(struct sw_report *r, const struct sw_stalls *c,
 			return e;
 		b->gen = r->table_gen;
 	}
-	*known = *ret = b->leaf;
+	*ret = b->leaf;
 	return 0;
 }
 
@@ -815,13 +816,13 @@ static int stack_leaf(struct sw_report *r, const struct sw_stalls *c,
 	/* the memo knows raw frames only: not how many were left out, nor a stop */
 	if ((smp->flags & SW_SAMPLE_ELIDED) || sw_stalls_sample_stopped(c, smp))
 		return convert_leaf(r, c, smp, ret);
+	if (smp->table)
+		return table_leaf(r, c, smp, ret);
 	uint32_t *known = &r->leaf_of[smp->stack];
 	if (*known != NO_LEAF) {
 		*ret = *known;
 		return 0;
 	}
-	if (smp->table)
-		return table_leaf(r, c, smp, known, ret);
 	if (r->nmemo * 2 >= r->memo_cap && grow_memo(r) < 0)
 		return -ENOMEM;
 	size_t j = h & (r->memo_cap - 1);

@@ -101,7 +101,7 @@ int sw_stalls_new(struct sw_stalls **ret)
 struct sw_stall_stacks {
 	struct stack_slot {
 		uint64_t hash;
-		const uint64_t *frames; /* in a block, or the recording's table */
+		const uint64_t *frames; /* in a block */
 		uint32_t depth;
 		uint32_t index; /* in the order the stall's samples first had it */
 	} * slot;
@@ -165,8 +165,8 @@ static int stacks_grow(struct sw_stall_stacks *t)
 
 /*
  * The stored copy of m's frames and its index, added when new (*added: the
- * frames copied); NULL: out of memory.  A stack of a recording's table is
- * not copied: the decoder keeps it until it is freed, after the collector.
+ * frames copied); NULL: out of memory.  Samples of a recording's stack
+ * table never come here: their entry is their stack.
  */
 static const uint64_t *stacks_get(struct sw_stall_stacks *t, struct frame_block **spare,
 				  const struct sw_wire_sample *m, uint64_t h, size_t *added,
@@ -180,25 +180,19 @@ static const uint64_t *stacks_get(struct sw_stall_stacks *t, struct frame_block 
 	size_t j = h & (t->cap - 1);
 	for (; t->slot[j].frames; j = (j + 1) & (t->cap - 1)) {
 		const struct stack_slot *x = &t->slot[j];
-		/* a table's entry is its frames: the same entry, the same place */
-		if (x->depth == depth &&
-		    (x->frames == frames ||
-		     (x->hash == h && !memcmp(x->frames, frames, depth * sizeof(*frames))))) {
+		if (x->depth == depth && x->hash == h &&
+		    !memcmp(x->frames, frames, depth * sizeof(*frames))) {
 			*index = x->index;
 			return x->frames;
 		}
 	}
-	const uint64_t *copy = m->frames;
-	if (!m->table) {
-		uint64_t *mine = block_frames(t, spare, depth ? depth : 1);
-		if (!mine)
-			return NULL;
-		if (depth)
-			memcpy(mine, frames, depth * sizeof(*mine));
-		copy = mine;
-		t->held += depth;
-		*added = depth;
-	}
+	uint64_t *copy = block_frames(t, spare, depth ? depth : 1);
+	if (!copy)
+		return NULL;
+	if (depth)
+		memcpy(copy, frames, depth * sizeof(*copy));
+	t->held += depth;
+	*added = depth;
 	*index = (uint32_t)t->n;
 	t->slot[j] = (struct stack_slot){h, copy, depth, *index};
 	t->n++;
@@ -678,12 +672,19 @@ static int on_sample(struct sw_stalls *c, const struct sw_wire_sample *m)
 		x->elided = m->elided < UINT32_MAX ? (uint32_t)m->elided : UINT32_MAX;
 	x->elided_at = m->flags & SW_SAMPLE_ELIDED ? m->elided_at : 0;
 	x->thread_name = intern(c, m->thread_name);
-	size_t added;
-	x->hash = m->table ? m->table_hash : sw_stalls_stack_hash(m->frames, m->depth);
+	size_t added = 0;
 	x->table = m->table;
-	x->frames = stacks_get(s->stacks, &c->spare_blocks, m, x->hash, &added, &x->stack);
-	if (!x->frames)
-		return -ENOMEM;
+	if (m->table) {
+		/* the entry is the stack: its frames are the decoder's, the number its own */
+		x->hash = m->table_hash;
+		x->frames = m->frames;
+		x->stack = SW_STALL_TABLE_STACK;
+	} else {
+		x->hash = sw_stalls_stack_hash(m->frames, m->depth);
+		x->frames = stacks_get(s->stacks, &c->spare_blocks, m, x->hash, &added, &x->stack);
+		if (!x->frames)
+			return -ENOMEM;
+	}
 	s->nsamples++;
 	c->held += added;
 	return 0;

@@ -28,10 +28,16 @@ struct sw_stall_sample {
 	 */
 	uint32_t elided_at;
 	uint32_t elided;
-	uint32_t stack; /* which of its stall's distinct stacks (frames) it has, from 0 */
+	/*
+	 * Which of its stall's distinct stacks (frames) it has, from 0;
+	 * SW_STALL_TABLE_STACK for a sample of a recording's stack table,
+	 * whose entry (table) tells its stacks apart.
+	 */
+	uint32_t stack;
 	uint32_t table; /* a recording's: its stack table entry (sw_wire_sample.table), 0: none */
 	const char *thread_name; /* owned by the collector */
 };
+#define SW_STALL_TABLE_STACK UINT32_MAX
 _Static_assert(sizeof(struct sw_stall_sample) <= 64, "a stall's sample fills one cache line");
 
 struct sw_stall {
