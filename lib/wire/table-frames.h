@@ -22,9 +22,12 @@ struct sw_table_frames {
 	struct sw_table_block *blocks; /* the newest first */
 };
 
-/* A copy of n frames, which stays put until sw_table_frames_free(); NULL: out of memory. */
-static inline const uint64_t *sw_table_frames_copy(struct sw_table_frames *t,
-						   const uint64_t *frames, size_t n)
+/*
+ * Room for n frames at the end of t's blocks, kept by
+ * sw_table_frames_keep() (the next room starts there until then); NULL:
+ * out of memory.
+ */
+static inline uint64_t *sw_table_frames_room(struct sw_table_frames *t, size_t n)
 {
 	struct sw_table_block *b = t->blocks;
 	if (!b || b->cap - b->used < n) {
@@ -35,10 +38,25 @@ static inline const uint64_t *sw_table_frames_copy(struct sw_table_frames *t,
 		*b = (struct sw_table_block){.next = t->blocks, .cap = cap};
 		t->blocks = b;
 	}
-	uint64_t *copy = b->frames + b->used;
+	return b->frames + b->used;
+}
+
+/* Keeps the n frames of the last room, which stay put until sw_table_frames_free(). */
+static inline void sw_table_frames_keep(struct sw_table_frames *t, size_t n)
+{
+	t->blocks->used += n;
+}
+
+/* A copy of n frames, which stays put until sw_table_frames_free(); NULL: out of memory. */
+static inline const uint64_t *sw_table_frames_copy(struct sw_table_frames *t,
+						   const uint64_t *frames, size_t n)
+{
+	uint64_t *copy = sw_table_frames_room(t, n);
+	if (!copy)
+		return NULL;
 	if (n)
 		memcpy(copy, frames, n * sizeof(*copy));
-	b->used += n;
+	sw_table_frames_keep(t, n);
 	return copy;
 }
 

@@ -315,16 +315,15 @@ static struct thread_state *thread_state(struct sw_wire_decoder *dec, uint64_t t
 }
 
 /*
- * Decodes a stack into prev->spare, which has room for depth frames: each
+ * Decodes a stack into out, which has room for depth frames: each
  * frame a delta from the frame before it, or from the previous stack's
  * frame as far from the root when ref and that stack reaches so far.
  * Not inlined: in the message decoder's body its loop ran short of
  * registers (most of a recording's bytes are this loop's).
  */
 __attribute__((noinline)) static bool get_frames(struct reader *r, struct thread_state *prev,
-						 uint32_t depth, bool ref)
+						 uint32_t depth, bool ref, uint64_t *out)
 {
-	uint64_t *out = prev->spare;
 	uint64_t shared = 0;
 	if (ref) {
 		if (!get_uleb(r, &shared))
@@ -391,7 +390,10 @@ static void store_frames(struct thread_state *t, uint32_t depth, uint64_t clock)
 	t->last_use = clock;
 }
 
-/* Adds the depth frames at frames as the stack table's next entry. */
+/*
+ * Adds the depth frames just decoded into the room of the table's copies
+ * (sw_table_frames_room()) at frames as the stack table's next entry.
+ */
 static bool add_entry(struct reader *r, const uint64_t *frames, uint32_t depth)
 {
 	struct sw_wire_decoder *dec = r->dec;
@@ -406,12 +408,10 @@ static bool add_entry(struct reader *r, const uint64_t *frames, uint32_t depth)
 		dec->entries = e;
 		dec->entries_cap = cap;
 	}
-	const uint64_t *copy = sw_table_frames_copy(&dec->copies, frames, depth);
-	if (!copy)
-		goto nomem;
+	sw_table_frames_keep(&dec->copies, depth);
 	dec->table_frames += depth;
 	dec->entries[dec->nentries++] =
-	    (struct table_entry){copy, depth, sw_stalls_stack_hash(copy, depth)};
+	    (struct table_entry){frames, depth, sw_stalls_stack_hash(frames, depth)};
 	return true;
 nomem:
 	sw_error_set(r->err, -ENOMEM, "out of memory");
@@ -465,20 +465,27 @@ static bool get_sample(struct reader *r, struct sw_wire_sample *s)
 	if (table_ref) {
 		if (!get_table_ref(r, t, s))
 			return false;
+	} else if (table_add) {
+		/* decoded where the entry keeps them, which outlive the next sample */
+		uint64_t *room = sw_table_frames_room(&r->dec->copies, s->depth);
+		if (!room) {
+			sw_error_set(r->err, -ENOMEM, "out of memory");
+			r->failed = true;
+			return false;
+		}
+		if (!get_frames(r, t, s->depth, ref, room) || !add_entry(r, room, s->depth))
+			return false;
+		const struct table_entry *e = &r->dec->entries[r->dec->nentries - 1];
+		t->last = e->frames;
+		t->depth = s->depth;
+		t->last_use = ++r->dec->clock;
+		s->table = (uint32_t)r->dec->nentries;
+		s->table_add = true;
+		s->table_hash = e->hash;
 	} else {
-		if (!reserve_spare(r, t, s->depth) || !get_frames(r, t, s->depth, ref))
+		if (!reserve_spare(r, t, s->depth) || !get_frames(r, t, s->depth, ref, t->spare))
 			return false;
 		store_frames(t, s->depth, ++r->dec->clock);
-		if (table_add) {
-			if (!add_entry(r, t->frames, s->depth))
-				return false;
-			/* the sample's frames are the entry's, which outlive the next sample */
-			const struct table_entry *e = &r->dec->entries[r->dec->nentries - 1];
-			t->last = e->frames;
-			s->table = (uint32_t)r->dec->nentries;
-			s->table_add = true;
-			s->table_hash = e->hash;
-		}
 	}
 	if (name)
 		memcpy(t->name, name, strlen(name) + 1);
