@@ -31,6 +31,9 @@ struct sw_recording {
 	size_t pos;
 	uint64_t window_offset; /* file offset of window.data[0] */
 	uint64_t msg_offset;
+	/* the next message to prefetch (at or past pos), and the whole messages between */
+	size_t ahead;
+	unsigned nahead;
 	unsigned version; /* the header's */
 	struct sw_wire_decoder *dec;
 	char warning[160];
@@ -239,6 +242,7 @@ static int refill(struct sw_recording *rec)
 		memmove(w->data, w->data + rec->pos, w->len - rec->pos);
 		w->len -= rec->pos;
 		rec->window_offset += rec->pos;
+		rec->ahead -= rec->ahead >= rec->pos ? rec->pos : rec->ahead;
 		rec->pos = 0;
 	}
 	int r = sw_buf_reserve(w, READ_CHUNK);
@@ -252,6 +256,33 @@ static int refill(struct sw_recording *rec)
 	if (n < READ_CHUNK)
 		rec->eof = true;
 	return 0;
+}
+
+/*
+ * How many messages ahead of the one just decoded the reader fetches what
+ * decoding will read at random (a sample's stack table entry): the next
+ * one only left most of the decoder's time waiting on that entry.
+ */
+#define PREFETCH_AHEAD 8
+
+/* Keeps the prefetches PREFETCH_AHEAD messages ahead, as far as the window holds them whole. */
+static void prefetch_ahead(struct sw_recording *rec)
+{
+	const struct sw_buf *w = &rec->window;
+	if (rec->nahead)
+		rec->nahead--; /* the message just decoded was the first of them */
+	if (rec->ahead < rec->pos) {
+		rec->ahead = rec->pos;
+		rec->nahead = 0;
+	}
+	while (rec->nahead < PREFETCH_AHEAD && rec->ahead < w->len) {
+		size_t n =
+		    sw_wire_decoder_prefetch(rec->dec, w->data + rec->ahead, w->len - rec->ahead);
+		if (!n)
+			break;
+		rec->ahead += n;
+		rec->nahead++;
+	}
 }
 
 int sw_recording_next(struct sw_recording *rec, struct sw_wire_msg *msg, struct sw_error *err)
@@ -268,7 +299,7 @@ int sw_recording_next(struct sw_recording *rec, struct sw_wire_msg *msg, struct 
 		if (n > 0) {
 			rec->msg_offset = offset;
 			rec->pos += (size_t)n;
-			sw_wire_decoder_prefetch(rec->dec, w->data + rec->pos, w->len - rec->pos);
+			prefetch_ahead(rec);
 			return 1;
 		}
 		if (rec->eof) {

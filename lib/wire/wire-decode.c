@@ -612,29 +612,30 @@ static bool peek_uleb(const uint8_t **p, const uint8_t *end, uint64_t *ret)
 	return false;
 }
 
-void sw_wire_decoder_prefetch(const struct sw_wire_decoder *dec, const uint8_t *buf, size_t len)
+size_t sw_wire_decoder_prefetch(const struct sw_wire_decoder *dec, const uint8_t *buf, size_t len)
 {
-	if (!dec->nentries || len < 2 || buf[0] != SW_MSG_SAMPLE)
-		return;
 	const uint8_t *p = buf + 1, *end = buf + len;
 	uint64_t body, v, flags, id;
-	if (!peek_uleb(&p, end, &body))
-		return;
-	if (body < (uint64_t)(end - p))
-		end = p + body;
+	if (len < 2 || !peek_uleb(&p, end, &body) || body > (uint64_t)(end - p))
+		return 0;
+	size_t size = (size_t)(p - buf) + (size_t)body;
+	if (!dec->nentries || buf[0] != SW_MSG_SAMPLE)
+		return size;
+	end = p + body;
 	/* stall, time, thread, flags, the name when there is one, depth, then the entry */
 	for (int i = 0; i < 3; i++)
 		if (!peek_uleb(&p, end, &v))
-			return;
+			return size;
 	if (!peek_uleb(&p, end, &flags) || !(flags & SW_SAMPLE_WIRE_TABLE_REF))
-		return;
+		return size;
 	if (flags & SW_SAMPLE_WIRE_NAME) {
 		if (!peek_uleb(&p, end, &v) || v > (uint64_t)(end - p))
-			return;
+			return size;
 		p += v;
 	}
 	if (peek_uleb(&p, end, &v) && peek_uleb(&p, end, &id) && id < dec->nentries)
 		__builtin_prefetch(&dec->entries[id]);
+	return size;
 }
 
 int sw_wire_decode(struct sw_wire_decoder *dec, const uint8_t *buf, size_t len,

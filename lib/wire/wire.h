@@ -367,10 +367,11 @@ int sw_wire_decode(struct sw_wire_decoder *dec, const uint8_t *buf, size_t len,
 /*
  * Fetches into the cache what decoding the message at buf (len bytes, whole
  * or not) will read at random: the stack table entry a sample names.
- * Checks nothing; a reader calls it on the next message while it handles
- * the one decoded last.
+ * Checks nothing; a reader calls it on messages a few ahead of the one it
+ * decodes, so that the fetches have time to land.  Returns the message's
+ * size when len holds it whole (where the next one starts), else 0.
  */
-void sw_wire_decoder_prefetch(const struct sw_wire_decoder *dec, const uint8_t *buf, size_t len);
+size_t sw_wire_decoder_prefetch(const struct sw_wire_decoder *dec, const uint8_t *buf, size_t len);
 
 const char *sw_wire_type_name(uint32_t type);
 
