@@ -640,24 +640,6 @@ static uint32_t path_step(uint32_t path, uint32_t frame)
 	return (uint32_t)mix64((uint64_t)path << 32 | frame);
 }
 
-/*
- * Large tables probed at random: huge pages where the kernel gives them on
- * request, as a miss in the TLB costs as much as the one in the cache.
- */
-static void huge_pages(void *p, size_t size)
-{
-#ifdef MADV_HUGEPAGE
-	const uintptr_t huge = (uintptr_t)2 << 20;
-	uintptr_t start = ((uintptr_t)p + huge - 1) & ~(huge - 1),
-		  end = ((uintptr_t)p + size) & ~(huge - 1);
-	if (end > start)
-		madvise((void *)start, end - start, MADV_HUGEPAGE);
-#else
-	(void)p;
-	(void)size;
-#endif
-}
-
 static int grow_stack_table(struct sw_profile *p)
 {
 	size_t cap = p->stack_table_cap * 2;
@@ -668,7 +650,6 @@ static int grow_stack_table(struct sw_profile *p)
 		free(path);
 		return -ENOMEM;
 	}
-	huge_pages(t, cap * sizeof(*t));
 	/*
 	 * every stack is in the table: read them in order, not in the old
 	 * table's; a parent comes before its children, so its path is known
@@ -709,7 +690,7 @@ static int reserve_stacks(struct sw_profile *p, size_t n)
 	if (!st)
 		return -ENOMEM;
 	p->stacks = st;
-	huge_pages(st, cap * sizeof(*st));
+	sw_huge_pages(st, cap * sizeof(*st)); /* read at random by id */
 	uint64_t *bits = realloc(p->has_child, cap / 64 * sizeof(*bits));
 	if (!bits)
 		return -ENOMEM;
