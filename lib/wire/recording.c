@@ -242,7 +242,7 @@ static int refill(struct sw_recording *rec)
 		memmove(w->data, w->data + rec->pos, w->len - rec->pos);
 		w->len -= rec->pos;
 		rec->window_offset += rec->pos;
-		rec->ahead -= rec->ahead >= rec->pos ? rec->pos : rec->ahead;
+		rec->ahead = rec->ahead > rec->pos ? rec->ahead - rec->pos : 0;
 		rec->pos = 0;
 	}
 	int r = sw_buf_reserve(w, READ_CHUNK);

@@ -73,6 +73,13 @@ static bool fail(struct reader *r, const char *problem)
 	return false;
 }
 
+static bool out_of_memory(struct reader *r)
+{
+	sw_error_set(r->err, -ENOMEM, "out of memory");
+	r->failed = true;
+	return false;
+}
+
 /* The number in word x, whose bytes past its last one are zero: seven bits a byte. */
 static inline uint64_t uleb_gather(uint64_t x)
 {
@@ -366,11 +373,8 @@ static bool reserve_spare(struct reader *r, struct thread_state *t, uint32_t dep
 	while (cap < depth)
 		cap *= 2;
 	uint64_t *frames = realloc(t->spare, cap * sizeof(*frames));
-	if (!frames) {
-		sw_error_set(r->err, -ENOMEM, "out of memory");
-		r->failed = true;
-		return false;
-	}
+	if (!frames)
+		return out_of_memory(r);
 	t->spare = frames;
 	t->spare_cap = cap;
 	return true;
@@ -404,7 +408,7 @@ static bool add_entry(struct reader *r, const uint64_t *frames, uint32_t depth)
 		size_t cap = dec->entries_cap ? dec->entries_cap * 2 : 4096;
 		struct table_entry *e = realloc(dec->entries, cap * sizeof(*e));
 		if (!e)
-			goto nomem;
+			return out_of_memory(r);
 		dec->entries = e;
 		dec->entries_cap = cap;
 	}
@@ -413,10 +417,6 @@ static bool add_entry(struct reader *r, const uint64_t *frames, uint32_t depth)
 	dec->entries[dec->nentries++] =
 	    (struct table_entry){frames, depth, sw_stalls_stack_hash(frames, depth)};
 	return true;
-nomem:
-	sw_error_set(r->err, -ENOMEM, "out of memory");
-	r->failed = true;
-	return false;
 }
 
 /* A sample's stack is the table entry it names: the thread's last stack from now on. */
@@ -468,11 +468,8 @@ static bool get_sample(struct reader *r, struct sw_wire_sample *s)
 	} else if (table_add) {
 		/* decoded where the entry keeps them, which outlive the next sample */
 		uint64_t *room = sw_table_frames_room(&r->dec->copies, s->depth);
-		if (!room) {
-			sw_error_set(r->err, -ENOMEM, "out of memory");
-			r->failed = true;
-			return false;
-		}
+		if (!room)
+			return out_of_memory(r);
 		if (!get_frames(r, t, s->depth, ref, room) || !add_entry(r, room, s->depth))
 			return false;
 		const struct table_entry *e = &r->dec->entries[r->dec->nentries - 1];
