@@ -235,10 +235,14 @@ for t in tools:
     print("sampled thread held per sample%s: %.1f us wall (baseline: the handler, ~1.1 us; "
           "ratio %.1f)" % (name, med(r, "held_us"), med(r, "held_us") / 1.1))
     net = med(r, "held_us") - noise
-    print("  beyond the machine's noise: %.1f us, against %.1f for a bare signal (ratio %.2f; "
-          "a bare signal's delivery is %.0f%% of it)"
-          % (net, signal_net, net / max(signal_net, 1e-9),
-             100 * min(1, signal_net / net) if net > 0 else 100))
+    if signal_net > 0 and net > 0:
+        print("  beyond the machine's noise: %.1f us, against %.1f for a bare signal (ratio %.2f; "
+              "a bare signal's delivery is %.0f%% of it)"
+              % (net, signal_net, net / signal_net, 100 * min(1, signal_net / net)))
+    else:  # a ratio to a figure within the noise would be meaningless
+        print("  beyond the machine's noise: %.1f us, against %.1f for a bare signal (no ratio: "
+              "%s within the machine's noise)"
+              % (net, signal_net, "both are" if net <= 0 else "the bare signal is"))
     print("  (and %.0f ms in gaps over 1 ms: other processes' time slices)" % med(r, "long_ms"))
     print("preemptions of the sampled thread%s: %.3f per sample, %d for %d samples (goal 0)"
           % (name, med(r, "preempt"), med(r, "preemptions"), med(r, "samples")))
