@@ -236,13 +236,14 @@ for t in tools:
           "ratio %.1f)" % (name, med(r, "held_us"), med(r, "held_us") / 1.1))
     net = med(r, "held_us") - noise
     if signal_net > 0 and net > 0:
-        print("  beyond the machine's noise: %.1f us, against %.1f for a bare signal (ratio %.2f; "
-              "a bare signal's delivery is %.0f%% of it)"
-              % (net, signal_net, net / signal_net, 100 * min(1, signal_net / net)))
+        versus = "ratio %.2f; a bare signal's delivery is %.0f%% of it" % (
+            net / signal_net, 100 * min(1, signal_net / net))
     else:  # a ratio to a figure within the noise would be meaningless
-        print("  beyond the machine's noise: %.1f us, against %.1f for a bare signal (no ratio: "
-              "%s within the machine's noise)"
-              % (net, signal_net, "both are" if net <= 0 else "the bare signal is"))
+        within = ("both are" if net <= 0 and signal_net <= 0
+                  else "the agent's is" if net <= 0 else "the bare signal's is")
+        versus = "no ratio: %s within the machine's noise" % within
+    print("  beyond the machine's noise: %.1f us, against %.1f for a bare signal (%s)"
+          % (net, signal_net, versus))
     print("  (and %.0f ms in gaps over 1 ms: other processes' time slices)" % med(r, "long_ms"))
     print("preemptions of the sampled thread%s: %.3f per sample, %d for %d samples (goal 0)"
           % (name, med(r, "preempt"), med(r, "preemptions"), med(r, "samples")))
