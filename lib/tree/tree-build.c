@@ -907,19 +907,18 @@ int sw_tree_paths_merge(struct sw_tree_paths *ps)
 	size_t cap = 16;
 	while (cap < ps->n * 2)
 		cap *= 2;
-	/*
-	 * The table is the profile's, kept from one stall to the next: freed,
-	 * a stall's half-megabyte went back to the system and its pages were
-	 * faulted in again for the next (a quarter of folded's page faults).
-	 */
-	if (p->merge_cap < cap) {
-		free(p->merge_slots);
-		p->merge_slots = malloc(cap * sizeof(*p->merge_slots));
-		p->merge_cap = p->merge_slots ? cap : 0;
-		if (!p->merge_slots)
-			return -ENOMEM;
+	struct slot {
+		uint64_t hash;
+		uint32_t path; /* + 1, 0: empty */
+	};
+	size_t table_cap;
+	struct slot *table = sw_spare_take(&p->spare_merge, cap, &table_cap);
+	if (!table) {
+		table = malloc(cap * sizeof(*table));
+		table_cap = cap;
 	}
-	struct sw_merge_slot *table = p->merge_slots;
+	if (!table)
+		return -ENOMEM;
 	memset(table, 0, cap * sizeof(*table));
 	size_t kept = 0;
 	for (size_t i = 0; i < ps->n; i++) {
@@ -939,9 +938,10 @@ int sw_tree_paths_merge(struct sw_tree_paths *ps)
 		if (table[j].path)
 			continue;
 		ps->paths[kept] = *path;
-		table[j] = (struct sw_merge_slot){h, (uint32_t)++kept};
+		table[j] = (struct slot){h, (uint32_t)++kept};
 	}
 	ps->n = kept;
+	sw_spare_keep(&p->spare_merge, table, table_cap);
 	return 0;
 }
 

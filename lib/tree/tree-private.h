@@ -26,12 +26,6 @@ struct sw_frame_entry {
 	uint64_t func; /* what tree nodes merge by: image and function (or address) */
 };
 
-/* a slot of sw_tree_paths_merge()'s table */
-struct sw_merge_slot {
-	uint64_t hash;
-	uint32_t path; /* + 1, 0: empty */
-};
-
 struct sw_profile {
 	const char *limit; /* the last ceiling reached, for sw_profile_limit() */
 	struct arena_chunk *arena;
@@ -131,9 +125,6 @@ struct sw_profile {
 	/* the hash of each pool stack's functions (sw_tree_paths_merge()), 0: not yet */
 	uint64_t *stack_funcs;
 	size_t stack_funcs_cap;
-	/* sw_tree_paths_merge()'s table, kept for the next stall's merge */
-	struct sw_merge_slot *merge_slots;
-	size_t merge_cap;
 	/* the last tree's size in nodes, whole [0] and expanded in part [1]: a first guess */
 	size_t nodes_hint[2];
 
@@ -144,6 +135,8 @@ struct sw_profile {
 	struct sw_spare spare_nodes;
 	/* the same for a stall's extra_json (sw_tree_stall_drop_extra_json()) */
 	struct sw_spare spare_text;
+	/* and for sw_tree_paths_merge()'s table (folded: one a stall, 512 KB for 10k paths) */
+	struct sw_spare spare_merge;
 
 	/* the last default tree built (sw_tree_stall_default_tree()) */
 	const struct sw_tree_stall *cached_stall;

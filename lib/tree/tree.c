@@ -166,10 +166,10 @@ void sw_profile_free(struct sw_profile *p)
 	free(p->seen_frames);
 	free(p->seen_hash);
 	free(p->stack_funcs);
-	free(p->merge_slots);
 	free(p->split_fid_kid);
 	free(p->spare_nodes.block); /* after the cached tree, which may give its nodes back */
 	free(p->spare_text.block);
+	free(p->spare_merge.block);
 	free(p);
 }
 
