@@ -263,6 +263,7 @@ struct swa_rec_begin {
 
 struct swa_rec_end {
 	uint64_t stall_id, end_time, duration_ns, cpu_ns, samples, dropped;
+	uint64_t late, late_ns; /* main-thread samples taken over an interval late, lateness */
 };
 
 struct swa_rec_image {

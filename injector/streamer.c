@@ -229,6 +229,9 @@ static bool record_msg(uint16_t type, const void *p, struct sw_wire_msg *m)
 		m->stall_end.cpu_ns = e->cpu_ns;
 		m->stall_end.samples = e->samples;
 		m->stall_end.dropped = e->dropped;
+		m->stall_end.has_late = true;
+		m->stall_end.late = e->late;
+		m->stall_end.late_ns = e->late_ns;
 		return true;
 	}
 	case SW_MSG_IMAGE_ADDED:

@@ -43,6 +43,7 @@
 struct watch {
 	bool active, committed, lost;
 	uint64_t start, start_stamp, paused, next, samples, dropped, stall_id;
+	uint64_t late, late_ns; /* main-thread samples taken over an interval after due */
 	uint64_t cpu0, cpu0_time;
 	uint64_t gap_from, gap_ns; /* the last stop taken out */
 	struct swa_rec_begin *begin;
@@ -193,14 +194,16 @@ static uint32_t keep_ends(uint32_t depth, uint32_t max, uint64_t *ret_elided, ui
 	return max;
 }
 
-static void sample_thread(const struct swa_thread *t, uint32_t max)
+/* Samples thread t; returns the sample's time (0 when the thread is gone). */
+static uint64_t sample_thread(const struct swa_thread *t, uint32_t max)
 {
 	uint64_t cpu = 0;
 	bool have_cpu = swa_plat_thread_cpu_ns(t, &cpu) == 0;
 	struct cached_stack *c = cache_find(t->id, have_cpu);
 	if (c && have_cpu && c->depth && c->cpu == cpu && c->depth <= max) {
-		push_sample(t, swa_plat_now(), c->frames, c->depth, c->flags, 0, 0);
-		return;
+		uint64_t now = swa_plat_now();
+		push_sample(t, now, c->frames, c->depth, c->flags, 0, 0);
+		return now;
 	}
 	struct swa_capture cap = {.copy = copy_buf, .copy_cap = COPY_CAP};
 	if (c && c->copy_kb && (big_copy || (big_copy = malloc(COPY_MAX)))) {
@@ -212,7 +215,7 @@ static void sample_thread(const struct swa_thread *t, uint32_t max)
 	uint32_t depth = 0, flags = SW_SAMPLE_TRUNCATED, elided_at = 0;
 	uint64_t elided = 0;
 	if (r == -ESRCH)
-		return;
+		return 0;
 	if (r == 0) {
 		uint32_t uflags;
 		/* the whole copy, so a deep stack keeps its outermost frames too */
@@ -258,12 +261,14 @@ static void sample_thread(const struct swa_thread *t, uint32_t max)
 	} else if (c) {
 		c->depth = 0;
 	}
+	return time;
 }
 
-static void sample_round(void)
+/* Samples a round; returns the main thread's sample's time (0: none). */
+static uint64_t sample_round(void)
 {
 	uint32_t max = atomic_load(&swa_cfg.max_depth);
-	sample_thread(&swa_main_thread, max);
+	uint64_t at = sample_thread(&swa_main_thread, max);
 	if (atomic_load(&swa_cfg.all_threads) && threads) {
 		int n = swa_plat_list_threads(threads, MAX_THREADS);
 		for (int i = 0; i < n; i++) {
@@ -277,6 +282,7 @@ static void sample_round(void)
 			swa_plat_release_threads(threads, (size_t)n);
 	}
 	w.samples++;
+	return at;
 }
 
 static void watch_begin(uint64_t start, uint64_t now)
@@ -360,7 +366,14 @@ static void watch_end(uint64_t end, uint64_t now)
 		atomic_fetch_add(&swa_dropped, 1);
 		return;
 	}
-	*rec = (struct swa_rec_end){w.stall_id, end, duration, cpu, w.samples, w.dropped};
+	*rec = (struct swa_rec_end){.stall_id = w.stall_id,
+				    .end_time = end,
+				    .duration_ns = duration,
+				    .cpu_ns = cpu,
+				    .samples = w.samples,
+				    .dropped = w.dropped,
+				    .late = w.late,
+				    .late_ns = w.late_ns};
 	swa_ring_push(&swa_ring);
 	swa_hints_flush(); /* after the release: the threads run again */
 	swa_streamer_wake();
@@ -393,12 +406,13 @@ static bool stopped_not_starved(uint64_t gap, uint64_t interval, uint64_t wait, 
 	return (wait - prev.wait + own - prev.own) * 2 < gap - interval;
 }
 
-static void account_pause(uint64_t now, uint64_t interval)
+/* Returns whether the watchdog's lateness was a stop. */
+static bool account_pause(uint64_t now, uint64_t interval)
 {
 	static unsigned ticks;
 	uint64_t cpu = prev.cpu, own = prev.own, wait = prev.wait;
 	uint64_t gap = prev.tick ? now - prev.tick : 0;
-	bool suspicious = gap > 2 * interval + LATE_PAUSE;
+	bool suspicious = gap > 2 * interval + LATE_PAUSE, stop = false;
 	swa_plat_thread_cpu_ns(&swa_main_thread, &cpu);
 	swa_plat_thread_cpu_ns(&swa_watchdog_thread, &own);
 	/* a proc file read: every tick only while watching, else every tenth */
@@ -420,15 +434,20 @@ static void account_pause(uint64_t now, uint64_t interval)
 		/* an iteration begun before the stop and not watched yet */
 		pause_ns += lost;
 		pause_at = now;
+		stop = true;
 	}
 	prev.tick = now;
 	prev.cpu = cpu;
 	prev.own = own;
 	prev.wait = wait;
+	return stop;
 }
 
-/* One look at the loop; returns when to look next. */
-static uint64_t tick(uint64_t now)
+/*
+ * One look at the loop, after a stop (after_stop) or not; returns when to
+ * look next.
+ */
+static uint64_t tick(uint64_t now, bool after_stop)
 {
 	uint64_t interval = (uint64_t)atomic_load(&swa_cfg.interval_us) * SWA_NS_PER_US;
 	uint64_t threshold = (uint64_t)atomic_load(&swa_cfg.threshold_ms) * SWA_NS_PER_MS;
@@ -462,7 +481,17 @@ static uint64_t tick(uint64_t now)
 			return now; /* look again at once: a new iteration may be running */
 		}
 		if (now >= w.next) {
-			sample_round();
+			/*
+			 * a sample taken over an interval after it was due: this
+			 * thread was woken or scheduled late, or the sampled thread
+			 * answered the signal late (its CPU was taken); the agent's
+			 * own work moves w.next, so the lateness is the machine's
+			 */
+			uint64_t due = w.next, at = sample_round();
+			if (w.samples > 1 && !after_stop && at > due + interval) {
+				w.late++;
+				w.late_ns += at - due;
+			}
 			uint64_t grid = w.start + w.paused + (w.samples + 1) * interval;
 			uint64_t soonest = swa_plat_now() + interval / 4;
 			w.next = grid > soonest ? grid : soonest;
@@ -502,9 +531,10 @@ static void *watchdog_main(void *arg)
 			break;
 		}
 		/* before tick() uses now: a stop since the last look is known first */
-		account_pause(now, (uint64_t)atomic_load(&swa_cfg.interval_us) * SWA_NS_PER_US);
+		bool stop =
+		    account_pause(now, (uint64_t)atomic_load(&swa_cfg.interval_us) * SWA_NS_PER_US);
 		swa_loop_calibrate(); /* before tick() converts the loop's stamp */
-		uint64_t next = tick(now);
+		uint64_t next = tick(now, stop);
 		if (next > now)
 			swa_plat_sleep_until(next);
 	}

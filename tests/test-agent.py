@@ -14,6 +14,7 @@ them.  Exit 77 means skipped.
 """
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -249,21 +250,33 @@ def check_coverage(stall, what):
           % (what, stall["samples"], interval, stall["duration_ms"]))
     times = stall["sample_times_ms"]
     check(len(times) > 0, "%s: no sample times" % what)
+    check_late(stall, what)
     start = stall["monotonic_start_ns"]
+    unexplained = []
     for a, b in zip(times, times[1:]):
         gap = b - a
         if gap <= 2 * interval:
             continue
         seen = last_machine and last_machine.during(start + int(a * 1e6), start + int(b * 1e6))
-        if not seen:
-            check(False, "%s: gap between samples %.1f ms > 2 intervals" % (what, gap))
-            continue
-        machine = "the hypervisor took %.0f ms of CPU meanwhile, up to %d tasks were runnable" \
-            % seen
-        if seen[0] >= gap - 2 * interval:  # the steal covers what the gap has over 2 intervals
+        machine = ("the hypervisor took %.0f ms of CPU meanwhile, up to %d tasks were runnable"
+                   % seen if seen else "no reading of the machine")
+        if seen and seen[0] >= gap - 2 * interval:  # the steal covers its excess over 2 intervals
             print("%s: gap between samples %.1f ms, not judged: %s" % (what, gap, machine))
             continue
-        check(False, "%s: gap between samples %.1f ms > 2 intervals (%s)" % (what, gap, machine))
+        unexplained.append((gap, machine))
+    # a sample the agent took over an interval after it was due came late
+    # because its thread, or the sampled one, got a processor late: that
+    # time is the machine's too (the late scenario checks the count)
+    excess = sum(gap - interval for gap, _ in unexplained)
+    if unexplained and excess <= (stall["late_ms"] or 0):
+        print("%s: gaps between samples %s ms, not judged: the agent took %d samples late "
+              "by %.1f ms in all (%s)" % (what, ", ".join("%.1f" % g for g, _ in unexplained),
+                                          stall["late_rounds"], stall["late_ms"],
+                                          "; ".join(m for _, m in unexplained)))
+        return
+    for gap, machine in unexplained:
+        check(False, "%s: gap between samples %.1f ms > 2 intervals (%s; %s samples late by "
+              "%s ms in all)" % (what, gap, machine, stall["late_rounds"], stall["late_ms"]))
 
 
 # ---- scenarios ------------------------------------------------------------
@@ -876,6 +889,103 @@ def scenario_keepoff():
           "run exited %d with %d stalls" % (proc.returncode, len(stalls_of(objs))))
 
 
+# A real-time task that takes the app's processor BURST_MS out of every
+# PERIOD_MS from the agent and the app alike, and prints when it did.
+HOG = r"""
+import os, sys, time
+cpu, burst, period, seconds = (float(a) for a in sys.argv[1:])
+os.sched_setaffinity(0, {int(cpu)})
+os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(2))  # above the watchdog's 1
+print("ready", flush=True)
+end = time.monotonic() + seconds
+while time.monotonic() < end:
+    t0 = time.monotonic_ns()
+    while time.monotonic_ns() - t0 < burst * 1e6:
+        pass
+    print("burst", t0, time.monotonic_ns(), flush=True)
+    time.sleep((period - burst) / 1e3)
+"""
+
+
+def check_late(stall, what):
+    """The late samples the agent counts are within what the sample times
+    allow: each one's lateness is under the gap before it, which is over
+    an interval."""
+    interval, times = stall["interval_ms"], stall["sample_times_ms"]
+    gaps = sum(b - a for a, b in zip(times, times[1:]) if b - a > interval)
+    check(stall["late_rounds"] is not None and stall["late_ms"] is not None,
+          "%s: the agent says nothing of late samples" % what)
+    if stall["late_ms"] is None:
+        return
+    check(stall["late_ms"] <= gaps + 0.01,
+          "%s: %.1f ms late in %d samples, more than the %.1f ms of gaps over an interval"
+          % (what, stall["late_ms"], stall["late_rounds"], gaps))
+    check(stall["late_ms"] == 0 or stall["late_rounds"] > 0,
+          "%s: %.1f ms late in no sample" % (what, stall["late_ms"]))
+    check(stall["late_ms"] >= stall["late_rounds"] * interval,
+          "%s: %d samples late by %.1f ms in all: each is over an interval late"
+          % (what, stall["late_rounds"], stall["late_ms"]))
+
+
+def scenario_late():
+    # A task of higher priority takes the app's processor 20 ms in every 50:
+    # the samples after each burst come late, the agent counts them, and the
+    # tree's header says so.  The bursts are the test's own, so the counts
+    # can be checked against them.
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(2))
+        os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+    except OSError:
+        skip("a real-time task needs CAP_SYS_NICE or an RLIMIT_RTPRIO, which this user lacks")
+    cpu = min(os.sched_getaffinity(0))
+    burst, period, interval = 20, 50, 2
+    hog = subprocess.Popen([sys.executable, "-c", HOG, str(cpu), str(burst), str(period), "8"],
+                           stdout=subprocess.PIPE, text=True)
+    try:
+        check(hog.stdout.readline().strip() == "ready", "the hog did not start")
+        rec = tempfile.mktemp(suffix=".swtrace")
+        p = stallwatch_run(["--interval", str(interval), "-o", rec,
+                            "--exe", os.path.basename(STALLAPP)],
+                           ["taskset", "-c", str(cpu), STALLAPP, "busy:1500"])
+    finally:
+        hog.kill()
+        bursts = [tuple(int(x) for x in l.split()[1:]) for l in hog.stdout if l.startswith("burst")]
+        hog.wait()
+    objs, app = parse(p.stdout.splitlines())
+    stalls = stalls_of(objs)
+    if not check(p.returncode == 0 and len(stalls) == 1,
+                 "run exited %d with %d stalls: %s" % (p.returncode, len(stalls), p.stderr)):
+        return
+    st = stalls[0]
+    start = st["monotonic_start_ns"]
+    first, last = start + st["sample_times_ms"][0] * 1e6, start + st["sample_times_ms"][-1] * 1e6
+    inside = [(a, b) for a, b in bursts if first < a and b < last]
+    # after each burst the next sample is late by about the burst, less an interval
+    want = sum((b - a) / 1e6 - 2 * interval for a, b in inside)
+    print("bursts inside the stall: %d (%.0f ms); the agent: %d samples late by %.1f ms"
+          % (len(inside), sum(b - a for a, b in inside) / 1e6, st["late_rounds"] or 0,
+             st["late_ms"] or 0))
+    check(len(inside) >= 15, "only %d bursts fell inside the stall" % len(inside))
+    check_late(st, "late")
+    check(st["late_rounds"] is not None and st["late_rounds"] >= 0.8 * len(inside),
+          "%s samples late for %d bursts" % (st["late_rounds"], len(inside)))
+    check(st["late_ms"] is not None and st["late_ms"] >= 0.8 * want,
+          "%s ms late for %d bursts, expected at least %.1f" % (st["late_ms"], len(inside),
+                                                                  0.8 * want))
+    # the recording keeps them: the tree's header says how many, and by how much
+    tree = subprocess.run([STALLWATCH, "report", "--color", "never", rec],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
+    os.unlink(rec)
+    head = [l for l in tree.stdout.splitlines() if l.startswith("#1 ") and " sig " in l]
+    print("header:", head)
+    m = head and re.search(r"  late (\d+) \(([\d.]+) (ms|s)\)  ", head[0])
+    if check(m, "the header does not say how many samples were late: %s" % head):
+        shown = float(m.group(2)) * (1000 if m.group(3) == "s" else 1)
+        check(int(m.group(1)) == st["late_rounds"] and abs(shown - st["late_ms"]) <= (5.001 if m.group(3) == "s" else 0.051),
+              "the header says %s samples %s late, the NDJSON %s and %.3f ms"
+              % (m.group(1), m.group(2) + " " + m.group(3), st["late_rounds"], st["late_ms"]))
+
+
 # ---- reports that must be right (issue 11 item 8) -------------------------
 
 
@@ -967,6 +1077,10 @@ def scenario_reports():
         # before the loop's own end
         check(abs(root - header) <= 3 * INTERVAL_MS, "stopped: tree root %.1f ms, header %.1f ms"
               % (root, header))
+    # nor is the stop a sample taken late (the machine's doing)
+    m = re.search(r"  late \d+ \(([\d.]+) (ms|s)\)", "\n".join(lines))
+    late = float(m.group(1)) * (1000 if m.group(2) == "s" else 1) if m else 0
+    check(late < 1000, "stopped: the 3 s stop counted as %.1f ms of samples taken late" % late)
 
     # a main thread that calls pthread_exit() is not a stall
     p = stallwatch_run([], [STALLAPP, "exitmain:1500"])
@@ -1005,7 +1119,6 @@ def scenario_reports():
     os.kill(pid, signal.SIGKILL)
     err = proc.stderr.read()
     proc.wait(timeout=60)
-    import re
     a = re.search(r"stallwatch: (\d+) stalls? from", err)
     b = re.search(r"stallwatch: (\d+) stalls?, .* in total", err)
     print("killed:", a and a.group(0), "|", b and b.group(0))
@@ -1314,6 +1427,7 @@ SCENARIOS = {
     "seccomp": scenario_seccomp,
     "sigtoggle": scenario_sigtoggle,
     "keepoff": scenario_keepoff,
+    "late": scenario_late,
     "reports": scenario_reports,
     "descriptors": scenario_descriptors,
     "connect": scenario_connect,

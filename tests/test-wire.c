@@ -197,6 +197,46 @@ static void test_other_messages(void)
 	CHECK_INT(out.stall_end.cpu_ns, 398000000);
 	CHECK_INT(out.stall_end.samples, 40);
 	CHECK_INT(out.stall_end.dropped, 2);
+	CHECK(!out.stall_end.has_late); /* an older agent's end: no late rounds known */
+	CHECK_INT(out.stall_end.late, 0);
+
+	/* the late rounds, appended: readers before them skip them, later fields are skipped */
+	m.stall_end.has_late = true;
+	m.stall_end.late = 3;
+	m.stall_end.late_ns = 7250000;
+	uint8_t end_old[64], end_new[80];
+	m.stall_end.has_late = false;
+	int old_len = sw_wire_encode(NULL, end_old, sizeof(end_old), &m);
+	m.stall_end.has_late = true;
+	int new_len = sw_wire_encode(NULL, end_new, sizeof(end_new), &m);
+	CHECK(old_len > 0 && new_len > old_len);
+	CHECK(memcmp(end_old + 2, end_new + 2, (size_t)old_len - 2) == 0);
+	round_trip(&m, &out);
+	CHECK(out.stall_end.has_late);
+	CHECK_INT(out.stall_end.late, 3);
+	CHECK_INT(out.stall_end.late_ns, 7250000);
+	CHECK_INT(out.stall_end.dropped, 2);
+	{
+		/* a newer agent's field after them is skipped */
+		uint8_t newer[96];
+		memcpy(newer, end_new, (size_t)new_len);
+		newer[new_len] = 0x2a;
+		size_t body = (size_t)new_len - 2 + 1;
+		CHECK(body < 0x80 && end_new[1] == body - 1); /* one-byte length */
+		newer[1] = (uint8_t)body;
+		struct sw_wire_decoder *d = NULL;
+		struct sw_wire_msg got;
+		struct sw_error err = {0};
+		CHECK(sw_wire_decoder_new(&d) == 0);
+		CHECK_INT(sw_wire_decode(d, newer, (size_t)new_len + 1, 0, &got, &err),
+			  new_len + 1);
+		CHECK(got.stall_end.has_late && got.stall_end.late == 3 &&
+		      got.stall_end.late_ns == 7250000);
+		/* the second of the two cut short: an error, not a guess */
+		newer[1] = (uint8_t)(body - 2);
+		CHECK_INT(sw_wire_decode(d, newer, (size_t)new_len - 1, 0, &got, &err), -EBADMSG);
+		sw_wire_decoder_free(d);
+	}
 
 	m = (struct sw_wire_msg){
 	    .type = SW_MSG_STATS,

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #if defined(__SSE2__)
@@ -336,18 +337,24 @@ int sw_render_ndjson_stall_fields(struct sw_buf *out, const struct sw_stalls *c,
 		json_str(out, in->bundle_version);
 	else
 		sw_buf_puts(out, "null");
+	/* agents from before the late rounds do not say: null */
+	char late_rounds[24] = "null", late_ms[32] = "null";
+	if (s->has_late) {
+		snprintf(late_rounds, sizeof(late_rounds), "%" PRIu64, s->late);
+		snprintf(late_ms, sizeof(late_ms), "%.3f", sw_ns_to_ms(s->late_ns));
+	}
 	sw_buf_printf(
 	    out,
 	    ",\"thread\":%" PRIu64 ",\"context\":\"%s\",\"start_ns\":%" PRIu64
 	    ",\"monotonic_start_ns\":%" PRIu64 ",\"duration_ms\":%.3f"
 	    ",\"sampled_ms\":%.3f,\"cpu_ms\":%.3f,\"samples\":%" PRIu64
-	    ",\"interval_ms\":%.3f,\"dropped\":%" PRIu64
+	    ",\"interval_ms\":%.3f,\"dropped\":%" PRIu64 ",\"late_rounds\":%s,\"late_ms\":%s"
 	    ",\"kind\":\"%s\",\"complete\":%s,\"truncated\":%s,\"unwinding_stopped\":%" PRIu64
 	    ",\"sample_times_ms\":[",
 	    s->thread_id, s->context, sw_stalls_ns(c, s->start_time),
 	    in->clock_base + sw_stalls_ns(c, s->start_time), f.duration_ms, f.sampled_ms, f.cpu_ms,
-	    f.main_samples, f.interval_ms, s->dropped, f.kind, s->ended ? "true" : "false",
-	    f.truncated ? "true" : "false", f.unwinding_stopped);
+	    f.main_samples, f.interval_ms, s->dropped, late_rounds, late_ms, f.kind,
+	    s->ended ? "true" : "false", f.truncated ? "true" : "false", f.unwinding_stopped);
 	bool first = true;
 	for (size_t i = 0; i < s->nsamples; i++) {
 		if (s->sample[i].thread_id != s->thread_id)

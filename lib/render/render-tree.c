@@ -69,6 +69,10 @@ static int header(struct sw_profile *p, struct sw_tree_stall *s, const struct sw
 	}
 	if (r >= 0 && in->dropped)
 		r = sw_buf_printf(out, "  dropped %llu", (unsigned long long)in->dropped);
+	if (r >= 0 && in->late) {
+		sw_render_weight(in->late_ns, false, w, sizeof(w));
+		r = sw_buf_printf(out, "  late %llu (%s)", (unsigned long long)in->late, w);
+	}
 	if (r >= 0)
 		r = sw_buf_printf(out, "  sig %016llx%s\n",
 				  (unsigned long long)sw_tree_stall_signature(p, s),

@@ -919,6 +919,8 @@ int sw_report_add_stall(struct sw_report *r, const struct sw_stalls *c, const st
 	    .cpu_ns = st->cpu_ns,
 	    .samples = st->ended ? st->samples : main,
 	    .dropped = st->dropped,
+	    .late = st->late,
+	    .late_ns = st->late_ns,
 	    .unsampled = unsampled_reason(why),
 	};
 	/*

@@ -114,6 +114,9 @@ struct sw_tree_stall_info {
 	uint64_t cpu_ns;
 	uint64_t samples; /* as the agent counted them */
 	uint64_t dropped;
+	/* sampling rounds the agent began over an interval late (its thread ran late), and by how
+	 * much */
+	uint64_t late, late_ns;
 	bool counts_only; /* weights are sample counts, not ns (MetricKit without a duration) */
 	/* why the stalled thread's samples have no stacks (the agent said), or NULL */
 	const char *unsampled;

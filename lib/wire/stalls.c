@@ -734,6 +734,9 @@ int sw_stalls_feed(struct sw_stalls *c, const struct sw_wire_msg *m,
 		s->cpu_ns = m->stall_end.cpu_ns;
 		s->samples = m->stall_end.samples;
 		s->dropped = m->stall_end.dropped;
+		s->has_late = m->stall_end.has_late;
+		s->late = m->stall_end.late;
+		s->late_ns = m->stall_end.late_ns;
 		s->ended = true;
 		*ret_stall = take(c, i);
 		return 1;

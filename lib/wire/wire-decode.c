@@ -516,10 +516,14 @@ static bool get_body(struct reader *r, struct sw_wire_msg *m)
 		       get_uleb(r, &m->stall_begin.detect_time) &&
 		       get_str(r, &m->stall_begin.context);
 	case SW_MSG_STALL_END:
-		return get_uleb(r, &m->stall_end.stall_id) && get_uleb(r, &m->stall_end.end_time) &&
-		       get_uleb(r, &m->stall_end.duration_ns) &&
-		       get_uleb(r, &m->stall_end.cpu_ns) && get_uleb(r, &m->stall_end.samples) &&
-		       get_uleb(r, &m->stall_end.dropped);
+		if (!get_uleb(r, &m->stall_end.stall_id) || !get_uleb(r, &m->stall_end.end_time) ||
+		    !get_uleb(r, &m->stall_end.duration_ns) || !get_uleb(r, &m->stall_end.cpu_ns) ||
+		    !get_uleb(r, &m->stall_end.samples) || !get_uleb(r, &m->stall_end.dropped))
+			return false;
+		m->stall_end.has_late = r->p < r->end; /* absent from older agents */
+		m->stall_end.late = m->stall_end.late_ns = 0;
+		return !m->stall_end.has_late ||
+		       (get_uleb(r, &m->stall_end.late) && get_uleb(r, &m->stall_end.late_ns));
 	case SW_MSG_SAMPLE:
 		return get_sample(r, &m->sample);
 	case SW_MSG_STATS:

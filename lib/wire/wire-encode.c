@@ -256,6 +256,10 @@ static bool put_body(struct sw_wire_encoder *enc, struct writer *w, const struct
 		put_uleb(w, m->stall_end.cpu_ns);
 		put_uleb(w, m->stall_end.samples);
 		put_uleb(w, m->stall_end.dropped);
+		if (m->stall_end.has_late) {
+			put_uleb(w, m->stall_end.late);
+			put_uleb(w, m->stall_end.late_ns);
+		}
 		return true;
 	case SW_MSG_SAMPLE:
 		return enc && put_sample(enc, w, &m->sample, ret_remember);

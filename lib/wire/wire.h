@@ -193,6 +193,14 @@ struct sw_wire_stall_end {
 	uint64_t cpu_ns; /* main thread CPU time over the stall */
 	uint64_t samples;
 	uint64_t dropped;
+	/*
+	 * added later, absent from older agents (has_late false): the sampling
+	 * rounds that began more than one interval after they were due because
+	 * the agent's thread ran late (a busy machine, not the agent's own
+	 * work), and the time those rounds lost
+	 */
+	bool has_late;
+	uint64_t late, late_ns;
 };
 
 struct sw_wire_sample {
