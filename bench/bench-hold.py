@@ -136,6 +136,8 @@ def run(tool):
         "preempt": got["preemptions"] / n,
         "preemptions": got["preemptions"],
         "samples": n,
+        "late": s.get("late_rounds") or 0,
+        "late_ms": s.get("late_ms") or 0,
     })
     return r
 
@@ -344,6 +346,9 @@ for t in tools:
     elif gaps:
         print("  that run had no gap over 2 intervals")
     print(spacing_line("sampling at 1 ms%s" % name, r))
+    print("  samples the agent itself counted late (taken over an interval after they were due: "
+          "its thread or the main thread got a CPU late): %d, %.1f ms in all (medians)"
+          % (med(r, "late"), med(r, "late_ms")))
     print("  ratio to the baseline: coverage %.2f, longest gap %.2f" % (
         med(r, "coverage") / med(alone, "coverage"),
         med(r, "max_gap") / max(med(alone, "max_gap"), 1e-9)))
