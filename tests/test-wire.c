@@ -189,7 +189,12 @@ static void test_other_messages(void)
 	CHECK_STR(out.stall_begin.context, "poll");
 
 	m = (struct sw_wire_msg){.type = SW_MSG_STALL_END,
-				 .stall_end = {3, 401000000, 400000000, 398000000, 40, 2}};
+				 .stall_end = {.stall_id = 3,
+					       .end_time = 401000000,
+					       .duration_ns = 400000000,
+					       .cpu_ns = 398000000,
+					       .samples = 40,
+					       .dropped = 2}};
 	round_trip(&m, &out);
 	CHECK_INT(out.stall_end.stall_id, 3);
 	CHECK_INT(out.stall_end.end_time, 401000000);
@@ -482,7 +487,10 @@ static size_t build_stream(uint8_t *buf, size_t cap, size_t *ret_count)
 						   .frames = frames}};
 		len += (size_t)sw_wire_encode(&enc, buf + len, cap - len, &m);
 	}
-	struct sw_wire_msg end = {.type = SW_MSG_STALL_END, .stall_end = {1, 5, 6, 7, 30, 0}};
+	struct sw_wire_msg end = {
+	    .type = SW_MSG_STALL_END,
+	    .stall_end = {
+		.stall_id = 1, .end_time = 5, .duration_ns = 6, .cpu_ns = 7, .samples = 30}};
 	len += (size_t)sw_wire_encode(&enc, buf + len, cap - len, &end);
 	count++;
 	*ret_count = count;
