@@ -97,6 +97,16 @@ def check_ndjson(name, want, symbols):
         check(st["samples"] * st["interval_ms"] <= st["duration_ms"] + st["interval_ms"],
               "%s: %d samples every %.1f ms in %.1f ms" % (what, st["samples"], st["interval_ms"],
                                                           st["duration_ms"]))
+        # agents since the late samples say how many there were; older ones say nothing
+        late = (st["late_rounds"], st["late_ms"])
+        if want.get("late_fields"):
+            times = st["sample_times_ms"]
+            gaps = sum(b - a for a, b in zip(times, times[1:]) if b - a > st["interval_ms"])
+            check(isinstance(late[0], int) and isinstance(late[1], (int, float))
+                  and late[1] <= gaps + 0.01,
+                  "%s: late samples %s, with %.1f ms of gaps over an interval" % (what, late, gaps))
+        else:
+            check(late == (None, None), "%s: an older agent's late samples %s" % (what, late))
         # the command's heaviest path: its app frames are nm's functions, in the chain's order
         app = [f for f in st["heaviest"] if f["image"] in symbols]
         for f in app:
@@ -206,8 +216,8 @@ def main():
         with open(os.path.join(data, name), "rb") as f:
             version = int.from_bytes(f.read(10)[8:10], "little")
         # the -table ones are of format 2, written through the stack table
-        check(version == (2 if name.endswith("-table.swtrace") else 1),
-              "%s: recording format %d" % (name, version))
+        want_version = want.get("format", 2 if name.endswith("-table.swtrace") else 1)
+        check(version == want_version, "%s: recording format %d" % (name, version))
         stalls = check_ndjson(name, want, symbols)
         check_formats(name, stalls, want)
         total += len(want["stalls"])
