@@ -889,11 +889,12 @@ def scenario_keepoff():
           "run exited %d with %d stalls" % (proc.returncode, len(stalls_of(objs))))
 
 
-# A real-time task that takes the app's processor BURST_MS out of every
-# PERIOD_MS from the agent and the app alike, and prints when it did.
+# A real-time task that takes one processor (its first argument) from the
+# agent and the app alike for BURST ms out of every PERIOD, for SECONDS,
+# and prints each burst's start and end (monotonic ns).
 HOG = r"""
 import os, sys, time
-cpu, burst, period, seconds = (float(a) for a in sys.argv[1:])
+cpu, burst, period, seconds = (float(a) for a in sys.argv[1:])  # CPU BURST PERIOD SECONDS
 os.sched_setaffinity(0, {int(cpu)})
 os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(2))  # above the watchdog's 1
 print("ready", flush=True)
@@ -966,6 +967,9 @@ def scenario_late():
           % (len(inside), sum(b - a for a, b in inside) / 1e6, st["late_rounds"] or 0,
              st["late_ms"] or 0))
     check(len(inside) >= 15, "only %d bursts fell inside the stall" % len(inside))
+    # over a third of the stall: the run's summary says so
+    check("samples came late in 1 stall (" in p.stderr,
+          "the summary does not say samples came late: %s" % p.stderr)
     check_late(st, "late")
     check(st["late_rounds"] is not None and st["late_rounds"] >= 0.8 * len(inside),
           "%s samples late for %d bursts" % (st["late_rounds"], len(inside)))
@@ -981,7 +985,8 @@ def scenario_late():
     m = head and re.search(r"  late (\d+) \(([\d.]+) (ms|s)\)  ", head[0])
     if check(m, "the header does not say how many samples were late: %s" % head):
         shown = float(m.group(2)) * (1000 if m.group(3) == "s" else 1)
-        check(int(m.group(1)) == st["late_rounds"] and abs(shown - st["late_ms"]) <= (5.001 if m.group(3) == "s" else 0.051),
+        rounding = 5.001 if m.group(3) == "s" else 0.051  # as the header rounds
+        check(int(m.group(1)) == st["late_rounds"] and abs(shown - st["late_ms"]) <= rounding,
               "the header says %s samples %s late, the NDJSON %s and %.3f ms"
               % (m.group(1), m.group(2) + " " + m.group(3), st["late_rounds"], st["late_ms"]))
 

@@ -1263,6 +1263,55 @@ static void test_unsampled(void)
 	sw_profile_free(p);
 }
 
+/*
+ * The run's summary says when samples came late for 5% of the stalled time
+ * or more (the trees are sparser than the interval would make them), and
+ * only then.
+ */
+static void test_late_summary(void)
+{
+	struct sw_profile *p;
+	CHECK_INT(sw_profile_new(&p), 0);
+	struct sw_tree_frame fr = {.linkage = "work", .name = "work", .address = 0x1100};
+	uint32_t f;
+	CHECK_INT(sw_profile_frame(p, &fr, &f), 0);
+	/* two stalls of 400 ms: 30 ms late in the first, then 20 ms in the second too */
+	static const uint64_t late_ms[] = {30, 20};
+	struct sw_tree_stall *s[2];
+	for (size_t k = 0; k < 2; k++) {
+		struct sw_tree_stall_info info = {
+		    .id = k + 1, .thread_id = 1, .duration_ns = 400000000};
+		uint32_t th;
+		CHECK_INT(sw_profile_add_stall(p, &info, &s[k]), 0);
+		CHECK_INT(sw_tree_stall_thread(p, s[k], 1, "", &th), 0);
+		CHECK_INT(sw_tree_stall_add_sample(p, s[k], th, &f, 1, 400000000), 0);
+	}
+	struct sw_render_options o;
+	sw_render_options_init(&o);
+	struct sw_buf out;
+	sw_buf_init(&out, 0);
+	for (size_t k = 0; k < 2; k++) {
+		s[k]->info.late = 3;
+		s[k]->info.late_ns = late_ms[k] * 1000000;
+		struct sw_summary sum;
+		CHECK_INT(sw_summary_compute(p, &sum), 0);
+		CHECK_INT(sum.late_stalls, k + 1);
+		sw_buf_reset(&out);
+		CHECK(sw_summary_text(p, &sum, &o, &out) >= 0);
+		const char *text = sw_buf_str(&out);
+		const char *line = text ? strstr(text, "samples came late") : NULL;
+		if (k == 0) {
+			CHECK(line == NULL); /* 30 of 800 ms: under 5% */
+		} else {
+			CHECK(line != NULL);
+			CHECK(line && strstr(line, "in 2 stalls (50.0 ms in all, 6% of the stalled "
+						   "time)") != NULL);
+		}
+	}
+	sw_buf_finish(&out);
+	sw_profile_free(p);
+}
+
 int main(void)
 {
 	test_plain();
@@ -1276,6 +1325,7 @@ int main(void)
 	test_pool_full();
 	test_culprit();
 	test_examples();
+	test_late_summary();
 	test_nodes_reused();
 	test_frame_names();
 	test_unsampled();

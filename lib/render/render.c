@@ -244,6 +244,8 @@ int sw_summary_compute(struct sw_profile *p, struct sw_summary *ret)
 		uint64_t w = stall_weight(s);
 		sum.total_ns += w;
 		sum.counts_only |= s->info.counts_only;
+		sum.late_stalls += s->info.late > 0;
+		sum.late_ns += s->info.late_ns;
 		if (!sum.worst || w > stall_weight(sum.worst))
 			sum.worst = s;
 		pairs[2 * i] = sw_tree_stall_signature(p, s);
@@ -411,6 +413,17 @@ int sw_summary_text(const struct sw_profile *cp, const struct sw_summary *sum,
 	}
 	if (r >= 0)
 		r = sw_buf_puts(out, "\n");
+	/* sparse trees the user should not read as the app's doing: 5% of the time and more */
+	if (r >= 0 && sum->late_stalls && !sum->counts_only && sum->late_ns * 20 >= sum->total_ns) {
+		sw_render_weight(sum->late_ns, false, w, sizeof(w));
+		r = sw_buf_printf(
+		    out,
+		    "stallwatch: samples came late in %zu stall%s (%s in all, %.0f%% of "
+		    "the stalled time): the machine kept the agent or the app from a "
+		    "processor, so those trees hold fewer samples\n",
+		    sum->late_stalls, sum->late_stalls == 1 ? "" : "s", w,
+		    100.0 * (double)sum->late_ns / (double)sum->total_ns);
+	}
 	if (r >= 0 && sum->ntop)
 		r = sw_buf_printf(out, "stallwatch: top signatures (%zu distinct):\n",
 				  sum->nsignatures);

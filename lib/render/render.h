@@ -88,6 +88,9 @@ struct sw_summary {
 	size_t ntop;
 	size_t nsignatures;
 	bool counts_only;
+	/* stalls with samples the agent took late, and the lateness in all */
+	size_t late_stalls;
+	uint64_t late_ns;
 };
 
 /* Computes the summary of every stall in the profile. */
