@@ -406,7 +406,7 @@ static bool stopped_not_starved(uint64_t gap, uint64_t interval, uint64_t wait, 
 	return (wait - prev.wait + own - prev.own) * 2 < gap - interval;
 }
 
-/* Returns whether the watchdog's lateness was a stop. */
+/* Returns whether the gap since the last tick was a stop. */
 static bool account_pause(uint64_t now, uint64_t interval)
 {
 	static unsigned ticks;

@@ -337,7 +337,7 @@ int sw_render_ndjson_stall_fields(struct sw_buf *out, const struct sw_stalls *c,
 		json_str(out, in->bundle_version);
 	else
 		sw_buf_puts(out, "null");
-	/* agents from before the late rounds do not say: null */
+	/* agents from before the late samples do not say: null */
 	char late_rounds[24] = "null", late_ms[32] = "null";
 	if (s->has_late) {
 		snprintf(late_rounds, sizeof(late_rounds), "%" PRIu64, s->late);

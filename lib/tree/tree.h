@@ -114,8 +114,7 @@ struct sw_tree_stall_info {
 	uint64_t cpu_ns;
 	uint64_t samples; /* as the agent counted them */
 	uint64_t dropped;
-	/* sampling rounds the agent began over an interval late (its thread ran late), and by how
-	 * much */
+	/* samples the agent took over an interval late (sw_wire_stall_end), and their lateness */
 	uint64_t late, late_ns;
 	bool counts_only; /* weights are sample counts, not ns (MetricKit without a duration) */
 	/* why the stalled thread's samples have no stacks (the agent said), or NULL */

@@ -47,7 +47,7 @@ struct sw_stall {
 	uint64_t duration_ns, cpu_ns;
 	uint64_t samples; /* sampling rounds the agent counted */
 	uint64_t dropped;
-	/* rounds the agent began over an interval late, and their lateness (has_late: it says) */
+	/* sw_wire_stall_end's late samples and their lateness (has_late: the agent says) */
 	bool has_late;
 	uint64_t late, late_ns;
 	char context[64];

@@ -194,10 +194,10 @@ struct sw_wire_stall_end {
 	uint64_t samples;
 	uint64_t dropped;
 	/*
-	 * added later, absent from older agents (has_late false): the sampling
-	 * rounds that began more than one interval after they were due because
-	 * the agent's thread ran late (a busy machine, not the agent's own
-	 * work), and the time those rounds lost
+	 * added later, absent from older agents (has_late false): the stalled
+	 * thread's samples taken more than one interval after they were due,
+	 * because the agent's thread or the stalled one got a processor late
+	 * (a busy machine, not the agent's own work), and their lateness in all
 	 */
 	bool has_late;
 	uint64_t late, late_ns;
