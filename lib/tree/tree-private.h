@@ -49,7 +49,12 @@ struct sw_profile {
 	} * frame_fid;
 	const char **frame_shown; /* the name frames[i] is shown under, packed */
 	size_t nframes, frames_cap;
-	uint32_t *frame_table; /* frame index + 1, 0: empty */
+	/*
+	 * frame index + 1 in the low FRAME_SLOT_ID_BITS, 0: empty; the top bits
+	 * the frame's hash's: a probe passes over another frame's slot without
+	 * reading the frame (a cache miss each, most of the lookup's time)
+	 */
+	uint32_t *frame_table;
 	size_t frame_table_cap;
 
 	/*

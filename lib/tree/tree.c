@@ -339,6 +339,16 @@ static bool frame_equal(const struct sw_tree_frame *a, const struct sw_tree_fram
 	       a->has_offset == b->has_offset && a->inlined == b->inlined && a->hinted == b->hinted;
 }
 
+/* A frame table slot: the index + 1 (up to SW_TREE_MAX_FRAMES), and a tag from the hash. */
+#define FRAME_SLOT_ID_BITS 25
+#define FRAME_SLOT_ID_MASK ((1u << FRAME_SLOT_ID_BITS) - 1)
+_Static_assert(SW_TREE_MAX_FRAMES <= FRAME_SLOT_ID_MASK, "a frame slot holds every index + 1");
+
+static uint32_t frame_slot(uint64_t h, uint32_t index)
+{
+	return (uint32_t)(h >> (64 - (32 - FRAME_SLOT_ID_BITS))) << FRAME_SLOT_ID_BITS | (index + 1);
+}
+
 static int grow_frame_table(struct sw_profile *p)
 {
 	size_t cap = p->frame_table_cap ? p->frame_table_cap * 2 : 1024;
@@ -346,10 +356,11 @@ static int grow_frame_table(struct sw_profile *p)
 	if (!t)
 		return -ENOMEM;
 	for (size_t i = 0; i < p->nframes; i++) {
-		size_t j = frame_hash(&p->frames[i].f) & (cap - 1);
+		uint64_t h = frame_hash(&p->frames[i].f);
+		size_t j = h & (cap - 1);
 		while (t[j])
 			j = (j + 1) & (cap - 1);
-		t[j] = (uint32_t)i + 1;
+		t[j] = frame_slot(h, (uint32_t)i);
 	}
 	free(p->frame_table);
 	p->frame_table = t;
@@ -429,13 +440,14 @@ int sw_profile_frame(struct sw_profile *p, const struct sw_tree_frame *in, uint3
 	if (p->nframes * 2 >= p->frame_table_cap && grow_frame_table(p) < 0)
 		return -ENOMEM;
 	uint64_t h = frame_hash(&f);
+	uint32_t tag = frame_slot(h, 0) & ~FRAME_SLOT_ID_MASK;
 	size_t j = h & (p->frame_table_cap - 1);
-	while (p->frame_table[j]) {
-		if (frame_equal(&p->frames[p->frame_table[j] - 1].f, &f)) {
-			*ret_id = p->frame_table[j] - 1;
+	for (uint32_t slot; (slot = p->frame_table[j]) != 0; j = (j + 1) & (p->frame_table_cap - 1)) {
+		uint32_t id = (slot & FRAME_SLOT_ID_MASK) - 1;
+		if ((slot & ~FRAME_SLOT_ID_MASK) == tag && frame_equal(&p->frames[id].f, &f)) {
+			*ret_id = id;
 			return 0;
 		}
-		j = (j + 1) & (p->frame_table_cap - 1);
 	}
 	if (p->nframes >= SW_TREE_MAX_FRAMES)
 		return over(p, "more than 16777216 distinct frames in all");
@@ -468,8 +480,8 @@ int sw_profile_frame(struct sw_profile *p, const struct sw_tree_frame *in, uint3
 	if (r < 0)
 		return r;
 	p->frame_shown[p->nframes] = shown;
-	p->frame_table[j] = (uint32_t)++p->nframes;
-	*ret_id = (uint32_t)p->nframes - 1;
+	p->frame_table[j] = frame_slot(h, (uint32_t)p->nframes);
+	*ret_id = (uint32_t)p->nframes++;
 	return 0;
 }
 
