@@ -17,8 +17,10 @@
  * machine's own share of the sampling's gaps.  With --signaller that thread
  * also sends the main thread one real-time signal per wake-up, queued the
  * way the agent queues its own (rt_tgsigqueueinfo), to a handler that does
- * nothing: what any signal costs here, the floor under the agent's held
- * time ("signals N" in the file).
+ * nothing but note the time it ran: what any signal costs here, the floor
+ * under the agent's held time ("signals N" in the file), and how evenly a
+ * signal sent on that schedule is answered, the floor under any sampler
+ * that interrupts the thread with a signal ("handled NS" per signal).
  */
 #include <errno.h>
 #include <poll.h>
@@ -27,6 +29,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,18 +45,25 @@
 #define MAX_OFF     100000
 #define INTERVAL_NS 1000000ull
 
-static unsigned long long off[MAX_OFF][2], *wakes;
+static unsigned long long off[MAX_OFF][2], *wakes, *handled;
+static atomic_size_t nhandled;
 static unsigned long long grid; /* where the sleeper's grid begins */
 static size_t noff, nwakes, max_wakes, nsignals;
 static volatile int spinning = 1;
 static bool signaller;
 static pid_t main_tid;
 
+static unsigned long long now_ns(void);
+
+/* Notes when it ran: clock_gettime() is async-signal-safe. */
 static void empty_handler(int sig, siginfo_t *si, void *uc)
 {
 	(void)sig;
 	(void)si;
 	(void)uc;
+	size_t i = atomic_fetch_add(&nhandled, 1);
+	if (i < max_wakes)
+		handled[i] = now_ns();
 }
 
 static long nonvoluntary(void)
@@ -135,7 +145,8 @@ int main(int argc, char **argv)
 	if (with_sleeper) {
 		max_wakes = (size_t)ms * 2 + 16;
 		wakes = calloc(max_wakes, sizeof(*wakes));
-		if (!wakes || pthread_create(&th, NULL, sleeper, NULL) != 0)
+		handled = calloc(max_wakes, sizeof(*handled));
+		if (!wakes || !handled || pthread_create(&th, NULL, sleeper, NULL) != 0)
 			return 1;
 	}
 	poll(NULL, 0, 100); /* the loop waited: its next iteration is watched */
@@ -179,6 +190,10 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < nwakes; i++)
 		if (wakes[i] <= end)
 			fprintf(f, "wake %llu\n", wakes[i]);
+	size_t nh = atomic_load(&nhandled);
+	for (size_t i = 0; i < nh && i < max_wakes; i++)
+		if (handled[i] <= end)
+			fprintf(f, "handled %llu\n", handled[i]);
 	fclose(f);
 	return 0;
 }
