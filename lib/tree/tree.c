@@ -346,7 +346,8 @@ _Static_assert(SW_TREE_MAX_FRAMES <= FRAME_SLOT_ID_MASK, "a frame slot holds eve
 
 static uint32_t frame_slot(uint64_t h, uint32_t index)
 {
-	return (uint32_t)(h >> (64 - (32 - FRAME_SLOT_ID_BITS))) << FRAME_SLOT_ID_BITS | (index + 1);
+	return (uint32_t)(h >> (64 - (32 - FRAME_SLOT_ID_BITS))) << FRAME_SLOT_ID_BITS |
+	       (index + 1);
 }
 
 static int grow_frame_table(struct sw_profile *p)
@@ -442,7 +443,8 @@ int sw_profile_frame(struct sw_profile *p, const struct sw_tree_frame *in, uint3
 	uint64_t h = frame_hash(&f);
 	uint32_t tag = frame_slot(h, 0) & ~FRAME_SLOT_ID_MASK;
 	size_t j = h & (p->frame_table_cap - 1);
-	for (uint32_t slot; (slot = p->frame_table[j]) != 0; j = (j + 1) & (p->frame_table_cap - 1)) {
+	for (uint32_t slot; (slot = p->frame_table[j]) != 0;
+	     j = (j + 1) & (p->frame_table_cap - 1)) {
 		uint32_t id = (slot & FRAME_SLOT_ID_MASK) - 1;
 		if ((slot & ~FRAME_SLOT_ID_MASK) == tag && frame_equal(&p->frames[id].f, &f)) {
 			*ret_id = id;
