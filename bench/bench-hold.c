@@ -53,7 +53,12 @@ static volatile int spinning = 1;
 static bool signaller;
 static pid_t main_tid;
 
-static unsigned long long now_ns(void);
+static unsigned long long now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
 
 /* Notes when it ran: clock_gettime() is async-signal-safe. */
 static void empty_handler(int sig, siginfo_t *si, void *uc)
@@ -78,13 +83,6 @@ static long nonvoluntary(void)
 	if (f)
 		fclose(f);
 	return n;
-}
-
-static unsigned long long now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
 /* The watchdog's schedule without its work (see swa_plat_raise_priority). */

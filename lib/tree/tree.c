@@ -344,10 +344,15 @@ static bool frame_equal(const struct sw_tree_frame *a, const struct sw_tree_fram
 #define FRAME_SLOT_ID_MASK ((1u << FRAME_SLOT_ID_BITS) - 1)
 _Static_assert(SW_TREE_MAX_FRAMES <= FRAME_SLOT_ID_MASK, "a frame slot holds every index + 1");
 
+/* The top bits of a frame table slot: those of the frame's hash. */
+static uint32_t frame_tag(uint64_t h)
+{
+	return (uint32_t)(h >> (64 - (32 - FRAME_SLOT_ID_BITS))) << FRAME_SLOT_ID_BITS;
+}
+
 static uint32_t frame_slot(uint64_t h, uint32_t index)
 {
-	return (uint32_t)(h >> (64 - (32 - FRAME_SLOT_ID_BITS))) << FRAME_SLOT_ID_BITS |
-	       (index + 1);
+	return frame_tag(h) | (index + 1);
 }
 
 static int grow_frame_table(struct sw_profile *p)
@@ -441,7 +446,7 @@ int sw_profile_frame(struct sw_profile *p, const struct sw_tree_frame *in, uint3
 	if (p->nframes * 2 >= p->frame_table_cap && grow_frame_table(p) < 0)
 		return -ENOMEM;
 	uint64_t h = frame_hash(&f);
-	uint32_t tag = frame_slot(h, 0) & ~FRAME_SLOT_ID_MASK;
+	uint32_t tag = frame_tag(h);
 	size_t j = h & (p->frame_table_cap - 1);
 	for (uint32_t slot; (slot = p->frame_table[j]) != 0;
 	     j = (j + 1) & (p->frame_table_cap - 1)) {
