@@ -938,13 +938,19 @@ static int apply_row(struct swa_unwind_ctx *uc, const struct rule_slot *slot, st
 	const struct rule *ra_rule = &row->rules[slot->ra_reg];
 	if (ra_rule->kind == R_UNDEF)
 		return 0;
+	/*
+	 * A register whose slot cannot be read (below the copy: CFI may name
+	 * a slot an epilogue already popped) is unknown to the caller; only
+	 * the return address decides whether the step holds.
+	 */
 	struct swa_regs next = {0};
 	for (unsigned i = 0; i < SWA_NREGS; i++) {
 		bool known;
 		uint64_t v = 0;
-		if (rule_value(uc, regs, &row->rules[i], i, cfa, &known, &v) < 0)
+		int r = rule_value(uc, regs, &row->rules[i], i, cfa, &known, &v);
+		if (r < 0 && i == slot->ra_reg)
 			return -EFAULT;
-		if (known)
+		if (r == 0 && known)
 			swa_regs_set(&next, i, v);
 	}
 	if (!swa_regs_has(&next, slot->ra_reg))

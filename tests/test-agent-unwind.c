@@ -81,6 +81,105 @@ static void *blocker(void *arg)
 	return NULL;
 }
 
+#if defined(__x86_64__)
+/*
+ * Threads held where the call-frame information names a register's slot
+ * below the stack pointer.  epilogue_spin spins after `pop %rbx` while the
+ * CFI still says rbx was saved at CFA-16, as GCC leaves it: a slot now in
+ * the red zone (Debian's -O2 binaries, redis and libc among them, are full
+ * of such epilogues), and its caller outer_rbx finds its own CFA through
+ * rbx, so unwinding past it needs the value the red zone holds.
+ * far_slot's CFI claims r12 was saved far below the stack pointer, out of
+ * any copy: only r12 is lost, not the step.  Both call the oracle on their
+ * way in.  A step that could not read such a slot once gave up and left
+ * the frame-pointer walk to guess, which dropped frames.
+ */
+volatile int epilogue_quit;
+void epilogue_spin(void (*oracle_fn)(void));
+void outer_rbx(void (*oracle_fn)(void));
+void far_slot(void (*oracle_fn)(void));
+__asm__(".text\n"
+	".globl epilogue_spin\n"
+	".type epilogue_spin, @function\n"
+	"epilogue_spin:\n"
+	".cfi_startproc\n"
+	"push %rbx\n"
+	".cfi_def_cfa_offset 16\n"
+	".cfi_offset %rbx, -16\n"
+	"call *%rdi\n"
+	"mov $0x5eed, %ebx\n"
+	"pop %rbx\n"
+	".cfi_def_cfa_offset 8\n"
+	"1: cmpl $0, epilogue_quit(%rip)\n"
+	"je 1b\n"
+	"ret\n"
+	".cfi_endproc\n"
+	".size epilogue_spin, .-epilogue_spin\n"
+	".globl outer_rbx\n"
+	".type outer_rbx, @function\n"
+	"outer_rbx:\n"
+	".cfi_startproc\n"
+	"push %rbx\n"
+	".cfi_def_cfa_offset 16\n"
+	".cfi_offset %rbx, -16\n"
+	"mov %rsp, %rbx\n"
+	".cfi_def_cfa_register %rbx\n"
+	"call epilogue_spin\n"
+	"mov %rbx, %rsp\n"
+	"pop %rbx\n"
+	".cfi_def_cfa %rsp, 8\n"
+	"ret\n"
+	".cfi_endproc\n"
+	".size outer_rbx, .-outer_rbx\n"
+	".globl far_slot\n"
+	".type far_slot, @function\n"
+	"far_slot:\n"
+	".cfi_startproc\n"
+	"sub $8, %rsp\n"
+	".cfi_def_cfa_offset 16\n"
+	".cfi_offset %r12, -4096\n"
+	"call *%rdi\n"
+	"1: cmpl $0, epilogue_quit(%rip)\n"
+	"je 1b\n"
+	"add $8, %rsp\n"
+	".cfi_def_cfa_offset 8\n"
+	"ret\n"
+	".cfi_endproc\n"
+	".size far_slot, .-far_slot\n");
+
+static void epilogue_oracle(void)
+{
+	oracle_n = backtrace(oracle, 64);
+	atomic_store(&ready, 1);
+}
+
+NOINLINE static void epilogue_top(void)
+{
+	outer_rbx(epilogue_oracle);
+	sink++;
+}
+
+static void *epilogue_thread(void *arg)
+{
+	(void)arg;
+	epilogue_top();
+	return NULL;
+}
+
+NOINLINE static void far_top(void)
+{
+	far_slot(epilogue_oracle);
+	sink++;
+}
+
+static void *far_thread(void *arg)
+{
+	(void)arg;
+	far_top();
+	return NULL;
+}
+#endif
+
 static uint8_t copy[256 * 1024];
 static uint64_t frames[600];
 
@@ -109,11 +208,15 @@ static void compare(const uint64_t *fr, uint32_t depth, int from, const char *wh
 	CHECK(n >= 4);
 }
 
-static void capture_and_compare(void *(*fn)(void *), const char *what, bool blocked)
+/* oracle[from] is the first return address the capture's unwinding must show */
+static void capture_and_compare(void *(*fn)(void *), const char *what, bool blocked, int from)
 {
 	pthread_t t;
 	atomic_store(&ready, 0);
 	atomic_store(&quit, 0);
+#if defined(__x86_64__)
+	epilogue_quit = 0;
+#endif
 	pthread_create(&t, NULL, fn, NULL);
 	while (!atomic_load(&ready))
 		usleep(1000);
@@ -137,12 +240,15 @@ static void capture_and_compare(void *(*fn)(void *), const char *what, bool bloc
 	uint32_t depth = r == 0 ? swa_unwind(&cap, frames, 600, &flags) : 0;
 	CHECK(!(flags & SWA_UNWIND_TRUNCATED));
 	CHECK(flags & SWA_UNWIND_CFI);
-	compare(frames, depth, 1, what);
+	compare(frames, depth, from, what);
 	/* the depth cap */
 	uint32_t capped = r == 0 ? swa_unwind(&cap, frames, 3, &flags) : 0;
 	CHECK_INT(capped, 3);
 	CHECK(flags & SWA_UNWIND_TRUNCATED);
 	atomic_store(&quit, 1);
+#if defined(__x86_64__)
+	epilogue_quit = 1;
+#endif
 	if (blocked) {
 		ssize_t w = write(pipefd[1], "x", 1);
 		(void)w;
@@ -194,8 +300,13 @@ int main(void)
 	swa_ring_init(&swa_ring, ring_buf, sizeof(ring_buf));
 	CHECK_INT(swa_plat_init(), 0);
 	swa_images_refresh();
-	capture_and_compare(spinner, "running thread (signal)", false);
-	capture_and_compare(blocker, "blocked thread (/proc)", true);
+	capture_and_compare(spinner, "running thread (signal)", false, 1);
+	capture_and_compare(blocker, "blocked thread (/proc)", true, 1);
+#if defined(__x86_64__)
+	/* the oracle's frame, then the return into the spinning function: the spin is past both */
+	capture_and_compare(epilogue_thread, "thread in an epilogue (signal)", false, 2);
+	capture_and_compare(far_thread, "thread with a slot out of reach (signal)", false, 2);
+#endif
 	hostile();
 	return sw_test_end();
 }

@@ -335,11 +335,18 @@ static void test_plain(void)
 	CHECK_INT(f.bad_counts, 0);
 	CHECK_INT(cap.regs.r[SWA_REG_SP], fake_sp);
 	CHECK_INT(cap.regs.pc, 0x401234);
-	CHECK_INT(cap.stack_lo, fake_sp);
-	CHECK_INT(cap.copy_len, t.stack_hi - fake_sp);
-	CHECK(memcmp(cap.copy, (const void *)(uintptr_t)fake_sp, cap.copy_len) == 0);
+	/* the copy starts at the red zone below sp */
+	CHECK_INT(cap.stack_lo, fake_sp - SWA_RED_ZONE);
+	CHECK_INT(cap.copy_len, t.stack_hi - cap.stack_lo);
+	CHECK(memcmp(cap.copy, (const void *)(uintptr_t)cap.stack_lo, cap.copy_len) == 0);
 	CHECK_INT(cap.flags, 0);
 	CHECK_INT(f.reads, 1); /* one bulk read */
+	/* sp nearer the stack's bottom than the red zone: from the bottom */
+	reset();
+	fake_sp = t.stack_lo + 8;
+	CHECK_INT(capture(&t, &cap), 0);
+	CHECK_INT(cap.stack_lo, t.stack_lo);
+	CHECK_INT(cap.copy_len, t.stack_hi - t.stack_lo);
 }
 
 static void test_aborted_retried(void)
@@ -416,16 +423,16 @@ static void test_page_fallback(void)
 	struct swa_capture cap;
 	CHECK_INT(capture(&t, &cap), 0);
 	check_balanced("page fallback");
-	size_t want = (size_t)(f.readable_hi - fake_sp);
+	size_t want = (size_t)(f.readable_hi - (fake_sp - SWA_RED_ZONE));
 	CHECK_INT(cap.copy_len, want);
 	CHECK(cap.flags & SWA_CAPTURE_PARTIAL);
-	CHECK(memcmp(cap.copy, (const void *)(uintptr_t)fake_sp, cap.copy_len) == 0);
+	CHECK(memcmp(cap.copy, (const void *)(uintptr_t)cap.stack_lo, cap.copy_len) == 0);
 	CHECK(f.reads >= 3); /* the bulk, then one page at a time */
 	/* every page read is within one page */
 	reset();
 	f.bulk_fails = true;
 	CHECK_INT(capture(&t, &cap), 0);
-	CHECK_INT(cap.copy_len, t.stack_hi - fake_sp);
+	CHECK_INT(cap.copy_len, t.stack_hi - (fake_sp - SWA_RED_ZONE));
 	CHECK_INT(cap.flags & SWA_CAPTURE_PARTIAL, 0);
 }
 

@@ -112,19 +112,22 @@ static void copy_stack(const struct swa_thread *t, struct swa_capture *cap)
 		cap->flags |= SWA_CAPTURE_PARTIAL;
 		return;
 	}
-	size_t len = (size_t)(t->stack_hi - sp);
+	/* from the red zone up: an epilogue's call-frame information may name slots there */
+	uint64_t lo = sp - t->stack_lo > SWA_RED_ZONE ? sp - SWA_RED_ZONE : t->stack_lo;
+	cap->stack_lo = lo;
+	size_t len = (size_t)(t->stack_hi - lo);
 	if (len > cap->copy_cap) {
 		len = cap->copy_cap;
 		cap->flags |= SWA_CAPTURE_PARTIAL;
 	}
 	vm_size_t got = 0;
-	kern_return_t kr = vm_read_overwrite(mach_task_self(), (vm_address_t)sp, len,
+	kern_return_t kr = vm_read_overwrite(mach_task_self(), (vm_address_t)lo, len,
 					     (vm_address_t)cap->copy, &got);
 	if (kr == KERN_SUCCESS && got == len) {
 		cap->copy_len = len;
 		return;
 	}
-	cap->copy_len = copy_pages(sp, cap->copy, len);
+	cap->copy_len = copy_pages(lo, cap->copy, len);
 	if (cap->copy_len < len)
 		cap->flags |= SWA_CAPTURE_PARTIAL;
 }

@@ -12,10 +12,11 @@
  * while a thread of the process is in exec (swa_linux_fence_begin()), with
  * STALLWATCH_SIGNALS=never, or once the agent went passive under a seccomp
  * filter.  The handler runs on the thread itself: it copies the
- * registers from its ucontext and the live stack, from the interrupted stack
- * pointer up to the top of the stack's mapping (at most the copy's size),
- * into the buffer the watchdog prepared, and posts a semaphore.  The
- * handler only uses memcpy, clock_gettime and sem_post, all async-signal-safe.
+ * registers from its ucontext and the live stack, from the red zone below
+ * the interrupted stack pointer up to the top of the stack's mapping (at
+ * most the copy's size), into the buffer the watchdog prepared, and posts
+ * a semaphore.  The handler only uses memcpy, clock_gettime and sem_post,
+ * all async-signal-safe.
  *
  * A thread blocked in a system call is never signalled (that would cut
  * short its sleep or read): /proc/self/task/TID/syscall gives its stack
@@ -156,9 +157,10 @@ static void regs_from_ucontext(struct swa_regs *regs, const ucontext_t *uc)
 }
 
 /*
- * Bounds a stack copy: from sp up to the end of the mapping holding it, at
- * most the buffer's size.  False when no mapping in the snapshot holds sp.
- * Pure arithmetic on prepared tables: safe in the signal handler.
+ * Bounds a stack copy: from the red zone below sp (SWA_RED_ZONE) up to the
+ * end of the mapping holding sp, at most the buffer's size, into
+ * cap->stack_lo and *ret_len.  False when no mapping in the snapshot holds
+ * sp.  Pure arithmetic on prepared tables: safe in the signal handler.
  */
 static bool stack_extent(struct swa_capture *cap, uint64_t sp, size_t *ret_len)
 {
@@ -167,8 +169,10 @@ static bool stack_extent(struct swa_capture *cap, uint64_t sp, size_t *ret_len)
 	cap->copy_len = 0;
 	if (!find_region(sp, &r))
 		return false;
+	uint64_t lo = sp - r.lo > SWA_RED_ZONE ? sp - SWA_RED_ZONE : r.lo;
+	cap->stack_lo = lo;
 	cap->stack_hi = r.hi;
-	size_t len = (size_t)(r.hi - sp);
+	size_t len = (size_t)(r.hi - lo);
 	if (len > cap->copy_cap) {
 		len = cap->copy_cap;
 		cap->flags |= SWA_CAPTURE_PARTIAL;
@@ -185,7 +189,7 @@ static void copy_stack(struct swa_capture *cap, uint64_t sp)
 		cap->flags |= SWA_CAPTURE_PARTIAL;
 		return;
 	}
-	memcpy(cap->copy, (const void *)(uintptr_t)sp, len);
+	memcpy(cap->copy, (const void *)(uintptr_t)cap->stack_lo, len);
 	cap->copy_len = len;
 }
 
@@ -479,7 +483,7 @@ static int copy_remote(struct swa_capture *cap, uint64_t sp)
 		if (!stack_extent(cap, sp, &len))
 			return -EFAULT;
 	}
-	if (swa_plat_read(sp, cap->copy, len) < 0)
+	if (swa_plat_read(cap->stack_lo, cap->copy, len) < 0)
 		return -EFAULT;
 	cap->copy_len = len;
 	return 0;
