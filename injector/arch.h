@@ -25,19 +25,6 @@
 #error "the stallwatch agent supports x86_64 and aarch64"
 #endif
 
-/*
- * The bytes below the stack pointer that a signal or an interrupted thread
- * leaves alone (the ABI's red zone): 128 on x86-64 (System V and Darwin)
- * and on Darwin's arm64, none on Linux's.  A function may still name slots
- * there in its call-frame information (an epilogue after `pop`), so stack
- * copies start this far below the stack pointer.
- */
-#if defined(__x86_64__) || defined(__APPLE__)
-#define SWA_RED_ZONE 128u
-#else
-#define SWA_RED_ZONE 0u
-#endif
-
 struct swa_regs {
 	uint64_t pc;
 	uint64_t r[SWA_NREGS];

@@ -52,13 +52,6 @@ NOINLINE OMIT_FP static void spin_top(void)
 	sink++;
 }
 
-static void *spinner(void *arg)
-{
-	(void)arg;
-	spin_top();
-	return NULL;
-}
-
 NOINLINE static void block_leaf(void)
 {
 	char c;
@@ -72,13 +65,6 @@ NOINLINE OMIT_FP static void block_top(void)
 {
 	block_leaf();
 	sink++;
-}
-
-static void *blocker(void *arg)
-{
-	(void)arg;
-	block_top();
-	return NULL;
 }
 
 #if defined(__x86_64__)
@@ -159,26 +145,22 @@ NOINLINE static void epilogue_top(void)
 	sink++;
 }
 
-static void *epilogue_thread(void *arg)
-{
-	(void)arg;
-	epilogue_top();
-	return NULL;
-}
-
 NOINLINE static void far_top(void)
 {
 	far_slot(epilogue_oracle);
 	sink++;
 }
+#endif
 
-static void *far_thread(void *arg)
+/* A thread's entry: the top of the stack it builds, set before it starts. */
+static void (*thread_top)(void);
+
+static void *thread_main(void *arg)
 {
 	(void)arg;
-	far_top();
+	thread_top();
 	return NULL;
 }
-#endif
 
 static uint8_t copy[256 * 1024];
 static uint64_t frames[600];
@@ -209,7 +191,7 @@ static void compare(const uint64_t *fr, uint32_t depth, int from, const char *wh
 }
 
 /* oracle[from] is the first return address the capture's unwinding must show */
-static void capture_and_compare(void *(*fn)(void *), const char *what, bool blocked, int from)
+static void capture_and_compare(void (*top)(void), const char *what, bool blocked, int from)
 {
 	pthread_t t;
 	atomic_store(&ready, 0);
@@ -217,7 +199,8 @@ static void capture_and_compare(void *(*fn)(void *), const char *what, bool bloc
 #if defined(__x86_64__)
 	epilogue_quit = 0;
 #endif
-	pthread_create(&t, NULL, fn, NULL);
+	thread_top = top;
+	pthread_create(&t, NULL, thread_main, NULL);
 	while (!atomic_load(&ready))
 		usleep(1000);
 	usleep(20000); /* into the spin or the read */
@@ -300,12 +283,12 @@ int main(void)
 	swa_ring_init(&swa_ring, ring_buf, sizeof(ring_buf));
 	CHECK_INT(swa_plat_init(), 0);
 	swa_images_refresh();
-	capture_and_compare(spinner, "running thread (signal)", false, 1);
-	capture_and_compare(blocker, "blocked thread (/proc)", true, 1);
+	capture_and_compare(spin_top, "running thread (signal)", false, 1);
+	capture_and_compare(block_top, "blocked thread (/proc)", true, 1);
 #if defined(__x86_64__)
 	/* the oracle's frame, then the return into the spinning function: the spin is past both */
-	capture_and_compare(epilogue_thread, "thread in an epilogue (signal)", false, 2);
-	capture_and_compare(far_thread, "thread with a slot out of reach (signal)", false, 2);
+	capture_and_compare(epilogue_top, "thread in an epilogue (signal)", false, 2);
+	capture_and_compare(far_top, "thread with a slot out of reach (signal)", false, 2);
 #endif
 	hostile();
 	return sw_test_end();

@@ -336,7 +336,7 @@ static void test_plain(void)
 	CHECK_INT(cap.regs.r[SWA_REG_SP], fake_sp);
 	CHECK_INT(cap.regs.pc, 0x401234);
 	/* the copy starts at the red zone below sp */
-	CHECK_INT(cap.stack_lo, fake_sp - SWA_RED_ZONE);
+	CHECK_INT(cap.stack_lo, fake_sp - SWA_DARWIN_RED_ZONE);
 	CHECK_INT(cap.copy_len, t.stack_hi - cap.stack_lo);
 	CHECK(memcmp(cap.copy, (const void *)(uintptr_t)cap.stack_lo, cap.copy_len) == 0);
 	CHECK_INT(cap.flags, 0);
@@ -423,7 +423,7 @@ static void test_page_fallback(void)
 	struct swa_capture cap;
 	CHECK_INT(capture(&t, &cap), 0);
 	check_balanced("page fallback");
-	size_t want = (size_t)(f.readable_hi - (fake_sp - SWA_RED_ZONE));
+	size_t want = (size_t)(f.readable_hi - (fake_sp - SWA_DARWIN_RED_ZONE));
 	CHECK_INT(cap.copy_len, want);
 	CHECK(cap.flags & SWA_CAPTURE_PARTIAL);
 	CHECK(memcmp(cap.copy, (const void *)(uintptr_t)cap.stack_lo, cap.copy_len) == 0);
@@ -432,7 +432,7 @@ static void test_page_fallback(void)
 	reset();
 	f.bulk_fails = true;
 	CHECK_INT(capture(&t, &cap), 0);
-	CHECK_INT(cap.copy_len, t.stack_hi - (fake_sp - SWA_RED_ZONE));
+	CHECK_INT(cap.copy_len, t.stack_hi - (fake_sp - SWA_DARWIN_RED_ZONE));
 	CHECK_INT(cap.flags & SWA_CAPTURE_PARTIAL, 0);
 }
 

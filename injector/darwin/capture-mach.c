@@ -113,7 +113,8 @@ static void copy_stack(const struct swa_thread *t, struct swa_capture *cap)
 		return;
 	}
 	/* from the red zone up: an epilogue's call-frame information may name slots there */
-	uint64_t lo = sp - t->stack_lo > SWA_RED_ZONE ? sp - SWA_RED_ZONE : t->stack_lo;
+	uint64_t lo =
+	    sp - t->stack_lo > SWA_DARWIN_RED_ZONE ? sp - SWA_DARWIN_RED_ZONE : t->stack_lo;
 	cap->stack_lo = lo;
 	size_t len = (size_t)(t->stack_hi - lo);
 	if (len > cap->copy_cap) {

@@ -14,6 +14,14 @@
 
 #include "../platform.h"
 
+/*
+ * The bytes below the stack pointer that Apple's ABIs keep from signals and
+ * interrupts, on arm64 and x86-64 alike: an epilogue's call-frame
+ * information may still name slots there, so stack copies start this far
+ * below it (capture-mach.c).
+ */
+#define SWA_DARWIN_RED_ZONE 128u
+
 /* The calling thread's port for the watchdog (captures never hold it). */
 extern mach_port_t swa_darwin_self_port;
 

@@ -77,6 +77,17 @@ static struct {
 	int cpu; /* where the handler ran */
 } req;
 
+/*
+ * The bytes below the stack pointer a signal leaves alone (the x86-64
+ * ABI's red zone; arm64 has none): an epilogue's call-frame information
+ * may still name slots there, so stack copies start this far below it.
+ */
+#if defined(__x86_64__)
+#define RED_ZONE 128u
+#else
+#define RED_ZONE 0u
+#endif
+
 #define SPIN_NS 30000u /* how long to poll for the handler before sleeping */
 
 static cpu_set_t allowed;         /* the process's CPUs when the agent started */
@@ -157,7 +168,7 @@ static void regs_from_ucontext(struct swa_regs *regs, const ucontext_t *uc)
 }
 
 /*
- * Bounds a stack copy: from the red zone below sp (SWA_RED_ZONE) up to the
+ * Bounds a stack copy: from the red zone below sp (RED_ZONE) up to the
  * end of the mapping holding sp, at most the buffer's size, into
  * cap->stack_lo and *ret_len.  False when no mapping in the snapshot holds
  * sp.  Pure arithmetic on prepared tables: safe in the signal handler.
@@ -169,7 +180,7 @@ static bool stack_extent(struct swa_capture *cap, uint64_t sp, size_t *ret_len)
 	cap->copy_len = 0;
 	if (!find_region(sp, &r))
 		return false;
-	uint64_t lo = sp - r.lo > SWA_RED_ZONE ? sp - SWA_RED_ZONE : r.lo;
+	uint64_t lo = sp - r.lo > RED_ZONE ? sp - RED_ZONE : r.lo;
 	cap->stack_lo = lo;
 	cap->stack_hi = r.hi;
 	size_t len = (size_t)(r.hi - lo);
