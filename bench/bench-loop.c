@@ -20,6 +20,7 @@
 #include <dlfcn.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,8 +129,9 @@ int main(int argc, char **argv)
 			best = per;
 	}
 	printf("poll-loop ns/iteration %.1f\n", best);
-	int fds[2] = {-1, -1};
-	if (pipe(fds) == 0 && write(fds[1], "x", 1) == 1) {
+	int fds[2];
+	bool ready = pipe(fds) == 0 && write(fds[1], "x", 1) == 1; /* a pipe poll finds readable */
+	if (ready) {
 		struct pollfd p = {.fd = fds[0], .events = POLLIN};
 		best = 1e18;
 		for (int run = 0; run < 9; run++) {
@@ -145,7 +147,7 @@ int main(int argc, char **argv)
 	void (*before)(void), (*after)(void);
 	*(void **)&before = dlsym(RTLD_DEFAULT, "stallwatch_before_wait");
 	*(void **)&after = dlsym(RTLD_DEFAULT, "stallwatch_after_wait");
-	if (before && fds[0] >= 0) {
+	if (before && ready) {
 		struct pollfd p = {.fd = fds[0], .events = POLLIN};
 		ready_ab(&p);
 	}
