@@ -62,11 +62,11 @@ if READY in with_agent[0]:
 AB = "ab-hook-diff ns/iteration"
 if AB in with_agent[0]:
     d = med(with_agent, AB)
-    print("loop hook, in the agent's process, alternating blocks of %s and %s ns/iteration "
+    print("loop hook, in the agent's process, alternating blocks of %.1f and %.1f ns/iteration "
           "(the C library's poll, the hooked one; medians of %d runs): +%.1f ns "
           "(goal <= 30; ratio %.2f)"
-          % ("%.1f" % med(with_agent, "ab-libc ns/iteration"),
-             "%.1f" % med(with_agent, "ab-hooked ns/iteration"), ROUNDS, d, d / 30))
+          % (med(with_agent, "ab-libc ns/iteration"), med(with_agent, "ab-hooked ns/iteration"),
+             ROUNDS, d, d / 30))
 if "hook-pair ns/iteration" in with_agent[0]:
     print("explicit hook pair alone: %.1f ns/iteration" % med(with_agent, "hook-pair ns/iteration"))
 rss = med(with_agent, "rss-kib") - med(base, "rss-kib")

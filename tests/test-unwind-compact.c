@@ -571,10 +571,12 @@ static void core_unwind_arm64(enum swa_cu_arch arch)
 	uint64_t s = STACK_BASE + 0x1000, fp1 = s + (uint64_t)leaf->size + 32, fp2 = fp1 + 64;
 	uint64_t pc = base + leaf->off + 4, ra1 = base + framed->off + 8;
 	uint64_t ra2 = base + framed->off + 12, ra3 = base + framed->off + 16;
+	uint64_t signed1 = sign(ra1, s), signed2 = sign(ra2, fp1 + 16),
+		 signed3 = sign(ra3, fp2 + 16);
 	put_stack(fp1, fp2);
-	put_stack(fp1 + 8, sign(ra2, fp1 + 16));
+	put_stack(fp1 + 8, signed2);
 	put_stack(fp2, 0);
-	put_stack(fp2 + 8, sign(ra3, fp2 + 16));
+	put_stack(fp2 + 8, signed3);
 	struct swa_capture cap = {.stack_lo = STACK_BASE,
 				  .stack_hi = STACK_BASE + STACK_SIZE,
 				  .copy = stack,
@@ -583,7 +585,7 @@ static void core_unwind_arm64(enum swa_cu_arch arch)
 	cap.regs.pc = pc;
 	swa_regs_set(&cap.regs, SWA_REG_SP, s);
 	swa_regs_set(&cap.regs, SWA_REG_FP, fp1);
-	swa_regs_set(&cap.regs, SWA_REG_LR, sign(ra1, s));
+	swa_regs_set(&cap.regs, SWA_REG_LR, signed1);
 	uint32_t depth = swa_unwind(&cap, frames, 8, &flags);
 	CHECK_INT(depth, 4);
 	CHECK_INT(frames[0], pc);
@@ -598,8 +600,7 @@ static void core_unwind_arm64(enum swa_cu_arch arch)
 	 * for one value in 128 (CI saw it under qemu, whose keys are random);
 	 * three at once, one run in two million.
 	 */
-	bool signed_ras =
-	    sign(ra1, s) != ra1 || sign(ra2, fp1 + 16) != ra2 || sign(ra3, fp2 + 16) != ra3;
+	bool signed_ras = signed1 != ra1 || signed2 != ra2 || signed3 != ra3;
 	printf("core unwind through the arm64 image%s: %u frames\n",
 	       signed_ras ? " (return addresses signed)" : "", depth);
 }
