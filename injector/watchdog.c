@@ -389,21 +389,33 @@ static void watch_end(uint64_t end, uint64_t now)
  * began before the gap.
  */
 static struct {
-	uint64_t tick, cpu, own, wait;
+	uint64_t tick, own, wait;
+	uint64_t cpu; /* the main thread's CPU time when the watchdog last slept */
 } prev;
 
 /*
- * Whether a late tick was a stop rather than a starved watchdog.  Where the
- * system cannot say how long we waited for a CPU (Darwin), a starved
- * watchdog and a stopped process look alike: only a debugger that is
- * attached right now makes it a stop, so an unknown never hides a stall.
+ * Whether a late tick was a stop rather than a starved watchdog.
+ *
+ * On Linux a stop is a signal that every thread takes itself: a thread
+ * waiting in poll or on a futex is woken to stop and runs again to go on.  So
+ * a main thread that did not run at all since the watchdog slept was not
+ * stopped, however long the watchdog was kept away: a hypervisor that took
+ * the machine's processors, or an uninterruptible wait of the watchdog, shows
+ * as no time it waited for a processor, and must not take a blocked main
+ * thread's stall away.  (A thread in an uninterruptible wait stops only when
+ * the wait ends; its time then counts, as an unknown should.)
+ *
+ * Where the system cannot say how long we waited for a CPU (Darwin, where a
+ * stop suspends threads without running them), a starved watchdog and a
+ * stopped process look alike: only a debugger that is attached right now
+ * makes it a stop, so an unknown never hides a stall.
  */
 static bool stopped_not_starved(uint64_t gap, uint64_t interval, uint64_t wait, uint64_t own,
-				bool wait_unknown)
+				bool wait_unknown, bool main_ran)
 {
 	if (wait_unknown)
 		return swa_plat_traced();
-	return (wait - prev.wait + own - prev.own) * 2 < gap - interval;
+	return main_ran && (wait - prev.wait + own - prev.own) * 2 < gap - interval;
 }
 
 /* Returns whether the gap since the last tick was a stop. */
@@ -413,14 +425,15 @@ static bool account_pause(uint64_t now, uint64_t interval)
 	uint64_t cpu = prev.cpu, own = prev.own, wait = prev.wait;
 	uint64_t gap = prev.tick ? now - prev.tick : 0;
 	bool suspicious = gap > 2 * interval + LATE_PAUSE, stop = false;
-	swa_plat_thread_cpu_ns(&swa_main_thread, &cpu);
+	if (suspicious)
+		swa_plat_thread_cpu_ns(&swa_main_thread, &cpu);
 	swa_plat_thread_cpu_ns(&swa_watchdog_thread, &own);
 	/* a proc file read: every tick only while watching, else every tenth */
 	static bool wait_unknown;
 	if (!wait_unknown && (w.active || suspicious || ++ticks % 10 == 0))
 		wait_unknown = swa_plat_self_wait_ns(&wait) == -ENOTSUP;
 	if (suspicious && (cpu - prev.cpu) * 2 < gap &&
-	    stopped_not_starved(gap, interval, wait, own, wait_unknown)) {
+	    stopped_not_starved(gap, interval, wait, own, wait_unknown, cpu != prev.cpu)) {
 		uint64_t lost = gap - interval;
 		swa_log("a stop of %llu ms: not counted in stalls",
 			(unsigned long long)(lost / SWA_NS_PER_MS));
@@ -437,7 +450,6 @@ static bool account_pause(uint64_t now, uint64_t interval)
 		stop = true;
 	}
 	prev.tick = now;
-	prev.cpu = cpu;
 	prev.own = own;
 	prev.wait = wait;
 	return stop;
@@ -535,6 +547,8 @@ static void *watchdog_main(void *arg)
 		    account_pause(now, (uint64_t)atomic_load(&swa_cfg.interval_us) * SWA_NS_PER_US);
 		swa_loop_calibrate(); /* before tick() converts the loop's stamp */
 		uint64_t next = tick(now, stop);
+		/* after this tick's samples: the main thread's own time from here on */
+		swa_plat_thread_cpu_ns(&swa_main_thread, &prev.cpu);
 		if (next > now)
 			swa_plat_sleep_until(next);
 	}

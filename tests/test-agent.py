@@ -991,6 +991,81 @@ def scenario_late():
               % (m.group(1), m.group(2) + " " + m.group(3), st["late_rounds"], st["late_ms"]))
 
 
+def hold_thread(tid, seconds):
+    """Holds one thread of a descendant in a ptrace stop for seconds, the
+    others running on: (CLOCK_MONOTONIC ns at the hold, at the release), or
+    None with the errno when ptrace is refused."""
+    import ctypes
+    seize, interrupt, detach, wall = 0x4206, 0x4207, 17, 0x40000000
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.ptrace.restype = ctypes.c_long
+    libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
+    if libc.ptrace(seize, tid, None, None) != 0:
+        return None, ctypes.get_errno()
+    libc.ptrace(interrupt, tid, None, None)
+    os.waitpid(tid, wall)
+    t0 = time.monotonic_ns()
+    time.sleep(seconds)
+    t1 = time.monotonic_ns()
+    libc.ptrace(detach, tid, None, None)
+    return (t0, t1), 0
+
+
+def scenario_held():
+    # A watchdog that did not run for a while, though the process did, is no
+    # stop: here a ptrace stop of the watchdog alone stands for a hypervisor
+    # that took the machine's processors (steal) or an uninterruptible wait of
+    # the watchdog, neither of which shows as time it waited for a processor.
+    # The main thread, waiting in a poll inside a callback all along, never
+    # ran: the stall keeps its whole length.  A SIGSTOP of the whole process
+    # in the same kind of wait makes every thread run, to stop and to go on,
+    # and is still taken out (stallwatch-agent(7)).
+    proc = subprocess.Popen([STALLWATCH, "run", "--format", "ndjson", "--results", "-", "--",
+                             STALLAPP, "idle:300", "pollwait:1000", "idle:300", "pollwait:1500"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out = Output(proc)
+    pid = int(out.wait_for(lambda l: l.startswith("ready pid=")).split("=")[1])
+    time.sleep(0.1)
+    watchdog = next(int(t) for t in os.listdir("/proc/%d/task" % pid)
+                    if open("/proc/%d/task/%s/comm" % (pid, t)).read().strip() == "sw-watchdog")
+    out.wait_for(lambda l: l.startswith("step pollwait begin"))
+    time.sleep(0.2)
+    held, err = hold_thread(watchdog, 0.5)
+    if held is None:
+        proc.kill()
+        proc.wait()
+        skip("ptrace of the app's thread refused (%s): see /proc/sys/kernel/yama/ptrace_scope"
+             % os.strerror(err))
+    out.wait_for(lambda l: l.startswith("step pollwait begin") and
+                 out.count(lambda x: x.startswith("step pollwait begin")) == 2)
+    time.sleep(0.3)
+    t0 = time.monotonic_ns()
+    os.kill(pid, signal.SIGSTOP)
+    time.sleep(0.6)
+    os.kill(pid, signal.SIGCONT)
+    stopped_ms = (time.monotonic_ns() - t0) / 1e6
+    proc.wait(timeout=60)
+    objs, app = parse(out.done())
+    stalls = stalls_of(objs)
+    steps = [s for s in steps_of(app) if s["kind"] == "pollwait"]
+    print("held %.0f ms, stopped %.0f ms; stalls %s for steps %s"
+          % ((held[1] - held[0]) / 1e6, stopped_ms, [s["duration_ms"] for s in stalls],
+             [s["elapsed_ms"] for s in steps]))
+    if not check(proc.returncode == 0 and len(stalls) == 2 and len(steps) == 2,
+                 "run exited %d with %d stalls" % (proc.returncode, len(stalls))):
+        return
+    first, second = stalls
+    want = steps[0]["elapsed_ms"]
+    check(abs(first["duration_ms"] - want) <= 2 * INTERVAL_MS,
+          "a held watchdog shortened the stall: %.1f ms for a wait of %.1f ms"
+          % (first["duration_ms"], want))
+    # the stop is timed from here: the signals' flight and the machine add a little
+    want = steps[1]["elapsed_ms"] - stopped_ms
+    check(abs(second["duration_ms"] - want) <= 5 * INTERVAL_MS,
+          "a stopped process: stall of %.1f ms, the wait less the stop is %.1f ms"
+          % (second["duration_ms"], want))
+
+
 # ---- reports that must be right (issue 11 item 8) -------------------------
 
 
@@ -1433,6 +1508,7 @@ SCENARIOS = {
     "sigtoggle": scenario_sigtoggle,
     "keepoff": scenario_keepoff,
     "late": scenario_late,
+    "held": scenario_held,
     "reports": scenario_reports,
     "descriptors": scenario_descriptors,
     "connect": scenario_connect,
