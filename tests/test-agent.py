@@ -1056,12 +1056,12 @@ def scenario_held():
         return
     first, second = stalls
     want = steps[0]["elapsed_ms"]
-    check(abs(first["duration_ms"] - want) <= 2 * INTERVAL_MS,
+    check(abs(first["duration_ms"] - want) <= 4 * INTERVAL_MS,
           "a held watchdog shortened the stall: %.1f ms for a wait of %.1f ms"
           % (first["duration_ms"], want))
     # the stop is timed from here: the signals' flight and the machine add a little
     want = steps[1]["elapsed_ms"] - stopped_ms
-    check(abs(second["duration_ms"] - want) <= 5 * INTERVAL_MS,
+    check(abs(second["duration_ms"] - want) <= 6 * INTERVAL_MS,
           "a stopped process: stall of %.1f ms, the wait less the stop is %.1f ms"
           % (second["duration_ms"], want))
 
