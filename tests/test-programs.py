@@ -101,6 +101,16 @@ def expect_blocked(sts, spans, kind, calls, culprit=None):
     print("%s: %.1f ms, heaviest %s" % (kind, st["duration_ms"], " > ".join(names)))
     check(any(re.search(calls, n) for n in names),
           "%s: no %s on the heaviest path" % (kind, calls))
+    # a thread blocked under the agent's hook is unwound from /proc's stack
+    # pointer and program counter alone: the hook must not need a frame
+    # pointer, and the path goes on past it into the code that waited
+    check(names and names[0] != "<unwinding stopped>",
+          "%s: the heaviest path stops unwinding: %s" % (kind, " > ".join(names)))
+    images = [f.get("image") or "" for f in st.get("heaviest", [])]
+    hook = next((i for i, im in enumerate(images) if im.startswith("libstallwatch-agent")), None)
+    check(hook is None or (hook > 0 and not re.match(r"libc\.so|libstallwatch-agent|$",
+                                                      images[hook - 1])),
+          "%s: nothing of the program's own code calls the wait: %s" % (kind, images))
     if culprit:
         check(culprit in names, "%s: %s not on the heaviest path" % (kind, culprit))
 

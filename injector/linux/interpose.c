@@ -110,6 +110,27 @@ static inline const struct timespec *rest_of(const struct timespec *ts, struct t
 }
 
 /*
+ * The stack address a hook's wait is known by (the "sp" of loop-wait.c),
+ * without giving the hook a frame pointer: a thread blocked under a hook is
+ * unwound from /proc's stack pointer and program counter alone, so the
+ * hook's call-frame information must not need one (meson.build builds the
+ * hooks with -fomit-frame-pointer).  __builtin_frame_address() would set one
+ * up in every hook, and the unwinder's guess of it fails where the app's
+ * code keeps no frame pointers (the saved one is then any value): a Python
+ * main thread blocked in a callback's poll lost every frame above the hook.
+ * GCC's __builtin_dwarf_cfa() is the hook's canonical frame address, with no
+ * frame pointer; clang's sets one up, so there the stack pointer is read:
+ * below the CFA by the hook's frame, the same for every wait of one hook.
+ */
+#if defined(__clang__) && defined(__x86_64__)
+#define HOOK_SP(sp) __asm__ volatile("mov %%rsp, %0" : "=r"(sp))
+#elif defined(__clang__) && defined(__aarch64__)
+#define HOOK_SP(sp) __asm__ volatile("mov %0, sp" : "=r"(sp))
+#else
+#define HOOK_SP(sp) ((sp) = (uint64_t)(uintptr_t)__builtin_dwarf_cfa())
+#endif
+
+/*
  * One wait on the main thread.  A zero timeout (immediate) only peeks:
  * Foundation's run loop adds such polls every turn, and a callback that lets
  * the run loop handle its sources makes them in the middle of a stall, so
@@ -128,7 +149,8 @@ static inline const struct timespec *rest_of(const struct timespec *ts, struct t
 	do {                                                                                       \
 		if ((immediate) || !watched())                                                     \
 			return call;                                                               \
-		uint64_t sp_ = (uint64_t)(uintptr_t)__builtin_frame_address(0);                    \
+		uint64_t sp_;                                                                      \
+		HOOK_SP(sp_);                                                                      \
 		const void *site_ = __builtin_return_address(0);                                   \
 		uint64_t key_ = swa_loop_wait_key_of(site_, (uint64_t)(object), sp_);              \
 		bool slow_ = key_ != swa_loop_wait_key;                                            \
