@@ -839,6 +839,12 @@ def scenario_sigtoggle():
     check(len(stalls_of(objs)) == 1, "expected one stall")
 
 
+def agent_thread(pid, name):
+    """The thread id of the agent's thread called name in process pid."""
+    return next(int(t) for t in os.listdir("/proc/%d/task" % pid)
+                if open("/proc/%d/task/%s/comm" % (pid, t)).read().strip() == name)
+
+
 def task_cpus(pid, tid):
     """(the processor the task last ran on, the processors it may run on)."""
     with open("/proc/%d/task/%d/stat" % (pid, tid)) as f:
@@ -870,8 +876,7 @@ def scenario_keepoff():
     ready = out.wait_for(lambda l: l.startswith("ready pid="))
     pid = int(ready.split("=")[1])
     time.sleep(0.5)
-    watchdog = next(int(t) for t in os.listdir("/proc/%d/task" % pid)
-                    if open("/proc/%d/task/%s/comm" % (pid, t)).read().strip() == "sw-watchdog")
+    watchdog = agent_thread(pid, "sw-watchdog")
     seen = []
     for _ in range(10):
         main_cpu, _ = task_cpus(pid, pid)
@@ -1026,8 +1031,7 @@ def scenario_held():
     out = Output(proc)
     pid = int(out.wait_for(lambda l: l.startswith("ready pid=")).split("=")[1])
     time.sleep(0.1)
-    watchdog = next(int(t) for t in os.listdir("/proc/%d/task" % pid)
-                    if open("/proc/%d/task/%s/comm" % (pid, t)).read().strip() == "sw-watchdog")
+    watchdog = agent_thread(pid, "sw-watchdog")
     out.wait_for(lambda l: l.startswith("step pollwait begin"))
     time.sleep(0.2)
     held, err = hold_thread(watchdog, 0.5)
