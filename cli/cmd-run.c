@@ -148,6 +148,34 @@ static int no_hello(struct child *ch, struct sw_launch *l, const char *prog, con
 }
 
 /*
+ * Names the processes the program forked that still run, unwatched: a
+ * program that forks into the background (a daemon) otherwise leaves only
+ * "0 stalls" behind, with no word of where its loop went.
+ */
+static void say_forked(const struct sw_launch *l, const char *agent, pid_t watched, const char *exe)
+{
+	pid_t pids[8];
+	size_t n = sw_host_launch_forked(l, agent, watched, exe, pids, 8);
+	if (!n)
+		return;
+	const char *name = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
+	char list[128] = "";
+	size_t len = 0;
+	for (size_t i = 0; i < n && i < 8 && len < sizeof(list); i++)
+		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%ld", i ? ", " : "",
+					(long)pids[i]);
+	fprintf(stderr,
+		"stallwatch: %zu process%s forked by %s (pid %ld) %s still running, unwatched: "
+		"pid %s%s\n",
+		n, n == 1 ? "" : "es", name, (long)watched, n == 1 ? "is" : "are", list,
+		n > 8 ? ", ..." : "");
+	fprintf(stderr, "stallwatch: the agent is off in a child of fork(2): to watch a program "
+			"that forks into the background, keep it in the foreground (tmux -D, "
+			"redis-server --daemonize no, a daemon's --foreground); see "
+			"stallwatch-run(1)\n");
+}
+
+/*
  * --exe NAME as the agent compares it with its own resolved executable: a
  * path is resolved (the agent resolves it again), and a bare NAME that PATH
  * finds as a symbolic link (python3 -> python3.11) becomes the name of what
@@ -262,6 +290,13 @@ static int run_run(const struct sw_cmd *cmd, int argc, char **argv)
 		}
 		return no_hello(&ch, &l, prog_argv[0], lo.exe, -ETIMEDOUT);
 	}
+	/* what the agent runs in, while it runs: its forked children run it too */
+	pid_t watched = (pid_t)sw_session_hello(s)->pid;
+	char watched_exe[PATH_MAX] = "";
+	char link[64];
+	snprintf(link, sizeof(link), "/proc/%ld/exe", (long)watched);
+	ssize_t len = readlink(link, watched_exe, sizeof(watched_exe) - 1);
+	watched_exe[len > 0 ? len : 0] = '\0';
 	struct sw_watch_result res = {0};
 	o.result = &res;
 	int status = sw_watch_stream(s, &o, stop_after_exit, &ch, prog_argv[0]);
@@ -284,17 +319,20 @@ static int run_run(const struct sw_cmd *cmd, int argc, char **argv)
 		kill(ch.pid, SIGTERM);
 	}
 	sw_output_options_finish(&o.out);
+	int rc;
 	/* 1 only when the program succeeded and a --fail-* condition holds */
 	if (status == SW_EXIT_STALLS || (stopped && status == SW_EXIT_OK)) {
-		int rc = finish(&ch, &l, SW_EXIT_OK);
+		rc = finish(&ch, &l, SW_EXIT_OK);
 		if (stopped && rc == 128 + SIGTERM)
 			rc = 0; /* we stopped it: not the program's failure */
-		return rc == 0 && status == SW_EXIT_STALLS ? SW_EXIT_STALLS : rc;
+		rc = rc == 0 && status == SW_EXIT_STALLS ? SW_EXIT_STALLS : rc;
+	} else {
+		/* a broken stream is our failure, not the program's: timeout(1)'s 125 */
+		rc = finish(&ch, &l, status == SW_EXIT_INPUT ? SW_EXIT_RUN_FAILED : status);
 	}
-	/* a broken stream is our failure, not the program's: timeout(1)'s 125 */
-	if (status == SW_EXIT_INPUT)
-		status = SW_EXIT_RUN_FAILED;
-	return finish(&ch, &l, status);
+	if (watched_exe[0])
+		say_forked(&l, agent, watched, watched_exe);
+	return rc;
 }
 
 static const struct sw_opt run_opts[] = {

@@ -488,6 +488,8 @@ def scenario_children():
     for st in stalls_of(objs):
         check(st["pid"] == parent, "a stall from another process %d" % st["pid"])
     check(p.returncode == 0, "run exited %d" % p.returncode)
+    check("unwatched" not in p.stderr,
+          "a child that ended with its parent named as still running: %s" % p.stderr)
     # a wrapper script: its shell stays untouched, the program named by --exe is watched
     d = tempfile.mkdtemp()
     script = os.path.join(d, "wrapper.sh")
@@ -501,7 +503,74 @@ def scenario_children():
     check(len(stalls) == 1 and stalls[0]["process"] == os.path.basename(STALLAPP),
           "wrapper: expected one stall from the app, got %s"
           % [(s["process"], s["duration_ms"]) for s in stalls])
+    check_daemon(d)
     shutil.rmtree(d)
+
+
+DAEMON_PY = """
+import os, selectors, subprocess, sys, time
+sel = selectors.DefaultSelector()
+sel.select(0.02)
+if os.fork() == 0:  # a child that ends before the program
+    os._exit(0)
+os.wait()
+# another program, left running
+helper = subprocess.Popen(["sleep", "30"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+if os.fork() == 0:  # into the background, as daemon(3) goes
+    os.setsid()
+    if os.fork() == 0:
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        with open(sys.argv[1] + ".tmp", "w") as f:
+            f.write(str(os.getpid()))
+        os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+        time.sleep(30)
+    os._exit(0)
+os.wait()
+while not os.path.exists(sys.argv[1]) or not os.path.exists(sys.argv[2]):
+    sel.select(0.01)
+print("helper", helper.pid, flush=True)
+"""
+
+
+def check_daemon(d):
+    """A program that forks into the background: the process left running,
+    where the agent is off, is named; a child that ended, another program it
+    started, and the same program under another run are not."""
+    prog = os.path.join(d, "daemon.py")
+    with open(prog, "w") as f:
+        f.write(DAEMON_PY)
+    pidfile, go = os.path.join(d, "daemon.pid"), os.path.join(d, "go")
+    a = subprocess.Popen([STALLWATCH, "run", "--", sys.executable, prog, pidfile, go],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # the same program under another run, started after the first and alive at its end
+    b = subprocess.Popen([STALLWATCH, "run", "--", sys.executable, "-c",
+                          "import time; time.sleep(30)"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(1.0)
+    open(go, "w").close()
+    try:
+        out, err = a.communicate(timeout=30)
+    finally:
+        b.terminate()  # run forwards it to its program
+    daemon = int(open(pidfile).read()) if os.path.exists(pidfile) else None
+    helper = [int(l.split()[1]) for l in out.splitlines() if l.startswith("helper ")]
+    for pid in [daemon] + helper:
+        if pid:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    b.wait()
+    check(a.returncode == 0, "daemon: run exited %d: %s" % (a.returncode, err))
+    line = [l for l in err.splitlines() if "unwatched" in l]
+    print("daemon %s, helper %s: %s" % (daemon, helper, line))
+    check(daemon and len(line) == 1 and line[0].endswith("unwatched: pid %d" % daemon)
+          and line[0].startswith("stallwatch: 1 process forked by "),
+          "daemon: expected one line naming pid %s only, got %s" % (daemon, err))
+    check("keep it in the foreground" in err and "stallwatch-run(1)" in err,
+          "daemon: no advice: %s" % err)
 
 
 def scenario_status():

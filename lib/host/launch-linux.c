@@ -9,6 +9,8 @@
  * Exec failures come back through a close-on-exec pipe, so `run` can tell
  * "not found" (127) from "cannot execute" (126) the way env(1) does.
  */
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -16,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -147,6 +150,52 @@ static void child_env(const struct sw_launch_options *o, const struct sw_launch 
 	set_env_u("STALLWATCH_WAIT_MS", o->wait_ms);
 }
 
+/* A small /proc file of pid, NUL-terminated in buf; its length, or -1. */
+static ssize_t proc_read(pid_t pid, const char *name, char *buf, size_t cap)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%ld/%s", (long)pid, name);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	size_t len = 0;
+	ssize_t n;
+	while (len + 1 < cap && (n = read(fd, buf + len, cap - 1 - len)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			close(fd);
+			return -1;
+		}
+		len += (size_t)n;
+	}
+	close(fd);
+	buf[len] = '\0';
+	return (ssize_t)len;
+}
+
+/* A process's state letter and start time (clock ticks after boot); 0 when it is gone. */
+static char proc_state(pid_t pid, unsigned long long *ret_start)
+{
+	char stat[1024];
+	*ret_start = 0;
+	if (proc_read(pid, "stat", stat, sizeof(stat)) < 0)
+		return 0;
+	/* "pid (comm) state ppid ...": comm may hold anything, up to the last ')' */
+	const char *p = strrchr(stat, ')');
+	if (!p || p[1] != ' ')
+		return 0;
+	char state = p[2];
+	p += 3;
+	for (int field = 4; field < 22 && p; field++) { /* start time is the 22nd */
+		p = strchr(p, ' ');
+		p = p ? p + 1 : NULL;
+	}
+	if (p)
+		*ret_start = strtoull(p, NULL, 10);
+	return state;
+}
+
 int sw_host_launch(const struct sw_launch_options *o, char *const argv[], struct sw_launch *ret,
 		   struct sw_error *err)
 {
@@ -206,8 +255,91 @@ int sw_host_launch(const struct sw_launch_options *o, char *const argv[], struct
 		return sw_error_set(err, -child_errno, "%s", strerror(child_errno));
 	}
 	l.pid = pid;
+	proc_state(pid, &l.start_ticks);
 	*ret = l;
 	return 0;
+}
+
+/* Whether pid's environment names a launch's socket other than connect. */
+static bool other_launch(pid_t pid, const char *connect)
+{
+	size_t cap = 1 << 18;
+	char *env = malloc(cap);
+	ssize_t n = env ? proc_read(pid, "environ", env, cap) : -1;
+	const char *var = "STALLWATCH_LISTEN=";
+	size_t vn = strlen(var);
+	bool other = false;
+	for (ssize_t i = 0; i < n; i += (ssize_t)strlen(env + i) + 1)
+		if (strncmp(env + i, var, vn) == 0) {
+			other = strcmp(env + i + vn, connect) != 0;
+			break;
+		}
+	free(env);
+	return other;
+}
+
+/* Whether pid has the file st describes mapped. */
+static bool maps_file(pid_t pid, const struct stat *st)
+{
+	char path[64], line[4096 + 256];
+	snprintf(path, sizeof(path), "/proc/%ld/maps", (long)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return false;
+	bool found = false;
+	/* "start-end perms offset major:minor inode path" */
+	while (!found && fgets(line, sizeof(line), f)) {
+		unsigned major, minor;
+		unsigned long long ino;
+		if (sscanf(line, "%*s %*s %*s %x:%x %llu", &major, &minor, &ino) == 3)
+			found = ino == (unsigned long long)st->st_ino &&
+				makedev(major, minor) == st->st_dev;
+	}
+	fclose(f);
+	return found;
+}
+
+size_t sw_host_launch_forked(const struct sw_launch *l, const char *agent, pid_t watched,
+			     const char *exe, pid_t *pids, size_t max)
+{
+	struct stat agent_st;
+	DIR *d = opendir("/proc");
+	if (!d || stat(agent, &agent_st) < 0) {
+		if (d)
+			closedir(d);
+		return 0;
+	}
+	size_t n = 0;
+	uid_t uid = getuid();
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		pid_t pid = (pid_t)strtol(de->d_name, NULL, 10);
+		char link[64], target[PATH_MAX];
+		struct stat st;
+		snprintf(link, sizeof(link), "/proc/%ld", (long)pid);
+		if (pid == watched || pid == getpid() || stat(link, &st) < 0 || st.st_uid != uid)
+			continue;
+		snprintf(link, sizeof(link), "/proc/%ld/exe", (long)pid);
+		ssize_t len = readlink(link, target, sizeof(target) - 1);
+		if (len <= 0)
+			continue;
+		target[len] = '\0';
+		if (strcmp(target, exe) != 0)
+			continue;
+		unsigned long long start;
+		char state = proc_state(pid, &start);
+		if (!state || state == 'Z' || state == 'X' || start < l->start_ticks)
+			continue;
+		if (other_launch(pid, l->connect) || !maps_file(pid, &agent_st))
+			continue;
+		if (n < max)
+			pids[n] = pid;
+		n++;
+	}
+	closedir(d);
+	return n;
 }
 
 void sw_host_launch_cleanup(struct sw_launch *l)

@@ -27,6 +27,8 @@ struct sw_launch {
 	char dir[256];     /* private directory holding the socket */
 	char connect[300]; /* what sw_transport_connect() takes */
 	bool script;       /* PROGRAM is a script and no exe was named */
+	/* when the program started, in clock ticks after boot (/proc/PID/stat); 0: unknown */
+	unsigned long long start_ticks;
 };
 
 /*
@@ -43,6 +45,20 @@ int sw_host_find_agent(char *buf, size_t cap, struct sw_error *err);
  */
 int sw_host_launch(const struct sw_launch_options *o, char *const argv[], struct sw_launch *ret,
 		   struct sw_error *err);
+
+/*
+ * The processes of this launch that still run exe (the watched program's
+ * executable, as /proc/PID/exe names it) besides watched: the children
+ * the program forked, daemons among them, in which the agent is off.  A
+ * process is taken for one when it started after the launch, has the
+ * agent at agent mapped, and its environment names no other launch's
+ * socket (a fork keeps the block the agent scrubbed only the index of;
+ * daemons that write their title over it keep nothing to tell).  Their
+ * ids go to pids (at most max); returns how many there are, more than
+ * max when some did not fit.  Exited ones and zombies are not counted.
+ */
+size_t sw_host_launch_forked(const struct sw_launch *l, const char *agent, pid_t watched,
+			     const char *exe, pid_t *pids, size_t max);
 
 /* Removes the private directory. */
 void sw_host_launch_cleanup(struct sw_launch *l);
