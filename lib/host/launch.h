@@ -53,7 +53,7 @@ int sw_host_launch(const struct sw_launch_options *o, char *const argv[], struct
  * process is taken for one when it started after the launch, has the
  * agent at agent mapped, and its environment names no other launch's
  * socket (a fork keeps the block the agent scrubbed only the index of;
- * daemons that write their title over it keep nothing to tell).  Their
+ * a daemon that writes its title over it names none, and is taken).  Their
  * ids go to pids (at most max); returns how many there are, more than
  * max when some did not fit.  Exited ones and zombies are not counted.
  */
