@@ -29,6 +29,7 @@ static void atfork_child(void)
 	swa_active = false;
 	atomic_store(&swa_loop_watched, false);
 	swa_streamer_atfork_child();
+	swa_plat_atfork_child();
 }
 
 static int start_threads(void)

@@ -79,6 +79,9 @@ enum swa_thread_state {
 /* Prepares what capturing needs (signal handler, proc files); once, at start. */
 int swa_plat_init(void);
 
+/* In a child of fork(), where the agent is off: lets go of what swa_plat_init() opened. */
+void swa_plat_atfork_child(void);
+
 /* The calling thread. */
 void swa_plat_thread_self(struct swa_thread *ret);
 /*

@@ -710,6 +710,8 @@ void swa_streamer_atfork_child(void)
 {
 	swa_fd_close(&listener);
 	swa_fd_close(&client_id);
+	swa_fd_close(&wake_r);
+	swa_fd_close(&wake_w);
 	for (size_t k = 0; k < MAX_PENDING; k++)
 		swa_fd_close(&pend[k].fd);
 }

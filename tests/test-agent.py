@@ -511,7 +511,13 @@ DAEMON_PY = """
 import os, selectors, subprocess, sys, time
 sel = selectors.DefaultSelector()
 sel.select(0.02)
-if os.fork() == 0:  # a child that ends before the program
+parent_fds = set(os.listdir("/proc/self/fd"))
+if os.fork() == 0:  # a child that ends before the program, with the agent's descriptors?
+    for fd in sorted(parent_fds - {"0", "1", "2"}, key=int):
+        try:
+            print("child fd", fd, os.readlink("/proc/self/fd/" + fd), flush=True)
+        except OSError:
+            pass
     os._exit(0)
 os.wait()
 # another program, left running
@@ -564,6 +570,11 @@ def check_daemon(d):
                 pass
     b.wait()
     check(a.returncode == 0, "daemon: run exited %d: %s" % (a.returncode, err))
+    # python's own descriptors are files and its epoll; the agent's pipes and sockets are gone
+    kept = [l for l in out.splitlines() if l.startswith("child fd ")]
+    print("\n".join(kept))
+    check(kept and not [l for l in kept if "pipe:" in l or "socket:" in l],
+          "the forked child kept the agent's descriptors: %s" % kept)
     line = [l for l in err.splitlines() if "unwatched" in l]
     print("daemon %s, helper %s: %s" % (daemon, helper, line))
     check(daemon and len(line) == 1 and line[0].endswith("unwatched: pid %d" % daemon)

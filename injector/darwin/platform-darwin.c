@@ -355,6 +355,11 @@ static void sysctl_string(const char *name, char *buf, size_t cap)
 	buf[len < cap ? len : cap - 1] = '\0';
 }
 
+void swa_plat_atfork_child(void)
+{
+	/* nothing swa_plat_init() opened is a descriptor */
+}
+
 int swa_plat_init(void)
 {
 	kern_return_t kr = mach_timebase_info(&timebase);

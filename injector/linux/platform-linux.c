@@ -517,6 +517,13 @@ uint32_t swa_plat_platform(void)
 	return SW_PLATFORM_LINUX;
 }
 
+void swa_plat_atfork_child(void)
+{
+	/* the checked close: a descriptor the app already took over stays the app's */
+	swa_fd_close(&read_pipe[0]);
+	swa_fd_close(&read_pipe[1]);
+}
+
 int swa_plat_init(void)
 {
 	struct utsname u;
