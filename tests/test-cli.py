@@ -473,6 +473,57 @@ def check_culprit():
     check(sorted(named) == sorted([("spin_ms", os.path.basename(STALLAPP)),
                                    ("stall_sleep", os.path.basename(STALLAPP))]),
           "summary names %s, want spin_ms and stall_sleep: %s" % (named, r.stderr))
+    check_culprit_stripped()
+
+
+PLT_C = r"""
+#include <poll.h>
+#include <stdlib.h>
+#include <time.h>
+
+static long now_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+int main(void)
+{
+	long n = 0;
+	poll(0, 0, 20);
+	for (long end = now_ms() + 400; now_ms() < end;)
+		for (int i = 0; i < 1000; i++)
+			n += labs(i - 500);
+	poll(0, 0, 20);
+	return (int)(n & 1);
+}
+"""
+
+
+def check_culprit_stripped():
+    # a stripped app's only names are its PLT entries: labs@plt is a jump
+    # into libc, not the app's code that explains the stall
+    d = tempfile.mkdtemp()
+    src, exe = os.path.join(d, "plt.c"), os.path.join(d, "plt")
+    with open(src, "w") as f:
+        f.write(PLT_C)
+    subprocess.run([os.environ.get("SW_CC", "cc"), "-O1", "-fno-builtin", "-s", "-o", exe, src],
+                   check=True)
+    folded = os.path.join(d, "folded")
+    r = sw(["run", "--interval", "1", "--format", "folded", "--results", folded, "--", exe],
+           text=True)
+    named = re.findall(r"^  sig [0-9a-f]{16} .* e\.g\. #\d+  (\S+) \((\S+)\)$", r.stderr, re.M)
+    in_plt = "labs@plt " in open(folded).read().replace(";", " ")
+    print("stripped app: e.g. %s; samples in labs@plt: %s" % (named, in_plt))
+    check(in_plt, "stripped app: no sample in labs@plt, the case is not tried")
+    # no own function has a name: the heaviest path's deepest frame but the PLT entry's
+    check(len(named) == 1 and (named[0] == ("labs", "libc.so.6")
+                               or re.fullmatch(r"sub_[0-9a-f]+", named[0][0])
+                               and named[0][1] == "plt"),
+          "stripped app: e.g. names %s, want labs in libc or the function calling it, "
+          "not the PLT entry" % named)
+    shutil.rmtree(d)
 
 
 def validator():

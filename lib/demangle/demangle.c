@@ -161,6 +161,11 @@ static size_t stub_suffix(const char *name, size_t len)
 	return 0;
 }
 
+bool sw_demangle_is_stub(const char *name)
+{
+	return name && stub_suffix(name, strlen(name)) > 0;
+}
+
 static int demangle_plain(const char *name, size_t len, unsigned flags, struct sw_buf *out);
 
 int sw_demangle_n(const char *name, size_t len, unsigned flags, struct sw_buf *out)

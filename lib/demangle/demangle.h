@@ -9,6 +9,7 @@
 #ifndef SW_DEMANGLE_H
 #define SW_DEMANGLE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "util/buf.h"
@@ -31,6 +32,12 @@ int sw_demangle(const char *name, unsigned flags, struct sw_buf *out);
 
 /* The same for a name given by pointer and length (not NUL-terminated). */
 int sw_demangle_n(const char *name, size_t len, unsigned flags, struct sw_buf *out);
+
+/*
+ * Whether name is that of an entry that only jumps to the function it
+ * names: a PLT entry ("puts@plt") or a Mach-O stub ("puts stub").
+ */
+bool sw_demangle_is_stub(const char *name);
 
 /*
  * Copies text to out, replacing every mangled Swift or C++ symbol found in

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "demangle/demangle.h"
 #include "util/json-write.h"
 #include "render.h"
 #include "util/time-units.h"
@@ -341,11 +342,15 @@ void sw_examples_printed(struct sw_examples *x, struct sw_profile *p, struct sw_
 			sw_tree_stall_drop_samples(p, gone[i]);
 }
 
-/* A function of the app's own code with a name: not a system image, not sub_<hex>. */
+/*
+ * A function of the app's own code with a name: not a system image, not
+ * sub_<hex>, not a PLT entry or stub (in the app's image, but only a jump
+ * to another library's function: a stripped app's only names).
+ */
 static bool own_named(const struct sw_profile *p, const struct sw_tree_frame *f)
 {
 	const struct sw_tree_image *img = sw_profile_get_image(p, f->image);
-	if (!img || img->system || !f->linkage)
+	if (!img || img->system || !f->linkage || sw_demangle_is_stub(f->linkage))
 		return false;
 	const char *hex = f->linkage + 4;
 	return strncmp(f->linkage, "sub_", 4) != 0 || !*hex ||
@@ -388,10 +393,13 @@ const struct sw_tree_frame *sw_render_culprit(struct sw_profile *p, const struct
 			best_w = charged[i];
 			best = sw_profile_get_frame(p, t->nodes[i].frame);
 		}
-	/* none: the deepest frame of the heaviest path, as a last resort */
+	/* none: the deepest frame of the heaviest path but a stub, as a last resort */
 	for (uint32_t i = sw_tree_signature_root(p, t); !best && i != UINT32_MAX;
-	     i = t->nodes[i].first_child)
-		leaf = sw_profile_get_frame(p, t->nodes[i].frame);
+	     i = t->nodes[i].first_child) {
+		const struct sw_tree_frame *f = sw_profile_get_frame(p, t->nodes[i].frame);
+		if (!leaf || !f->linkage || !sw_demangle_is_stub(f->linkage))
+			leaf = f;
+	}
 	free(charged);
 	sw_tree_free(t);
 	return best ? best : leaf;
