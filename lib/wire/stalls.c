@@ -482,11 +482,11 @@ const char *sw_stalls_watched_advice(enum sw_stalls_watched w)
 {
 	switch (w) {
 	case SW_WATCHED_NEVER:
-		return "if it has an event loop that waits another way (io_uring, a condition "
-		       "variable, "
-		       "a static binary), call stallwatch_before_wait() and "
-		       "stallwatch_after_wait() "
-		       "from <stallwatch/stallwatch.h> around its wait; see stallwatch-agent(7)";
+		return "if it has an event loop that waits another way (a blocking read(2) of a "
+		       "terminal, as zsh waits at its prompt; io_uring; a condition "
+		       "variable; a static binary), call stallwatch_before_wait() and "
+		       "stallwatch_after_wait() from <stallwatch/stallwatch.h> around its wait; "
+		       "see stallwatch-agent(7)";
 	case SW_WATCHED_LATE:
 		return "to watch the start too, call stallwatch_after_wait() from "
 		       "<stallwatch/stallwatch.h> first thing in main(): the start then counts as "
