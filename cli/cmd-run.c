@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -18,6 +19,7 @@
 #include "cli.h"
 #include "host/launch.h"
 #include "host/token.h"
+#include "objfile/object.h"
 #include "session/session.h"
 #include "session/transport.h"
 #include "watch.h"
@@ -119,10 +121,43 @@ static int finish(struct child *ch, struct sw_launch *l, int status)
 	return ch->exited ? exit_status(ch->status) : SW_EXIT_RUN_FAILED;
 }
 
+/*
+ * What the program's file says about loading the agent: why the loader
+ * would not preload it, or NULL when nothing does.
+ */
+static const char *no_preload(const struct sw_launch *l)
+{
+	struct stat st;
+	if (l->script || stat(l->program, &st) < 0)
+		return NULL;
+	/* the kernel runs it securely when the bits change our ids: LD_PRELOAD is ignored */
+	if ((st.st_mode & S_ISUID) && st.st_uid != geteuid())
+		return "it is setuid, and the loader ignores LD_PRELOAD in a program that "
+		       "changes its user";
+	if ((st.st_mode & S_ISGID) && st.st_gid != getegid())
+		return "it is setgid, and the loader ignores LD_PRELOAD in a program that "
+		       "changes its group";
+	struct sw_object *obj;
+	struct sw_error err = {0};
+	if (sw_object_open_deferred(l->program, NULL, &obj, &err) < 0)
+		return NULL;
+	bool is_static = obj->format == SW_OBJECT_ELF && !obj->interp;
+	sw_object_free(obj);
+	return is_static ? "it is statically linked, so no loader starts it to preload the agent"
+			 : NULL;
+}
+
 static int no_hello(struct child *ch, struct sw_launch *l, const char *prog, const char *exe,
 		    int why)
 {
-	if (exe && why == -ECHILD)
+	const char *file_says = exe ? NULL : no_preload(l);
+	if (file_says && why == -ECHILD)
+		sw_cli_error("'%s' exited without loading the agent: %s; see stallwatch-run(1)",
+			     prog, file_says);
+	else if (file_says)
+		sw_cli_error("'%s' did not load the agent within %d s: %s; stopping it", prog,
+			     HELLO_TIMEOUT_MS / 1000, file_says);
+	else if (exe && why == -ECHILD)
 		sw_cli_error("'%s' exited and no process it started ran '%s' (--exe, compared "
 			     "with each process's resolved executable)",
 			     prog, exe);

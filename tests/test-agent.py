@@ -614,10 +614,32 @@ def scenario_status():
         t0 = time.monotonic()
         r = subprocess.run([STALLWATCH, "run", "--", exe], capture_output=True, text=True)
         check(r.returncode == 4, "static program: %d, expected 4 (%s)" % (r.returncode, r.stderr))
-        check("agent" in r.stderr, "static program: no clear error: %s" % r.stderr)
+        check("without loading the agent: it is statically linked" in r.stderr,
+              "static program: no clear error: %s" % r.stderr)
         print("static binary refused in %.1f s" % (time.monotonic() - t0))
     else:
         print("no static libc: static case not checked")
+    # setgid to a group we are not in: the kernel runs it securely, the loader drops LD_PRELOAD
+    setgid = os.path.join(d, "setgid-app")
+    shutil.copy(STALLAPP, setgid)
+    other = 65534 if os.getegid() != 65534 else 65533
+    try:
+        os.chown(setgid, -1, other)
+        os.chmod(setgid, 0o2755)
+    except PermissionError:
+        print("cannot give a file another group as an ordinary user: setgid case not checked")
+    else:
+        r = subprocess.run([STALLWATCH, "run", "--", setgid, "busy:10"], capture_output=True,
+                           text=True)
+        check(r.returncode == 4 and "without loading the agent: it is setgid" in r.stderr,
+              "setgid program: %d, %s" % (r.returncode, r.stderr))
+        # the bit alone says nothing: setgid to our own group changes nothing
+        os.chown(setgid, -1, os.getegid())
+        os.chmod(setgid, 0o2755)
+        r = subprocess.run([STALLWATCH, "run", "--", setgid, "busy:300"], capture_output=True,
+                           text=True)
+        check(r.returncode == 0 and "1 stall from" in r.stderr,
+              "setgid to our own group: %d, %s" % (r.returncode, r.stderr))
     shutil.rmtree(d)
     scenario_token()
 

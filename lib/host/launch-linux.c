@@ -255,6 +255,7 @@ int sw_host_launch(const struct sw_launch_options *o, char *const argv[], struct
 		return sw_error_set(err, -child_errno, "%s", strerror(child_errno));
 	}
 	l.pid = pid;
+	snprintf(l.program, sizeof(l.program), "%s", prog);
 	proc_state(pid, &l.start_ticks);
 	*ret = l;
 	return 0;

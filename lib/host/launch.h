@@ -24,9 +24,10 @@ struct sw_launch_options {
 
 struct sw_launch {
 	pid_t pid;
-	char dir[256];     /* private directory holding the socket */
-	char connect[300]; /* what sw_transport_connect() takes */
-	bool script;       /* PROGRAM is a script and no exe was named */
+	char dir[256];      /* private directory holding the socket */
+	char connect[300];  /* what sw_transport_connect() takes */
+	char program[4096]; /* the program's file, found as execvp finds it */
+	bool script;        /* PROGRAM is a script and no exe was named */
 	/* when the program started, in clock ticks after boot (/proc/PID/stat); 0: unknown */
 	unsigned long long start_ticks;
 };

@@ -22,6 +22,7 @@
 #define SHF_EXECINSTR  0x4
 #define SHF_COMPRESSED 0x800
 #define PT_LOAD        1
+#define PT_INTERP      3
 #define PT_NOTE        4
 #define PF_X           1
 #define STT_NOTYPE     0
@@ -218,6 +219,8 @@ static int load_segments(const struct elf_file *f, struct sw_object *obj, struct
 			obj->text_size = memsz;
 			have_text = true;
 		}
+		if (type == PT_INTERP)
+			obj->interp = true;
 		if (type == PT_NOTE && !obj->id_len && in_file(f, offset, filesz))
 			find_build_id(f, f->data + offset, filesz, obj);
 	}

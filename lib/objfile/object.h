@@ -59,6 +59,7 @@ struct sw_object {
 	uint64_t text_vmaddr; /* __TEXT's vmaddr, or the first executable PT_LOAD's p_vaddr */
 	uint64_t text_size;
 	bool has_debug_info; /* dwarf.info.size > 0 */
+	bool interp;         /* an ELF program the dynamic loader starts (PT_INTERP) */
 	struct sw_dwarf_sections dwarf;
 	struct sw_symbol *symbols; /* sorted by addr */
 	size_t nsymbols;
