@@ -245,6 +245,7 @@ static int run_run(const struct sw_cmd *cmd, int argc, char **argv)
 	sw_watch_options_init(&o);
 	/* the program's standard output stays the program's (time(1), valgrind) */
 	o.out.results_to_stderr = true;
+	o.out.perf_map_live = true; /* its JIT's names, unless --perf-map names a file */
 	const char *exe = NULL;
 	struct sw_getopt g;
 	sw_getopt_init(&g, cmd, true);

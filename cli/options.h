@@ -35,6 +35,7 @@ enum sw_opt_key {
 	SW_OPT_FAIL_IF_LONGER_THAN,
 	SW_OPT_JUNIT,
 	SW_OPT_REQUIRE_SYMBOLS,
+	SW_OPT_PERF_MAP,
 	SW_OPT_BASELINE,
 	/* watch (watch.c) */
 	SW_OPT_THRESHOLD,

@@ -64,6 +64,10 @@ const struct sw_opt sw_output_opts[] = {
     {"symbols", 'S', "PATH", "look for binaries and debug files in PATH too", NULL},
     {"require-symbols", SW_OPT_REQUIRE_SYMBOLS, NULL,
      "exit 6 when a frame in a known image has no name", NULL},
+    {"perf-map", SW_OPT_PERF_MAP, "FILE",
+     "name JIT code from the perf map FILE (/tmp/perf-PID.map;\n"
+     "run reads the program's own)",
+     NULL},
     {"results", SW_OPT_RESULTS, "FILE",
      "write the results to FILE (- for standard output) instead of\n"
      "standard output (run: standard error)",
@@ -204,6 +208,9 @@ int sw_output_option(const struct sw_cmd *cmd, int c, const char *arg, struct sw
 	case SW_OPT_REQUIRE_SYMBOLS:
 		o->require_symbols = true;
 		return 0;
+	case SW_OPT_PERF_MAP:
+		o->perf_map = arg;
+		return 0;
 	case SW_OPT_RESULTS:
 		o->results = arg;
 		return 0;
@@ -310,6 +317,12 @@ int sw_output_new(const struct sw_output_options *o, bool qualify, struct sw_out
 	}
 	if (e >= 0)
 		sw_report_set_raw_stacks(out->report, sw_format_has_raw_stacks(o->format));
+	struct stat st_map;
+	if (e >= 0 && o->perf_map && stat(o->perf_map, &st_map) < 0)
+		sw_cli_warn("--perf-map '%s': %s; JIT frames stay addresses", o->perf_map,
+			    strerror(errno));
+	if (e >= 0 && (o->perf_map || o->perf_map_live))
+		e = sw_report_set_perf_map(out->report, o->perf_map);
 	if (e >= 0)
 		e = sw_renderer_new(o->format, &out->render, &out->renderer);
 	if (e >= 0 && !sw_format_rereads_stalls(o->format))

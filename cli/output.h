@@ -34,6 +34,8 @@ struct sw_output_options {
 	const char *symbols[SW_OUTPUT_MAX_SYMBOL_PATHS];
 	size_t nsymbols;
 	bool require_symbols;
+	const char *perf_map; /* --perf-map FILE */
+	bool perf_map_live;   /* run: the program's /tmp/perf-PID.map */
 	const char *results;  /* --results FILE; "-": standard output */
 	const char *baseline; /* --baseline FILE */
 	/* where results go without --results: stdout, or stderr for run */

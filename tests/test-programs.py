@@ -209,6 +209,50 @@ def scenario_nested_node():
     expect_none(sts, spans, "timer")
 
 
+def scenario_jit_node():
+    """JIT code named by the perf map V8 writes: live in run, and by report --perf-map."""
+    node = shutil.which("node") or shutil.which("nodejs")
+    if not node:
+        skip("node not found (Debian package nodejs)")
+    with tempfile.TemporaryDirectory() as tmp:
+        rec, live = os.path.join(tmp, "jit.swtrace"), os.path.join(tmp, "live.ndjson")
+        p = subprocess.run([STALLWATCH, "run", "--format", "ndjson", "--results", live, "-o", rec,
+                            "--", node, "--perf-basic-prof", os.path.join(APPS, "jit.js")],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=90,
+                           cwd=tmp)  # V8 may write logs where it runs
+        check(p.returncode == 0, "run exited %d: %s" % (p.returncode, p.stderr))
+        pid = [int(l.split()[1]) for l in p.stdout.splitlines() if l.startswith("pid ")]
+        perf_map = "/tmp/perf-%d.map" % pid[0] if pid else ""
+        try:
+            objs = [json.loads(l) for l in open(live) if l.startswith("{")]
+            offline = subprocess.run([STALLWATCH, "report", "--format", "ndjson", "--perf-map",
+                                      perf_map, rec], capture_output=True, text=True)
+            bare = subprocess.run([STALLWATCH, "report", "--format", "ndjson", rec],
+                                  capture_output=True, text=True)
+        finally:
+            if perf_map and os.path.exists(perf_map):
+                os.unlink(perf_map)
+    sts = stalls(objs)
+    if not check(len(sts) == 1, "expected the one stall of spinFib, got %d" % len(sts)):
+        return
+    st = sts[0]
+    jit = [f["symbol"] for f in st["heaviest"] if f.get("image") == "JIT"]
+    print("live: %.1f ms, JIT frames on the heaviest path: %s" % (st["duration_ms"], jit[:3]))
+    check(any(re.match(r"JS:\S?spinFib .*jit\.js", n) for n in jit)
+          and any(re.match(r"JS:\S?fib .*jit\.js", n) for n in jit),
+          "the perf map did not name spinFib and fib: %s" % jit)
+    check("e.g. #1  JS:" in p.stderr, "the summary's example is not the JS code: %s" % p.stderr)
+    # offline with the same map: the same names, the same signature; without: addresses
+    off = stalls([json.loads(l) for l in offline.stdout.splitlines() if l.startswith("{")])
+    no = stalls([json.loads(l) for l in bare.stdout.splitlines() if l.startswith("{")])
+    check(len(off) == 1 and off[0]["signature"] == st["signature"]
+          and [f["symbol"] for f in off[0]["heaviest"]] == [f["symbol"] for f in st["heaviest"]],
+          "report --perf-map differs from the live stall")
+    check(len(no) == 1 and not [f for f in no[0]["heaviest"] if f.get("image") == "JIT"]
+          and no[0]["signature"] != st["signature"],
+          "report without the map named JIT frames anyway")
+
+
 def expect_stall(sts, spans, kind, stall_kind, culprit, call=None):
     """One stall of stall_kind for step kind, within 40 ms of it, culprit (and call) heaviest."""
     expect_blocked(sts, spans, kind, call or re.escape(culprit), culprit)
@@ -479,6 +523,7 @@ SCENARIOS = {
     "nested-python": scenario_nested_python,
     "nested-python-glib": scenario_nested_python_glib,
     "nested-node": scenario_nested_node,
+    "jit-node": scenario_jit_node,
     "nested-uv": scenario_nested_uv,
     "nested-qt": scenario_nested_qt,
     "nested-qt-unix": scenario_nested_qt_unix,

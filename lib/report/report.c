@@ -16,6 +16,7 @@
 #include "demangle/demangle.h"
 #include "render/render-stall.h"
 #include "report.h"
+#include "symbols/perf-map.h"
 #include "symbols/symbolicate.h"
 #include "symbols/symsearch.h"
 #include "util/time-units.h"
@@ -116,6 +117,11 @@ struct sw_report {
 	struct sw_buf missing, name, full;
 	uint32_t stopped_frame; /* SW_TREE_UNWINDING_STOPPED's frame id + 1, 0 until needed */
 	bool no_raw;
+	/* names of code outside every image: the map, the stream's (live) or a file's */
+	struct sw_perf_map *perf_map;
+	bool perf_map_live;
+	uint64_t perf_map_pid;   /* the live map's process */
+	uint32_t perf_map_image; /* the profile image its frames go under, 0 until needed */
 };
 
 int sw_report_new(struct sw_profile *p, struct sw_symsearch *search, struct sw_report **ret)
@@ -156,6 +162,7 @@ void sw_report_free(struct sw_report *r)
 	free(r->memo);
 	free(r->memo_raw);
 	free(r->by_table);
+	sw_perf_map_free(r->perf_map);
 	sw_buf_finish(&r->missing);
 	sw_buf_finish(&r->name);
 	sw_buf_finish(&r->full);
@@ -184,6 +191,54 @@ void sw_report_drop_caches(struct sw_report *r)
 void sw_report_set_raw_stacks(struct sw_report *r, bool on)
 {
 	r->no_raw = !on;
+}
+
+int sw_report_set_perf_map(struct sw_report *r, const char *path)
+{
+	sw_perf_map_free(r->perf_map);
+	r->perf_map = NULL;
+	r->perf_map_image = 0;
+	r->perf_map_live = !path;
+	return path ? sw_perf_map_new(path, 0, &r->perf_map) : 0;
+}
+
+/* The live map of the stream's process, when it is a Linux process with a pid. */
+static int live_perf_map(struct sw_report *r, const struct sw_stalls_info *in)
+{
+	if (!in->have_hello || in->platform != SW_PLATFORM_LINUX || !in->pid ||
+	    (r->perf_map && in->pid == r->perf_map_pid))
+		return 0;
+	char path[64];
+	snprintf(path, sizeof(path), "/tmp/perf-%llu.map", (unsigned long long)in->pid);
+	sw_perf_map_free(r->perf_map); /* its names are the profile's now */
+	r->perf_map = NULL;
+	r->perf_map_image = 0;
+	r->perf_map_pid = in->pid;
+	/* a file from before the process started is another process's, of the same pid */
+	int64_t started = (int64_t)(in->wall_ns / SW_NS_PER_S);
+	return sw_perf_map_new(path, started > 1 ? started - 1 : 0, &r->perf_map);
+}
+
+/* The frame of a perf map's line for addr in *f and its image (profile index), or 0. */
+static int perf_map_frame(struct sw_report *r, uint64_t addr, bool ret, struct sw_frame *f,
+			  uint32_t *ret_image)
+{
+	uint64_t start;
+	const char *name = sw_perf_map_lookup(r->perf_map, addr - (ret ? 1 : 0), &start);
+	if (!name)
+		return 0;
+	if (!r->perf_map_image) {
+		/* one name for every process's map: signatures stay the same from run to run */
+		struct sw_tree_image ti = {.name = "JIT", .path = sw_perf_map_path(r->perf_map)};
+		uint32_t idx;
+		int e = sw_profile_image(r->p, &ti, &idx);
+		if (e < 0)
+			return e;
+		r->perf_map_image = idx;
+	}
+	*f = (struct sw_frame){.function = name, .offset = addr - start, .flags = SW_FRAME_SYMBOL};
+	*ret_image = r->perf_map_image;
+	return 1;
 }
 
 const char *sw_report_missing(const struct sw_report *r)
@@ -318,6 +373,13 @@ static int symbolicate(struct sw_report *r, const struct sw_report_image *im, ui
 			note_missing(r, m, im, &err);
 	}
 	bool hinted = false;
+	uint32_t jit_image = 0;
+	if (n <= 0 && !im && r->perf_map) {
+		/* code outside every image: a JIT's, named by its perf map */
+		n = perf_map_frame(r, addr, ret, &frames[0], &jit_image);
+		if (n < 0)
+			return n;
+	}
 	if (n <= 0 && im && im->hints) {
 		/* nothing better: the name the agent read from the image in memory */
 		const struct sw_stall_hint *h =
@@ -342,7 +404,7 @@ static int symbolicate(struct sw_report *r, const struct sw_report_image *im, ui
 	for (int k = n - 1; k >= 0; k--) {
 		const struct sw_frame *f = &frames[k];
 		struct sw_tree_frame tf = {
-		    .image = m ? m->profile_index : 0,
+		    .image = m ? m->profile_index : jit_image,
 		    .linkage = f->function,
 		    .file = f->file,
 		    .line = f->line,
@@ -586,6 +648,11 @@ static int frames_at(struct sw_report *r, const struct sw_stalls *c, uint64_t ad
 		    .text_size = im->text_size,
 		    .hints = im->nhints ? im : NULL,
 		};
+	if (!im && r->perf_map_live) {
+		int e = live_perf_map(r, sw_stalls_info(c));
+		if (e < 0)
+			return e;
+	}
 	/* an address with its top bit set does not fit the key: looked up each time */
 	if ((addr << 1 >> 1) != addr)
 		return sw_report_frames(r, im ? &ri : NULL, addr, ret, ret_ids, ret_n);

@@ -39,6 +39,16 @@ void sw_report_free(struct sw_report *r);
 void sw_report_set_raw_stacks(struct sw_report *r, bool on);
 
 /*
+ * Where frames outside every image (code a JIT compiled) get their names:
+ * the perf map at path (symbols/perf-map.h), or with path NULL the one the
+ * stream's own Linux process writes, /tmp/perf-PID.map by the pid of its
+ * hello (for a process on this machine: `run`).  Such frames go under an
+ * image named JIT whose path is the map's; without a map, or where it has
+ * no line, they stay addresses.  -ENOMEM only.
+ */
+int sw_report_set_perf_map(struct sw_report *r, const char *path);
+
+/*
  * Adds a complete stall of collector c to the profile, its id qualified by
  * source (a recording or device name, or NULL).  *ret_stall lives as long
  * as the profile.
