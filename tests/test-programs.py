@@ -381,7 +381,7 @@ def scenario_deep():
         i = names.index(gap[0])
         check(names[i + 1] == "deep_recurse" and "deep_spin" in names[i + 1:],
               "%d deep: the innermost frames are missing" % n)
-        check(st.get("signature_version") == 3, "signature without its rule's version")
+        check(st.get("signature_version") == 4, "signature without its rule's version")
     check(sts[0]["signature"] == sts[1]["signature"],
           "the count of frames left out split the signature")
     # the first samples of the deepest stall outgrew the stack copy, and said so;

@@ -968,6 +968,31 @@ static void test_culprit(void)
 	const struct sw_tree_frame *f = sw_render_culprit(p, s);
 	CHECK(f != NULL);
 	CHECK_STR(f ? f->linkage : NULL, "work");
+	uint64_t whole_sig = sw_tree_stall_signature(p, s);
+
+	/*
+	 * Stalls whose every stack stopped unwinding: signed and explained by
+	 * what the partial stacks hold, so two different ones stay apart (they
+	 * had the one signature of an empty path).
+	 */
+	uint64_t sig[2];
+	const char *const leaves[2] = {"other", "work"};
+	for (int k = 0; k < 2; k++) {
+		struct sw_tree_stall_info pi = {.id = 2 + (uint64_t)k, .thread_id = 1};
+		struct sw_tree_stall *ps;
+		CHECK_INT(sw_profile_add_stall(p, &pi, &ps), 0);
+		CHECK_INT(sw_tree_stall_thread(p, ps, 1, "", &th), 0);
+		uint32_t frames[3] = {id[0], k ? id[3] : id[6], id[7]};
+		CHECK_INT(sw_tree_stall_add_sample(p, ps, th, frames, 3, 40), 0);
+		CHECK_INT(sw_tree_stall_add_sample(p, ps, th, frames, 2, 10), 0);
+		sig[k] = sw_tree_stall_signature(p, ps);
+		f = sw_render_culprit(p, ps);
+		CHECK_STR(f ? f->linkage : NULL, leaves[k]);
+	}
+	CHECK(sig[0] != sig[1]);
+	CHECK(sig[0] != 0xcbf29ce484222325ull &&
+	      sig[1] != 0xcbf29ce484222325ull); /* FNV-1a of nothing */
+	CHECK(sig[0] != whole_sig && sig[1] != whole_sig);
 	sw_profile_free(p);
 }
 

@@ -369,6 +369,11 @@ const struct sw_tree_frame *sw_render_culprit(struct sw_profile *p, const struct
 	const uint32_t NONE = UINT32_MAX, STOPPED = UINT32_MAX - 1;
 	const struct sw_tree_frame *best = NULL, *leaf = NULL;
 	uint64_t best_w = 0;
+	/* when every stack stopped unwinding, the partial stacks are all there is */
+	uint32_t first = t->first_root;
+	bool partial_only =
+	    first != NONE && t->nodes[first].next_sibling == NONE &&
+	    sw_tree_frame_is_stopped(sw_profile_get_frame(p, t->nodes[first].frame));
 	/*
 	 * each node's self time goes to its nearest own, named, not inlined
 	 * caller; nodes under the <unwinding stopped> root are left out.
@@ -378,7 +383,8 @@ const struct sw_tree_frame *sw_render_culprit(struct sw_profile *p, const struct
 	for (uint32_t i = 0; charged && to && i < t->nnodes; i++) {
 		uint32_t parent = t->nodes[i].parent;
 		const struct sw_tree_frame *f = sw_profile_get_frame(p, t->nodes[i].frame);
-		if (parent == NONE ? sw_tree_frame_is_stopped(f) : to[parent] == STOPPED)
+		if (parent == NONE ? sw_tree_frame_is_stopped(f) && !partial_only
+				   : to[parent] == STOPPED)
 			to[i] = STOPPED;
 		else if (!f->inlined && own_named(p, f))
 			to[i] = i;

@@ -991,8 +991,14 @@ bool sw_tree_frame_is_stopped(const struct sw_tree_frame *f)
 uint32_t sw_tree_signature_root(const struct sw_profile *p, const struct sw_tree *t)
 {
 	uint32_t root = t->first_root;
-	if (root != NONE && sw_tree_frame_is_stopped(&p->frames[t->nodes[root].frame].f))
-		root = t->nodes[root].next_sibling; /* partial stacks say nothing stable */
+	if (root != NONE && sw_tree_frame_is_stopped(&p->frames[t->nodes[root].frame].f)) {
+		/*
+		 * Partial stacks say nothing stable beside whole ones; when every
+		 * stack stopped, what they hold is all there is to tell hangs apart.
+		 */
+		uint32_t other = t->nodes[root].next_sibling;
+		root = other != NONE ? other : t->nodes[root].first_child;
+	}
 	return root;
 }
 

@@ -91,7 +91,11 @@ bool sw_tree_frame_is_stopped(const struct sw_tree_frame *f);
  * leave out <unwinding stopped>) say so in the JSON's signature_version.
  */
 #define SW_TREE_FRAMES_LEFT_OUT "<frames left out>"
-/* The root the heaviest path of signatures and culprits starts at: t's heaviest, not the marker. */
+/*
+ * The root the heaviest path of signatures and culprits starts at: t's
+ * heaviest, not the marker; when every stack stopped, the marker's heaviest
+ * child.
+ */
 struct sw_tree;
 struct sw_profile;
 uint32_t sw_tree_signature_root(const struct sw_profile *p, const struct sw_tree *t);
@@ -388,9 +392,11 @@ size_t sw_tree_heaviest(const struct sw_tree *t, uint32_t *path, size_t max);
  * a change makes the same hang hash differently, so that baselines made
  * before the change are refused instead of matching nothing.  2: deep
  * stacks keep both ends, and <unwinding stopped> is left out.  3: direct
- * recursion enters once.
+ * recursion enters once.  4: a stall whose every stack stopped unwinding
+ * is signed by the partial stacks' heaviest path (before, all such stalls
+ * had one signature, that of an empty path).
  */
-#define SW_SIGNATURE_VERSION 3
+#define SW_SIGNATURE_VERSION 4
 
 /*
  * Computes (once) and returns the stall's signature: the heaviest path of
