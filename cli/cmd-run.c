@@ -182,17 +182,32 @@ static int no_hello(struct child *ch, struct sw_launch *l, const char *prog, con
 	return SW_EXIT_AGENT;
 }
 
+/* The watched process, the program's forked children, and whether they were named. */
+struct forked {
+	const struct sw_launch *l;
+	const char *agent;
+	pid_t watched;
+	char exe[PATH_MAX]; /* "" when unknown */
+	bool said;
+};
+
 /*
  * Names the processes the program forked that still run, unwatched: a
  * program that forks into the background (a daemon) otherwise leaves only
- * "0 stalls" behind, with no word of where its loop went.
+ * "0 stalls" behind, with no word of where its loop went.  Returns whether
+ * there were any.
  */
-static void say_forked(const struct sw_launch *l, const char *agent, pid_t watched, const char *exe)
+static bool say_forked(struct forked *fk)
 {
 	pid_t pids[8];
-	size_t n = sw_host_launch_forked(l, agent, watched, exe, pids, 8);
+	if (fk->said || !fk->exe[0])
+		return fk->said;
+	const char *exe = fk->exe;
+	pid_t watched = fk->watched;
+	size_t n = sw_host_launch_forked(fk->l, fk->agent, watched, exe, pids, 8);
 	if (!n)
-		return;
+		return false;
+	fk->said = true;
 	const char *name = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
 	char list[128] = "";
 	size_t len = 0;
@@ -208,6 +223,38 @@ static void say_forked(const struct sw_launch *l, const char *agent, pid_t watch
 			"that forks into the background, keep it in the foreground (tmux -D, "
 			"redis-server --daemonize no, a daemon's --foreground); see "
 			"stallwatch-run(1)\n");
+	return true;
+}
+
+/* Whether pid has ended (gone, or a zombie not reaped yet), waiting up to ms for it. */
+static bool ended(pid_t pid, int ms)
+{
+	for (int waited = 0;; waited += 10) {
+		char path[64], stat[512];
+		snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+		FILE *f = fopen(path, "re");
+		size_t n = f ? fread(stat, 1, sizeof(stat) - 1, f) : 0;
+		if (f)
+			fclose(f);
+		stat[n] = '\0';
+		const char *paren = strrchr(stat, ')');
+		if (!f || (paren && paren[1] == ' ' && paren[2] == 'Z'))
+			return true;
+		if (waited >= ms)
+			return false;
+		struct timespec pause = {0, 10000000};
+		nanosleep(&pause, NULL);
+	}
+}
+
+/*
+ * At the end of the stream: once the program has ended, a daemon it forked
+ * is the word on its loop, said before "nothing was watched" would be.
+ */
+static bool explain_end(void *ctx)
+{
+	struct forked *fk = ctx;
+	return ended(fk->watched, 1000) && say_forked(fk);
 }
 
 /*
@@ -327,12 +374,13 @@ static int run_run(const struct sw_cmd *cmd, int argc, char **argv)
 		return no_hello(&ch, &l, prog_argv[0], lo.exe, -ETIMEDOUT);
 	}
 	/* what the agent runs in, while it runs: its forked children run it too */
-	pid_t watched = (pid_t)sw_session_hello(s)->pid;
-	char watched_exe[PATH_MAX] = "";
+	struct forked fk = {.l = &l, .agent = agent, .watched = (pid_t)sw_session_hello(s)->pid};
 	char link[64];
-	snprintf(link, sizeof(link), "/proc/%ld/exe", (long)watched);
-	ssize_t len = readlink(link, watched_exe, sizeof(watched_exe) - 1);
-	watched_exe[len > 0 ? len : 0] = '\0';
+	snprintf(link, sizeof(link), "/proc/%ld/exe", (long)fk.watched);
+	ssize_t len = readlink(link, fk.exe, sizeof(fk.exe) - 1);
+	fk.exe[len > 0 ? len : 0] = '\0';
+	o.explain_end = explain_end;
+	o.explain_ctx = &fk;
 	struct sw_watch_result res = {0};
 	o.result = &res;
 	int status = sw_watch_stream(s, &o, stop_after_exit, &ch, prog_argv[0]);
@@ -366,8 +414,7 @@ static int run_run(const struct sw_cmd *cmd, int argc, char **argv)
 		/* a broken stream is our failure, not the program's: timeout(1)'s 125 */
 		rc = finish(&ch, &l, status == SW_EXIT_INPUT ? SW_EXIT_RUN_FAILED : status);
 	}
-	if (watched_exe[0])
-		say_forked(&l, agent, watched, watched_exe);
+	say_forked(&fk); /* when the stream ended before the program did */
 	return rc;
 }
 

@@ -33,6 +33,13 @@ struct sw_watch_options {
 	struct sw_output *shared;
 	pthread_mutex_t *shared_lock;
 	struct sw_watch_result *result; /* filled when not NULL */
+	/*
+	 * Called once when the stream has ended, after the count of stalls:
+	 * true when it said what became of the program's loop (run: a daemon
+	 * the program forked), which is then not said to be unwatched.
+	 */
+	bool (*explain_end)(void *ctx);
+	void *explain_ctx;
 };
 
 struct sw_watch_result {

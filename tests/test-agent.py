@@ -582,6 +582,20 @@ def check_daemon(d):
           "daemon: expected one line naming pid %s only, got %s" % (daemon, err))
     check("keep it in the foreground" in err and "stallwatch-run(1)" in err,
           "daemon: no advice: %s" % err)
+    # a program that forks into the background before its loop ever waits
+    # (dbus-daemon --fork): the daemon is the word on its loop, not "nothing was watched"
+    early = subprocess.run([STALLWATCH, "run", "--", sys.executable, "-c",
+                            "import os, time\n"
+                            "if os.fork() == 0:\n"
+                            "    n = os.open(os.devnull, os.O_RDWR)\n"
+                            "    for fd in (0, 1, 2): os.dup2(n, fd)\n"
+                            "    time.sleep(30)\n"],
+                           capture_output=True, text=True, timeout=30)
+    named = re.search(r"unwatched: pid (\d+)", early.stderr)
+    if named:
+        os.kill(int(named.group(1)), signal.SIGKILL)
+    check(named and "nothing was watched" not in early.stderr,
+          "a daemon forked before the loop waited: %s" % early.stderr)
 
 
 def scenario_status():
