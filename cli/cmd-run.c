@@ -383,11 +383,27 @@ static int run_run(const struct sw_cmd *cmd, int argc, char **argv)
 	o.explain_ctx = &fk;
 	struct sw_watch_result res = {0};
 	o.result = &res;
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	int status = sw_watch_stream(s, &o, stop_after_exit, &ch, prog_argv[0]);
 	sw_session_free(s);
 	if (status == SW_EXIT_AGENT) {
 		kill(ch.pid, SIGTERM);
 		return finish(&ch, &l, SW_EXIT_AGENT);
+	}
+	/*
+	 * The stream ended first (the watched process exec'd, or a wrapper's
+	 * first process was the one watched) while the program goes on:
+	 * --duration still bounds the run, as CI relies on it.
+	 */
+	while (!res.limit && o.out.duration_s > 0 && !reap(&ch)) {
+		struct timespec now, pause = {0, 20000000};
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if ((double)(now.tv_sec - t0.tv_sec) + (now.tv_nsec - t0.tv_nsec) / 1e9 >=
+		    o.out.duration_s)
+			res.limit = "--duration";
+		else
+			nanosleep(&pause, NULL);
 	}
 	/* --duration or --max-stalls ended the watch: the program ends with it, said once */
 	bool stopped = res.limit && !reap(&ch);

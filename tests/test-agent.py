@@ -503,6 +503,20 @@ def scenario_children():
     check(len(stalls) == 1 and stalls[0]["process"] == os.path.basename(STALLAPP),
           "wrapper: expected one stall from the app, got %s"
           % [(s["process"], s["duration_ms"]) for s in stalls])
+    # the watched process execs another program: the stream ends, the program goes
+    # on, and --duration still bounds the run (CI relies on it)
+    execs = os.path.join(d, "execs.sh")
+    with open(execs, "w") as f:
+        f.write("#!/bin/sh\nexec sleep 30\n")
+    os.chmod(execs, 0o755)
+    t0 = time.monotonic()
+    r = subprocess.run([STALLWATCH, "run", "--duration", "1", "--", execs], capture_output=True,
+                       text=True, timeout=60)
+    took = time.monotonic() - t0
+    print("a program that exec'd after its stream: stopped in %.1f s" % took)
+    check(took < 10 and r.returncode == 0 and "--duration 1" in r.stderr,
+          "--duration after the stream ended: %.1f s, status %d: %s"
+          % (took, r.returncode, r.stderr))
     check_daemon(d)
     shutil.rmtree(d)
 
