@@ -226,25 +226,16 @@ static bool say_forked(struct forked *fk)
 	return true;
 }
 
-/* Whether pid has ended (gone, or a zombie not reaped yet), waiting up to ms for it. */
+/* Whether pid has ended, waiting up to ms for it. */
 static bool ended(pid_t pid, int ms)
 {
-	for (int waited = 0;; waited += 10) {
-		char path[64], stat[512];
-		snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
-		FILE *f = fopen(path, "re");
-		size_t n = f ? fread(stat, 1, sizeof(stat) - 1, f) : 0;
-		if (f)
-			fclose(f);
-		stat[n] = '\0';
-		const char *paren = strrchr(stat, ')');
-		if (!f || (paren && paren[1] == ' ' && paren[2] == 'Z'))
-			return true;
+	struct timespec pause = {0, 10000000};
+	for (int waited = 0; !sw_host_process_ended(pid); waited += 10) {
 		if (waited >= ms)
 			return false;
-		struct timespec pause = {0, 10000000};
 		nanosleep(&pause, NULL);
 	}
+	return true;
 }
 
 /*
@@ -375,10 +366,7 @@ static int run_run(const struct sw_cmd *cmd, int argc, char **argv)
 	}
 	/* what the agent runs in, while it runs: its forked children run it too */
 	struct forked fk = {.l = &l, .agent = agent, .watched = (pid_t)sw_session_hello(s)->pid};
-	char link[64];
-	snprintf(link, sizeof(link), "/proc/%ld/exe", (long)fk.watched);
-	ssize_t len = readlink(link, fk.exe, sizeof(fk.exe) - 1);
-	fk.exe[len > 0 ? len : 0] = '\0';
+	sw_host_process_exe(fk.watched, fk.exe, sizeof(fk.exe));
 	o.explain_end = explain_end;
 	o.explain_ctx = &fk;
 	struct sw_watch_result res = {0};
@@ -396,11 +384,9 @@ static int run_run(const struct sw_cmd *cmd, int argc, char **argv)
 	 * first process was the one watched) while the program goes on:
 	 * --duration still bounds the run, as CI relies on it.
 	 */
+	struct timespec pause = {0, 20000000};
 	while (!res.limit && o.out.duration_s > 0 && !reap(&ch)) {
-		struct timespec now, pause = {0, 20000000};
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if ((double)(now.tv_sec - t0.tv_sec) + (now.tv_nsec - t0.tv_nsec) / 1e9 >=
-		    o.out.duration_s)
+		if (sw_watch_elapsed_s(&t0) >= o.out.duration_s)
 			res.limit = "--duration";
 		else
 			nanosleep(&pause, NULL);

@@ -152,7 +152,7 @@ static void over_limit(struct sw_output *out, const struct sw_watch_options *o, 
 		*status = SW_EXIT_SOFTWARE;
 }
 
-static double elapsed_s(const struct timespec *t0)
+double sw_watch_elapsed_s(const struct timespec *t0)
 {
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);
@@ -193,7 +193,7 @@ int sw_watch_stream(struct sw_session *s, const struct sw_watch_options *o, bool
 	for (;;) {
 		struct sw_wire_msg m;
 		sw_error_clear(&err);
-		if (o->out.duration_s && elapsed_s(&t0) >= o->out.duration_s) {
+		if (o->out.duration_s && sw_watch_elapsed_s(&t0) >= o->out.duration_s) {
 			limit = "--duration";
 			break;
 		}

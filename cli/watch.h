@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "cli.h"
 #include "output.h"
@@ -59,6 +60,9 @@ extern const struct sw_opt sw_watch_opts[];
  * the shared options (0), or a misuse reported (its exit status).
  */
 int sw_watch_option(const struct sw_cmd *cmd, int c, const char *arg, struct sw_watch_options *o);
+
+/* Seconds since t0 on the monotonic clock: how --duration counts. */
+double sw_watch_elapsed_s(const struct timespec *t0);
 
 /*
  * Reads the session until the stream ends or stop() says so, printing every

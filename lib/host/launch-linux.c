@@ -261,6 +261,22 @@ int sw_host_launch(const struct sw_launch_options *o, char *const argv[], struct
 	return 0;
 }
 
+void sw_host_process_exe(pid_t pid, char *buf, size_t cap)
+{
+	char link[64];
+	snprintf(link, sizeof(link), "/proc/%ld/exe", (long)pid);
+	ssize_t len = cap ? readlink(link, buf, cap - 1) : -1;
+	if (cap)
+		buf[len > 0 ? len : 0] = '\0';
+}
+
+bool sw_host_process_ended(pid_t pid)
+{
+	unsigned long long start;
+	char state = proc_state(pid, &start);
+	return !state || state == 'Z' || state == 'X';
+}
+
 /* Whether pid's environment names a launch's socket other than connect. */
 static bool other_launch(pid_t pid, const char *connect)
 {
@@ -317,16 +333,12 @@ size_t sw_host_launch_forked(const struct sw_launch *l, const char *agent, pid_t
 		if (!isdigit((unsigned char)de->d_name[0]))
 			continue;
 		pid_t pid = (pid_t)strtol(de->d_name, NULL, 10);
-		char link[64], target[PATH_MAX];
+		char dir[64], target[PATH_MAX];
 		struct stat st;
-		snprintf(link, sizeof(link), "/proc/%ld", (long)pid);
-		if (pid == watched || pid == getpid() || stat(link, &st) < 0 || st.st_uid != uid)
+		snprintf(dir, sizeof(dir), "/proc/%ld", (long)pid);
+		if (pid == watched || pid == getpid() || stat(dir, &st) < 0 || st.st_uid != uid)
 			continue;
-		snprintf(link, sizeof(link), "/proc/%ld/exe", (long)pid);
-		ssize_t len = readlink(link, target, sizeof(target) - 1);
-		if (len <= 0)
-			continue;
-		target[len] = '\0';
+		sw_host_process_exe(pid, target, sizeof(target));
 		if (strcmp(target, exe) != 0)
 			continue;
 		unsigned long long start;

@@ -61,6 +61,12 @@ int sw_host_launch(const struct sw_launch_options *o, char *const argv[], struct
 size_t sw_host_launch_forked(const struct sw_launch *l, const char *agent, pid_t watched,
 			     const char *exe, pid_t *pids, size_t max);
 
+/* The executable pid runs, as /proc/PID/exe names it, in buf; "" when unknown. */
+void sw_host_process_exe(pid_t pid, char *buf, size_t cap);
+
+/* Whether pid has ended: gone, or a zombie not reaped yet. */
+bool sw_host_process_ended(pid_t pid);
+
 /* Removes the private directory. */
 void sw_host_launch_cleanup(struct sw_launch *l);
 

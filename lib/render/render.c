@@ -369,11 +369,9 @@ const struct sw_tree_frame *sw_render_culprit(struct sw_profile *p, const struct
 	const uint32_t NONE = UINT32_MAX, STOPPED = UINT32_MAX - 1;
 	const struct sw_tree_frame *best = NULL, *leaf = NULL;
 	uint64_t best_w = 0;
-	/* when every stack stopped unwinding, the partial stacks are all there is */
-	uint32_t first = t->first_root;
-	bool partial_only =
-	    first != NONE && t->nodes[first].next_sibling == NONE &&
-	    sw_tree_frame_is_stopped(sw_profile_get_frame(p, t->nodes[first].frame));
+	/* a signature root under the marker: every stack stopped, the partial ones are all */
+	uint32_t root = sw_tree_signature_root(p, t);
+	bool partial_only = root != NONE && t->nodes[root].parent != NONE;
 	/*
 	 * each node's self time goes to its nearest own, named, not inlined
 	 * caller; nodes under the <unwinding stopped> root are left out.
@@ -400,8 +398,7 @@ const struct sw_tree_frame *sw_render_culprit(struct sw_profile *p, const struct
 			best = sw_profile_get_frame(p, t->nodes[i].frame);
 		}
 	/* none: the deepest frame of the heaviest path but a stub, as a last resort */
-	for (uint32_t i = sw_tree_signature_root(p, t); !best && i != UINT32_MAX;
-	     i = t->nodes[i].first_child) {
+	for (uint32_t i = root; !best && i != UINT32_MAX; i = t->nodes[i].first_child) {
 		const struct sw_tree_frame *f = sw_profile_get_frame(p, t->nodes[i].frame);
 		if (!leaf || !f->linkage || !sw_demangle_is_stub(f->linkage))
 			leaf = f;
