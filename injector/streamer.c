@@ -639,7 +639,17 @@ static void *streamer_main(void *arg)
 		if (state == STREAMING) {
 			fill_from_ring();
 			uint64_t now = swa_plat_now();
-			if (now - last_stats > STATS_EVERY_NS) {
+			/*
+			 * The loop's first wait at once (within this poll's
+			 * timeout): a client that stops reading before the end
+			 * (--duration) of an app that idles without a stall
+			 * would else take the loop for never watched.
+			 */
+			if (!sent_stats.loop_first_wait &&
+			    atomic_load_explicit(&swa_loop_first_wait, memory_order_relaxed)) {
+				last_stats = now;
+				put_stats();
+			} else if (now - last_stats > STATS_EVERY_NS) {
 				last_stats = now;
 				if (atomic_load(&swa_dropped) != sent_stats.dropped ||
 				    atomic_load(&swa_stalls_total) != sent_stats.stalls)

@@ -410,6 +410,16 @@ def scenario_idle():
     check("done" in app, "the app did not finish")
     check(not stalls, "stalls reported while idle or stopped: %s"
           % [(s["duration_ms"], s["kind"]) for s in stalls])
+    # a clean CI run: the app waits in its loop, idle, until --duration ends
+    # the watch; its loop was watched the whole time, and no stall is no stall
+    r = subprocess.run([STALLWATCH, "run", "--duration", "1.5", "--format", "ndjson",
+                        "--results", "-", "--", STALLAPP, "idle:30000"],
+                       capture_output=True, text=True, timeout=60)
+    summary = [o for o in parse(r.stdout.splitlines())[0] if o.get("type") == "summary"]
+    loop = summary[0].get("loop") if summary else None
+    print("idle until --duration: loop %s" % loop)
+    check(r.returncode == 0 and loop == "watched" and "nothing was watched" not in r.stderr,
+          "an app idle until --duration: loop %s, status %d: %s" % (loop, r.returncode, r.stderr))
 
 
 def attach(port, extra=()):
