@@ -35,11 +35,15 @@ static void forward(int sig)
 		kill((pid_t)child_pid, sig);
 }
 
+struct forked;
+
 struct child {
 	pid_t pid;
 	bool exited;
 	int status;
 	struct timespec exit_time;
+	struct forked *fk; /* looked at while the stream is idle, once a second */
+	struct timespec fk_scan;
 };
 
 static bool reap(struct child *ch)
@@ -56,12 +60,19 @@ static bool reap(struct child *ch)
 	return ch->exited;
 }
 
+static void note_forked(struct forked *fk);
+
 /* Once the program is gone, the agent's socket closes; don't wait forever if not. */
 static bool stop_after_exit(void *ctx)
 {
 	struct child *ch = ctx;
-	if (!reap(ch))
+	if (!reap(ch)) {
+		if (ch->fk && sw_watch_elapsed_s(&ch->fk_scan) >= 1.0) {
+			note_forked(ch->fk);
+			clock_gettime(CLOCK_MONOTONIC, &ch->fk_scan);
+		}
 		return false;
+	}
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	return now.tv_sec - ch->exit_time.tv_sec >= 3;
@@ -182,14 +193,54 @@ static int no_hello(struct child *ch, struct sw_launch *l, const char *prog, con
 	return SW_EXIT_AGENT;
 }
 
-/* The watched process, the program's forked children, and whether they were named. */
+/*
+ * The watched process, the program's forked children, whether they were
+ * named, and those seen running while the stream was idle (the workers of
+ * a server that forks them: gone by the end when the program ends them).
+ */
 struct forked {
 	const struct sw_launch *l;
 	const char *agent;
 	pid_t watched;
 	char exe[PATH_MAX]; /* "" when unknown */
 	bool said;
+	pid_t seen[8];
+	size_t nseen;
+	bool seen_more; /* more than fit in seen */
 };
+
+/* Adds the forked processes running now to those seen. */
+static void note_forked(struct forked *fk)
+{
+	pid_t pids[8];
+	if (!fk->exe[0])
+		return;
+	size_t n = sw_host_launch_forked(fk->l, fk->agent, fk->watched, fk->exe, pids, 8);
+	fk->seen_more |= n > 8;
+	for (size_t i = 0; i < n && i < 8; i++) {
+		size_t k = 0;
+		while (k < fk->nseen && fk->seen[k] != pids[i])
+			k++;
+		if (k < fk->nseen)
+			continue;
+		if (fk->nseen < 8)
+			fk->seen[fk->nseen++] = pids[i];
+		else
+			fk->seen_more = true;
+	}
+}
+
+/* "12, 34, 56" of n pids, ", ..." after them when there were more. */
+static void pid_list(const pid_t *pids, size_t n, bool more, char *buf, size_t cap)
+{
+	size_t len = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < n && len < cap; i++)
+		len +=
+		    (size_t)snprintf(buf + len, cap - len, "%s%ld", i ? ", " : "", (long)pids[i]);
+	if (more && len < cap)
+		snprintf(buf + len, cap - len, ", ...");
+}
 
 /*
  * Names the processes the program forked that still run, unwatched: a
@@ -209,16 +260,12 @@ static bool say_forked(struct forked *fk)
 		return false;
 	fk->said = true;
 	const char *name = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
-	char list[128] = "";
-	size_t len = 0;
-	for (size_t i = 0; i < n && i < 8 && len < sizeof(list); i++)
-		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%ld", i ? ", " : "",
-					(long)pids[i]);
+	char list[128];
+	pid_list(pids, n < 8 ? n : 8, n > 8, list, sizeof(list));
 	fprintf(stderr,
 		"stallwatch: %zu process%s forked by %s (pid %ld) %s still running, unwatched: "
-		"pid %s%s\n",
-		n, n == 1 ? "" : "es", name, (long)watched, n == 1 ? "is" : "are", list,
-		n > 8 ? ", ..." : "");
+		"pid %s\n",
+		n, n == 1 ? "" : "es", name, (long)watched, n == 1 ? "is" : "are", list);
 	fprintf(stderr, "stallwatch: the agent is off in a child of fork(2): to watch a program "
 			"that forks into the background, keep it in the foreground (tmux -D, "
 			"redis-server --daemonize no, a daemon's --foreground); see "
@@ -239,13 +286,44 @@ static bool ended(pid_t pid, int ms)
 }
 
 /*
- * At the end of the stream: once the program has ended, a daemon it forked
- * is the word on its loop, said before "nothing was watched" would be.
+ * A program that never waited in a loop the agent sees, and forked
+ * processes of its executable: its loop runs in them (a prefork server's
+ * workers: nginx, a gunicorn or Apache), where the agent is off.
  */
-static bool explain_end(void *ctx)
+static bool say_workers(struct forked *fk, const struct sw_stalls *c)
+{
+	uint64_t first_ns;
+	if (sw_stalls_watched(c, &first_ns) != SW_WATCHED_NEVER)
+		return false;
+	note_forked(fk); /* a last look: the first scan comes a second in */
+	if (!fk->nseen)
+		return false;
+	const char *name = strrchr(fk->exe, '/') ? strrchr(fk->exe, '/') + 1 : fk->exe;
+	char list[128];
+	pid_list(fk->seen, fk->nseen, fk->seen_more, list, sizeof(list));
+	fprintf(stderr,
+		"stallwatch: nothing was watched in %s (pid %ld): it never waited in a loop the "
+		"agent sees, and forked %zu%s process%s during the run, unwatched: pid %s\n",
+		name, (long)fk->watched, fk->nseen, fk->seen_more ? " or more" : "",
+		fk->nseen == 1 && !fk->seen_more ? "" : "es", list);
+	fprintf(stderr, "stallwatch: the agent is off in a child of fork(2): to watch a program "
+			"whose loop runs in forked workers, run it as one process (nginx -g "
+			"'master_process off;', a server's single-process or debug mode); see "
+			"stallwatch-run(1)\n");
+	return true;
+}
+
+/*
+ * At the end of the stream: once the program has ended, a daemon it forked
+ * is the word on its loop, said before "nothing was watched" would be; a
+ * program that never waited is explained by the workers it forked.
+ */
+static bool explain_end(void *ctx, const struct sw_stalls *c, bool limit)
 {
 	struct forked *fk = ctx;
-	return ended(fk->watched, 1000) && say_forked(fk);
+	if (!limit && ended(fk->watched, 1000) && say_forked(fk))
+		return true;
+	return say_workers(fk, c);
 }
 
 /*
@@ -369,6 +447,8 @@ static int run_run(const struct sw_cmd *cmd, int argc, char **argv)
 	sw_host_process_exe(fk.watched, fk.exe, sizeof(fk.exe));
 	o.explain_end = explain_end;
 	o.explain_ctx = &fk;
+	ch.fk = &fk;
+	clock_gettime(CLOCK_MONOTONIC, &ch.fk_scan);
 	struct sw_watch_result res = {0};
 	o.result = &res;
 	struct timespec t0;

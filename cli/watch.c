@@ -289,8 +289,7 @@ int sw_watch_stream(struct sw_session *s, const struct sw_watch_options *o, bool
 	fprintf(stderr, "stallwatch: %llu stall%s from %s (pid %llu)\n", (unsigned long long)stalls,
 		stalls == 1 ? "" : "s", in->process_name[0] ? in->process_name : what,
 		(unsigned long long)in->pid);
-	/* a stream a limit ended: the program goes on, there is no end to explain */
-	if (in->have_hello && !(!limit && o->explain_end && o->explain_end(o->explain_ctx)))
+	if (in->have_hello && !(o->explain_end && o->explain_end(o->explain_ctx, c, limit)))
 		say_watched(c, stalls);
 	if (rec && sw_recording_writer_close(rec, &err) < 0 && status == SW_EXIT_OK) {
 		status = sw_cli_fail(SW_FAIL_OUTPUT, err.code, "cannot write '%s': %s", o->output,

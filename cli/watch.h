@@ -35,11 +35,13 @@ struct sw_watch_options {
 	pthread_mutex_t *shared_lock;
 	struct sw_watch_result *result; /* filled when not NULL */
 	/*
-	 * Called once when the stream has ended, after the count of stalls:
-	 * true when it said what became of the program's loop (run: a daemon
-	 * the program forked), which is then not said to be unwatched.
+	 * Called once when the stream has ended, after the count of stalls,
+	 * with limit true when --duration or --max-stalls ended it (the
+	 * program goes on): true when it said what became of the program's
+	 * loop (run: a daemon or the workers the program forked), which is
+	 * then not said to be unwatched.
 	 */
-	bool (*explain_end)(void *ctx);
+	bool (*explain_end)(void *ctx, const struct sw_stalls *c, bool limit);
 	void *explain_ctx;
 };
 

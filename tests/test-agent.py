@@ -528,6 +528,7 @@ def scenario_children():
           "--duration after the stream ended: %.1f s, status %d: %s"
           % (took, r.returncode, r.stderr))
     check_daemon(d)
+    check_workers()
     shutil.rmtree(d)
 
 
@@ -620,6 +621,62 @@ def check_daemon(d):
         os.kill(int(named.group(1)), signal.SIGKILL)
     check(named and "nothing was watched" not in early.stderr,
           "a daemon forked before the loop waited: %s" % early.stderr)
+
+
+# A prefork server (nginx's master and workers): the program forks its
+# workers, whose loops wait in select, and itself only waits for them.
+PREFORK_PY = """
+import os, selectors, signal, sys, time
+workers = []
+for _ in range(2):
+    pid = os.fork()
+    if pid == 0:
+        sel = selectors.DefaultSelector()
+        while True:
+            sel.select(0.01)
+    workers.append(pid)
+print("workers", *workers, flush=True)
+if len(sys.argv) > 1:  # the master ends its workers and itself
+    time.sleep(float(sys.argv[1]))
+    for pid in workers:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    sys.exit(0)
+def stop(*_):
+    for pid in workers:
+        os.kill(pid, signal.SIGKILL)
+    sys.exit(0)
+signal.signal(signal.SIGTERM, stop)
+for pid in workers:
+    os.waitpid(pid, 0)
+"""
+
+
+def check_workers():
+    """A program whose loop runs in forked workers, the program itself
+    never waiting in a loop: the workers are named, whether they still run
+    at the end (--duration) or ended before the program did."""
+    for how, args in (("--duration", ["--duration", "2", "--", sys.executable, "-c", PREFORK_PY]),
+                      ("ended", ["--", sys.executable, "-c", PREFORK_PY, "1.5"])):
+        r = subprocess.run([STALLWATCH, "run"] + args, capture_output=True, text=True,
+                           timeout=60)
+        workers = [int(x) for l in r.stdout.splitlines() if l.startswith("workers ")
+                   for x in l.split()[1:]]
+        for pid in workers:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        named = re.search(r"forked (\d+) process(?:es)? during the run, unwatched: pid ([\d, ]+)",
+                          r.stderr)
+        print("workers %s (%s): %s" % (workers, how, named.group(0) if named else None))
+        check(r.returncode == 0 and len(workers) == 2, "workers (%s): run exited %d: %s"
+              % (how, r.returncode, r.stderr))
+        check(named and sorted(int(x) for x in named.group(2).split(", ")) == sorted(workers),
+              "workers (%s): expected pids %s named, got %s" % (how, workers, r.stderr))
+        check("run it as one process" in r.stderr and "event loop the agent sees" not in r.stderr,
+              "workers (%s): the advice for loops the agent cannot see, not for workers: %s"
+              % (how, r.stderr))
 
 
 def scenario_status():

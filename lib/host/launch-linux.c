@@ -327,7 +327,6 @@ size_t sw_host_launch_forked(const struct sw_launch *l, const char *agent, pid_t
 		return 0;
 	}
 	size_t n = 0;
-	uid_t uid = getuid();
 	struct dirent *de;
 	while ((de = readdir(d))) {
 		if (!isdigit((unsigned char)de->d_name[0]))
@@ -336,7 +335,12 @@ size_t sw_host_launch_forked(const struct sw_launch *l, const char *agent, pid_t
 		char dir[64], target[PATH_MAX];
 		struct stat st;
 		snprintf(dir, sizeof(dir), "/proc/%ld", (long)pid);
-		if (pid == watched || pid == getpid() || stat(dir, &st) < 0 || st.st_uid != uid)
+		/*
+		 * Of any user: a worker that changed its user (nginx's, started
+		 * as root) is still the program's.  Another user's process is
+		 * out of reach unless we may read its /proc files anyway.
+		 */
+		if (pid == watched || pid == getpid() || stat(dir, &st) < 0)
 			continue;
 		sw_host_process_exe(pid, target, sizeof(target));
 		if (strcmp(target, exe) != 0)

@@ -54,7 +54,9 @@ int sw_host_launch(const struct sw_launch_options *o, char *const argv[], struct
  * process is taken for one when it started after the launch, has the
  * agent at agent mapped, and its environment names no other launch's
  * socket (a fork keeps the block the agent scrubbed only the index of;
- * a daemon that writes its title over it names none, and is taken).  Their
+ * a daemon that writes its title over it names none, and is taken).  Any
+ * user's process whose /proc files we may read is looked at (a worker
+ * that changed its user after a fork is still the program's).  Their
  * ids go to pids (at most max); returns how many there are, more than
  * max when some did not fit.  Exited ones and zombies are not counted.
  */
