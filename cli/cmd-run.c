@@ -203,6 +203,7 @@ struct forked {
 	const char *agent;
 	pid_t watched;
 	char exe[PATH_MAX]; /* "" when unknown */
+	char name[256];     /* the name the agent gave the process */
 	bool said;
 	pid_t seen[8];
 	size_t nseen;
@@ -259,7 +260,7 @@ static bool say_forked(struct forked *fk)
 	if (!n)
 		return false;
 	fk->said = true;
-	const char *name = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
+	const char *name = fk->name;
 	char list[128];
 	pid_list(pids, n < 8 ? n : 8, n > 8, list, sizeof(list));
 	fprintf(stderr,
@@ -298,7 +299,7 @@ static bool say_workers(struct forked *fk, const struct sw_stalls *c)
 	note_forked(fk); /* a last look: the first scan comes a second in */
 	if (!fk->nseen)
 		return false;
-	const char *name = strrchr(fk->exe, '/') ? strrchr(fk->exe, '/') + 1 : fk->exe;
+	const char *name = fk->name;
 	char list[128];
 	pid_list(fk->seen, fk->nseen, fk->seen_more, list, sizeof(list));
 	fprintf(stderr,
@@ -445,6 +446,10 @@ static int run_run(const struct sw_cmd *cmd, int argc, char **argv)
 	/* what the agent runs in, while it runs: its forked children run it too */
 	struct forked fk = {.l = &l, .agent = agent, .watched = (pid_t)sw_session_hello(s)->pid};
 	sw_host_process_exe(fk.watched, fk.exe, sizeof(fk.exe));
+	const char *hello_name = sw_session_hello(s)->process_name;
+	if (!hello_name || !*hello_name)
+		hello_name = strrchr(fk.exe, '/') ? strrchr(fk.exe, '/') + 1 : fk.exe;
+	snprintf(fk.name, sizeof(fk.name), "%.255s", hello_name);
 	o.explain_end = explain_end;
 	o.explain_ctx = &fk;
 	ch.fk = &fk;

@@ -513,6 +513,21 @@ def scenario_children():
     check(len(stalls) == 1 and stalls[0]["process"] == os.path.basename(STALLAPP),
           "wrapper: expected one stall from the app, got %s"
           % [(s["process"], s["duration_ms"]) for s in stalls])
+    # a program started under another name (redis-server links to
+    # redis-check-rdb) goes by that name, as ps shows it: in full past the
+    # 15 bytes the kernel keeps of it, the executable's own when the name is
+    # only its start (python3 runs python3.11)
+    for link in ("renamed-app", "a-renamed-app-past-fifteen-bytes", "stall"):
+        path = os.path.join(d, link)
+        os.symlink(STALLAPP, path)
+        p = stallwatch_run([], [path, "busy:300"])
+        stalls = stalls_of(parse(p.stdout.splitlines())[0])
+        want = link if link != "stall" else os.path.basename(STALLAPP)
+        print("started as %s: process %s" % (link, [s["process"] for s in stalls]))
+        check(len(stalls) == 1 and stalls[0]["process"] == want
+              and ("1 stall from %s (pid" % want) in p.stderr,
+              "started as %s: expected process %s, got %s: %s"
+              % (link, want, [s["process"] for s in stalls], p.stderr))
     # the watched process execs another program: the stream ends, the program goes
     # on, and --duration still bounds the run (CI relies on it)
     execs = os.path.join(d, "execs.sh")

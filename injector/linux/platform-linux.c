@@ -524,23 +524,46 @@ void swa_plat_atfork_child(void)
 	swa_fd_close(&read_pipe[1]);
 }
 
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
+/*
+ * The name the process goes by, as ps(1) and top(1) show it: the name it
+ * was started as (comm, the base name of the file the kernel exec'd:
+ * redis-server, where the executable is redis-check-rdb, or a script's
+ * own name), in full from argv[0] where comm stops at 15 bytes, and the
+ * executable's name where comm is only the start of it (python3 runs
+ * python3.11).
+ */
+static void name_process(void)
+{
+	char comm[32], exe[256], argv0[256];
+	int n = swa_linux_read_file("/proc/self/comm", comm, sizeof(comm));
+	comm[n > 0 ? strcspn(comm, "\n") : 0] = '\0';
+	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[len > 0 ? len : 0] = '\0';
+	const char *name = base_name(exe);
+	size_t clen = strlen(comm);
+	if (clen && strncmp(name, comm, clen) != 0) {
+		name = comm;
+		/* TASK_COMM_LEN: comm keeps the first 15 bytes */
+		if (clen == 15 &&
+		    swa_linux_read_file("/proc/self/cmdline", argv0, sizeof(argv0)) > 0 &&
+		    strncmp(base_name(argv0), comm, clen) == 0)
+			name = base_name(argv0);
+	}
+	snprintf(process_name, sizeof(process_name), "%s", name);
+}
+
 int swa_plat_init(void)
 {
 	struct utsname u;
 	if (uname(&u) == 0)
 		snprintf(os_version, sizeof(os_version), "%s %s", u.sysname, u.release);
-	char comm[32];
-	int n = swa_linux_read_file("/proc/self/comm", comm, sizeof(comm));
-	char exe[256];
-	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (len > 0) {
-		exe[len] = '\0';
-		const char *base = strrchr(exe, '/');
-		snprintf(process_name, sizeof(process_name), "%s", base ? base + 1 : exe);
-	} else if (n > 0) {
-		comm[strcspn(comm, "\n")] = '\0';
-		snprintf(process_name, sizeof(process_name), "%.31s", comm);
-	}
+	name_process();
 	int p[2];
 	if (swa_plat_pipe(p) == 0) {
 		swa_fd_adopt(&read_pipe[0], p[0]);
