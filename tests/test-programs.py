@@ -253,6 +253,50 @@ def scenario_jit_node():
           "report without the map named JIT frames anyway")
 
 
+def scenario_tcl():
+    """Tcl's event loop, whose threaded notifier waits on a condition variable."""
+    tclsh = shutil.which("tclsh") or shutil.which("tclsh8.6")
+    if not tclsh:
+        skip("tclsh not found (Debian package tcl)")
+    objs, app, err, status = run([tclsh, os.path.join(APPS, "loop.tcl")])
+    check(status == 0, "run exited %d: %s" % (status, err))
+    sts, spans = stalls(objs), steps(app)  # microseconds of the wall clock, here
+    ticks = [int(l.split("=")[1]) for l in app if l.startswith("nested ticks=")]
+    check(ticks and ticks[0] >= 30, "the nested vwait did not serve its timer: %s" % ticks)
+    print("stalls:", [(round(st["duration_ms"], 1), st["kind"]) for st in sts])
+    # in order: the busy loop, the sleep, the loop of updates; the nested vwait is none
+    want = [("busy", "busy"), ("sleep", "blocked"), ("update", None)]
+    if not check(len(sts) == len(want) and all(k in spans for k, _ in want),
+                 "expected stalls for %s, got %d: %s"
+                 % ([k for k, _ in want], len(sts), err[-400:])):
+        return
+    for st, (kind, stall_kind) in zip(sts, want):
+        took = (spans[kind][1] - spans[kind][0]) / 1e3
+        check(abs(st["duration_ms"] - took) < 40,
+              "%s: a stall of %.1f ms, the step took %.1f ms" % (kind, st["duration_ms"], took))
+        check(stall_kind is None or st["kind"] == stall_kind,
+              "%s: a %s stall, expected %s" % (kind, st["kind"], stall_kind))
+    names = heaviest_names(sts[1])
+    check("Tcl_Sleep" in names and any(re.match(r"select$|__select", n) for n in names),
+          "sleep: Tcl_Sleep's select not on the heaviest path: %s" % names)
+    # tkinter's way: libtcl loaded with dlopen, locally, where RTLD_NEXT does not look
+    py = sys.executable
+    if subprocess.run([py, "-c", "import tkinter"], capture_output=True).returncode:
+        print("no tkinter for %s (Debian package python3-tk): Tcl in Python not checked" % py)
+        return
+    objs, app, err, status = run([py, os.path.join(APPS, "tcl_in_python.py")],
+                                 args=("--duration", "20"))
+    check(status == 0 and "done" in app, "Tcl in Python did not finish: %d, %s" % (status, err))
+    sts, spans = stalls(objs), steps(app)
+    ticks = [int(l.split("=")[1]) for l in app if l.startswith("nested ticks=")]
+    check(ticks and ticks[0] >= 30, "Tcl in Python: vwait did not serve its timer: %s" % ticks)
+    print("Tcl in Python, stalls:", [(round(st["duration_ms"], 1), st["kind"]) for st in sts])
+    # a Python callback of the Tcl loop (its Python frames are the interpreter's own)
+    expect_stall(sts, spans, "busy", "busy", "PythonCmd")
+    expect_none(sts, spans, "nested")
+    check(len(sts) == 1, "Tcl in Python: expected 1 stall, got %d" % len(sts))
+
+
 def expect_stall(sts, spans, kind, stall_kind, culprit, call=None):
     """One stall of stall_kind for step kind, within 40 ms of it, culprit (and call) heaviest."""
     expect_blocked(sts, spans, kind, call or re.escape(culprit), culprit)
@@ -524,6 +568,7 @@ SCENARIOS = {
     "nested-python-glib": scenario_nested_python_glib,
     "nested-node": scenario_nested_node,
     "jit-node": scenario_jit_node,
+    "tcl": scenario_tcl,
     "nested-uv": scenario_nested_uv,
     "nested-qt": scenario_nested_qt,
     "nested-qt-unix": scenario_nested_qt_unix,

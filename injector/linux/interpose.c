@@ -1,7 +1,8 @@
 /*
  * The loop hooks on Linux: poll, ppoll, epoll_wait, epoll_pwait,
  * epoll_pwait2, select and pselect (and the fortified __poll_chk and
- * __ppoll_chk) are interposed through LD_PRELOAD.  On the main thread,
+ * __ppoll_chk), and Tcl's Tcl_WaitForEvent, are interposed through
+ * LD_PRELOAD.  On the main thread,
  * entering the wait means the loop is idle, returning means it is busy;
  * every other thread passes straight through.  The real functions come from
  * dlsym(RTLD_NEXT) the first time they are needed.
@@ -426,6 +427,70 @@ EXPORT int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec
 }
 
 /*
+ * Tcl's notifier (tclsh, Tk, Python's tkinter): Tcl_DoOneEvent waits in
+ * Tcl_WaitForEvent, which libtcl calls through its PLT, and the threaded
+ * notifier waits there on a condition variable while a thread of its own
+ * selects: no wait of the main thread above ever sees the loop.  The first
+ * Tcl_WaitForEvent of the main thread makes it the loop's wait, and the
+ * waits above pass straight through from then on: a sleep or a select
+ * inside a callback (Tcl's own `after MS` among them) keeps the iteration
+ * busy.  A nested loop (vwait, tkwait: a modal dialog) waits here too, and
+ * is idle while it waits, as the app answers meanwhile.  A zero timeout
+ * (update, TCL_DONT_WAIT) only peeks.
+ */
+struct swa_tcl_time {
+	long sec, usec; /* Tcl_Time */
+};
+static bool other_detector; /* chosen at start: Tcl's waits report nothing either */
+static bool tcl_loop;
+static int (*real_Tcl_WaitForEvent)(const struct swa_tcl_time *);
+
+EXPORT int Tcl_WaitForEvent(const struct swa_tcl_time *t);
+
+/*
+ * libtcl's own Tcl_WaitForEvent.  Past this library when libtcl is in the
+ * global scope (tclsh); else from the library that called (or, through
+ * Tcl's stubs table, one that needs libtcl): Python's _tkinter loads
+ * libtcl with dlopen, locally, where RTLD_NEXT does not look.
+ */
+static int (*get_Tcl_WaitForEvent(const void *caller))(const struct swa_tcl_time *)
+{
+	if (real_Tcl_WaitForEvent)
+		return real_Tcl_WaitForEvent;
+	void *f = dlsym(RTLD_NEXT, "Tcl_WaitForEvent");
+	Dl_info info;
+	if (!f && dladdr(caller, &info) && info.dli_fname) {
+		void *lib = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+		if (lib) {
+			f = dlsym(lib, "Tcl_WaitForEvent");
+			dlclose(lib); /* RTLD_NOLOAD took a reference of its own */
+		}
+	}
+	*(void **)&real_Tcl_WaitForEvent = f;
+	if (real_Tcl_WaitForEvent == Tcl_WaitForEvent)
+		real_Tcl_WaitForEvent = NULL;
+	return real_Tcl_WaitForEvent;
+}
+
+EXPORT int Tcl_WaitForEvent(const struct swa_tcl_time *t)
+{
+	int (*f)(const struct swa_tcl_time *) = get_Tcl_WaitForEvent(__builtin_return_address(0));
+	if (!f)
+		return -1; /* Tcl's error: no libtcl called this one */
+	if ((t && t->sec == 0 && t->usec < 1000) || other_detector || !watched())
+		return f(t);
+	if (__builtin_expect(!tcl_loop, 0)) {
+		tcl_loop = true;
+		trigger_only = true; /* the main thread's own waits are no longer the loop's */
+		swa_loop_note_first_wait(swa_plat_now());
+	}
+	swa_loop_before_wait();
+	int r = f(t);
+	swa_loop_after_wait(SWA_LOOP_DEFAULT_CONTEXT);
+	return r;
+}
+
+/*
  * A main thread that ends with pthread_exit() leaves its iteration busy
  * for good: it waits forever, as far as the watchdog is concerned.
  */
@@ -447,6 +512,7 @@ EXPORT void pthread_exit(void *ret)
 int swa_linux_waits_start(bool only_trigger)
 {
 	trigger_only = only_trigger;
+	other_detector = only_trigger;
 	swa_loop_caller_top = caller_top;
 	/*
 	 * the unwinder's first call binds its symbols and finds its first
@@ -476,5 +542,6 @@ void swa_linux_waits_stop(void)
 /* Another detector could not start: the waits report after all. */
 void swa_linux_waits_report(void)
 {
-	trigger_only = false;
+	trigger_only = tcl_loop;
+	other_detector = false;
 }
