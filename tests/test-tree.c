@@ -997,6 +997,100 @@ static void test_culprit(void)
 }
 
 /*
+ * The runtime a program hands its work to (sw_tree_runtime_image()): a
+ * tclsh script's stalls, all in libtcl below main, are told apart by
+ * libtcl's frames and explained by them; libc below the runtime, and a
+ * library an app's callback calls, stay out as before.
+ */
+static void test_runtime(void)
+{
+	struct sw_profile *p;
+	CHECK_INT(sw_profile_new(&p), 0);
+	static const char *const paths[] = {
+	    "/usr/bin/tclsh8.6", "/usr/lib/x86_64-linux-gnu/libtcl8.6.so",
+	    "/usr/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libglib-2.0.so.0",
+	    "/opt/sw/lib/libstallwatch-agent.so"};
+	uint32_t img[5];
+	for (int i = 0; i < 5; i++) {
+		struct sw_tree_image im = {.path = paths[i],
+					   .load_address = 0x100000 * (uint64_t)(i + 1)};
+		CHECK_INT(sw_profile_image(p, &im, &img[i]), 0);
+	}
+	/* image index (into paths) and name of each frame */
+	static const struct {
+		int image;
+		const char *name;
+	} fr[] = {
+	    {0, "_start"},
+	    {2, "__libc_start_main"},
+	    {0, "main"},
+	    {1, "Tcl_MainEx"},
+	    {1, "Tcl_DoOneEvent"},
+	    {1, "Tcl_Sleep"},
+	    {2, "select"},
+	    {1, "TclExecuteByteCode"},
+	    {2, "clock_gettime"},
+	    {2, "__select_nocancel"},
+	    {3, "g_main_loop_run"},
+	    {0, "on_timer"},
+	    {3, "g_hash_table_lookup"},
+	    {3, "g_hash_table_insert"},
+	    {2, "memcmp"},
+	    {0, "run"},
+	    {0, "stall_sleep"},
+	    {4, "nanosleep"},
+	    {2, "clock_nanosleep"},
+	};
+	enum { NF = sizeof(fr) / sizeof(fr[0]) };
+	uint32_t id[NF];
+	for (int i = 0; i < NF; i++) {
+		struct sw_tree_frame f = {.image = img[fr[i].image],
+					  .linkage = fr[i].name,
+					  .name = fr[i].name,
+					  .address = 0x100000 * (uint64_t)(fr[i].image + 1) +
+						     0x10 * (uint64_t)i};
+		CHECK_INT(sw_profile_frame(p, &f, &id[i]), 0);
+	}
+	static const int stacks[][8] = {
+	    {0, 1, 2, 3, 4, 5, 6, -1},     /* A: a script's `after 400` */
+	    {0, 1, 2, 3, 4, 7, 8, -1},     /* B: a script's busy loop */
+	    {0, 1, 2, 3, 4, 5, 9, -1},     /* C: A with another libc leaf */
+	    {0, 1, 2, 10, 11, 12, 14, -1}, /* D: a GLib app's callback */
+	    {0, 1, 2, 10, 11, 13, 14, -1}, /* E: D calling another GLib function */
+	    {0, 1, 2, 15, 16, 17, 18, -1}, /* F: a C program's own loop, sleeping */
+	    {0, 1, 2, 17, 18, -1},         /* G: its main, sleeping: not the agent's */
+	};
+	enum { NS = sizeof(stacks) / sizeof(stacks[0]) };
+	uint64_t sig[NS];
+	const char *culprit[NS];
+	for (int k = 0; k < NS; k++) {
+		struct sw_tree_stall_info info = {.id = 10 + (uint64_t)k, .thread_id = 1};
+		struct sw_tree_stall *s;
+		uint32_t th, frames[8];
+		size_t n = 0;
+		CHECK_INT(sw_profile_add_stall(p, &info, &s), 0);
+		CHECK_INT(sw_tree_stall_thread(p, s, 1, "", &th), 0);
+		while (stacks[k][n] >= 0)
+			frames[n] = id[stacks[k][n]], n++;
+		CHECK_INT(sw_tree_stall_add_sample(p, s, th, frames, n, 40), 0);
+		sig[k] = sw_tree_stall_signature(p, s);
+		const struct sw_tree_frame *f = sw_render_culprit(p, s);
+		culprit[k] = f ? f->linkage : NULL;
+	}
+	CHECK(sig[0] != sig[1]); /* both were main's alone */
+	CHECK_STR(culprit[0], "Tcl_Sleep");
+	CHECK_STR(culprit[1], "TclExecuteByteCode");
+	CHECK(sig[0] == sig[2]); /* libc below the runtime: noise, as before */
+	CHECK(sig[3] == sig[4]); /* below the app's callback: a leaf call, left out */
+	CHECK_STR(culprit[3], "on_timer");
+	CHECK_STR(culprit[4], "on_timer");
+	/* more than main of the app's own: its code at work, the sleep a leaf call */
+	CHECK_STR(culprit[5], "stall_sleep");
+	CHECK_STR(culprit[6], "main");
+	sw_profile_free(p);
+}
+
+/*
  * The examples tracker (render.c): after every stall is printed, the
  * summary picks the same examples as it does with every stall's samples
  * kept, builds their culprits, and only stalls that can never be an
@@ -1349,6 +1443,7 @@ int main(void)
 	test_stacks();
 	test_pool_full();
 	test_culprit();
+	test_runtime();
 	test_examples();
 	test_late_summary();
 	test_nodes_reused();

@@ -343,14 +343,16 @@ void sw_examples_printed(struct sw_examples *x, struct sw_profile *p, struct sw_
 }
 
 /*
- * A function of the app's own code with a name: not a system image, not
+ * A function of the app's own code with a name: not a system image (but
+ * the runtime the app hands its work to, see sw_tree_runtime_image()), not
  * sub_<hex>, not a PLT entry or stub (in the app's image, but only a jump
  * to another library's function: a stripped app's only names).
  */
-static bool own_named(const struct sw_profile *p, const struct sw_tree_frame *f)
+static bool own_named(const struct sw_profile *p, const struct sw_tree_frame *f, uint32_t runtime)
 {
 	const struct sw_tree_image *img = sw_profile_get_image(p, f->image);
-	if (!img || img->system || !f->linkage || sw_demangle_is_stub(f->linkage))
+	if (!img || (img->system && f->image != runtime) || !f->linkage ||
+	    sw_demangle_is_stub(f->linkage))
 		return false;
 	const char *hex = f->linkage + 4;
 	return strncmp(f->linkage, "sub_", 4) != 0 || !*hex ||
@@ -372,6 +374,7 @@ const struct sw_tree_frame *sw_render_culprit(struct sw_profile *p, const struct
 	/* a signature root under the marker: every stack stopped, the partial ones are all */
 	uint32_t root = sw_tree_signature_root(p, t);
 	bool partial_only = root != NONE && t->nodes[root].parent != NONE;
+	uint32_t runtime = root != NONE ? sw_tree_runtime_image(p, t, root) : NONE;
 	/*
 	 * each node's self time goes to its nearest own, named, not inlined
 	 * caller; nodes under the <unwinding stopped> root are left out.
@@ -384,7 +387,7 @@ const struct sw_tree_frame *sw_render_culprit(struct sw_profile *p, const struct
 		if (parent == NONE ? sw_tree_frame_is_stopped(f) && !partial_only
 				   : to[parent] == STOPPED)
 			to[i] = STOPPED;
-		else if (!f->inlined && own_named(p, f))
+		else if (!f->inlined && own_named(p, f, runtime))
 			to[i] = i;
 		else
 			to[i] = parent == NONE ? NONE : to[parent];

@@ -1002,6 +1002,62 @@ uint32_t sw_tree_signature_root(const struct sw_profile *p, const struct sw_tree
 	return root;
 }
 
+static bool frame_is_system(const struct sw_profile *p, const struct sw_tree *t, uint32_t i)
+{
+	const struct sw_tree_image *img =
+	    sw_profile_get_image(p, p->frames[t->nodes[i].frame].f.image);
+	return img && img->system;
+}
+
+/* The deepest node of the heaviest path from root outside system images, or NONE. */
+static uint32_t deepest_own(const struct sw_profile *p, const struct sw_tree *t, uint32_t root)
+{
+	uint32_t last = NONE;
+	for (uint32_t i = root; i != NONE; i = t->nodes[i].first_child)
+		if (!frame_is_system(p, t, i))
+			last = i;
+	return last;
+}
+
+uint32_t sw_tree_runtime_image(const struct sw_profile *p, const struct sw_tree *t, uint32_t root)
+{
+	/*
+	 * The shape of a launcher's path: its entry (_start) above the C
+	 * library's start, then one function of its own (main, with what it
+	 * inlined), then the runtime down to the leaf.  More of the app's own
+	 * frames (main calling run calling a poll of its own) are the app's
+	 * own code at work, and a second run of them below a system frame (a
+	 * callback of the loop) too: what they call is a leaf call.
+	 */
+	uint32_t last = NONE;
+	int runs_after_system = 0, run_functions = 0;
+	bool seen_system = false, in_own = false;
+	for (uint32_t i = root; i != NONE; i = t->nodes[i].first_child) {
+		bool own = !frame_is_system(p, t, i);
+		if (own && seen_system && !in_own) {
+			runs_after_system++;
+			run_functions = 0;
+		}
+		if (own && !p->frames[t->nodes[i].frame].f.inlined)
+			run_functions++;
+		seen_system |= !own;
+		in_own = own;
+		if (own)
+			last = i;
+	}
+	uint32_t next = last == NONE ? NONE : t->nodes[last].first_child;
+	if (runs_after_system != 1 || run_functions != 1 || next == NONE)
+		return NONE;
+	uint32_t image = p->frames[t->nodes[next].frame].f.image;
+	const struct sw_tree_image *img = sw_profile_get_image(p, image);
+	if (!img || sw_tree_path_is_agent_or_kernel(img->path))
+		return NONE; /* the agent's wrappers and the vDSO are never the app's */
+	for (uint32_t i = root; i != next; i = t->nodes[i].first_child)
+		if (p->frames[t->nodes[i].frame].f.image == image)
+			return NONE; /* libc, which started the program */
+	return image;
+}
+
 /* The signature of a stall's default tree: its heaviest path. */
 static uint64_t signature_of(const struct sw_profile *p, const struct sw_tree *t)
 {
@@ -1009,16 +1065,16 @@ static uint64_t signature_of(const struct sw_profile *p, const struct sw_tree *t
 	/*
 	 * System frames below the deepest frame of the app's own code are left
 	 * out: which libc or libm internal happens to be heaviest is noise that
-	 * would split one hang into several signatures.
+	 * would split one hang into several signatures.  The frames of the
+	 * runtime the app hands its work to are the app's own: under tclsh
+	 * or perl they are all there is of the script.
 	 */
 	uint32_t root = sw_tree_signature_root(p, t);
-	uint32_t last = NONE;
-	for (uint32_t i = root; i != NONE; i = t->nodes[i].first_child) {
-		const struct sw_tree_image *img =
-		    sw_profile_get_image(p, p->frames[t->nodes[i].frame].f.image);
-		if (!img || !img->system)
+	uint32_t last = deepest_own(p, t, root);
+	uint32_t runtime = sw_tree_runtime_image(p, t, root);
+	for (uint32_t i = last; runtime != NONE && i != NONE; i = t->nodes[i].first_child)
+		if (p->frames[t->nodes[i].frame].f.image == runtime)
 			last = i;
-	}
 	/*
 	 * Direct recursion enters once: how deep it went (or how many of its
 	 * frames an agent that keeps both ends of a deep stack kept) is not

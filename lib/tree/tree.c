@@ -179,6 +179,20 @@ static const char *base_name(const char *path)
 	return slash && slash[1] ? slash + 1 : path;
 }
 
+bool sw_tree_path_is_agent_or_kernel(const char *path)
+{
+	if (!path)
+		return false;
+	/* the kernel's virtual shared objects, as the agent names them */
+	if (strncmp(path, "linux-vdso", 10) == 0 || strncmp(path, "linux-gate", 10) == 0 ||
+	    strcmp(path, "[vdso]") == 0)
+		return true;
+	/* the agent: its own frames (its wrappers of sleeping calls) are never the app's */
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	return strcmp(base, "libstallwatch-agent.so") == 0 ||
+	       strcmp(base, "libstallwatch.dylib") == 0 || strstr(path, "Stallwatch.framework/");
+}
+
 bool sw_tree_path_is_system(const char *path)
 {
 	/*
@@ -196,14 +210,7 @@ bool sw_tree_path_is_system(const char *path)
 	};
 	if (!path)
 		return false;
-	/* the kernel's virtual shared objects, as the agent names them */
-	if (strncmp(path, "linux-vdso", 10) == 0 || strncmp(path, "linux-gate", 10) == 0 ||
-	    strcmp(path, "[vdso]") == 0)
-		return true;
-	/* the agent: its own frames (its wrappers of sleeping calls) are never the app's */
-	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-	if (strcmp(base, "libstallwatch-agent.so") == 0 ||
-	    strcmp(base, "libstallwatch.dylib") == 0 || strstr(path, "Stallwatch.framework/"))
+	if (sw_tree_path_is_agent_or_kernel(path))
 		return true;
 	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
 		if (strncmp(path, prefixes[i], strlen(prefixes[i])) == 0)

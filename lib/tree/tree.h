@@ -20,8 +20,10 @@
  * by image file name and linkage name only, so ASLR, rebuilds, line changes
  * and demangler changes leave it alone.  System frames below the deepest
  * frame outside system images are left out (libc or libm internals would
- * otherwise split one hang into several signatures).  The hash is 64-bit FNV-1a over
- * "image\0linkage\0" for each frame from the root, with "?" standing for an
+ * otherwise split one hang into several signatures), but for those of the
+ * runtime the program hands its work to (sw_tree_runtime_image()).  The
+ * hash is 64-bit FNV-1a over "image\0linkage\0" for each frame from the
+ * root, with "?" standing for an
  * unknown image or function name; a frame with the same image and name as
  * the one before it (direct recursion) enters once, so how deep a recursion
  * went does not split a hang.  Samples whose unwinding stopped early
@@ -99,6 +101,20 @@ bool sw_tree_frame_is_stopped(const struct sw_tree_frame *f);
 struct sw_tree;
 struct sw_profile;
 uint32_t sw_tree_signature_root(const struct sw_profile *p, const struct sw_tree *t);
+/*
+ * The runtime the program hands its work to on t's heaviest path from root
+ * (sw_tree_signature_root()), when the app's own code on the path is its
+ * entry alone: above the C library's start (_start) and one function below
+ * it (main), from which the path enters a system image it entered
+ * nowhere above and never comes back to the app's own code.  That is an
+ * interpreter in a shared library (libtcl under tclsh, libperl, a shared
+ * libpython, running the app's own code, a script) or a toolkit stalled in
+ * itself (gtk_main, UIApplicationMain), and its frames count as the app's
+ * for signatures and culprits.  Returns its image id, or UINT32_MAX when
+ * there is none (a callback of the app's below a system frame: the app's
+ * own code is at work, and what it calls is a leaf call).
+ */
+uint32_t sw_tree_runtime_image(const struct sw_profile *p, const struct sw_tree *t, uint32_t root);
 
 struct sw_tree_thread {
 	uint64_t id;
@@ -241,6 +257,8 @@ size_t sw_profile_stack(const struct sw_profile *p, uint32_t stack, uint32_t *fr
 
 /* True for images of the operating system: see tree.c for the list. */
 bool sw_tree_path_is_system(const char *path);
+/* True for the agent's image and the kernel's virtual shared objects (system too). */
+bool sw_tree_path_is_agent_or_kernel(const char *path);
 
 /* ---- trees ---- */
 
@@ -394,9 +412,12 @@ size_t sw_tree_heaviest(const struct sw_tree *t, uint32_t *path, size_t max);
  * stacks keep both ends, and <unwinding stopped> is left out.  3: direct
  * recursion enters once.  4: a stall whose every stack stopped unwinding
  * is signed by the partial stacks' heaviest path (before, all such stalls
- * had one signature, that of an empty path).
+ * had one signature, that of an empty path).  5: the frames of the runtime
+ * the program hands its work to (sw_tree_runtime_image()) count as the
+ * app's own (before, every stall of a tclsh or perl script had the
+ * signature of its main()).
  */
-#define SW_SIGNATURE_VERSION 4
+#define SW_SIGNATURE_VERSION 5
 
 /*
  * Computes (once) and returns the stall's signature: the heaviest path of
