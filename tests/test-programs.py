@@ -297,8 +297,14 @@ def scenario_tcl():
     ticks = [int(l.split("=")[1]) for l in app if l.startswith("nested ticks=")]
     check(ticks and ticks[0] >= 30, "Tcl in Python: vwait did not serve its timer: %s" % ticks)
     print("Tcl in Python, stalls:", [(round(st["duration_ms"], 1), st["kind"]) for st in sts])
-    # a Python callback of the Tcl loop (its Python frames are the interpreter's own)
-    expect_stall(sts, spans, "busy", "busy", "PythonCmd")
+    # a Python callback of the Tcl loop: Python's evaluation below Tcl's event
+    # service (exported names, found without debug information)
+    expect_stall(sts, spans, "busy", "busy", "Tcl_ServiceEvent", r"^_PyEval_EvalFrameDefault$")
+    st = stall_of(sts, spans["busy"]) if "busy" in spans else None
+    names = heaviest_names(st) if st else []
+    check("Tcl_ServiceEvent" in names and "_PyEval_EvalFrameDefault"
+          in names[names.index("Tcl_ServiceEvent"):],
+          "Tcl in Python: no Python code under Tcl's event service: %s" % names)
     expect_none(sts, spans, "nested")
     check(len(sts) == 1, "Tcl in Python: expected 1 stall, got %d" % len(sts))
 
