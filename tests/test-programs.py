@@ -505,7 +505,19 @@ def scenario_stopped():
                                            stdout=subprocess.PIPE, text=True).stdout
         objs = [json.loads(l) for l in report("--format", "ndjson").splitlines()]
         folded = report("--format", "folded")
+        gobin, top = shutil.which("go"), None
+        if gobin:  # pprof's own reader: the marker keeps its name there too
+            pb = os.path.join(tmp, "run.pb.gz")
+            subprocess.run([STALLWATCH, "report", "--format", "pprof", "--results", pb, rec],
+                           capture_output=True)
+            env = dict(os.environ, HOME=tmp, GOCACHE=os.path.join(tmp, "cache"), GOFLAGS="",
+                       GOTOOLCHAIN="local")
+            top = subprocess.run([gobin, "tool", "pprof", "-top", pb], capture_output=True,
+                                 text=True, env=env).stdout
     sts = stalls(objs)
+    if top is not None:
+        check("<unwinding stopped>" in top and "<unknown>" not in top,
+              "go tool pprof does not name the marker: %s" % top[-600:])
     if not check(len(sts) == 2, "expected 2 stalls, got %d" % len(sts)):
         return
     lost, plain = sts

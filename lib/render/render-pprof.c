@@ -353,11 +353,13 @@ static int function_id(struct pp *c, uint32_t frame, uint64_t *ret)
 		r = str_field(
 		    c, &c->sub, FUNCTION_NAME,
 		    sw_tree_frame_name(c->p, f, c->o->tree.full_names, scratch, sizeof(scratch)));
-	if (r >= 0)
-		r = str_field(c, &c->sub, FUNCTION_SYSTEM_NAME,
-			      f->linkage
-				  ? f->linkage
-				  : sw_tree_frame_name(c->p, f, true, scratch, sizeof(scratch)));
+	/*
+	 * The system name is the linkage name, and none without one: pprof
+	 * simplifies a name equal to its system name as demangled C++, and
+	 * "<unwinding stopped>" lost all it had between its angle brackets.
+	 */
+	if (r >= 0 && f->linkage)
+		r = str_field(c, &c->sub, FUNCTION_SYSTEM_NAME, f->linkage);
 	if (r >= 0)
 		r = str_field(c, &c->sub, FUNCTION_FILENAME, f->file);
 	if (r >= 0)
