@@ -1067,7 +1067,7 @@ static uint64_t signature_of(const struct sw_profile *p, const struct sw_tree *t
 	 * out: which libc or libm internal happens to be heaviest is noise that
 	 * would split one hang into several signatures.  The frames of the
 	 * runtime the app hands its work to are the app's own: under tclsh
-	 * or perl they are all there is of the script.
+	 * they are all there is of the script.
 	 */
 	uint32_t root = sw_tree_signature_root(p, t);
 	uint32_t last = deepest_own(p, t, root);

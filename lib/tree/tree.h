@@ -414,7 +414,7 @@ size_t sw_tree_heaviest(const struct sw_tree *t, uint32_t *path, size_t max);
  * is signed by the partial stacks' heaviest path (before, all such stalls
  * had one signature, that of an empty path).  5: the frames of the runtime
  * the program hands its work to (sw_tree_runtime_image()) count as the
- * app's own (before, every stall of a tclsh or perl script had the
+ * app's own (before, every stall of a tclsh script had the
  * signature of its main()).
  */
 #define SW_SIGNATURE_VERSION 5
