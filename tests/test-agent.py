@@ -670,7 +670,21 @@ for pid in workers:
 def check_workers():
     """A program whose loop runs in forked workers, the program itself
     never waiting in a loop: the workers are named, whether they still run
-    at the end (--duration) or ended before the program did."""
+    at the end (--duration) or ended before the program did.  A process of
+    the same executable with the agent loaded that started before the run
+    is not one of them."""
+    before = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
+                              env=dict(os.environ, LD_PRELOAD=AGENT),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(0.2)  # some clock ticks (/proc's start times) before the run's
+    try:
+        run_workers()
+    finally:
+        before.kill()
+        before.wait()
+
+
+def run_workers():
     for how, args in (("--duration", ["--duration", "2", "--", sys.executable, "-c", PREFORK_PY]),
                       ("ended", ["--", sys.executable, "-c", PREFORK_PY, "1.5"])):
         r = subprocess.run([STALLWATCH, "run"] + args, capture_output=True, text=True,

@@ -174,6 +174,24 @@ static ssize_t proc_read(pid_t pid, const char *name, char *buf, size_t cap)
 	return (ssize_t)len;
 }
 
+/*
+ * The field'th field (counted from 1, as proc(5) does, and past the
+ * second) of a stat file's text: after "pid (comm) ", comm holding
+ * anything up to the last ')'.  NULL when there are fewer.
+ */
+static const char *stat_field(const char *stat, int field)
+{
+	const char *p = strrchr(stat, ')');
+	if (!p || p[1] != ' ')
+		return NULL;
+	p += 2;
+	for (int k = 3; k < field && p; k++) {
+		p = strchr(p, ' ');
+		p = p ? p + 1 : NULL;
+	}
+	return p && *p ? p : NULL;
+}
+
 /* A process's state letter and start time (clock ticks after boot); 0 when it is gone. */
 static char proc_state(pid_t pid, unsigned long long *ret_start)
 {
@@ -181,19 +199,12 @@ static char proc_state(pid_t pid, unsigned long long *ret_start)
 	*ret_start = 0;
 	if (proc_read(pid, "stat", stat, sizeof(stat)) < 0)
 		return 0;
-	/* "pid (comm) state ppid ...": comm may hold anything, up to the last ')' */
-	const char *p = strrchr(stat, ')');
-	if (!p || p[1] != ' ')
+	const char *state = stat_field(stat, 3), *start = stat_field(stat, 22);
+	if (!state)
 		return 0;
-	char state = p[2];
-	p += 3;
-	for (int field = 4; field < 22 && p; field++) { /* start time is the 22nd */
-		p = strchr(p, ' ');
-		p = p ? p + 1 : NULL;
-	}
-	if (p)
-		*ret_start = strtoull(p, NULL, 10);
-	return state;
+	if (start)
+		*ret_start = strtoull(start, NULL, 10);
+	return *state;
 }
 
 int sw_host_launch(const struct sw_launch_options *o, char *const argv[], struct sw_launch *ret,
