@@ -208,12 +208,21 @@ struct forked {
 	pid_t seen[8];
 	size_t nseen;
 	bool seen_more; /* more than fit in seen */
+	/* the watched process's CPU time, its main thread's and all of it, at the last look */
+	bool have_cpu;
+	uint64_t main_cpu_ns, all_cpu_ns;
 };
 
-/* Adds the forked processes running now to those seen. */
+/* Adds the forked processes running now to those seen; notes the CPU time used. */
 static void note_forked(struct forked *fk)
 {
 	pid_t pids[8];
+	uint64_t main_ns, all_ns;
+	if (sw_host_process_cpu(fk->watched, &main_ns, &all_ns)) {
+		fk->have_cpu = true;
+		fk->main_cpu_ns = main_ns;
+		fk->all_cpu_ns = all_ns;
+	}
 	if (!fk->exe[0])
 		return;
 	size_t n = sw_host_launch_forked(fk->l, fk->agent, fk->watched, fk->exe, pids, 8);
@@ -314,17 +323,51 @@ static bool say_workers(struct forked *fk, const struct sw_stalls *c)
 	return true;
 }
 
+/* Other threads' CPU time past which a main thread's small share says where the work ran. */
+#define OTHER_THREADS_NS (200 * SW_NS_PER_MS)
+
+/*
+ * A program that never waited in a loop the agent sees, whose main thread
+ * used a tenth of its CPU time or less: its work ran on other threads (the
+ * java launcher's main thread only waits for the one that runs main()).
+ * Says so before the advice for loops that wait another way; returns
+ * whether it did.
+ */
+static bool say_threads(struct forked *fk, const struct sw_stalls *c)
+{
+	uint64_t first_ns;
+	if (sw_stalls_watched(c, &first_ns) != SW_WATCHED_NEVER || !fk->have_cpu ||
+	    fk->main_cpu_ns > fk->all_cpu_ns)
+		return false;
+	if (fk->all_cpu_ns - fk->main_cpu_ns < OTHER_THREADS_NS ||
+	    fk->main_cpu_ns * 10 > fk->all_cpu_ns)
+		return false;
+	fprintf(stderr,
+		"stallwatch: nothing was watched in %s (pid %ld): it never waited in a loop the "
+		"agent sees, and its main thread used %.0f ms of the process's %.0f ms of CPU "
+		"time: the rest ran on other threads\n",
+		fk->name, (long)fk->watched, sw_ns_to_ms(fk->main_cpu_ns),
+		sw_ns_to_ms(fk->all_cpu_ns));
+	fprintf(stderr, "stallwatch: the agent watches the main thread's loop only: a loop on "
+			"another thread (java runs main() on a new thread) is not watched\n");
+	const char *advice = sw_stalls_watched_advice(SW_WATCHED_NEVER);
+	if (advice)
+		fprintf(stderr, "stallwatch: %s\n", advice);
+	return true;
+}
+
 /*
  * At the end of the stream: once the program has ended, a daemon it forked
  * is the word on its loop, said before "nothing was watched" would be; a
- * program that never waited is explained by the workers it forked.
+ * program that never waited is explained by the workers it forked, else
+ * by the threads that did its work.
  */
 static bool explain_end(void *ctx, const struct sw_stalls *c, bool limit)
 {
 	struct forked *fk = ctx;
 	if (!limit && ended(fk->watched, 1000) && say_forked(fk))
 		return true;
-	return say_workers(fk, c);
+	return say_workers(fk, c) || say_threads(fk, c);
 }
 
 /*

@@ -544,6 +544,7 @@ def scenario_children():
           % (took, r.returncode, r.stderr))
     check_daemon(d)
     check_workers()
+    check_threads()
     shutil.rmtree(d)
 
 
@@ -706,6 +707,49 @@ def run_workers():
         check("run it as one process" in r.stderr and "event loop the agent sees" not in r.stderr,
               "workers (%s): the advice for loops the agent cannot see, not for workers: %s"
               % (how, r.stderr))
+
+
+# A program whose main thread only waits for the thread that does its work,
+# as the java launcher waits for the thread that runs main().
+THREADED_PY = """
+import sys, threading, time
+def work(seconds):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        pass
+t = threading.Thread(target=work, args=(float(sys.argv[1]),))
+t.start()
+t.join()
+"""
+
+
+def check_threads():
+    """A program that never waited in a loop and whose work ran on a thread
+    other than the main one: run says so, with the two CPU times, whether
+    the program ends by itself or at --duration; a program whose main
+    thread did the work gets the advice for loops that wait another way
+    only."""
+    for how, args in (("ended", ["--", sys.executable, "-c", THREADED_PY, "1.6"]),
+                      ("--duration", ["--duration", "1.5", "--", sys.executable, "-c",
+                                      THREADED_PY, "30"])):
+        r = subprocess.run([STALLWATCH, "run"] + args, capture_output=True, text=True,
+                           timeout=60)
+        m = re.search(r"its main thread used (\d+) ms of the process's (\d+) ms of CPU time: "
+                      r"the rest ran on other threads", r.stderr)
+        print("threads (%s): %s" % (how, m.group(0) if m else None))
+        check(m and int(m.group(1)) * 10 <= int(m.group(2)) and int(m.group(2)) >= 1000,
+              "threads (%s): no word of the other threads' CPU time: %s" % (how, r.stderr))
+        check("a loop on another thread (java runs main() on a new thread) is not watched"
+              in r.stderr and "event loop the agent sees" not in r.stderr
+              and "call stallwatch_before_wait()" in r.stderr,
+              "threads (%s): advice: %s" % (how, r.stderr))
+    r = subprocess.run([STALLWATCH, "run", "--", sys.executable, "-c",
+                        "import time\nend = time.monotonic() + 1.6\n"
+                        "while time.monotonic() < end: pass\n"],
+                       capture_output=True, text=True, timeout=60)
+    check("nothing was watched: the program never waited" in r.stderr
+          and "other threads" not in r.stderr,
+          "a busy main thread taken for work on other threads: %s" % r.stderr)
 
 
 def scenario_status():

@@ -24,6 +24,7 @@
 
 #include "config.h"
 #include "launch.h"
+#include "util/time-units.h"
 
 #ifndef SW_AGENT_REL_DIR
 #define SW_AGENT_REL_DIR "../lib/stallwatch"
@@ -205,6 +206,27 @@ static char proc_state(pid_t pid, unsigned long long *ret_start)
 	if (start)
 		*ret_start = strtoull(start, NULL, 10);
 	return *state;
+}
+
+/* The CPU time (user and system, ns) a stat file of /proc says; false when unreadable. */
+static bool stat_cpu(pid_t pid, const char *name, uint64_t *ret_ns)
+{
+	char stat[1024];
+	const char *utime, *stime;
+	if (proc_read(pid, name, stat, sizeof(stat)) < 0 || !(utime = stat_field(stat, 14)) ||
+	    !(stime = stat_field(stat, 15)))
+		return false;
+	long hz = sysconf(_SC_CLK_TCK);
+	uint64_t ticks = strtoull(utime, NULL, 10) + strtoull(stime, NULL, 10);
+	*ret_ns = ticks * (SW_NS_PER_S / (uint64_t)(hz > 0 ? hz : 100));
+	return true;
+}
+
+bool sw_host_process_cpu(pid_t pid, uint64_t *ret_main_ns, uint64_t *ret_all_ns)
+{
+	char task[64];
+	snprintf(task, sizeof(task), "task/%ld/stat", (long)pid);
+	return stat_cpu(pid, task, ret_main_ns) && stat_cpu(pid, "stat", ret_all_ns);
 }
 
 int sw_host_launch(const struct sw_launch_options *o, char *const argv[], struct sw_launch *ret,

@@ -66,6 +66,13 @@ size_t sw_host_launch_forked(const struct sw_launch *l, const char *agent, pid_t
 /* The executable pid runs, as /proc/PID/exe names it, in buf; "" when unknown. */
 void sw_host_process_exe(pid_t pid, char *buf, size_t cap);
 
+/*
+ * The CPU time pid's main thread and the whole process (every thread, those
+ * ended too) have used, in ns, at the clock tick's resolution; false when
+ * its /proc files cannot be read (it has ended, or is another user's).
+ */
+bool sw_host_process_cpu(pid_t pid, uint64_t *ret_main_ns, uint64_t *ret_all_ns);
+
 /* Whether pid has ended: gone, or a zombie not reaped yet. */
 bool sw_host_process_ended(pid_t pid);
 
