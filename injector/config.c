@@ -185,57 +185,69 @@ static const char *last_slash(const char *p, size_t n)
 }
 
 /*
- * Removes every STALLWATCH_ variable, and the entry naming this library from
- * the preload variable, so nothing started from here loads or activates the
- * agent.
+ * entry, the preload variable's "VAR=..." (var_len: the length of VAR),
+ * without this library's path, in buf; false when nothing else is left.
  */
-void swa_config_scrub_environment(const char *agent_path);
-void swa_config_scrub_environment(const char *agent_path)
+static bool preload_without(const char *entry, size_t var_len, const char *agent_path, char *buf,
+			    size_t cap)
 {
-	for (int again = 1; again;) {
-		again = 0;
-		for (char **e = swa_plat_environ(); e && *e; e++) {
-			if (strncmp(*e, "STALLWATCH_", 11) == 0) {
-				char name[128];
-				size_t n = strcspn(*e, "=");
-				if (n >= sizeof(name))
-					continue;
-				memcpy(name, *e, n);
-				name[n] = '\0';
-				unsetenv(name);
-				again = 1;
-				break;
-			}
-		}
-	}
-	const char *var = swa_plat_preload_variable();
-	const char *pre = getenv(var);
-	if (!pre || !agent_path)
-		return;
 	const char *base = strrchr(agent_path, '/');
 	base = base ? base + 1 : agent_path;
-	char out[4096];
-	size_t len = 0;
-	const char *p = pre;
+	size_t len = var_len + 1, start = len;
+	if (len >= cap)
+		return false;
+	memcpy(buf, entry, len);
+	const char *p = entry + len;
 	while (*p) {
 		size_t n = strcspn(p, ": ");
 		const char *slash = last_slash(p, n);
 		const char *name = slash ? slash + 1 : p;
 		size_t name_len = n - (size_t)(name - p);
 		bool ours = name_len == strlen(base) && memcmp(name, base, name_len) == 0;
-		if (n && !ours && len + n + 2 < sizeof(out)) {
-			if (len)
-				out[len++] = ':';
-			memcpy(out + len, p, n);
+		if (n && !ours && len + n + 2 < cap) {
+			if (len > start)
+				buf[len++] = ':';
+			memcpy(buf + len, p, n);
 			len += n;
 		}
 		p += n;
 		while (*p == ':' || *p == ' ')
 			p++;
 	}
-	out[len] = '\0';
-	if (len)
-		setenv(var, out, 1);
-	else
-		unsetenv(var);
+	buf[len] = '\0';
+	return len > start;
+}
+
+/*
+ * Removes every STALLWATCH_ variable, and the entry naming this library from
+ * the preload variable, so nothing started from here loads or activates the
+ * agent.  The environment's array is edited in place, not through unsetenv()
+ * and setenv(): a program may define its own (bash does, for its shell
+ * variables, and leaves environ as it is until its main() reads it).
+ */
+void swa_config_scrub_environment(const char *agent_path);
+void swa_config_scrub_environment(const char *agent_path)
+{
+	static char preload[4096];
+	char **env = swa_plat_environ();
+	const char *var = swa_plat_preload_variable();
+	size_t var_len = strlen(var), k = 0;
+	bool rewritten = false;
+	for (size_t i = 0; env && env[i]; i++) {
+		if (strncmp(env[i], "STALLWATCH_", 11) == 0)
+			continue;
+		bool is_preload = strncmp(env[i], var, var_len) == 0 && env[i][var_len] == '=';
+		if (is_preload && agent_path) {
+			/* one entry is kept, in a buffer of ours for the process's life */
+			if (rewritten ||
+			    !preload_without(env[i], var_len, agent_path, preload, sizeof(preload)))
+				continue;
+			rewritten = true;
+			env[k++] = preload;
+			continue;
+		}
+		env[k++] = env[i];
+	}
+	if (env)
+		env[k] = NULL;
 }

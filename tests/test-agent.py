@@ -12,6 +12,7 @@ with STALLWATCH, STALLWATCH_AGENT, STALLAPP (and STALLAPP_GLIB, SW_CC,
 SW_SOURCE_ROOT, SW_BUILD_ROOT) in the environment, as tests/meson.build sets
 them.  Exit 77 means skipped.
 """
+import ctypes.util
 import json
 import os
 import re
@@ -513,6 +514,33 @@ def scenario_children():
     check(len(stalls) == 1 and stalls[0]["process"] == os.path.basename(STALLAPP),
           "wrapper: expected one stall from the app, got %s"
           % [(s["process"], s["duration_ms"]) for s in stalls])
+    # a bash script, the agent active in bash: bash's own unsetenv() and
+    # setenv() work on its shell variables and leave environ alone until its
+    # main(), where the agent's constructor once looped forever; its
+    # commands get neither the agent's variables nor its preload entry,
+    # and another library preloaded stays
+    bash = shutil.which("bash")
+    if bash:
+        script = os.path.join(d, "bash-script")
+        with open(script, "w") as f:
+            f.write("#!%s\necho \"shell preload=[$LD_PRELOAD] pid=[$STALLWATCH_PID]\"\n"
+                    "%s -c 'import os; print(\"child preload=[%%s]\" %% "
+                    "os.environ.get(\"LD_PRELOAD\", \"\"))'\n" % (bash, sys.executable))
+        os.chmod(script, 0o755)
+        libm = ctypes.util.find_library("m")
+        for preload in ("", libm or ""):
+            env = dict(os.environ, LD_PRELOAD=preload) if preload else None
+            try:
+                r = subprocess.run([STALLWATCH, "run", "--", script], capture_output=True,
+                                   text=True, timeout=20, env=env)
+                out, rc = r.stdout, r.returncode
+            except subprocess.TimeoutExpired as e:
+                out, rc = e.stdout or "", "a timeout"
+            print("bash script (preloading %r): %s, %s"
+                  % (preload, rc, [l for l in str(out).splitlines() if "preload" in l]))
+            check(rc == 0 and "shell preload=[%s] pid=[]" % preload in out
+                  and "child preload=[%s]" % preload in out,
+                  "a bash script under run (preloading %r): %s: %s" % (preload, rc, out))
     # a program started under another name (redis-server links to
     # redis-check-rdb) goes by that name, as ps shows it: in full past the
     # 15 bytes the kernel keeps of it, the executable's own when the name is
