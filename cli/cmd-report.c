@@ -98,6 +98,33 @@ static int over_limit(struct sw_output *out, const struct sw_stalls *c, const ch
 			   e == -E2BIG ? ", a limit of stallwatch-report(1)" : "");
 }
 
+/*
+ * Prints the stalls still open, cut off by the end of their agent's stream
+ * (the recording's, or an exec's).  Returns an exit status, and
+ * sets *full or *stop when the output or a limit ends the reading.
+ */
+static int print_open(struct sw_output *out, const struct sw_output_options *o, struct sw_stalls *c,
+		      const char *path, struct sw_recording *rec, const char *source,
+		      struct budget *budget, bool *full, bool *stop)
+{
+	const struct sw_stall *st;
+	int status = SW_EXIT_OK;
+	while (!*full && !*stop && (st = sw_stalls_flush(c))) {
+		if (!in_duration(o, c, st))
+			continue;
+		int r = sw_output_stall(out, c, st, source);
+		*full = r == 1;
+		if (r < 0) {
+			status = over_limit(out, c, path, rec, st, r);
+			*stop = true;
+		} else if (r == 0 && over_budget(out, budget, sw_recording_offset(rec))) {
+			status = output_limit(path, rec, st, budget);
+			*stop = true;
+		}
+	}
+	return status;
+}
+
 /* Prints the stalls of rec, which it frees. */
 static int recording(struct sw_output *out, const struct sw_output_options *o, const char *path,
 		     struct sw_recording *rec, const char *source, bool summary,
@@ -136,6 +163,13 @@ static int recording(struct sw_output *out, const struct sw_output_options *o, c
 			snprintf(named, sizeof(named), "%s", m.record_info.value);
 			source = named;
 		}
+		/* another agent's hello (an exec): the stalls the last one left open end here */
+		if (m.type == SW_MSG_HELLO && sw_stalls_info(c)->have_hello &&
+		    (status = print_open(out, o, c, path, rec, source, budget, &full, &stop)) !=
+			SW_EXIT_OK)
+			break;
+		if (full)
+			break;
 		const struct sw_stall *st = NULL;
 		r = sw_stalls_feed(c, &m, &st);
 		if (r == 1) {
@@ -160,20 +194,11 @@ static int recording(struct sw_output *out, const struct sw_output_options *o, c
 		if (full)
 			break;
 	}
-	const struct sw_stall *st;
 	/* past a limit the stalls still open are incomplete: left out */
-	while (!full && !stop && (st = sw_stalls_flush(c)))
-		if (in_duration(o, c, st)) {
-			int r = sw_output_stall(out, c, st, source);
-			full = r == 1;
-			if (r < 0) {
-				status = over_limit(out, c, path, rec, st, r);
-				stop = true;
-			} else if (r == 0 && over_budget(out, budget, sw_recording_offset(rec))) {
-				status = output_limit(path, rec, st, budget);
-				stop = true;
-			}
-		}
+	if (!full && !stop) {
+		int e = print_open(out, o, c, path, rec, source, budget, &full, &stop);
+		status = status == SW_EXIT_OK ? e : status;
+	}
 	const char *warning = sw_recording_warning(rec);
 	/* a cut after whole stalls is worth their printing; one before any is bad input */
 	if (warning && stalls == 0 && status == SW_EXIT_OK)

@@ -87,7 +87,13 @@ static int exit_status(int st)
 	return SW_EXIT_RUN_FAILED;
 }
 
-static int connect_agent(struct child *ch, const char *spec, struct sw_session **ret)
+/*
+ * Connects to the agent listening at spec, trying for timeout_ms; -ECHILD
+ * when the program, or the watched process (watched, when not 0), ends
+ * first.
+ */
+static int connect_agent(struct child *ch, pid_t watched, const char *spec, long timeout_ms,
+			 struct sw_session **ret)
 {
 	struct timespec t0, now;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -102,12 +108,12 @@ static int connect_agent(struct child *ch, const char *spec, struct sw_session *
 			*ret = s;
 			return 0;
 		}
-		if (reap(ch))
+		if (reap(ch) || (watched && sw_host_process_ended(watched)))
 			return -ECHILD;
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		long ms = (now.tv_sec - t0.tv_sec) * (long)SW_MS_PER_S +
 			  (now.tv_nsec - t0.tv_nsec) / (long)SW_NS_PER_MS;
-		if (ms > HELLO_TIMEOUT_MS)
+		if (ms > timeout_ms)
 			return -ETIMEDOUT;
 		struct timespec pause = {0, 20000000};
 		nanosleep(&pause, NULL);
@@ -370,6 +376,61 @@ static bool explain_end(void *ctx, const struct sw_stalls *c, bool limit)
 	return say_workers(fk, c) || say_threads(fk, c);
 }
 
+/* What following the watched process into its next image takes. */
+struct follow {
+	struct child *ch;
+	struct forked *fk;
+	const char *connect, *token;
+	struct timespec t0; /* when the watch began, for --duration */
+	double duration_s;
+};
+
+/*
+ * The stream of the agent in the watched process's next image.  An exec
+ * closes the agent's socket; the agent passes its variables on to the new
+ * image, where it starts again, listens at the same place and waits for us
+ * before main().  NULL when the process has ended, when no agent answers in
+ * time (the new image is static, or setuid), or when --duration is up.
+ */
+static struct sw_session *next_stream(void *ctx)
+{
+	struct follow *f = ctx;
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		double left = HELLO_TIMEOUT_MS / 1000.0 - sw_watch_elapsed_s(&t0);
+		if (f->duration_s > 0 && f->duration_s - sw_watch_elapsed_s(&f->t0) < left)
+			left = f->duration_s - sw_watch_elapsed_s(&f->t0);
+		struct sw_session *s;
+		if (left <= 0 ||
+		    connect_agent(f->ch, f->fk->watched, f->connect, (long)(left * 1000), &s) < 0)
+			return NULL;
+		struct sw_session_options so = {.token = f->token,
+						.hello_timeout_ms = HELLO_TIMEOUT_MS};
+		struct sw_error err = {0};
+		int r = sw_session_start(s, &so, &err);
+		if (r == 0 && (pid_t)sw_session_hello(s)->pid == f->fk->watched) {
+			/* the program's executable is the new image's now */
+			struct forked *fk = f->fk;
+			sw_host_process_exe(fk->watched, fk->exe, sizeof(fk->exe));
+			const char *name = sw_session_hello(s)->process_name;
+			if (name && *name)
+				snprintf(fk->name, sizeof(fk->name), "%.255s", name);
+			return s;
+		}
+		sw_session_free(s);
+		/*
+		 * The old image closes its listening socket with its other
+		 * descriptors, in no set order: a connection made in between
+		 * is reset.  Another image may be on its way: try again.
+		 */
+		if (r != -ECONNRESET)
+			return NULL;
+		struct timespec pause = {0, 10000000};
+		nanosleep(&pause, NULL);
+	}
+}
+
 /*
  * --exe NAME as the agent compares it with its own resolved executable: a
  * path is resolved (the agent resolves it again), and a bare NAME that PATH
@@ -460,8 +521,9 @@ static int run_run(const struct sw_cmd *cmd, int argc, char **argv)
 		return r == -ENOENT ? SW_EXIT_RUN_NOT_FOUND : SW_EXIT_RUN_CANNOT_EXEC;
 	}
 	if (l.script && !exe)
-		sw_cli_warn("'%s' is a script: the agent activates in its first process; name the "
-			    "program to watch with --exe",
+		sw_cli_warn("'%s' is a script: the agent activates in its first process and "
+			    "follows it through exec; to watch a program it starts as a child, "
+			    "name the program with --exe",
 			    prog_argv[0]);
 	struct child ch = {.pid = l.pid};
 	child_pid = l.pid;
@@ -472,7 +534,7 @@ static int run_run(const struct sw_cmd *cmd, int argc, char **argv)
 	sigaction(SIGHUP, &sa, NULL);
 
 	struct sw_session *s = NULL;
-	r = connect_agent(&ch, l.connect, &s);
+	r = connect_agent(&ch, 0, l.connect, HELLO_TIMEOUT_MS, &s);
 	if (r < 0)
 		return no_hello(&ch, &l, prog_argv[0], lo.exe, r);
 	struct sw_session_options so = {.token = o.token, .hello_timeout_ms = HELLO_TIMEOUT_MS};
@@ -501,6 +563,14 @@ static int run_run(const struct sw_cmd *cmd, int argc, char **argv)
 	o.result = &res;
 	struct timespec t0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	struct follow follow = {.ch = &ch,
+				.fk = &fk,
+				.connect = l.connect,
+				.token = o.token,
+				.t0 = t0,
+				.duration_s = o.out.duration_s};
+	o.next_stream = next_stream;
+	o.next_ctx = &follow;
 	int status = sw_watch_stream(s, &o, stop_after_exit, &ch, prog_argv[0]);
 	sw_session_free(s);
 	if (status == SW_EXIT_AGENT) {

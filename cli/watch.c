@@ -160,9 +160,34 @@ double sw_watch_elapsed_s(const struct timespec *t0)
 	       (double)(now.tv_nsec - t0->tv_nsec) / (double)SW_NS_PER_S;
 }
 
+/*
+ * Prints the stalls still open, cut off by the end of their agent's
+ * stream; they count.  Returns whether --max-stalls was reached.
+ */
+static bool print_open(struct sw_output *out, const struct sw_watch_options *o, struct sw_stalls *c,
+		       uint64_t *stalls, struct warned *w, const char *what, int *status)
+{
+	const struct sw_stall *st;
+	bool full = false;
+	while (!full && (st = sw_stalls_flush(c))) {
+		(*stalls)++;
+		lock(o);
+		int e = sw_output_stall(out, c, st, o->source);
+		unlock(o);
+		full = e == 1;
+		if (e < 0) {
+			(*stalls)--;
+			over_limit(out, o, w, what, sw_profile_limit(sw_output_profile(out)), e,
+				   status);
+		}
+	}
+	return full;
+}
+
 int sw_watch_stream(struct sw_session *s, const struct sw_watch_options *o, bool (*stop)(void *ctx),
 		    void *ctx, const char *what)
 {
+	struct sw_session *cur = s; /* the stream of the process's latest image */
 	struct sw_stalls *c;
 	struct sw_output *out = NULL;
 	struct sw_recording_writer *rec = NULL;
@@ -197,23 +222,39 @@ int sw_watch_stream(struct sw_session *s, const struct sw_watch_options *o, bool
 			limit = "--duration";
 			break;
 		}
-		int r = sw_session_next(s, &m, 200, &err);
+		int r = sw_session_next(cur, &m, 200, &err);
 		if (r == -EAGAIN || r == -EINTR) {
 			if (stop && stop(ctx))
 				break;
 			continue;
 		}
-		if (r == 0)
-			break;
+		if (r == 0) {
+			/* no goodbye: the process exec'd (or died); its next image may go on */
+			struct sw_session *next = !sw_stalls_info(c)->have_goodbye && o->next_stream
+						      ? o->next_stream(o->next_ctx)
+						      : NULL;
+			if (!next)
+				break;
+			if (cur != s)
+				sw_session_free(cur);
+			cur = next;
+			continue;
+		}
 		if (r < 0) {
 			sw_cli_error("cannot read the stream of %s: %s", what, sw_error_str(&err));
 			status = SW_EXIT_INPUT;
 			break;
 		}
+		/* another agent's hello (an exec): what the last one left open ends here */
+		if (m.type == SW_MSG_HELLO && sw_stalls_info(c)->have_hello &&
+		    print_open(out, o, c, &stalls, &warned, what, &status)) {
+			limit = "--max-stalls";
+			break;
+		}
 		if (rec) {
 			const uint8_t *raw;
 			size_t len;
-			sw_session_raw(s, &raw, &len);
+			sw_session_raw(cur, &raw, &len);
 			int w = sw_recording_writer_message(rec, &m, raw, len);
 			if (w < 0) {
 				status = sw_cli_fail(SW_FAIL_OUTPUT, w, "cannot write '%s': %s",
@@ -260,22 +301,12 @@ int sw_watch_stream(struct sw_session *s, const struct sw_watch_options *o, bool
 		if (full || (stop && stop(ctx)))
 			break;
 	}
-	/* stalls cut short by the end are printed: they count */
-	const struct sw_stall *st;
+	if (cur != s)
+		sw_session_free(cur);
 	if (rec)
 		sw_recording_writer_sync(rec); /* a failure is reported by the close below */
-	while (!full && (st = sw_stalls_flush(c))) {
-		stalls++; /* cut off by the end of the stream, still reported */
-		lock(o);
-		int e = sw_output_stall(out, c, st, o->source);
-		unlock(o);
-		full = e == 1;
-		if (e < 0) {
-			stalls--;
-			over_limit(out, o, &warned, what, sw_profile_limit(sw_output_profile(out)),
-				   e, &status);
-		}
-	}
+	if (!full)
+		print_open(out, o, c, &stalls, &warned, what, &status);
 	const struct sw_stalls_info *in = sw_stalls_info(c);
 	/* A shared output's summary covers every stream: its owner finishes it. */
 	if (in->have_hello && !o->shared)

@@ -43,6 +43,14 @@ struct sw_watch_options {
 	 */
 	bool (*explain_end)(void *ctx, const struct sw_stalls *c, bool limit);
 	void *explain_ctx;
+	/*
+	 * Called when the stream ends without a goodbye (the process exec'd,
+	 * or died): the started session of the agent in the process's next
+	 * image, or NULL.  The watch goes on with it: one collector, one
+	 * recording, one output; the stream frees it.
+	 */
+	struct sw_session *(*next_stream)(void *ctx);
+	void *next_ctx;
 };
 
 struct sw_watch_result {

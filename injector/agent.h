@@ -44,6 +44,21 @@ extern struct swa_config swa_cfg;
 
 /* Reads STALLWATCH_* into swa_cfg; 0 or -errno (with a log line) when unusable. */
 int swa_config_load(void);
+/*
+ * What an exec of the process the agent runs in hands the new image, so
+ * that the agent goes on there (the same process: a wrapper script's
+ * shell, env(1) or a version manager's shim that execs the real program):
+ * the preload entry naming the agent ("LD_PRELOAD=/path"), STALLWATCH_PID
+ * naming this process, and the agent's other variables as it found them.
+ * NULL when the agent is inactive here (a child of fork or vfork included).
+ */
+struct swa_exec_vars {
+	const char *preload;
+	const char *pid;
+	char *const *vars;
+	size_t nvars;
+};
+const struct swa_exec_vars *swa_config_exec_vars(void);
 /* Parses "127.0.0.1:PORT", "[::1]:PORT", "localhost:PORT" or "unix:PATH" (listen.c). */
 int swa_listen_open(const char *spec, int *ret_fd, char *desc, size_t desc_len);
 

@@ -185,6 +185,55 @@ static const char *last_slash(const char *p, size_t n)
 }
 
 /*
+ * What an exec of the process the agent runs in passes on to the new image
+ * (swa_config_exec_vars()), kept before the environment is scrubbed: the
+ * agent's variables, this process's id and the agent's preload entry.
+ */
+static struct {
+	pid_t pid; /* the process activated in */
+	char preload[PATH_MAX + 64];
+	char pid_var[48];
+	char *vars[32];
+	size_t nvars;
+	char buf[4096];
+	struct swa_exec_vars pub; /* the above, as handed out */
+} follow;
+
+static void keep_for_exec(const char *agent_path)
+{
+	const char *var = swa_plat_preload_variable();
+	if (!agent_path || snprintf(follow.preload, sizeof(follow.preload), "%s=%s", var,
+				    agent_path) >= (int)sizeof(follow.preload))
+		return;
+	size_t used = 0;
+	follow.nvars = 0;
+	for (char **e = swa_plat_environ(); e && *e; e++) {
+		/* the process to activate in is this one, by its id */
+		if (strncmp(*e, "STALLWATCH_", 11) != 0 || !strncmp(*e, "STALLWATCH_PID=", 15) ||
+		    !strncmp(*e, "STALLWATCH_EXE=", 15))
+			continue;
+		size_t n = strlen(*e) + 1;
+		if (follow.nvars == sizeof(follow.vars) / sizeof(follow.vars[0]) ||
+		    used + n > sizeof(follow.buf))
+			return; /* not all of them: nothing is passed on */
+		follow.vars[follow.nvars++] = memcpy(follow.buf + used, *e, n);
+		used += n;
+	}
+	snprintf(follow.pid_var, sizeof(follow.pid_var), "STALLWATCH_PID=%ld", (long)getpid());
+	follow.pub =
+	    (struct swa_exec_vars){follow.preload, follow.pid_var, follow.vars, follow.nvars};
+	follow.pid = getpid();
+}
+
+const struct swa_exec_vars *swa_config_exec_vars(void)
+{
+	/* a child of fork or vfork is another process: it stays untouched */
+	if (!swa_active || !follow.pid || getpid() != follow.pid)
+		return NULL;
+	return &follow.pub;
+}
+
+/*
  * entry, the preload variable's "VAR=..." (var_len: the length of VAR),
  * without this library's path, in buf; false when nothing else is left.
  */
@@ -229,6 +278,7 @@ void swa_config_scrub_environment(const char *agent_path);
 void swa_config_scrub_environment(const char *agent_path)
 {
 	static char preload[4096];
+	keep_for_exec(agent_path);
 	char **env = swa_plat_environ();
 	const char *var = swa_plat_preload_variable();
 	size_t var_len = strlen(var), k = 0;

@@ -1020,6 +1020,77 @@ def scenario_exec():
     check(not bad, "%d of 40 runs harmed by exec: %s" % (len(bad), bad[:4]))
 
 
+# A script whose loop waits, is busy 400 ms in one iteration, and waits again.
+ENV_SCRIPT = """#!/usr/bin/env %s
+import selectors, time
+sel = selectors.DefaultSelector()
+sel.select(0.05)
+end = time.monotonic() + 0.4
+while time.monotonic() < end:
+    pass
+sel.select(0.05)
+"""
+
+
+def scenario_follow():
+    """The watched process execs: the agent goes on in the new image, and
+    run reads on from it into the same output and recording.  A script
+    under env(1) is watched in its interpreter; a shell wrapper that execs
+    the program is watched in the program; a stall the exec cut off is
+    printed as far as it went, once live and once from the recording; a
+    loop that waited in an earlier image was watched."""
+    d = tempfile.mkdtemp()
+    interp = os.path.basename(sys.executable)
+    script = os.path.join(d, "env-script")
+    with open(script, "w") as f:
+        f.write(ENV_SCRIPT % interp)
+    os.chmod(script, 0o755)
+    p = stallwatch_run([], [script])
+    objs, _ = parse(p.stdout.splitlines())
+    stalls = stalls_of(objs)
+    # env execs what PATH names interp: its process goes by its own name
+    names = sorted(set(s["process"] for s in stalls))
+    print("env script: %s, %s" % ([round(s["duration_ms"]) for s in stalls], names))
+    check(p.returncode == 0 and len(stalls) == 1 and 350 <= stalls[0]["duration_ms"] < 1000
+          and names[0].startswith("python") and ("1 stall from %s (pid" % names[0]) in p.stderr,
+          "a script under env: expected one 400 ms stall from python: %s: %s"
+          % ([(s["process"], s["duration_ms"]) for s in stalls], p.stderr))
+    # a wrapper that execs the app: a busy iteration, then one cut off by an
+    # exec of the app itself, whose new image only prints and exits
+    wrapper = os.path.join(d, "wrapper")
+    with open(wrapper, "w") as f:
+        f.write("#!/bin/sh\nexec \"$@\"\n")
+    os.chmod(wrapper, 0o755)
+    rec = os.path.join(d, "follow.swtrace")
+    p = stallwatch_run(["-o", rec], [wrapper, STALLAPP, "busy:300", "exec:400"])
+    objs, app = parse(p.stdout.splitlines())
+    live = [(s["process"], s["complete"], round(s["duration_ms"])) for s in stalls_of(objs)]
+    summary = [o for o in objs if o.get("type") == "summary"]
+    print("wrapper: %s, app %s, loop %s"
+          % (live, [l for l in app if l.startswith("exec")],
+             summary and summary[-1].get("loop")))
+    app_name = os.path.basename(STALLAPP)
+    # the cut one lasted as far as its last sample: past the threshold, short of 400 ms
+    check(p.returncode == 0 and len(live) == 2 and live[0][:2] == (app_name, True)
+          and 280 <= live[0][2] < 500 and live[1][:2] == (app_name, False)
+          and 250 <= live[1][2] <= 400,
+          "a wrapper that execs the app: expected a stall of 300 ms and one cut off by "
+          "the exec: %s: %s" % (live, p.stderr))
+    check(any(l.startswith("exec ok pending=0") for l in app),
+          "the app's new image: %s" % app)
+    check(summary and summary[-1].get("loop") == "watched"
+          and "nothing was watched" not in p.stderr,
+          "a loop that waited before the exec was not watched: %s: %s" % (summary, p.stderr))
+    r = subprocess.run([STALLWATCH, "report", "--format", "ndjson", rec], capture_output=True,
+                       text=True, timeout=60)
+    again = [(s["process"], s["complete"], round(s["duration_ms"]))
+             for s in stalls_of(parse(r.stdout.splitlines())[0])]
+    print("the recording: %s" % again)
+    check(r.returncode == 0 and again == live,
+          "the recording gives %s, live %s: %s" % (again, live, r.stderr))
+    shutil.rmtree(d)
+
+
 def scenario_sigblock():
     # a main thread that blocks every signal (and reads them from a signalfd)
     # must receive none of the agent's: its stalls say they could not be sampled
@@ -1804,6 +1875,7 @@ SCENARIOS = {
     "install": scenario_install,
     "aarch64": scenario_aarch64,
     "exec": scenario_exec,
+    "follow": scenario_follow,
     "sigblock": scenario_sigblock,
     "eintr": scenario_eintr,
     "seccomp": scenario_seccomp,

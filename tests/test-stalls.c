@@ -485,6 +485,61 @@ static void report_memo(void)
 	c = saved;
 }
 
+/*
+ * The hello of the agent in the process's next image (an exec: the same
+ * pid, a new clock base): the old images lose their ranges to the new
+ * ones, the counters add up, and the loop that waited before was watched.
+ * A hello of the same agent again (a client reconnecting) keeps the images.
+ */
+static void exec_hello(void)
+{
+	struct sw_stalls *saved = c;
+	CHECK_INT(sw_stalls_new(&c), 0);
+	hello(7);
+	image(0, 0x400000, 0x10000, "/usr/bin/sh");
+	struct sw_wire_msg m = {.type = SW_MSG_STATS};
+	m.stats = (struct sw_wire_stats){
+	    .samples = 10, .stalls = 1, .agent_cpu_ns = 5, .has_loop = true, .loop_first_wait = 2};
+	feed(&m, NULL);
+	hello(7); /* the same agent again */
+	const struct sw_stall_image *im = sw_stalls_image_at(c, 0x400100);
+	CHECK(im && !strcmp(im->path, "/usr/bin/sh"));
+
+	struct sw_wire_msg h = {.type = SW_MSG_HELLO};
+	h.hello = (struct sw_wire_hello){.protocol = SW_WIRE_PROTOCOL,
+					 .process_name = "python3",
+					 .arch = "x86_64",
+					 .pid = 7,
+					 .clock_numer = 1,
+					 .clock_denom = 1,
+					 .clock_base = 2000000000};
+	CHECK_INT(feed(&h, NULL), 0);
+	CHECK(!strcmp(sw_stalls_info(c)->process_name, "python3"));
+	uint64_t first;
+	/* the new agent has not said yet: the loop waited in the image before */
+	CHECK_INT(sw_stalls_watched(c, &first), SW_WATCHED_YES);
+	image(0, 0x400000, 0x20000, "/usr/bin/python3");
+	im = sw_stalls_image_at(c, 0x400100);
+	CHECK(im && !strcmp(im->path, "/usr/bin/python3"));
+	m.stats = (struct sw_wire_stats){.samples = 4, .stalls = 2, .has_loop = true};
+	feed(&m, NULL);
+	const struct sw_wire_stats *st = &sw_stalls_info(c)->stats;
+	CHECK(st->samples == 14 && st->stalls == 3 && st->agent_cpu_ns == 5);
+	CHECK_INT(sw_stalls_watched(c, &first), SW_WATCHED_YES);
+
+	/* an agent that never saw its loop wait, in a process that never did */
+	sw_stalls_free(c);
+	CHECK_INT(sw_stalls_new(&c), 0);
+	hello(7);
+	m.stats = (struct sw_wire_stats){.has_loop = true};
+	feed(&m, NULL);
+	CHECK_INT(feed(&h, NULL), 0);
+	feed(&m, NULL);
+	CHECK_INT(sw_stalls_watched(c, &first), SW_WATCHED_NEVER);
+	sw_stalls_free(c);
+	c = saved;
+}
+
 int main(void)
 {
 	CHECK_INT(sw_stalls_new(&c), 0);
@@ -496,6 +551,7 @@ int main(void)
 	raw_images();
 	hex_frames();
 	report_memo();
+	exec_hello();
 	sw_stalls_free(c);
 	sw_stalls_free(NULL);
 	return sw_test_end();

@@ -6,7 +6,9 @@
  *   (capture.c): no signal of ours is sent, none is in flight and none is
  *   left pending on the calling thread when the new image starts, since
  *   the new image has no handler and a real-time signal would kill it.  A
- *   failed exec lifts the fence again.
+ *   failed exec lifts the fence again.  An exec of the process the agent
+ *   runs in hands the new image the agent's variables back
+ *   (exec_env()): the agent goes on there.
  * - sigaction(), signal(), bsd_signal() on the agent's signal: the app's
  *   action is kept aside and gets the app's signals, never the agent's.
  * - a seccomp filter, through prctl() or syscall(SYS_seccomp, ...): the
@@ -31,17 +33,18 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "../agent.h"
 #include "../platform.h"
 #include "linux.h"
 
 REAL(execve, int, (const char *, char *const[], char *const[]))
-REAL(execv, int, (const char *, char *const[]))
-REAL(execvp, int, (const char *, char *const[]))
 REAL(execvpe, int, (const char *, char *const[], char *const[]))
 REAL(fexecve, int, (int, char *const[], char *const[]))
 REAL(execveat, int, (int, const char *, char *const[], char *const[], int))
@@ -81,40 +84,108 @@ extern char **environ;
 		return r_;                                                                         \
 	} while (0)
 
+/*
+ * envp with the agent's variables and preload entry put back
+ * (swa_config_exec_vars()), NULL when this is not the process it runs in:
+ * an array mapped for the call, *ret_size bytes, unmapped after a failed
+ * exec.  mmap, not malloc: an exec may come where malloc may not.
+ */
+static char *const *exec_env(char *const envp[], size_t *ret_size)
+{
+	const struct swa_exec_vars *v = swa_config_exec_vars();
+	if (!v)
+		return NULL;
+	const char *var = swa_plat_preload_variable();
+	size_t var_len = strlen(var), n = 0, text = strlen(v->preload) + 2;
+	const char *rest = NULL; /* the app's own preload entries, after ours */
+	for (char *const *e = envp; e && *e; e++, n++)
+		if (!strncmp(*e, var, var_len) && (*e)[var_len] == '=')
+			rest = *e + var_len + 1;
+	text += rest ? strlen(rest) : 0;
+	size_t slots = n + v->nvars + 3;
+	size_t size = slots * sizeof(char *) + text;
+	char **out = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (out == MAP_FAILED)
+		return NULL;
+	/* without snprintf, which an exec from a signal handler may not call */
+	char *preload = (char *)(out + slots), *p = preload;
+	size_t len = strlen(v->preload);
+	memcpy(p, v->preload, len);
+	p += len;
+	if (rest && *rest) {
+		*p++ = ':';
+		len = strlen(rest);
+		memcpy(p, rest, len);
+		p += len;
+	}
+	*p = '\0';
+	size_t k = 0;
+	for (char *const *e = envp; e && *e; e++)
+		if (strncmp(*e, "STALLWATCH_", 11) != 0 &&
+		    !(!strncmp(*e, var, var_len) && (*e)[var_len] == '='))
+			out[k++] = *e;
+	out[k++] = preload;
+	for (size_t i = 0; i < v->nvars; i++)
+		out[k++] = v->vars[i];
+	out[k++] = (char *)v->pid;
+	out[k] = NULL;
+	*ret_size = size;
+	return out;
+}
+
+/*
+ * Runs call with the sampler fenced, as FENCED, and env bound to envp with
+ * the agent's variables put back when this is the process it runs in
+ * (exec_env()): the new image, the same process, is watched on.
+ */
+#define FENCED_EXEC(envp, env, call)                                                               \
+	do {                                                                                       \
+		size_t size_;                                                                      \
+		char *const *followed_ = exec_env((envp), &size_);                                 \
+		char *const *env = followed_ ? followed_ : (envp);                                 \
+		bool f_ = swa_linux_fence_begin();                                                 \
+		int r_ = call;                                                                     \
+		int e_ = errno;                                                                    \
+		if (f_)                                                                            \
+			swa_linux_fence_end();                                                     \
+		if (followed_)                                                                     \
+			munmap((void *)followed_, size_);                                          \
+		errno = e_;                                                                        \
+		return r_;                                                                         \
+	} while (0)
+
 EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
 	MISSING(get_execve());
-	FENCED(real_execve(path, argv, envp));
+	FENCED_EXEC(envp, env, real_execve(path, argv, env));
 }
 
 EXPORT int execv(const char *path, char *const argv[])
 {
-	MISSING(get_execv());
-	FENCED(real_execv(path, argv));
+	return execve(path, argv, environ);
 }
 
 EXPORT int execvp(const char *file, char *const argv[])
 {
-	MISSING(get_execvp());
-	FENCED(real_execvp(file, argv));
+	return execvpe(file, argv, environ);
 }
 
 EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	MISSING(get_execvpe());
-	FENCED(real_execvpe(file, argv, envp));
+	FENCED_EXEC(envp, env, real_execvpe(file, argv, env));
 }
 
 EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
 	MISSING(get_fexecve());
-	FENCED(real_fexecve(fd, argv, envp));
+	FENCED_EXEC(envp, env, real_fexecve(fd, argv, env));
 }
 
 EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags)
 {
 	MISSING(get_execveat());
-	FENCED(real_execveat(dirfd, path, argv, envp, flags));
+	FENCED_EXEC(envp, env, real_execveat(dirfd, path, argv, env, flags));
 }
 
 /* The list of an execl call as an array on the stack; ret_envp gets execle's. */
@@ -238,11 +309,19 @@ EXPORT long syscall(long nr, ...)
 	else if (nr == SYS_prctl && a[0] == PR_SET_SECCOMP)
 		swa_linux_go_passive("the app installed a seccomp filter");
 	if (nr == SYS_execve || nr == SYS_execveat) {
+		int at = nr == SYS_execve ? 2 : 3; /* the environment's argument */
+		char *const *envp = (char *const *)a[at];
+		size_t size;
+		char *const *env = exec_env(envp, &size);
+		if (env)
+			a[at] = (long)env;
 		bool fenced = swa_linux_fence_begin();
 		long r = real_syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 		int e = errno;
 		if (fenced)
 			swa_linux_fence_end();
+		if (env)
+			munmap((void *)env, size);
 		errno = e;
 		return r;
 	}
@@ -328,8 +407,6 @@ EXPORT int sem_clockwait(sem_t *sem, clockid_t clock, const struct timespec *abs
 void swa_linux_guard_init(void)
 {
 	get_execve();
-	get_execv();
-	get_execvp();
 	get_execvpe();
 	get_fexecve();
 	get_execveat();

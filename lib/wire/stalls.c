@@ -35,6 +35,9 @@ struct sw_stalls {
 	size_t nnames;
 	uint64_t epoch;    /* see sw_stalls_images_epoch() */
 	const char *limit; /* see sw_stalls_limit() */
+	/* the counters of the agents of earlier images of the process (an exec) */
+	struct sw_wire_stats earlier;
+	bool waited_earlier; /* the loop waited in an earlier image */
 	struct image_index *index;
 };
 
@@ -292,6 +295,28 @@ static const char *intern(struct sw_stalls *c, const char *name)
 	return dup;
 }
 
+/*
+ * The hello of another agent than the last: the process exec'd (the same
+ * pid, the agent started again) or another process.  Its images are new:
+ * the old ones stay for what was sampled before, newer ones win their
+ * ranges.  The counters add up, and a loop that waited in an earlier
+ * image was watched.
+ */
+static void another_agent(struct sw_stalls *c)
+{
+	struct sw_stalls_info *in = &c->info;
+	for (size_t i = 0; i < c->nimages; i++)
+		c->images[i].removed = true;
+	c->epoch = next_epoch();
+	/* the counters are the sums so far; the loop's first wait is the old clock's */
+	c->waited_earlier |= in->stats.has_loop && in->stats.loop_first_wait;
+	in->stats.loop_first_wait = 0;
+	c->earlier = in->stats;
+	in->have_goodbye = false;
+	in->goodbye_reason = 0;
+	in->goodbye_text[0] = '\0';
+}
+
 static void on_hello(struct sw_stalls *c, const struct sw_wire_hello *h)
 {
 	struct sw_stalls_info *in = &c->info;
@@ -300,6 +325,8 @@ static void on_hello(struct sw_stalls *c, const struct sw_wire_hello *h)
 		stall_free(c, c->open[i]);
 	c->nopen = 0;
 	c->held = 0;
+	if (in->have_hello && (h->pid != in->pid || h->clock_base != in->clock_base))
+		another_agent(c);
 	in->have_hello = true;
 	in->platform = h->platform;
 	in->pid = h->pid;
@@ -471,7 +498,7 @@ enum sw_stalls_watched sw_stalls_watched(const struct sw_stalls *c, uint64_t *re
 	if (!st->has_loop)
 		return SW_WATCHED_UNKNOWN;
 	if (!st->loop_first_wait)
-		return SW_WATCHED_NEVER;
+		return c->waited_earlier ? SW_WATCHED_YES : SW_WATCHED_NEVER;
 	*ret_first_ns = sw_stalls_ns(c, st->loop_first_wait - 1);
 	uint64_t threshold =
 	    (uint64_t)(c->info.config.threshold_ms ? c->info.config.threshold_ms : 250);
@@ -743,6 +770,10 @@ int sw_stalls_feed(struct sw_stalls *c, const struct sw_wire_msg *m,
 	}
 	case SW_MSG_STATS:
 		c->info.stats = m->stats;
+		c->info.stats.samples += c->earlier.samples;
+		c->info.stats.dropped += c->earlier.dropped;
+		c->info.stats.stalls += c->earlier.stalls;
+		c->info.stats.agent_cpu_ns += c->earlier.agent_cpu_ns;
 		return 0;
 	case SW_MSG_SYMBOL_HINT:
 		return on_hint(c, &m->symbol_hint);
