@@ -315,6 +315,11 @@ int swa_streamer_start(void);
 /* At exit: ends a stall in progress, lets the streamer flush for at most timeout_ms. */
 void swa_watchdog_stop(void);
 void swa_streamer_stop(uint32_t timeout_ms);
+/*
+ * Before an exec: lets the streamer send what the ring holds to the client,
+ * waiting at most timeout_ms, so the new image's client has it all.
+ */
+void swa_streamer_drain(uint32_t timeout_ms);
 /* Blocks until a client said hello or timeout_ms passed. */
 void swa_streamer_wait_client(uint32_t timeout_ms);
 extern uint64_t swa_clock_base;

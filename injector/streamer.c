@@ -68,7 +68,9 @@ static uint64_t last_stats;
 static struct sw_wire_stats sent_stats;
 static pthread_t thread;
 static _Atomic bool stop_requested;
-static struct swa_event *finished, *client_ready;
+static struct swa_event *finished, *client_ready, *drained;
+/* drains asked for (swa_streamer_drain()) and the last one done, counted */
+static _Atomic uint32_t drain_asked, drain_done;
 static char listen_desc[300];
 uint64_t swa_clock_base;
 static uint64_t wall_base;
@@ -657,6 +659,13 @@ static void *streamer_main(void *arg)
 			}
 		}
 		flush();
+		/* a drain asked for is done when all was sent that could be */
+		uint32_t asked = atomic_load(&drain_asked);
+		if (asked != atomic_load(&drain_done) &&
+		    (state != STREAMING || (outlen == 0 && swa_ring_used(&swa_ring) == 0))) {
+			atomic_store(&drain_done, asked);
+			swa_plat_event_signal(drained);
+		}
 	}
 	swa_plat_event_signal(finished);
 	return NULL;
@@ -689,7 +698,8 @@ int swa_streamer_start(void)
 	wall_base = (uint64_t)ts.tv_sec * SWA_NS_PER_S + (uint64_t)ts.tv_nsec;
 	finished = swa_plat_event_new();
 	client_ready = swa_plat_event_new();
-	if (!finished || !client_ready)
+	drained = swa_plat_event_new();
+	if (!finished || !client_ready || !drained)
 		return -ENOMEM;
 	r = pthread_create(&thread, NULL, streamer_main, NULL);
 	if (r)
@@ -697,6 +707,22 @@ int swa_streamer_start(void)
 	pthread_detach(thread);
 	swa_log("listening on %s", listen_desc);
 	return 0;
+}
+
+void swa_streamer_drain(uint32_t timeout_ms)
+{
+	if (!drained)
+		return;
+	uint32_t ticket = atomic_fetch_add(&drain_asked, 1) + 1;
+	swa_streamer_wake();
+	uint64_t deadline = swa_plat_now() + (uint64_t)timeout_ms * SWA_NS_PER_MS;
+	for (;;) {
+		uint64_t now = swa_plat_now();
+		/* a later ticket done is this one done: they are served in order */
+		if ((int32_t)(atomic_load(&drain_done) - ticket) >= 0 || now >= deadline)
+			return;
+		swa_plat_event_wait(drained, deadline - now);
+	}
 }
 
 void swa_streamer_wait_client(uint32_t timeout_ms)

@@ -133,10 +133,14 @@ static char *const *exec_env(char *const envp[], size_t *ret_size)
 	return out;
 }
 
+/* How long an exec that the agent follows waits for the streamer to send what it holds. */
+#define EXEC_DRAIN_MS 100
+
 /*
  * Runs call with the sampler fenced, as FENCED, and env bound to envp with
  * the agent's variables put back when this is the process it runs in
- * (exec_env()): the new image, the same process, is watched on.
+ * (exec_env()): the new image, the same process, is watched on, and the
+ * samples taken before the exec reach the client first.
  */
 #define FENCED_EXEC(envp, env, call)                                                               \
 	do {                                                                                       \
@@ -144,6 +148,8 @@ static char *const *exec_env(char *const envp[], size_t *ret_size)
 		char *const *followed_ = exec_env((envp), &size_);                                 \
 		char *const *env = followed_ ? followed_ : (envp);                                 \
 		bool f_ = swa_linux_fence_begin();                                                 \
+		if (followed_)                                                                     \
+			swa_streamer_drain(EXEC_DRAIN_MS);                                         \
 		int r_ = call;                                                                     \
 		int e_ = errno;                                                                    \
 		if (f_)                                                                            \
