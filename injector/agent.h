@@ -315,6 +315,8 @@ int swa_streamer_start(void);
 /* At exit: ends a stall in progress, lets the streamer flush for at most timeout_ms. */
 void swa_watchdog_stop(void);
 void swa_streamer_stop(uint32_t timeout_ms);
+/* Whether a client is connected and proven: what the agent samples has a reader. */
+bool swa_streamer_has_client(void);
 /*
  * Before an exec: lets the streamer send what the ring holds to the client,
  * waiting at most timeout_ms, so the new image's client has it all.

@@ -59,6 +59,7 @@ static struct swa_fd listener = SWA_FD_NONE, client_id = SWA_FD_NONE;
 static struct swa_fd wake_r = SWA_FD_NONE, wake_w = SWA_FD_NONE;
 static int reopens_left = LISTEN_REOPENS;
 static enum state state = NO_CLIENT;
+static _Atomic bool streaming; /* state == STREAMING, for other threads */
 static uint8_t inbuf[SWA_CONTROL_MAX_BODY + 16];
 static size_t inlen;
 static uint8_t outbuf[OUT_CAP];
@@ -281,6 +282,7 @@ static void close_client(void)
 {
 	swa_fd_close(&client_id);
 	state = NO_CLIENT;
+	atomic_store(&streaming, false);
 	inlen = outlen = outoff = 0;
 }
 
@@ -290,6 +292,7 @@ static int client_fd(void)
 	int fd = swa_fd_get(&client_id);
 	if (fd < 0 && state != NO_CLIENT) {
 		state = NO_CLIENT;
+		atomic_store(&streaming, false);
 		inlen = outlen = outoff = 0;
 	}
 	return fd;
@@ -444,6 +447,7 @@ static void promote(struct pending *p, size_t used)
 	memcpy(inbuf, p->in + used, inlen);
 	p->len = 0;
 	state = STREAMING;
+	atomic_store(&streaming, true);
 	put_hello();
 	swa_images_each(put_image_cb, NULL);
 	put_stats();
@@ -707,6 +711,11 @@ int swa_streamer_start(void)
 	pthread_detach(thread);
 	swa_log("listening on %s", listen_desc);
 	return 0;
+}
+
+bool swa_streamer_has_client(void)
+{
+	return atomic_load(&streaming);
 }
 
 void swa_streamer_drain(uint32_t timeout_ms)

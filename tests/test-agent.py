@@ -1088,6 +1088,28 @@ def scenario_follow():
     print("the recording: %s" % again)
     check(r.returncode == 0 and again == live,
           "the recording gives %s, live %s: %s" % (again, live, r.stderr))
+    # run killed, the program goes on and execs: with no client to read, the
+    # new image does not wait for one before its main()
+    t0, t1 = os.path.join(d, "t0"), os.path.join(d, "t1")
+    prog = ("import os, selectors, sys, time\n"
+            "selectors.DefaultSelector().select(1.0)\n"
+            "open(sys.argv[1], 'w').write(repr(time.time()))\n"
+            "os.execv(sys.executable, [sys.executable, '-c', "
+            "'import sys, time; open(sys.argv[1], \"w\").write(repr(time.time()))', "
+            "sys.argv[2]])\n")
+    a = subprocess.Popen([STALLWATCH, "run", "--", sys.executable, "-c", prog, t0, t1],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(0.5)
+    a.kill()
+    a.wait()
+    deadline = time.monotonic() + 15
+    while not os.path.exists(t1) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.05)
+    took = (float(open(t1).read()) - float(open(t0).read())) if os.path.exists(t1) else None
+    print("an exec after run was killed: the new image started %s s later" % took)
+    check(took is not None and took < 2.0,
+          "an exec after run was killed waited %s s for a client" % took)
     shutil.rmtree(d)
 
 

@@ -125,8 +125,15 @@ static char *const *exec_env(char *const envp[], size_t *ret_size)
 		    !(!strncmp(*e, var, var_len) && (*e)[var_len] == '='))
 			out[k++] = *e;
 	out[k++] = preload;
+	/*
+	 * The new image waits for a client before main() only when one reads
+	 * now: a client that went away (a run killed) would else cost every
+	 * exec of the app that wait
+	 */
+	bool reader = swa_streamer_has_client();
 	for (size_t i = 0; i < v->nvars; i++)
-		out[k++] = v->vars[i];
+		if (reader || strncmp(v->vars[i], "STALLWATCH_WAIT_MS=", 19) != 0)
+			out[k++] = v->vars[i];
 	out[k++] = (char *)v->pid;
 	out[k] = NULL;
 	*ret_size = size;
