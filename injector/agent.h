@@ -50,7 +50,7 @@ int swa_config_load(void);
  * shell, env(1) or a version manager's shim that execs the real program):
  * the preload entry naming the agent ("LD_PRELOAD=/path"), STALLWATCH_PID
  * naming this process, and the agent's other variables as it found them.
- * NULL when the agent is inactive here (a child of fork or vfork included).
+ * False when the agent is inactive here (a child of fork or vfork included).
  */
 struct swa_exec_vars {
 	const char *preload;
@@ -58,7 +58,7 @@ struct swa_exec_vars {
 	char *const *vars;
 	size_t nvars;
 };
-const struct swa_exec_vars *swa_config_exec_vars(void);
+bool swa_config_exec_vars(struct swa_exec_vars *ret);
 /* Parses "127.0.0.1:PORT", "[::1]:PORT", "localhost:PORT" or "unix:PATH" (listen.c). */
 int swa_listen_open(const char *spec, int *ret_fd, char *desc, size_t desc_len);
 

@@ -196,7 +196,6 @@ static struct {
 	char *vars[32];
 	size_t nvars;
 	char buf[4096];
-	struct swa_exec_vars pub; /* the above, as handed out */
 } follow;
 
 static void keep_for_exec(const char *agent_path)
@@ -220,17 +219,16 @@ static void keep_for_exec(const char *agent_path)
 		used += n;
 	}
 	snprintf(follow.pid_var, sizeof(follow.pid_var), "STALLWATCH_PID=%ld", (long)getpid());
-	follow.pub =
-	    (struct swa_exec_vars){follow.preload, follow.pid_var, follow.vars, follow.nvars};
 	follow.pid = getpid();
 }
 
-const struct swa_exec_vars *swa_config_exec_vars(void)
+bool swa_config_exec_vars(struct swa_exec_vars *ret)
 {
 	/* a child of fork or vfork is another process: it stays untouched */
 	if (!swa_active || !follow.pid || getpid() != follow.pid)
-		return NULL;
-	return &follow.pub;
+		return false;
+	*ret = (struct swa_exec_vars){follow.preload, follow.pid_var, follow.vars, follow.nvars};
+	return true;
 }
 
 /*

@@ -84,6 +84,12 @@ extern char **environ;
 		return r_;                                                                         \
 	} while (0)
 
+/* Whether entry is the environment variable var ("VAR=...", var_len bytes of name). */
+static bool is_var(const char *entry, const char *var, size_t var_len)
+{
+	return strncmp(entry, var, var_len) == 0 && entry[var_len] == '=';
+}
+
 /*
  * envp with the agent's variables and preload entry put back
  * (swa_config_exec_vars()), NULL when this is not the process it runs in:
@@ -92,25 +98,25 @@ extern char **environ;
  */
 static char *const *exec_env(char *const envp[], size_t *ret_size)
 {
-	const struct swa_exec_vars *v = swa_config_exec_vars();
-	if (!v)
+	struct swa_exec_vars v;
+	if (!swa_config_exec_vars(&v))
 		return NULL;
 	const char *var = swa_plat_preload_variable();
-	size_t var_len = strlen(var), n = 0, text = strlen(v->preload) + 2;
+	size_t var_len = strlen(var), n = 0, text = strlen(v.preload) + 2;
 	const char *rest = NULL; /* the app's own preload entries, after ours */
 	for (char *const *e = envp; e && *e; e++, n++)
-		if (!strncmp(*e, var, var_len) && (*e)[var_len] == '=')
+		if (is_var(*e, var, var_len))
 			rest = *e + var_len + 1;
 	text += rest ? strlen(rest) : 0;
-	size_t slots = n + v->nvars + 3;
+	size_t slots = n + v.nvars + 3;
 	size_t size = slots * sizeof(char *) + text;
 	char **out = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (out == MAP_FAILED)
 		return NULL;
 	/* without snprintf, which an exec from a signal handler may not call */
 	char *preload = (char *)(out + slots), *p = preload;
-	size_t len = strlen(v->preload);
-	memcpy(p, v->preload, len);
+	size_t len = strlen(v.preload);
+	memcpy(p, v.preload, len);
 	p += len;
 	if (rest && *rest) {
 		*p++ = ':';
@@ -121,8 +127,7 @@ static char *const *exec_env(char *const envp[], size_t *ret_size)
 	*p = '\0';
 	size_t k = 0;
 	for (char *const *e = envp; e && *e; e++)
-		if (strncmp(*e, "STALLWATCH_", 11) != 0 &&
-		    !(!strncmp(*e, var, var_len) && (*e)[var_len] == '='))
+		if (strncmp(*e, "STALLWATCH_", 11) != 0 && !is_var(*e, var, var_len))
 			out[k++] = *e;
 	out[k++] = preload;
 	/*
@@ -131,10 +136,10 @@ static char *const *exec_env(char *const envp[], size_t *ret_size)
 	 * exec of the app that wait
 	 */
 	bool reader = swa_streamer_has_client();
-	for (size_t i = 0; i < v->nvars; i++)
-		if (reader || strncmp(v->vars[i], "STALLWATCH_WAIT_MS=", 19) != 0)
-			out[k++] = v->vars[i];
-	out[k++] = (char *)v->pid;
+	for (size_t i = 0; i < v.nvars; i++)
+		if (reader || !is_var(v.vars[i], "STALLWATCH_WAIT_MS", 18))
+			out[k++] = v.vars[i];
+	out[k++] = (char *)v.pid;
 	out[k] = NULL;
 	*ret_size = size;
 	return out;
@@ -144,26 +149,46 @@ static char *const *exec_env(char *const envp[], size_t *ret_size)
 #define EXEC_DRAIN_MS 100
 
 /*
- * Runs call with the sampler fenced, as FENCED, and env bound to envp with
- * the agent's variables put back when this is the process it runs in
- * (exec_env()): the new image, the same process, is watched on, and the
- * samples taken before the exec reach the client first.
+ * Around every exec call: the environment it passes (envp, or envp with the
+ * agent's variables put back when this is the process the agent runs in,
+ * exec_env(): the new image, the same process, is watched on), the sampler
+ * fenced, and what was sampled sent to the client first.
  */
+struct exec_guard {
+	char *const *env;
+	char *const *followed; /* mapped by exec_env(), or NULL */
+	size_t size;
+	bool fenced;
+};
+
+static void exec_begin(struct exec_guard *g, char *const envp[])
+{
+	g->followed = exec_env(envp, &g->size);
+	g->env = g->followed ? g->followed : envp;
+	g->fenced = swa_linux_fence_begin();
+	if (g->followed)
+		swa_streamer_drain(EXEC_DRAIN_MS);
+}
+
+/* After an exec that failed (the only kind that returns); keeps errno. */
+static void exec_end(struct exec_guard *g)
+{
+	int e = errno;
+	if (g->fenced)
+		swa_linux_fence_end();
+	if (g->followed)
+		munmap((void *)g->followed, g->size);
+	errno = e;
+}
+
+/* Runs call, an exec whose environment is env, between exec_begin() and exec_end(). */
 #define FENCED_EXEC(envp, env, call)                                                               \
 	do {                                                                                       \
-		size_t size_;                                                                      \
-		char *const *followed_ = exec_env((envp), &size_);                                 \
-		char *const *env = followed_ ? followed_ : (envp);                                 \
-		bool f_ = swa_linux_fence_begin();                                                 \
-		if (followed_)                                                                     \
-			swa_streamer_drain(EXEC_DRAIN_MS);                                         \
+		struct exec_guard g_;                                                              \
+		exec_begin(&g_, (envp));                                                           \
+		char *const *env = g_.env;                                                         \
 		int r_ = call;                                                                     \
-		int e_ = errno;                                                                    \
-		if (f_)                                                                            \
-			swa_linux_fence_end();                                                     \
-		if (followed_)                                                                     \
-			munmap((void *)followed_, size_);                                          \
-		errno = e_;                                                                        \
+		exec_end(&g_);                                                                     \
 		return r_;                                                                         \
 	} while (0)
 
@@ -323,19 +348,11 @@ EXPORT long syscall(long nr, ...)
 		swa_linux_go_passive("the app installed a seccomp filter");
 	if (nr == SYS_execve || nr == SYS_execveat) {
 		int at = nr == SYS_execve ? 2 : 3; /* the environment's argument */
-		char *const *envp = (char *const *)a[at];
-		size_t size;
-		char *const *env = exec_env(envp, &size);
-		if (env)
-			a[at] = (long)env;
-		bool fenced = swa_linux_fence_begin();
+		struct exec_guard g;
+		exec_begin(&g, (char *const *)a[at]);
+		a[at] = (long)g.env;
 		long r = real_syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
-		int e = errno;
-		if (fenced)
-			swa_linux_fence_end();
-		if (env)
-			munmap((void *)env, size);
-		errno = e;
+		exec_end(&g);
 		return r;
 	}
 	return real_syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
