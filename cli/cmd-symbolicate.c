@@ -655,6 +655,19 @@ static void save_in_background(struct sw_symbolicator *sym)
 		sw_symbolicator_set_cache_dir(sym, NULL); /* the child writes them */
 }
 
+/* Split DWARF whose .dwo files or package were not found: the answers lack its functions. */
+static void warn_split(const struct sw_symbolicator *sym)
+{
+	struct sw_buf miss;
+	sw_buf_init(&miss, 0);
+	if (sw_symbolicator_split_missing(sym, &miss))
+		fprintf(stderr,
+			"stallwatch: warning: split DWARF not found (their addresses have the line "
+			"table's file and line only, no inlined calls):\n%s",
+			sw_buf_str(&miss));
+	sw_buf_finish(&miss);
+}
+
 static int symbolicate_run(const struct sw_cmd *cmd, int argc, char **argv)
 {
 	struct run run = {0};
@@ -736,6 +749,7 @@ static int symbolicate_run(const struct sw_cmd *cmd, int argc, char **argv)
 	}
 	sw_buf_finish(&run.out);
 	status = sw_cli_finish_stdout(status);
+	warn_split(run.sym);
 	helper_free(run.helper);
 	share_free(run.share);
 	save_in_background(run.sym);

@@ -574,6 +574,13 @@ int sw_output_finish(struct sw_output *out, int status)
 	const char *missing = sw_report_missing(out->report);
 	if (missing)
 		fprintf(stderr, "stallwatch: warning: symbols not found for:\n%s", missing);
+	sw_buf_reset(&out->buf);
+	if (sw_report_split_missing(out->report, &out->buf))
+		fprintf(stderr,
+			"stallwatch: warning: split DWARF not found (frames there have no "
+			"inlined calls):\n%s",
+			sw_buf_str(&out->buf));
+	sw_buf_reset(&out->buf);
 	struct sw_summary sum;
 	if (sw_summary_compute(out->profile, &sum) >= 0) {
 		sw_buf_reset(&out->buf);

@@ -4,7 +4,8 @@
 The fixtures are built here from tests/data/symbolize/ by every compiler
 found (gcc-12, clang-14, clang-19), with DWARF 4 and 5, -O0 and -O2,
 compressed sections (SHF_COMPRESSED and .zdebug), a separate debug file
-reached through --dsym, and freestanding builds for ELF32 and big-endian
+reached through --dsym, split DWARF (.dwo files, moved or missing, and a
+.dwp package), and freestanding builds for ELF32 and big-endian
 targets.  The addresses asked are every function's first and last
 instruction and every inline boundary, both found with llvm-objdump,
 llvm-nm and llvm-dwarfdump (never with the reader under test), plus
@@ -172,9 +173,10 @@ class Tally:
         self.reasons = {}
 
 
-def compare(tally, label, sw, binary, picked, our_args=(), oracle_binary=None, both_args=()):
+def compare(tally, label, sw, binary, picked, our_args=(), oracle_binary=None, both_args=(),
+            symbolizer=None):
     addrs = sorted(picked)
-    oracle = symbolize([LLVM["symbolizer"], "--no-demangle", *both_args, "-e",
+    oracle = symbolize([symbolizer or LLVM["symbolizer"], "--no-demangle", *both_args, "-e",
                         oracle_binary or binary], addrs)
     ours = symbolize([sw, "symbolicate", "--no-demangle", *both_args, "-e", binary, *our_args],
                      addrs)
@@ -329,6 +331,96 @@ def check_shared(tally, label, sw, binary, workdir, rng):
           (label + " shared", len(addrs), bad, len(os.sched_getaffinity(0))))
 
 
+def split_build(srcdir, out, cc, cxx, flags):
+    """build() with -gsplit-dwarf: the binary and the .dwo file of each object."""
+    build(srcdir, out, cc, cxx, [*flags, "-gsplit-dwarf"])
+    return sorted(out + "." + src + ".dwo" for src in ("main.c", "util.c", "cxx.cc"))
+
+
+def check_split(tally, label, sw, srcdir, out, cc, cxx, flags, picked, workdir):
+    """Split DWARF: .dwo files where the skeleton units say, the same files
+    moved beside the binary, a package (.dwp) in their place, and one file
+    missing: warned about, answered from the line table, and kept out of
+    the caches, so that a run after it is found answers in full."""
+    split = out + "-split"
+    dwos = split_build(srcdir, split, cc, cxx, flags)
+    # llvm-symbolizer 14 misses inlined calls in clang 19's split units
+    # (their range lists); llvm-symbolizer 19 reads them, and is the oracle there
+    oracle = "llvm-symbolizer-19" if cc == "clang-19" and have("llvm-symbolizer-19") else None
+    if cc == "clang-19" and not oracle:
+        print("%-40s skipped: no llvm-symbolizer-19" % (label + " -gsplit-dwarf"))
+        return
+    compare(tally, label + " -gsplit-dwarf", sw, split, picked, symbolizer=oracle)
+    addrs = sorted(picked)
+    ours = symbolize([sw, "symbolicate", "--no-demangle", "--no-index", "-e", split], addrs)
+    # the binary and its .dwo files moved together, out of the build tree
+    moved = os.path.join(workdir, os.path.basename(split) + "-moved")
+    os.makedirs(moved, exist_ok=True)
+    shutil.copy(split, moved)
+    for f in dwos:
+        os.rename(f, os.path.join(moved, os.path.basename(f)))
+    got = symbolize([sw, "symbolicate", "--no-demangle", "--no-index", "-e",
+                     os.path.join(moved, os.path.basename(split))], addrs)
+    bad = sum(1 for a, b in zip(ours, got) if a != b)
+    tally.compared += len(addrs)
+    print("%-40s %6d addresses, moved beside the binary: %d differ" %
+          (label + " -gsplit-dwarf", len(addrs), bad))
+    for f in dwos:
+        os.rename(os.path.join(moved, os.path.basename(f)), f)
+    # one .dwo missing: a warning naming it; the others still answer in full
+    cache = os.path.join(workdir, "cache-split-" + os.path.basename(split))
+    env = dict(os.environ, XDG_CACHE_HOME=cache)
+    env.pop("STALLWATCH_NO_INDEX", None)
+    hidden = dwos[0] + ".hidden"
+    os.rename(dwos[0], hidden)
+    data = "".join("0x%x\n" % a for a in addrs)
+    res = subprocess.run([sw, "symbolicate", "--no-demangle", "-e", split], input=data,
+                         capture_output=True, text=True, env=env)
+    partial = blocks(res.stdout)
+    os.rename(hidden, dwos[0])
+    fewer = sum(1 for a, b in zip(ours, partial) if len(b) < len(a))
+    if (res.returncode != 0 or dwos[0] not in res.stderr or "1 split unit not found" not in
+            res.stderr or not fewer or len(partial) != len(addrs)):
+        bad += 1
+        print("SPLIT %s: with %s missing: status %d, %d of %d answers lost inlined calls, "
+              "stderr %r" % (label, os.path.basename(dwos[0]), res.returncode, fewer,
+                             len(addrs), res.stderr[-300:]))
+    # what that run read went into no cache: now that the file is back, every answer is whole
+    for _ in range(2):  # the first run writes the caches, the second reads them
+        res = subprocess.run([sw, "symbolicate", "--no-demangle", "-e", split], input=data,
+                             capture_output=True, text=True, env=env)
+        if blocks(res.stdout) != ours or res.stderr:
+            bad += 1
+            print("SPLIT %s: after the missing file came back, the answers differ: %r" %
+                  (label, res.stderr[-300:]))
+        subprocess.run([sw, "symbolicate", "--no-index", "-e", split, "0"],
+                       capture_output=True)  # lets the background writer finish
+        time.sleep(0.5)
+    print("%-40s %6d addresses, a .dwo missing (%d lose inlined calls) and back: %s" %
+          (label + " -gsplit-dwarf", len(addrs), fewer, "ok" if not bad else "FAILED"))
+    tally.failed += bad
+    # a package in place of the .dwo files: llvm-symbolizer reads BINARY.dwp too
+    dwp = next((t for t in ("llvm-dwp-19", "llvm-dwp-14") if have(t)), None)
+    if dwp:
+        # llvm-dwp 14 and 19 spin forever on gcc 12's DWARF 5 .dwo files (and
+        # binutils' dwp crashes): those builds go without a package
+        try:
+            subprocess.run([dwp, "-e", split, "-o", split + ".dwp"], check=True,
+                           capture_output=True, timeout=20)
+        except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as e:
+            print("%-40s no package: %s fails on it (%s)" %
+                  (label + " -gsplit-dwarf .dwp", dwp, type(e).__name__))
+            return
+        for f in dwos:
+            os.rename(f, f + ".away")
+        try:
+            compare(tally, label + " -gsplit-dwarf .dwp", sw, split, picked, symbolizer=oracle)
+        finally:
+            for f in dwos:
+                os.rename(f + ".away", f)
+            os.unlink(split + ".dwp")
+
+
 def main():
     args = sys.argv[1:]
     if len(args) < 2:
@@ -378,6 +470,9 @@ def main():
                         compare(tally, label + " --no-inlines", sw, out, picked,
                                 both_args=["--no-inlines"])
                         check_shared(tally, label, sw, out, workdir, rng)
+                    if opt == "-O2":
+                        check_split(tally, label, sw, srcdir, out, cc, cxx,
+                                    ["-g", "-gdwarf-" + dwarf, opt], picked, workdir)
         # 64-bit DWARF, and cross-unit references (DW_FORM_ref_addr) from LTO
         extra = [("gcc-12", "g++-12", ["-g", "-gdwarf-5", "-gdwarf64", "-O2"], [], "gcc-12 -gdwarf64"),
                  ("gcc-12", "g++-12", ["-gdwarf-3", "-O2"], [], "gcc-12 -gdwarf-3"),

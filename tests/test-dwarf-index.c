@@ -200,7 +200,7 @@ static void test_foreign(const char *path, const char *bad)
 		size_t off;
 		uint32_t value;
 	} edits[] = {
-	    {offsetof(struct ix_header, version), 2},
+	    {offsetof(struct ix_header, version), IX_VERSION + 1},
 	    {offsetof(struct ix_header, order), 0x04030201},
 	    {offsetof(struct ix_header, header_size), sizeof(struct ix_header) + 8},
 	    {offsetof(struct ix_header, func_size), sizeof(struct ix_func) + 4},

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "dwarf/dwarf.h"
+#include "dwarf/dwarf-private.h"
 #include "test.h"
 
 struct bytes {
@@ -355,6 +356,101 @@ static void test_hostile(void)
 	CHECK(1); /* reaching here is the test */
 }
 
+/*
+ * A package's unit index (DWARF 5 section 7.3.5.3): nslots slots of ids
+ * and rows, the columns' section ids, then each row's offsets and sizes.
+ */
+struct pkg_unit {
+	uint64_t id;
+	uint32_t off[3], size[3];
+};
+
+static void make_index(struct bytes *b, uint32_t version, uint32_t nslots,
+		       const struct pkg_unit *units, uint32_t nunits)
+{
+	static const uint32_t cols[3] = {1, 3, 6}; /* info, abbrev, str_offsets */
+	b->n = 0;
+	un(b, version, 4);
+	un(b, 3, 4), un(b, nunits, 4), un(b, nslots, 4);
+	uint64_t ids[64] = {0};
+	uint32_t rows[64] = {0};
+	for (uint32_t r = 0; r < nunits; r++) {
+		uint64_t mask = nslots - 1, h = units[r].id & mask;
+		uint64_t step = ((units[r].id >> 32) & mask) | 1;
+		while (rows[h])
+			h = (h + step) & mask;
+		ids[h] = units[r].id;
+		rows[h] = r + 1;
+	}
+	for (uint32_t i = 0; i < nslots; i++)
+		un(b, ids[i], 8);
+	for (uint32_t i = 0; i < nslots; i++)
+		un(b, rows[i], 4);
+	for (int c = 0; c < 3; c++)
+		un(b, cols[c], 4);
+	for (uint32_t r = 0; r < nunits; r++)
+		for (int c = 0; c < 3; c++)
+			un(b, units[r].off[c], 4);
+	for (uint32_t r = 0; r < nunits; r++)
+		for (int c = 0; c < 3; c++)
+			un(b, units[r].size[c], 4);
+}
+
+static void test_package_index(void)
+{
+	static uint8_t sec[256];
+	static struct bytes ix;
+	struct sw_dwarf_sections pkg = {.info = {.data = sec, .size = 100},
+					.abbrev = {.data = sec + 100, .size = 30},
+					.str_offsets = {.data = sec + 130, .size = 24},
+					.str = {.data = sec + 154, .size = 50}};
+	/* b's home slot is a's: the second hash takes it elsewhere */
+	const struct pkg_unit u[2] = {{0x1111111100000001ull, {0, 0, 0}, {40, 10, 8}},
+				      {0x2222222200000001ull, {40, 10, 8}, {60, 20, 16}}};
+	struct sw_dwarf_sections got;
+	for (uint32_t version = 2; version <= 5; version += 3) {
+		make_index(&ix, version, 4, u, 2);
+		pkg.cu_index = (struct sw_section){.data = ix.d, .size = ix.n};
+		CHECK_INT(dw_package_unit(&pkg, u[0].id, &got), 1);
+		CHECK(got.info.data == sec && got.info.size == 40);
+		CHECK(got.abbrev.data == sec + 100 && got.abbrev.size == 10);
+		CHECK(got.str.data == sec + 154 && got.str.size == 50); /* shared, not cut */
+		CHECK_INT(dw_package_unit(&pkg, u[1].id, &got), 1);
+		CHECK(got.info.data == sec + 40 && got.info.size == 60);
+		CHECK(got.str_offsets.data == sec + 138 && got.str_offsets.size == 16);
+		/* an id not there: its home slot empty, or its probe through full ones */
+		CHECK_INT(dw_package_unit(&pkg, 0x2, &got), 0);
+		CHECK_INT(dw_package_unit(&pkg, 0x3333333300000001ull, &got), 0);
+	}
+	/* every slot full, the id absent: the probe ends */
+	const struct pkg_unit full[2] = {{0x10, {0, 0, 0}, {1, 1, 1}},
+					 {0x11, {1, 1, 1}, {1, 1, 1}}};
+	make_index(&ix, 5, 2, full, 2);
+	pkg.cu_index = (struct sw_section){.data = ix.d, .size = ix.n};
+	CHECK_INT(dw_package_unit(&pkg, 0x12, &got), 0);
+	/* malformed: slots not a power of two, no such version, a contribution past its section */
+	make_index(&ix, 5, 4, u, 2);
+	patch32(&ix, 12, 3);
+	pkg.cu_index = (struct sw_section){.data = ix.d, .size = ix.n};
+	CHECK_INT(dw_package_unit(&pkg, u[0].id, &got), -EINVAL);
+	make_index(&ix, 7, 4, u, 2);
+	pkg.cu_index = (struct sw_section){.data = ix.d, .size = ix.n};
+	CHECK_INT(dw_package_unit(&pkg, u[0].id, &got), -EINVAL);
+	const struct pkg_unit past[1] = {{0x5, {90, 0, 0}, {20, 1, 1}}};
+	make_index(&ix, 5, 2, past, 1);
+	pkg.cu_index = (struct sw_section){.data = ix.d, .size = ix.n};
+	CHECK_INT(dw_package_unit(&pkg, 0x5, &got), -EINVAL);
+	/* every prefix of a good index: refused or answered, never read past */
+	make_index(&ix, 5, 4, u, 2);
+	size_t whole = ix.n;
+	int answered = 0;
+	for (size_t n = 0; n < whole; n++) {
+		pkg.cu_index = (struct sw_section){.data = ix.d, .size = n};
+		answered += dw_package_unit(&pkg, u[1].id, &got) == 1;
+	}
+	CHECK_INT(answered, 0);
+}
+
 int main(void)
 {
 	make_abbrev();
@@ -365,6 +461,7 @@ int main(void)
 	test_cycles();
 	test_errors();
 	test_hostile();
+	test_package_index();
 	sw_dwarf_free(last);
 	return sw_test_end();
 }

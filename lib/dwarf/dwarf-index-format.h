@@ -12,7 +12,7 @@
 #include "dwarf-private.h"
 
 #define IX_MAGIC   "SWDWIDX\n"
-#define IX_VERSION 1
+#define IX_VERSION 2 /* 2: split units read (version 1 files of split DWARF lack them) */
 #define IX_ORDER   0x01020304u
 #define IX_NONE    UINT32_MAX
 #define IX_MAX     ((uint64_t)1 << 34) /* bytes of an index file */

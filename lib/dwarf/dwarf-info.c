@@ -94,6 +94,17 @@ int dw_unit_head(struct sw_dwarf *d, struct dw_unit *u, struct sw_error *err)
 			u->rnglists_base = v.u;
 			u->has_rnglists_base = true;
 			break;
+		case 0x76:   /* dwo_name */
+		case 0x2130: /* GNU_dwo_name */
+			u->dwo_name = dw_value_str(d, u, &v);
+			break;
+		case 0x2131: /* GNU_dwo_id */
+			u->dwo_id = v.u;
+			u->has_dwo_id = true;
+			break;
+		case 0x2132: /* GNU_ranges_base */
+			u->dwo_ranges_base = v.u;
+			break;
 		default:
 			break;
 		}
@@ -484,6 +495,12 @@ void dw_unit_read(const struct sw_dwarf *d, struct dw_unit *u)
 	struct sw_error err = {0}; /* the lookup that reads again says what went wrong */
 	/* the builder writes only into u; d is read (sections, never its caches) */
 	struct tree_builder b = {.d = (struct sw_dwarf *)d, .u = u, .err = &err};
+	/* a split unit's file is opened by dw_unit_tree(), on the caller's thread */
+	if (dw_unit_is_skeleton(d, u)) {
+		if (dw_line_read(d, u, &u->line, &err) == 0)
+			u->line_done = true;
+		return;
+	}
 	if (walk_tree(&b) < 0 || build_segs(u, &err) < 0) {
 		tree_undo(u);
 		return;
@@ -504,6 +521,8 @@ int dw_unit_tree(struct sw_dwarf *d, struct dw_unit *u, struct sw_error *err)
 	int r = dw_unit_head(d, u, err);
 	if (r < 0)
 		return u->tree_err = r;
+	if (dw_unit_is_skeleton(d, u))
+		return u->tree_err = dw_split_tree(d, u, err);
 	struct tree_builder b = {.d = d, .u = u, .err = err};
 	r = walk_tree(&b);
 	if (r >= 0)

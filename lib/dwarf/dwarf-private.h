@@ -215,6 +215,15 @@ struct dw_unit {
 	bool has_stmt_list;
 	uint64_t stmt_list;
 	const char *comp_dir;
+	/*
+	 * A skeleton unit's split unit (DWARF 5, or the GNU extension to 4):
+	 * the file it is in, its id, and where the split unit's DWARF 4 range
+	 * lists start in the skeleton's .debug_ranges (DW_AT_GNU_ranges_base),
+	 * which a split unit adds to their offsets as its ranges_base.
+	 */
+	const char *dwo_name;
+	uint64_t dwo_id, dwo_ranges_base, ranges_base;
+	bool has_dwo_id;
 	bool has_high_pc, has_ranges;
 	uint64_t high_pc;
 	struct dw_value ranges_v;
@@ -267,6 +276,8 @@ struct sw_dwarf {
 	bool mapped_read;       /* every unit the address map names is read (dwarf-parallel.c) */
 	bool written;           /* an index file holds everything read so far */
 	struct dw_hint hint;
+	struct dw_splits *splits; /* the split units' files (dwarf-split.c), or NULL */
+	bool split;               /* a split unit's reader: none of its units is a skeleton */
 };
 
 /* dwarf-form.c */
@@ -332,6 +343,30 @@ long dw_line_find(const struct dw_line_table *t, uint64_t addr, bool forward,
 /* The joined path of file index i, or NULL when there is no such file. */
 const char *dw_line_path(struct dw_line_table *t, const struct dw_unit *u, uint64_t i);
 void dw_line_free(struct dw_line_table *t);
+
+/* dwarf-split.c */
+/*
+ * Whether u of d, its head read, is a skeleton: its subroutines are in a
+ * split unit.  (A split unit may repeat its file's name, as clang's do.)
+ */
+static inline bool dw_unit_is_skeleton(const struct sw_dwarf *d, const struct dw_unit *u)
+{
+	return !d->split && (u->unit_type == 4 || (u->unit_type == 1 && u->dwo_name));
+}
+/*
+ * Reads the subroutines of skeleton u from its split unit into u, as
+ * dw_unit_tree() reads a unit's own; leaves u without any, and notes the
+ * file as missing, when the split unit is not found.
+ */
+int dw_split_tree(struct sw_dwarf *d, struct dw_unit *u, struct sw_error *err);
+/*
+ * The sections of a package (.dwp, whose cu_index is read) as unit id sees
+ * them: each cut to the unit's contribution.  1; 0 when the index has no
+ * such unit; -EINVAL when it is malformed.
+ */
+int dw_package_unit(const struct sw_dwarf_sections *pkg, uint64_t id,
+		    struct sw_dwarf_sections *ret);
+void dw_splits_free(struct dw_splits *sp);
 
 /* dwarf-index.c: a unit's subroutines and line table from the index, if it holds them. */
 struct ix_func;

@@ -120,6 +120,8 @@ int dw_ranges_walk(const struct sw_dwarf *d, const struct dw_unit *u, const stru
 		off = base + rel;
 	} else if (v->form != 0x17 && !dw_form_is_const(v->form)) {
 		return sw_error_set(err, -EINVAL, "bad form 0x%x for DW_AT_ranges", v->form);
+	} else {
+		off += u->ranges_base; /* a split unit's, in its skeleton's .debug_ranges */
 	}
 	if (u->version >= 5)
 		return walk_v5(d, u, off, fn, ctx, err);

@@ -33,9 +33,10 @@ static int read_unit_header(struct sw_dwarf *d, uint64_t off, struct dw_unit *u,
 		u->unit_type = (uint8_t)dw_u(&c, 1);
 		u->addr_size = (uint8_t)dw_u(&c, 1);
 		u->abbrev_off = dw_u(&c, osize);
-		if (u->unit_type == 4 || u->unit_type == 5) /* skeleton, split_compile */
-			dw_u(&c, 8);
-		else if (u->unit_type == 2 || u->unit_type == 6) /* type units */
+		if (u->unit_type == 4 || u->unit_type == 5) { /* skeleton, split_compile */
+			u->dwo_id = dw_u(&c, 8);
+			u->has_dwo_id = true;
+		} else if (u->unit_type == 2 || u->unit_type == 6) /* type units */
 			dw_skip(&c, 8 + (uint64_t)osize);
 	} else {
 		u->unit_type = 1;
@@ -115,6 +116,7 @@ void sw_dwarf_free(struct sw_dwarf *d)
 	free(d->cu_map);
 	free(d->names);
 	dw_index_free(d->index);
+	dw_splits_free(d->splits);
 	free(d);
 }
 

@@ -49,6 +49,20 @@ int sw_dwarf_lookup(struct sw_dwarf *d, uint64_t addr, unsigned flags,
 		    struct sw_dwarf_frame *frames, size_t max, struct sw_error *err);
 
 /*
+ * Split DWARF: path is the binary's (or its debug file's), whose folder
+ * and whose PATH.dwp package are looked in for the split units of
+ * skeleton units, after each unit's compilation folder.  -ENOMEM only.
+ */
+int sw_dwarf_set_origin(struct sw_dwarf *d, const char *path);
+/*
+ * How many skeleton units read so far had no split unit to be found;
+ * *first names the first one's file and why.  Their addresses get the
+ * line table's answer only (no function, no inlined calls), so what was
+ * read must not be kept in an index or a range table.
+ */
+size_t sw_dwarf_split_missing(const struct sw_dwarf *d, const char **first);
+
+/*
  * Whether every unit the address map names can be looked up without
  * parsing DWARF: read already, or held by the index file.
  */

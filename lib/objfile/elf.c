@@ -433,9 +433,14 @@ static struct sw_section *dwarf_slot(struct sw_dwarf_sections *d, const char *na
 	    {"ranges", offsetof(struct sw_dwarf_sections, ranges)},
 	    {"rnglists", offsetof(struct sw_dwarf_sections, rnglists)},
 	    {"aranges", offsetof(struct sw_dwarf_sections, aranges)},
+	    {"cu_index", offsetof(struct sw_dwarf_sections, cu_index)},
 	};
+	/* a split unit's file (.dwo) or package (.dwp) names them with ".dwo" */
+	size_t len = strlen(name);
+	if (len > 4 && strcmp(name + len - 4, ".dwo") == 0)
+		len -= 4;
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
-		if (strcmp(name, map[i].name) == 0)
+		if (strlen(map[i].name) == len && strncmp(name, map[i].name, len) == 0)
 			return (struct sw_section *)((char *)d + map[i].off);
 	return NULL;
 }

@@ -173,7 +173,8 @@ static int add_synthetic_starts(struct object_file *f)
 
 static int map_file(const char *path, void **ret_map, size_t *ret_size, struct sw_error *err)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO (a path a debug file names, say) is refused below, not waited on */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return sw_error_set(err, -errno, "%s", strerror(errno));
 	struct stat st;

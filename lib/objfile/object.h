@@ -33,6 +33,7 @@ struct sw_section {
 struct sw_dwarf_sections {
 	struct sw_section info, abbrev, line, str, line_str, str_offsets, addr, ranges, rnglists,
 	    aranges;
+	struct sw_section cu_index; /* a DWARF package's (.dwp) index of its split units */
 	bool big_endian;
 	uint8_t addr_size; /* 4 or 8 */
 };

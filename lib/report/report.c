@@ -247,6 +247,11 @@ const char *sw_report_missing(const struct sw_report *r)
 	return r->missing.len ? sw_buf_str((struct sw_buf *)&r->missing) : NULL;
 }
 
+size_t sw_report_split_missing(const struct sw_report *r, struct sw_buf *out)
+{
+	return r->sym ? sw_symbolicator_split_missing(r->sym, out) : 0;
+}
+
 static const char *base_name(const char *path)
 {
 	const char *slash = strrchr(path, '/');

@@ -98,5 +98,10 @@ const char *sw_report_json_fields(struct sw_buf *obj, const char *type);
  * warning; NULL when none.  Owned by the report.
  */
 const char *sw_report_missing(const struct sw_report *r);
+/*
+ * Images with split DWARF whose split units were not all found, one line
+ * each, appended to out (sw_symbolicator_split_missing()); how many.
+ */
+size_t sw_report_split_missing(const struct sw_report *r, struct sw_buf *out);
 
 #endif

@@ -31,7 +31,7 @@
 #include "util/publish.h"
 
 #define RT_MAGIC   "SWRANGE\n"
-#define RT_VERSION 1
+#define RT_VERSION 2 /* 2: with split units (see IX_VERSION) */
 #define RT_ORDER   0x01020304u
 #define RT_NONE    UINT32_MAX
 #define RT_MAX     ((uint64_t)1 << 34) /* bytes of a table file */

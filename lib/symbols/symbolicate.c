@@ -375,6 +375,9 @@ static void save_table(struct sw_symbolicator *s, struct image *im)
 		    : -ENAMETOOLONG;
 	if (r >= 0)
 		r = image_bounds(im, &b);
+	/* answers without the split units' would be kept after they are found */
+	if (r >= 0 && im->dwarf && sw_dwarf_split_missing(im->dwarf, NULL))
+		r = -ENOENT;
 	if (r >= 0)
 		r = sw_table_write(b.v, b.n, table_answer, &ctx, im->table_key, im->table_key_len,
 				   im->table_path);
@@ -391,6 +394,7 @@ static void save_index(struct sw_symbolicator *s, struct image *im)
 		save_table(s, im);
 	char dir[4096];
 	if (im->dwarf && im->index_path && sw_dwarf_index_stale(im->dwarf) &&
+	    !sw_dwarf_split_missing(im->dwarf, NULL) &&
 	    snprintf(dir, sizeof(dir), "%s/dwarf", s->cache_dir) < (int)sizeof(dir) &&
 	    make_dirs(dir) == 0)
 		sw_dwarf_index_write(im->dwarf, im->index_path, im->index_key, im->index_key_len,
@@ -403,6 +407,22 @@ static void save_index(struct sw_symbolicator *s, struct image *im)
 		free(im->symbols_path);
 		im->symbols_path = NULL;
 	}
+}
+
+size_t sw_symbolicator_split_missing(const struct sw_symbolicator *s, struct sw_buf *out)
+{
+	size_t images = 0;
+	for (size_t i = 0; i < s->nimages; i++) {
+		const struct image *im = &s->images[i];
+		const char *first;
+		size_t n = im->dwarf ? sw_dwarf_split_missing(im->dwarf, &first) : 0;
+		if (!n)
+			continue;
+		images++;
+		sw_buf_printf(out, "  %s: %zu split unit%s not found (%s)\n", im->path, n,
+			      n == 1 ? "" : "s", first);
+	}
+	return images;
 }
 
 bool sw_symbolicator_index_pending(const struct sw_symbolicator *s)
@@ -685,6 +705,8 @@ static int load_contents(struct sw_symbolicator *s, struct image *im, struct sw_
 	if (dw->has_debug_info) {
 		struct sw_error derr = {0};
 		im->dwarf_err = sw_dwarf_new(&dw->dwarf, &im->dwarf, &derr);
+		if (im->dwarf && dw->path && sw_dwarf_set_origin(im->dwarf, dw->path) < 0)
+			return sw_error_set(err, -ENOMEM, "out of memory");
 		snprintf(im->dwarf_msg, sizeof(im->dwarf_msg), "%s", sw_error_str(&derr));
 		open_index(s, im, dw);
 	}

@@ -107,6 +107,14 @@ bool sw_symbolicator_index_pending(const struct sw_symbolicator *s);
 /* Writes those files now (sw_symbolicator_free() does it otherwise). */
 void sw_symbolicator_save_indexes(struct sw_symbolicator *s);
 /*
+ * Appends to out one line for every image with split DWARF (-gsplit-dwarf)
+ * whose split units were not all found, "  PATH: N split units not found
+ * (FILE: why)", and returns how many images that was.  The addresses in
+ * those units were answered from the line table alone (no function, no
+ * inlined calls), and no cache file was written for them.
+ */
+size_t sw_symbolicator_split_missing(const struct sw_symbolicator *s, struct sw_buf *out);
+/*
  * Lets the symbolicator find binaries by id and debug files (dSYM bundles,
  * .build-id trees, .gnu_debuglink, debuginfod) through ss, which it borrows:
  * ss must outlive it.
