@@ -4,9 +4,9 @@
 The fixtures are built here from tests/data/symbolize/ by every compiler
 found (gcc-12, clang-14, clang-19), with DWARF 4 and 5, -O0 and -O2,
 compressed sections (SHF_COMPRESSED and .zdebug), a separate debug file
-reached through --dsym, split DWARF (.dwo files, moved or missing, and a
-.dwp package), and freestanding builds for ELF32 and big-endian
-targets.  The addresses asked are every function's first and last
+reached through --dsym, split DWARF (.dwo files, moved or missing, a .dwp
+package, and clang's single mode, the split units left in the objects), and
+freestanding builds for ELF32 and big-endian targets.  The addresses asked are every function's first and last
 instruction and every inline boundary, both found with llvm-objdump,
 llvm-nm and llvm-dwarfdump (never with the reader under test), plus
 random addresses in .text.  Both sides run with --no-demangle; our output
@@ -48,7 +48,7 @@ def have(tool):
     return shutil.which(tool) is not None
 
 
-def build(srcdir, out, cc, cxx, flags, ldflags=()):
+def build(srcdir, out, cc, cxx, flags, ldflags=(), keep_objects=False):
     objs = []
     for src in ("main.c", "util.c", "cxx.cc"):
         comp = cxx if src.endswith(".cc") else cc
@@ -56,7 +56,7 @@ def build(srcdir, out, cc, cxx, flags, ldflags=()):
         run([comp, *flags, "-c", os.path.join(srcdir, src), "-o", obj])
         objs.append(obj)
     run([cxx, *flags, *ldflags, *objs, "-o", out])
-    for o in objs:
+    for o in objs if not keep_objects else ():
         os.unlink(o)
 
 
@@ -351,6 +351,11 @@ def check_split(tally, label, sw, srcdir, out, cc, cxx, flags, picked, workdir):
         print("%-40s skipped: no llvm-symbolizer-19" % (label + " -gsplit-dwarf"))
         return
     compare(tally, label + " -gsplit-dwarf", sw, split, picked, symbolizer=oracle)
+    if cc.startswith("clang"):
+        # clang's single mode: the split units stay in the objects, beside their skeletons
+        single = out + "-single"
+        build(srcdir, single, cc, cxx, [*flags, "-gsplit-dwarf=single"], keep_objects=True)
+        compare(tally, label + " -gsplit-dwarf=single", sw, single, picked, symbolizer=oracle)
     addrs = sorted(picked)
     ours = symbolize([sw, "symbolicate", "--no-demangle", "--no-index", "-e", split], addrs)
     # the binary and its .dwo files moved together, out of the build tree

@@ -282,7 +282,8 @@ static struct dw_unit *unit_with_id(struct sw_dwarf *dd, const struct dw_unit *u
 {
 	for (size_t i = 0; i < dd->nunits; i++) {
 		struct dw_unit *su = &dd->units[i];
-		if (su->unit_type == 2 || su->unit_type == 6)
+		/* type units, and a skeleton read where its split unit was looked for */
+		if (su->unit_type == 2 || su->unit_type == 4 || su->unit_type == 6)
 			continue;
 		if (su->version < 5 && dw_unit_head(dd, su, NULL) < 0)
 			continue;

@@ -450,7 +450,14 @@ static int load_debug_section(const struct elf_file *f, const struct elf_shdr *s
 {
 	bool zdebug = strncmp(name, ".zdebug_", 8) == 0;
 	struct sw_section *slot = dwarf_slot(&obj->dwarf, name + (zdebug ? 8 : 7));
-	if (!slot || slot->size || s->type == SHT_NOBITS || !s->size)
+	/*
+	 * A split unit's section wins over the skeleton's of the same kind:
+	 * an object of clang's -gsplit-dwarf=single holds both, and is only
+	 * read for its split unit.
+	 */
+	size_t len = strlen(name);
+	bool dwo = len > 4 && strcmp(name + len - 4, ".dwo") == 0;
+	if (!slot || (slot->size && !dwo) || s->type == SHT_NOBITS || !s->size)
 		return 0;
 	if (zdebug || (s->flags & SHF_COMPRESSED)) {
 		int r = sw_elf_decompress(f, s, zdebug, priv, slot, err);
