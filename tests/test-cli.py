@@ -315,6 +315,16 @@ def check_statuses():
           (len(stalls), summary and summary[-1]["stalls"]))
     check(any("--duration 0.9" in l for l in r.stderr.splitlines() if "stopped" in l),
           "--duration: no line saying why the program stopped: %r" % r.stderr)
+
+    # a FIFO is refused at once, not opened and waited on for a writer that never comes
+    fifo = os.path.join(d, "fifo")
+    os.mkfifo(fifo)
+    try:
+        r = sw(["symbolicate", "-e", fifo, "0x10"], text=True, timeout=20)
+        check(r.returncode == 5 and "not a regular file" in one_line(r.stderr, "-e FIFO"),
+              "symbolicate -e FIFO: status %d, %r" % (r.returncode, r.stderr))
+    except subprocess.TimeoutExpired:
+        check(False, "symbolicate -e FIFO: still waiting after 20 s")
     shutil.rmtree(d)
 
 
