@@ -12,12 +12,15 @@ own start would add a millisecond to a timed run).  Each binary is measured
 twice: a first run with no DWARF index (its cache folder emptied before
 each run; goal >= 10x), then a second run on another 100,000 addresses
 with the index, symbol cache and range table the first run left (goal >=
-50x; their sizes are printed).  Last, one address in a
+50x; their sizes are printed).  The ELF binary is measured again built
+with -gsplit-dwarf, against llvm-symbolizer-19 (14 misses inlined calls
+in clang's split units).  Last, one address in a
 new process with the index in place, against llvm-symbolizer and `true`
 (goal < 5 ms).
 
 usage: bench-symbolicate.py STALLWATCH [--addresses N] [--functions N]
-                            [--runs N] [--keep DIR] [--binary FILE]
+                            [--runs N] [--keep DIR] [--binary FILE] [--no-split]
+                            [--no-macho]
 Exit status 77 when llvm-symbolizer-14 or clang is missing.
 """
 import os
@@ -56,9 +59,10 @@ def compile_all(workdir, nfunc, cflags, suffix):
     return objs
 
 
-def build(workdir, nfunc, cc):
-    objs = compile_all(workdir, nfunc, [cc], ".o")
-    out = os.path.join(workdir, "big")
+def build(workdir, nfunc, cc, split=False):
+    objs = compile_all(workdir, nfunc, [cc, "-gsplit-dwarf"] if split else [cc],
+                       ".split.o" if split else ".o")
+    out = os.path.join(workdir, "big-split" if split else "big")
     subprocess.run([cc, *objs, "-o", out], check=True)
     return out
 
@@ -135,9 +139,9 @@ def blocks(path):
         return [b.strip("\n").split("\n") for b in f.read().split("\n\n") if b.strip("\n")]
 
 
-def compare(workdir, ours, naddr):
+def compare(workdir, ours, naddr, symbolizer=SYMBOLIZER):
     """How many answers with debug info are identical: (same, compared, total ok)."""
-    oracle = blocks(os.path.join(workdir, "llvm-symbolizer-14.out"))
+    oracle = blocks(os.path.join(workdir, symbolizer + ".out"))
     mine = blocks(os.path.join(workdir, ours))
     debug = [(o, m) for o, m in zip(oracle, mine)
              if any(loc != "??:0:0" and not loc.startswith("crtstuff.c:") for loc in o[1::2])]
@@ -177,7 +181,8 @@ def wait_for_cache(cache, seconds=30):
     print("cache folder: %s" % ", ".join("%s %.1f MB" % (d, n / 1e6) for d, n in sizes.items()))
 
 
-def run_case(label, workdir, binary, dwarf_file, oracle_args, our_args, nfunc, naddr, runs, sw):
+def run_case(label, workdir, binary, dwarf_file, oracle_args, our_args, nfunc, naddr, runs, sw,
+             symbolizer=SYMBOLIZER):
     """The first run (no index: a cache folder emptied before each run) on
     one set of addresses, then a second run on another set of the same
     binary, with the index the first run left, each against llvm-symbolizer
@@ -190,7 +195,7 @@ def run_case(label, workdir, binary, dwarf_file, oracle_args, our_args, nfunc, n
     print("\n%s: %d functions, %.1f MB of DWARF (%.1f MB without location lists), "
           "%.1f MB of text; %d random addresses" %
           (label, nfunc, total / 1e6, read / 1e6, size / 1e6, naddr))
-    theirs_cmd = [SYMBOLIZER, "--no-demangle", *oracle_args, "--obj=" + binary]
+    theirs_cmd = [symbolizer, "--no-demangle", *oracle_args, "--obj=" + binary]
     ours_cmd = [sw, "symbolicate", "--no-demangle", "-e", binary, *our_args]
     cache = os.path.join(workdir, "cache")
     env = dict(os.environ, XDG_CACHE_HOME=cache)
@@ -203,8 +208,8 @@ def run_case(label, workdir, binary, dwarf_file, oracle_args, our_args, nfunc, n
         # the last round measures the peaks only (its times are the wrapper's too)
         for i in range(runs + 1):
             peak = i == runs
-            r = timed(theirs_cmd, addrs, os.path.join(workdir, "llvm-symbolizer-14.out"), None, peak)
-            best_of(best, "llvm-symbolizer-14", r, peak)
+            r = timed(theirs_cmd, addrs, os.path.join(workdir, symbolizer + ".out"), None, peak)
+            best_of(best, symbolizer, r, peak)
             if what == "first run":
                 shutil.rmtree(cache, ignore_errors=True)
             r = timed(ours_cmd, addrs, os.path.join(workdir, "stallwatch.out"), env, peak)
@@ -214,8 +219,8 @@ def run_case(label, workdir, binary, dwarf_file, oracle_args, our_args, nfunc, n
         for name, (wall, cpu, rss) in best.items():
             print("  %-20s %7.3f s wall %7.3f s cpu %9.0f addresses/s %7.1f MB peak RSS" %
                   (name, wall, cpu, naddr / wall, rss / 1024))
-        theirs, ours = best["llvm-symbolizer-14"], best["stallwatch"]
-        same, compared, skipped, whole = compare(workdir, "stallwatch.out", naddr)
+        theirs, ours = best[symbolizer], best["stallwatch"]
+        same, compared, skipped, whole = compare(workdir, "stallwatch.out", naddr, symbolizer)
         print("  answers: %d of %d addresses with debug info identical (%d without, not compared)"
               % (same, compared, skipped))
         print("  %s throughput ratio (wall): %.2fx   (cpu): %.2fx   goal >= %dx" %
@@ -285,6 +290,18 @@ def main():
         ok = run_case("ELF x86-64, clang -g -O1", workdir, binary, binary, [], [], nfunc,
                       naddr, runs, sw)
         one_address(workdir, binary, sw)
+        # split DWARF: the same sources with -gsplit-dwarf, 40 .dwo files read beside the
+        # skeletons; llvm-symbolizer 19 is the baseline, as 14 drops inlined calls there
+        split_symbolizer = "llvm-symbolizer-19"
+        if "--no-split" not in args and shutil.which(split_symbolizer) and not arg(
+                args, "--binary", None):
+            split = os.path.join(workdir, "big-split")
+            if not os.path.exists(split):
+                t = time.perf_counter()
+                build(workdir, nfunc, cc, split=True)
+                print("built %s and its .dwo files in %.0f s" % (split, time.perf_counter() - t))
+            ok &= run_case("ELF x86-64, clang -g -O1 -gsplit-dwarf (.dwo files)", workdir, split,
+                           split, [], [], nfunc, naddr, runs, sw, split_symbolizer)
         if "--no-macho" not in args and all(shutil.which(t) for t in
                                             ("clang-19", "ld64.lld-19", "dsymutil-19")):
             macho = os.path.join(workdir, "big-macho")
