@@ -59,7 +59,7 @@ static struct swa_fd listener = SWA_FD_NONE, client_id = SWA_FD_NONE;
 static struct swa_fd wake_r = SWA_FD_NONE, wake_w = SWA_FD_NONE;
 static int reopens_left = LISTEN_REOPENS;
 static enum state state = NO_CLIENT;
-static _Atomic bool streaming; /* state == STREAMING, for other threads */
+static _Atomic bool streaming; /* a proven client is connected: STREAMING, or CLOSING after it */
 static uint8_t inbuf[SWA_CONTROL_MAX_BODY + 16];
 static size_t inlen;
 static uint8_t outbuf[OUT_CAP];
@@ -278,23 +278,26 @@ static void fill_from_ring(void)
 		put_stats();
 }
 
-static void close_client(void)
+/* The client is gone (its descriptor closed or taken): nothing of its is kept. */
+static void forget_client(void)
 {
-	swa_fd_close(&client_id);
 	state = NO_CLIENT;
 	atomic_store(&streaming, false);
 	inlen = outlen = outoff = 0;
+}
+
+static void close_client(void)
+{
+	swa_fd_close(&client_id);
+	forget_client();
 }
 
 /* The client's descriptor while it is still ours; a lost one ends the client. */
 static int client_fd(void)
 {
 	int fd = swa_fd_get(&client_id);
-	if (fd < 0 && state != NO_CLIENT) {
-		state = NO_CLIENT;
-		atomic_store(&streaming, false);
-		inlen = outlen = outoff = 0;
-	}
+	if (fd < 0 && state != NO_CLIENT)
+		forget_client();
 	return fd;
 }
 

@@ -32,18 +32,12 @@ struct dw_split_file {
 	struct sw_object *obj;
 };
 
-/* A split unit read: its own reader over its sections. */
-struct dw_split_unit {
-	uint64_t id;
-	struct sw_dwarf *dwarf;
-};
-
 struct dw_splits {
 	char *origin; /* the binary's path: its folder and its .dwp are looked in */
 	struct dw_split_file *files;
 	size_t nfiles;
-	struct dw_split_unit *units;
-	size_t nunits;
+	struct sw_dwarf **readers; /* one per split unit read, over its sections */
+	size_t nreaders;
 	struct sw_object *package; /* origin.dwp, NULL: none */
 	bool package_tried;
 	size_t missing; /* skeletons whose split unit was not found */
@@ -81,14 +75,14 @@ void dw_splits_free(struct dw_splits *sp)
 {
 	if (!sp)
 		return;
-	for (size_t i = 0; i < sp->nunits; i++)
-		sw_dwarf_free(sp->units[i].dwarf);
+	for (size_t i = 0; i < sp->nreaders; i++)
+		sw_dwarf_free(sp->readers[i]);
 	for (size_t i = 0; i < sp->nfiles; i++) {
 		sw_object_free(sp->files[i].obj);
 		free(sp->files[i].path);
 	}
 	sw_object_free(sp->package);
-	free(sp->units);
+	free(sp->readers);
 	free(sp->files);
 	free(sp->origin);
 	free(sp);
@@ -96,22 +90,22 @@ void dw_splits_free(struct dw_splits *sp)
 
 /* A new reader over sections, the binary's .debug_addr and .debug_ranges lent to it. */
 static int new_reader(const struct sw_dwarf *d, struct sw_dwarf_sections s, struct dw_splits *sp,
-		      uint64_t id, struct sw_dwarf **ret)
+		      struct sw_dwarf **ret)
 {
 	s.addr = d->s.addr;
 	s.ranges = d->s.ranges;
 	s.big_endian = d->s.big_endian;
 	s.addr_size = d->s.addr_size;
-	struct dw_split_unit *grown = realloc(sp->units, (sp->nunits + 1) * sizeof(*grown));
+	struct sw_dwarf **grown = realloc(sp->readers, (sp->nreaders + 1) * sizeof(*grown));
 	if (!grown)
 		return -ENOMEM;
-	sp->units = grown;
+	sp->readers = grown;
 	struct sw_error err = {0};
 	int r = sw_dwarf_new(&s, ret, &err);
 	if (r < 0)
 		return r;
 	(*ret)->split = true;
-	sp->units[sp->nunits++] = (struct dw_split_unit){id, *ret};
+	sp->readers[sp->nreaders++] = *ret;
 	return 0;
 }
 
@@ -295,11 +289,13 @@ static struct dw_unit *unit_with_id(struct sw_dwarf *dd, const struct dw_unit *u
 
 static void note_missing(struct dw_splits *sp, const struct dw_unit *u, const char *why)
 {
-	if (!sp->missing++)
-		snprintf(sp->first_missing, sizeof(sp->first_missing), "%s%s%s: %s",
-			 u->dwo_name && u->dwo_name[0] != '/' && u->comp_dir ? u->comp_dir : "",
-			 u->dwo_name && u->dwo_name[0] != '/' && u->comp_dir ? "/" : "",
-			 u->dwo_name ? u->dwo_name : "(no name)", why);
+	if (sp->missing++)
+		return;
+	/* the path the file was first looked for at */
+	bool under = u->dwo_name && u->dwo_name[0] != '/' && u->comp_dir;
+	snprintf(sp->first_missing, sizeof(sp->first_missing), "%s%s%s: %s",
+		 under ? u->comp_dir : "", under ? "/" : "",
+		 u->dwo_name ? u->dwo_name : "(no name)", why);
 }
 
 /* The reader of u's split unit and the unit in it, opened once; NULL: not found. */
@@ -311,7 +307,7 @@ static struct dw_unit *split_unit(struct sw_dwarf *d, struct dw_unit *u, struct 
 	struct sw_object *pkg = open_package(sp);
 	struct sw_dwarf_sections s;
 	if (pkg && u->has_dwo_id && dw_package_unit(&pkg->dwarf, u->dwo_id, &s) == 1 &&
-	    new_reader(d, s, sp, u->dwo_id, ret) >= 0) {
+	    new_reader(d, s, sp, ret) >= 0) {
 		struct dw_unit *su = unit_with_id(*ret, u);
 		if (su)
 			return su;
@@ -326,7 +322,7 @@ static struct dw_unit *split_unit(struct sw_dwarf *d, struct dw_unit *u, struct 
 		return NULL;
 	}
 	struct sw_object *obj = open_file(sp, path);
-	if (!obj || new_reader(d, obj->dwarf, sp, u->dwo_id, ret) < 0) {
+	if (!obj || new_reader(d, obj->dwarf, sp, ret) < 0) {
 		note_missing(sp, u, "cannot be read");
 		return NULL;
 	}

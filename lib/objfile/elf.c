@@ -417,7 +417,8 @@ static int load_symtab(const struct elf_file *f, const struct elf_shdr *s, struc
 	return 0;
 }
 
-static struct sw_section *dwarf_slot(struct sw_dwarf_sections *d, const char *name)
+/* The slot of the section whose name, after ".debug_" or ".zdebug_", is len bytes of name. */
+static struct sw_section *dwarf_slot(struct sw_dwarf_sections *d, const char *name, size_t len)
 {
 	static const struct {
 		const char *name;
@@ -435,10 +436,6 @@ static struct sw_section *dwarf_slot(struct sw_dwarf_sections *d, const char *na
 	    {"aranges", offsetof(struct sw_dwarf_sections, aranges)},
 	    {"cu_index", offsetof(struct sw_dwarf_sections, cu_index)},
 	};
-	/* a split unit's file (.dwo) or package (.dwp) names them with ".dwo" */
-	size_t len = strlen(name);
-	if (len > 4 && strcmp(name + len - 4, ".dwo") == 0)
-		len -= 4;
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
 		if (strlen(map[i].name) == len && strncmp(name, map[i].name, len) == 0)
 			return (struct sw_section *)((char *)d + map[i].off);
@@ -449,14 +446,16 @@ static int load_debug_section(const struct elf_file *f, const struct elf_shdr *s
 			      struct elf_priv *priv, struct sw_object *obj, struct sw_error *err)
 {
 	bool zdebug = strncmp(name, ".zdebug_", 8) == 0;
-	struct sw_section *slot = dwarf_slot(&obj->dwarf, name + (zdebug ? 8 : 7));
+	const char *kind = name + (zdebug ? 8 : 7);
 	/*
-	 * A split unit's section wins over the skeleton's of the same kind:
-	 * an object of clang's -gsplit-dwarf=single holds both, and is only
-	 * read for its split unit.
+	 * A split unit's file (.dwo) or package (.dwp) names its sections with
+	 * ".dwo", and they win over the skeleton's of the same kind: an object
+	 * of clang's -gsplit-dwarf=single holds both, and is only read for its
+	 * split unit.
 	 */
-	size_t len = strlen(name);
-	bool dwo = len > 4 && strcmp(name + len - 4, ".dwo") == 0;
+	size_t len = strlen(kind);
+	bool dwo = len > 4 && strcmp(kind + len - 4, ".dwo") == 0;
+	struct sw_section *slot = dwarf_slot(&obj->dwarf, kind, dwo ? len - 4 : len);
 	if (!slot || (slot->size && !dwo) || s->type == SHT_NOBITS || !s->size)
 		return 0;
 	if (zdebug || (s->flags & SHF_COMPRESSED)) {
