@@ -12,7 +12,8 @@
  * samples' weights (MetricKit spreads a hang's duration over its paths)
  * and read as such with flamegraph.pl --countname=us.  The first frame is
  * the stall's label, so stalls stay apart and each line can be grepped
- * alone; with --thread all the second names the thread.  --min-percent
+ * alone; with --thread all the second names the thread.  An unknown
+ * function is "??? (libfoo.so)": there is no other place for its image.  --min-percent
  * does not apply: the lines add up to the stall's sampled time.
  */
 #include <errno.h>
@@ -68,9 +69,13 @@ struct sw_folded {
 	size_t nrefs;
 	/* the texts, with COPY bytes past the last that a copy may read */
 	struct sw_buf text;
-	/* each text by the name it was made from (names are interned: one per text) */
+	/*
+	 * each text by the name it was made from (names are interned: one per
+	 * text) and, for an unknown function, by its image
+	 */
 	struct seen_name {
 		const char *name;
+		uint32_t image; /* + 1; 0: the name alone */
 		struct name_ref ref;
 	} * seen;
 	size_t nseen, seen_cap;
@@ -100,15 +105,23 @@ void sw_folded_free(struct sw_folded *c)
 	free(c);
 }
 
-static size_t hash_ptr(const void *p)
+static size_t hash_name(const void *p, uint32_t image)
 {
-	uint64_t v = (uintptr_t)p * 0x9e3779b97f4a7c15ull;
+	uint64_t v = ((uintptr_t)p ^ (uint64_t)image << 48) * 0x9e3779b97f4a7c15ull;
 	return (size_t)(v >> 32);
 }
 
-/* The text of name, made when new. */
-static int name_text(struct sw_folded *c, const char *name, struct name_ref *ret)
+/*
+ * The text of name, made when new; with img, of an unknown function in
+ * that image (image + 1).  Lines have no column for the image, as trees
+ * do: "???" alone would make a stripped library's frames and an app's one
+ * name, and their lines the same text.  "??? (libfoo.so)" keeps them apart.
+ */
+static int name_text(struct sw_folded *c, const char *name, const struct sw_tree_image *img,
+		     uint32_t image, struct name_ref *ret)
 {
+	if (!img)
+		image = 0;
 	if (c->nseen * 2 >= c->seen_cap) {
 		size_t cap = c->seen_cap ? c->seen_cap * 2 : 1024;
 		struct seen_name *t = calloc(cap, sizeof(*t));
@@ -117,7 +130,7 @@ static int name_text(struct sw_folded *c, const char *name, struct name_ref *ret
 		for (size_t i = 0; i < c->seen_cap; i++) {
 			if (!c->seen[i].name)
 				continue;
-			size_t j = hash_ptr(c->seen[i].name) & (cap - 1);
+			size_t j = hash_name(c->seen[i].name, c->seen[i].image) & (cap - 1);
 			while (t[j].name)
 				j = (j + 1) & (cap - 1);
 			t[j] = c->seen[i];
@@ -126,9 +139,9 @@ static int name_text(struct sw_folded *c, const char *name, struct name_ref *ret
 		c->seen = t;
 		c->seen_cap = cap;
 	}
-	size_t j = hash_ptr(name) & (c->seen_cap - 1);
+	size_t j = hash_name(name, image) & (c->seen_cap - 1);
 	for (; c->seen[j].name; j = (j + 1) & (c->seen_cap - 1))
-		if (c->seen[j].name == name) {
+		if (c->seen[j].name == name && c->seen[j].image == image) {
 			*ret = c->seen[j].ref;
 			return 0;
 		}
@@ -136,12 +149,15 @@ static int name_text(struct sw_folded *c, const char *name, struct name_ref *ret
 	int r = sw_buf_putc(&c->text, ';');
 	if (r >= 0)
 		r = put_frame(&c->text, name);
+	if (r >= 0 && img && (r = sw_buf_puts(&c->text, " (")) >= 0 &&
+	    (r = put_frame(&c->text, img->name)) >= 0)
+		r = sw_buf_putc(&c->text, ')');
 	if (r < 0)
 		return r;
 	if (c->text.len > UINT32_MAX)
 		return -E2BIG;
 	*ret = (struct name_ref){(uint32_t)off, (uint32_t)(c->text.len - off)};
-	c->seen[j] = (struct seen_name){name, *ret};
+	c->seen[j] = (struct seen_name){name, image, *ret};
 	c->nseen++;
 	return 0;
 }
@@ -157,9 +173,13 @@ static int name_frames(struct sw_folded *c, const struct sw_profile *p)
 		return -ENOMEM;
 	c->refs = refs;
 	int r = 0;
-	for (; c->nrefs < n && r >= 0; c->nrefs++)
+	for (; c->nrefs < n && r >= 0; c->nrefs++) {
+		const struct sw_tree_frame *f = sw_profile_get_frame(p, (uint32_t)c->nrefs);
+		bool unknown = f->image && !f->name && !f->linkage;
 		r = name_text(c, sw_profile_frame_name(p, (uint32_t)c->nrefs, c->full),
+			      unknown ? sw_profile_get_image(p, f->image) : NULL, f->image,
 			      &c->refs[c->nrefs]);
+	}
 	/* the bytes a copy reads past the last text: room, and zero */
 	if (r >= 0 && (r = sw_buf_reserve(&c->text, COPY)) >= 0)
 		memset(c->text.data + c->text.len, 0, COPY);
