@@ -1,5 +1,5 @@
 /*
- * `stallwatch demangle`: demangles Swift and C++ symbol names given as
+ * `stallwatch demangle`: demangles Swift, C++ and Rust symbol names given as
  * arguments, or filters standard input replacing every mangled name found
  * in the text (like c++filt and swift-demangle), so it can sit in a pipe
  * behind any log.  The demanglers live in lib/demangle*.c.
@@ -109,7 +109,8 @@ static const struct sw_opt *const demangle_tables[] = {demangle_opts, NULL};
 const struct sw_cmd sw_cmd_demangle = {
     .name = "demangle",
     .usage = "[--simplified] [--no-cxx] [NAME ...]",
-    .summary = "demangle Swift and C++ symbol names, or filter them in text on standard input",
+    .summary =
+	"demangle Swift, C++ and Rust symbol names, or filter them in text on standard input",
     .options = demangle_tables,
     .min_args = 0,
     .max_args = -1,

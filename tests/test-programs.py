@@ -437,7 +437,7 @@ def scenario_deep():
         i = names.index(gap[0])
         check(names[i + 1] == "deep_recurse" and "deep_spin" in names[i + 1:],
               "%d deep: the innermost frames are missing" % n)
-        check(st.get("signature_version") == 5, "signature without its rule's version")
+        check(st.get("signature_version") == 6, "signature without its rule's version")
     check(sts[0]["signature"] == sts[1]["signature"],
           "the count of frames left out split the signature")
     # the first samples of the deepest stall outgrew the stack copy, and said so;
@@ -585,6 +585,37 @@ def scenario_unwatched():
           "a watched loop said otherwise: %s" % err)
 
 
+# ---- 7. a Rust program: its frames under Rust's names -----------------------
+
+
+def scenario_rust():
+    """A Rust poll loop (tests/apps/stallapp.rs): one stall, its frames demangled."""
+    rustc = os.environ.get("RUSTC", "")
+    if not rustc:
+        skip("no rustc (RUSTC unset; none on PATH, a login shell's PATH or in ~/.cargo/bin)")
+    if subprocess.run([rustc, "--version"], capture_output=True).returncode:
+        skip("'%s --version' fails for this user (another user's rustup?)" % rustc)
+    with tempfile.TemporaryDirectory() as tmp:
+        # v0 for the program's own names too: the standard library's are v0
+        # in current releases, legacy in older ones (both are read)
+        app = os.path.join(tmp, "stallapp")
+        subprocess.run([rustc, "-O", "-g", "-C", "force-frame-pointers=yes", "-C",
+                        "symbol-mangling-version=v0", "-o", app,
+                        os.path.join(APPS, "stallapp.rs")], check=True)
+        objs, lines, err, status = run([app, "busy:400"])
+    check(status == 0 and "done true" in lines, "run exited %d: %s" % (status, err[-400:]))
+    sts, spans = stalls(objs), steps(lines)
+    expect_stall(sts, spans, "busy", "busy", "stallapp::handle_event")
+    st = stall_of(sts, spans["busy"]) if "busy" in spans else None
+    names = [n["symbol"] or "" for n in st["tree"]] if st else []
+    print("%d nodes, e.g. %s" % (len(names), names[:8]))
+    # Rust's manglings: v0 "_R...", legacy "_ZN...17h<hash>E"
+    mangled = [n for n in names if re.match(r"_?_R[A-Z]|_?_ZN.*17h[0-9a-f]{16}E", n)]
+    check(names and not mangled, "mangled Rust names in the tree: %s" % mangled[:3])
+    check("stallapp::main" in names and "std::rt::lang_start_internal" in names,
+          "the path from the runtime to main is not named: %s" % names[:20])
+
+
 SCENARIOS = {
     "nested-c": scenario_nested_c,
     "nested-glib": scenario_nested_glib,
@@ -598,6 +629,7 @@ SCENARIOS = {
     "nested-qt-unix": scenario_nested_qt_unix,
     "segments": scenario_segments,
     "stopped": scenario_stopped,
+    "rust": scenario_rust,
     "deep": scenario_deep,
     "vdso": scenario_vdso,
     "unwatched": scenario_unwatched,

@@ -1,8 +1,17 @@
 /*
  * The front of the demanglers: recognises which mangling a name uses and
  * hands it to the Swift demangler (demangle-swift*.c) or to libiberty for
- * Itanium C++, and scans running text for symbols to replace (the filter
- * behind `stallwatch demangle`).
+ * Itanium C++ and Rust, and scans running text for symbols to replace (the
+ * filter behind `stallwatch demangle`).
+ *
+ * Rust has two manglings: the legacy one, Itanium's grammar with a hash for
+ * a last component ("_ZN3std2rt10lang_start17h0123456789abcdefE"), and v0
+ * ("_RNvNtCs..._3std2rt19lang_start_internal"), which the standard
+ * library of current releases uses and any crate can choose.  Both go to
+ * libiberty's Rust demangler first (a nested Itanium name that is not
+ * Rust's is refused there, and read as C++), printed as Rust's backtraces
+ * print them: no hash, no crate disambiguators
+ * ("std::rt::lang_start_internal").
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -115,6 +124,67 @@ static bool demangled_size_ok(const char *name)
 }
 #endif
 
+#if SW_HAVE_IBERTY
+struct rust_out {
+	jmp_buf stop;
+	struct sw_buf *out;
+	size_t mark;
+	int err; /* set before a jump: -E2BIG or the buffer's error */
+};
+
+static void rust_piece(const char *s, size_t n, void *opaque)
+{
+	struct rust_out *ro = opaque;
+	int r = ro->out->len - ro->mark + n > MAX_DEMANGLED ? -E2BIG : sw_buf_append(ro->out, s, n);
+	if (r < 0) {
+		ro->err = r;
+		/* as in probe_piece(): the callback interface keeps its state on the stack */
+		longjmp(ro->stop, 1);
+	}
+}
+
+/*
+ * libiberty's reading of mangled into ro->out: 1, 0 (not Rust, or too long
+ * to show: left mangled) or -errno.  Alone in a function of its own, so
+ * that nothing local to the setjmp() changes before the jump back.
+ */
+static int rust_into(const char *mangled, struct rust_out *ro)
+{
+	if (setjmp(ro->stop))
+		return ro->err == -E2BIG ? 0 : ro->err;
+	return rust_demangle_callback(mangled, DMGL_PARAMS | DMGL_ANSI, rust_piece, ro) ? 1 : 0;
+}
+
+/*
+ * A Rust name, v0 ("_R...") or legacy ("_ZN...17h<hash>E"), into out; 1,
+ * 0 (not one: out untouched) or -errno.
+ */
+static int demangle_rust(const char *name, size_t len, struct sw_buf *out)
+{
+	const char *p = name;
+	if (len >= 3 && p[0] == '_' && p[1] == '_' && (p[2] == 'R' || p[2] == 'Z'))
+		p++, len--; /* Mach-O's extra underscore */
+	/* a legacy name is a nested Itanium one whose last component is a hash: libiberty checks */
+	bool v0 = len >= 3 && p[0] == '_' && p[1] == 'R';
+	bool legacy = len >= 3 && p[0] == '_' && p[1] == 'Z' && p[2] == 'N';
+	if ((!v0 && !legacy) || len > MAX_NAME)
+		return 0;
+	char stackbuf[512];
+	char *copy = len < sizeof(stackbuf) ? stackbuf : malloc(len + 1);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, p, len);
+	copy[len] = 0;
+	struct rust_out ro = {.out = out, .mark = out->len};
+	int r = rust_into(copy, &ro);
+	if (copy != stackbuf)
+		free(copy);
+	if (r <= 0)
+		out->len = ro.mark;
+	return r;
+}
+#endif
+
 static int demangle_cxx(const char *name, size_t len, struct sw_buf *out)
 {
 #if SW_HAVE_IBERTY
@@ -129,7 +199,10 @@ static int demangle_cxx(const char *name, size_t len, struct sw_buf *out)
 		return -ENOMEM;
 	memcpy(copy, p, len);
 	copy[len] = 0;
-	char *res = demangled_size_ok(copy) ? cplus_demangle(copy, DMGL_PARAMS | DMGL_ANSI) : NULL;
+	/* Itanium's reading only: Rust's legacy names are demangle_rust()'s */
+	char *res = demangled_size_ok(copy)
+			? cplus_demangle(copy, DMGL_PARAMS | DMGL_ANSI | DMGL_GNU_V3)
+			: NULL;
 	if (copy != stackbuf)
 		free(copy);
 	if (!res)
@@ -186,6 +259,13 @@ static int demangle_plain(const char *name, size_t len, unsigned flags, struct s
 		if (r != 0)
 			return r;
 	}
+#if SW_HAVE_IBERTY
+	if (!(flags & SW_DEMANGLE_NO_RUST)) {
+		int r = demangle_rust(name, len, out);
+		if (r != 0)
+			return r;
+	}
+#endif
 	if (!(flags & SW_DEMANGLE_NO_CXX))
 		return demangle_cxx(name, len, out);
 	return 0;
@@ -208,7 +288,8 @@ static bool may_start(const char *s, size_t len)
 {
 	return starts(s, len, "$s") || starts(s, len, "$S") || starts(s, len, "$e") ||
 	       starts(s, len, "_$") || starts(s, len, "_T") || starts(s, len, "__T") ||
-	       starts(s, len, "_Z") || starts(s, len, "__Z") || starts(s, len, "@__swiftmacro_");
+	       starts(s, len, "_Z") || starts(s, len, "__Z") || starts(s, len, "_R") ||
+	       starts(s, len, "__R") || starts(s, len, "@__swiftmacro_");
 }
 
 int sw_demangle_filter(const char *text, size_t len, unsigned flags, struct sw_buf *out)

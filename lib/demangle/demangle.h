@@ -1,7 +1,8 @@
 /*
  * Symbol demangling for the rest of stallwatch: Swift names (current
  * mangling $s/$S/_T0/@__swiftmacro_ and the legacy _T one, by our own C
- * demangler) and Itanium C++ names (through libiberty when it is there).
+ * demangler), Itanium C++ names and Rust names (v0 "_R..." and legacy
+ * "_ZN...17h<hash>E"), through libiberty when it is there.
  *
  * Mach-O symbol tables carry one more leading underscore than the mangled
  * name ("_$s...", "__Z..."); both forms are accepted.
@@ -20,6 +21,8 @@
 #define SW_DEMANGLE_NO_CXX 0x2u
 /* Leave Swift names alone. */
 #define SW_DEMANGLE_NO_SWIFT 0x4u
+/* Leave Rust names alone (a legacy one is then read as C++). */
+#define SW_DEMANGLE_NO_RUST 0x8u
 
 /*
  * Appends the demangled form of the NUL-terminated name to out.  Returns 1
@@ -40,7 +43,7 @@ int sw_demangle_n(const char *name, size_t len, unsigned flags, struct sw_buf *o
 bool sw_demangle_is_stub(const char *name);
 
 /*
- * Copies text to out, replacing every mangled Swift or C++ symbol found in
+ * Copies text to out, replacing every mangled Swift, C++ or Rust symbol found in
  * it by its demangled form, like `c++filt` or `swift-demangle` reading a
  * log.  Returns the number of symbols replaced, or -errno.
  */
