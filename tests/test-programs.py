@@ -602,10 +602,18 @@ def scenario_rust():
         subprocess.run([rustc, "-O", "-g", "-C", "force-frame-pointers=yes", "-C",
                         "symbol-mangling-version=v0", "-o", app,
                         os.path.join(APPS, "stallapp.rs")], check=True)
-        objs, lines, err, status = run([app, "busy:400"])
+        objs, lines, err, status = run([app, "busy:400", "busy2:400", "busy3:400", "sort:400"])
     check(status == 0 and "done true" in lines, "run exited %d: %s" % (status, err[-400:]))
     sts, spans = stalls(objs), steps(lines)
     expect_stall(sts, spans, "busy", "busy", "stallapp::handle_event")
+    expect_stall(sts, spans, "sort", "busy", "stallapp::sort_numbers")
+    # one hang, one signature, whichever std internal was heaviest in each
+    # stall (version 6); another hang, another signature
+    sigs = {k: stall_of(sts, spans[k])["signature"] for k in ("busy", "busy2", "busy3", "sort")
+            if k in spans and stall_of(sts, spans[k])}
+    print("signatures:", sigs)
+    check(len(sigs) == 4 and sigs["busy"] == sigs["busy2"] == sigs["busy3"] != sigs["sort"],
+          "signatures of three alike stalls and another: %s" % sigs)
     st = stall_of(sts, spans["busy"]) if "busy" in spans else None
     names = [n["symbol"] or "" for n in st["tree"]] if st else []
     print("%d nodes, e.g. %s" % (len(names), names[:8]))
@@ -614,6 +622,11 @@ def scenario_rust():
     check(names and not mangled, "mangled Rust names in the tree: %s" % mangled[:3])
     check("stallapp::main" in names and "std::rt::lang_start_internal" in names,
           "the path from the runtime to main is not named: %s" % names[:20])
+    # the standard library is compiled into the program, but not its own code:
+    # the summary's example is the program's function that called it
+    check(re.search(r"3 stalls .*e\.g\. #\d+  stallapp::handle_event \(stallapp\)", err) and
+          re.search(r"1 stall .*e\.g\. #\d+  stallapp::sort_numbers \(stallapp\)", err),
+          "the summary does not name stallapp::handle_event and sort_numbers: %s" % err[-400:])
 
 
 SCENARIOS = {

@@ -997,6 +997,81 @@ static void test_culprit(void)
 }
 
 /*
+ * The culprit passes over the toolchain's library compiled into the app,
+ * known by its source files: C++ headers (the system's, an SDK's) and
+ * Rust's standard library and its vendored crates.  Their time goes to the
+ * app's function that called them, here sort_items (105) over other (50).
+ * Signatures pass over them too.
+ */
+static void test_culprit_toolchain(void)
+{
+	struct sw_profile *p;
+	CHECK_INT(sw_profile_new(&p), 0);
+	struct sw_tree_image app = {.path = "/opt/app/bin/app", .load_address = 0x1000};
+	uint32_t ia;
+	CHECK_INT(sw_profile_image(p, &app, &ia), 0);
+	const struct {
+		const char *name, *file;
+	} fr[] = {
+	    {"main", "/src/app/main.cpp"},
+	    {"sort_items", "/src/app/items.cpp"},
+	    {"other", "/src/app/other.cpp"},
+	    {"std::__introsort_loop", "/usr/include/c++/12/bits/stl_algo.h"},
+	    {"core::slice::sort::quicksort", "/rustc/0123abcd/library/core/src/slice/sort.rs"},
+	    {"std::__1::__sort", "/Applications/Xcode.app/Contents/Developer/Toolchains/"
+				 "XcodeDefault.xctoolchain/usr/include/c++/v1/__algorithm/sort.h"},
+	    {"hashbrown::raw::RawTable::reserve_rehash",
+	     "/rust/deps/hashbrown-0.16.1/src/raw/mod.rs"},
+	};
+	uint32_t id[7];
+	for (int i = 0; i < 7; i++) {
+		struct sw_tree_frame f = {.image = ia,
+					  .linkage = fr[i].name,
+					  .name = fr[i].name,
+					  .file = fr[i].file,
+					  .line = 10,
+					  .address = 0x1000 + 0x10 * (uint64_t)i};
+		CHECK_INT(sw_profile_frame(p, &f, &id[i]), 0);
+	}
+	struct sw_tree_stall_info info = {.id = 1, .thread_id = 1};
+	struct sw_tree_stall *s;
+	CHECK_INT(sw_profile_add_stall(p, &info, &s), 0);
+	uint32_t th;
+	CHECK_INT(sw_tree_stall_thread(p, s, 1, "", &th), 0);
+	const struct {
+		int leaf;
+		uint64_t weight;
+	} st[] = {{2, 50}, {3, 40}, {4, 30}, {5, 20}, {6, 15}};
+	for (size_t k = 0; k < sizeof(st) / sizeof(st[0]); k++) {
+		uint32_t frames[3] = {id[0], st[k].leaf == 2 ? id[2] : id[1], id[st[k].leaf]};
+		size_t n = st[k].leaf == 2 ? 2 : 3;
+		CHECK_INT(sw_tree_stall_add_sample(p, s, th, frames, n, st[k].weight), 0);
+	}
+	const struct sw_tree_frame *f = sw_render_culprit(p, s);
+	CHECK_STR(f ? f->linkage : NULL, "sort_items");
+
+	/*
+	 * Signatures leave them out below the app's own code: sort_items'
+	 * stalls sign alike whichever template was heaviest, and apart from
+	 * other's (signature version 6).
+	 */
+	uint64_t sig[4];
+	const int leaf[4] = {3, 4, 6, 2};
+	for (int k = 0; k < 4; k++) {
+		struct sw_tree_stall_info si = {.id = 2 + (uint64_t)k, .thread_id = 1};
+		struct sw_tree_stall *ss;
+		CHECK_INT(sw_profile_add_stall(p, &si, &ss), 0);
+		CHECK_INT(sw_tree_stall_thread(p, ss, 1, "", &th), 0);
+		uint32_t frames[3] = {id[0], leaf[k] == 2 ? id[2] : id[1], id[leaf[k]]};
+		CHECK_INT(sw_tree_stall_add_sample(p, ss, th, frames, leaf[k] == 2 ? 2 : 3, 10), 0);
+		sig[k] = sw_tree_stall_signature(p, ss);
+	}
+	CHECK(sig[0] == sig[1] && sig[1] == sig[2]);
+	CHECK(sig[3] != sig[0]);
+	sw_profile_free(p);
+}
+
+/*
  * The runtime a program hands its work to (sw_tree_runtime_image()): a
  * tclsh script's stalls, all in libtcl below main, are told apart by
  * libtcl's frames and explained by them; libc below the runtime, and a
@@ -1443,6 +1518,7 @@ int main(void)
 	test_stacks();
 	test_pool_full();
 	test_culprit();
+	test_culprit_toolchain();
 	test_runtime();
 	test_examples();
 	test_late_summary();

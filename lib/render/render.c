@@ -345,14 +345,15 @@ void sw_examples_printed(struct sw_examples *x, struct sw_profile *p, struct sw_
 /*
  * A function of the app's own code with a name: not a system image (but
  * the runtime the app hands its work to, see sw_tree_runtime_image()), not
- * sub_<hex>, not a PLT entry or stub (in the app's image, but only a jump
- * to another library's function: a stripped app's only names).
+ * the toolchain's library compiled into the app (sw_tree_source_is_toolchain()),
+ * not sub_<hex>, not a PLT entry or stub (in the app's image, but only a
+ * jump to another library's function: a stripped app's only names).
  */
 static bool own_named(const struct sw_profile *p, const struct sw_tree_frame *f, uint32_t runtime)
 {
 	const struct sw_tree_image *img = sw_profile_get_image(p, f->image);
 	if (!img || (img->system && f->image != runtime) || !f->linkage ||
-	    sw_demangle_is_stub(f->linkage))
+	    sw_demangle_is_stub(f->linkage) || sw_tree_source_is_toolchain(f->file))
 		return false;
 	const char *hex = f->linkage + 4;
 	return strncmp(f->linkage, "sub_", 4) != 0 || !*hex ||

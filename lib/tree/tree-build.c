@@ -1002,14 +1002,16 @@ uint32_t sw_tree_signature_root(const struct sw_profile *p, const struct sw_tree
 	return root;
 }
 
+/* Whether node i's frame is not the app's own code: a system image's, or the toolchain's library.
+ */
 static bool frame_is_system(const struct sw_profile *p, const struct sw_tree *t, uint32_t i)
 {
-	const struct sw_tree_image *img =
-	    sw_profile_get_image(p, p->frames[t->nodes[i].frame].f.image);
-	return img && img->system;
+	const struct sw_tree_frame *f = &p->frames[t->nodes[i].frame].f;
+	const struct sw_tree_image *img = sw_profile_get_image(p, f->image);
+	return (img && img->system) || sw_tree_source_is_toolchain(f->file);
 }
 
-/* The deepest node of the heaviest path from root outside system images, or NONE. */
+/* The deepest node of the heaviest path from root of the app's own code, or NONE. */
 static uint32_t deepest_own(const struct sw_profile *p, const struct sw_tree *t, uint32_t root)
 {
 	uint32_t last = NONE;
@@ -1065,7 +1067,9 @@ static uint64_t signature_of(const struct sw_profile *p, const struct sw_tree *t
 	/*
 	 * System frames below the deepest frame of the app's own code are left
 	 * out: which libc or libm internal happens to be heaviest is noise that
-	 * would split one hang into several signatures.  The frames of the
+	 * would split one hang into several signatures.  So are the frames of
+	 * the toolchain's library compiled into the app (which of hashbrown's
+	 * or libstdc++'s templates was heaviest).  The frames of the
 	 * runtime the app hands its work to are the app's own: under tclsh
 	 * they are all there is of the script.
 	 */

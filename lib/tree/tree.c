@@ -218,6 +218,12 @@ bool sw_tree_path_is_system(const char *path)
 	return false;
 }
 
+bool sw_tree_source_is_toolchain(const char *file)
+{
+	return file && (!strncmp(file, "/rustc/", 7) || !strncmp(file, "/rust/deps/", 11) ||
+			strstr(file, "/usr/include/"));
+}
+
 static uint64_t image_hash(const char *name, const struct sw_tree_image *img)
 {
 	uint64_t h = 0xcbf29ce484222325ull ^ img->load_address;

@@ -259,6 +259,15 @@ size_t sw_profile_stack(const struct sw_profile *p, uint32_t stack, uint32_t *fr
 bool sw_tree_path_is_system(const char *path);
 /* True for the agent's image and the kernel's virtual shared objects (system too). */
 bool sw_tree_path_is_agent_or_kernel(const char *path);
+/*
+ * True for a source file of the toolchain's library, which is compiled
+ * into the app but is not its own code: system headers (C++ templates, in
+ * /usr/include or an SDK's or toolchain's usr/include) and Rust's standard
+ * library (official builds name its sources /rustc/COMMIT/library/..., its
+ * vendored crates /rust/deps/...).  Signatures and culprits pass over such
+ * frames as they pass over system images.
+ */
+bool sw_tree_source_is_toolchain(const char *file);
 
 /* ---- trees ---- */
 
@@ -415,9 +424,12 @@ size_t sw_tree_heaviest(const struct sw_tree *t, uint32_t *path, size_t max);
  * had one signature, that of an empty path).  5: the frames of the runtime
  * the program hands its work to (sw_tree_runtime_image()) count as the
  * app's own (before, every stall of a tclsh script had the
- * signature of its main()).
+ * signature of its main()).  6: the toolchain's library compiled into the
+ * app (sw_tree_source_is_toolchain()) is left out below the app's own
+ * code, as system images are (before, one hang of a Rust program split
+ * into as many signatures as std internals were heaviest).
  */
-#define SW_SIGNATURE_VERSION 5
+#define SW_SIGNATURE_VERSION 6
 
 /*
  * Computes (once) and returns the stall's signature: the heaviest path of

@@ -48,6 +48,27 @@ fn handle_event(ms: u64) -> usize {
     total
 }
 
+// Numbers sorted until ms milliseconds have passed: another hang.
+#[inline(never)]
+fn sort_numbers(ms: u64) -> usize {
+    let end = now_ns() + ms * 1_000_000;
+    let mut total = 0;
+    let mut x = 88172645463325252u64;
+    while now_ns() < end {
+        let mut v: Vec<u64> = (0..20000)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x
+            })
+            .collect();
+        v.sort();
+        total += v.len();
+    }
+    total
+}
+
 fn main() {
     let mut fds = [PollFd { fd: -1, events: 0, revents: 0 }]; // a wait, never ready
     let mut done = 0;
@@ -56,7 +77,8 @@ fn main() {
         let (kind, ms) = arg.split_once(':').expect("steps are KIND:MS");
         let ms: u64 = ms.parse().expect("MS is a number");
         println!("step {} begin {}", kind, now_ns());
-        done += handle_event(ms);
+        // steps named sort* sort numbers, the others fill maps
+        done += if kind.starts_with("sort") { sort_numbers(ms) } else { handle_event(ms) };
         println!("step {} end {}", kind, now_ns());
     }
     unsafe { poll(fds.as_mut_ptr(), 1, 200) };
