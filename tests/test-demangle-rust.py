@@ -77,7 +77,11 @@ def legacy_rule(itanium):
 def main():
     if not RUSTC:
         skip("no rustc (RUSTC unset; none on PATH, a login shell's PATH or in ~/.cargo/bin)")
-    if subprocess.run([RUSTC, "--version"], capture_output=True).returncode:
+    try:
+        works = subprocess.run([RUSTC, "--version"], capture_output=True).returncode == 0
+    except OSError:
+        works = False
+    if not works:
         skip("'%s --version' fails for this user (another user's rustup?)" % RUSTC)
     filt = cxxfilt()
     tmp = scratch_dir("sw-rust-")

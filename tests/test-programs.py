@@ -593,7 +593,11 @@ def scenario_rust():
     rustc = os.environ.get("RUSTC", "")
     if not rustc:
         skip("no rustc (RUSTC unset; none on PATH, a login shell's PATH or in ~/.cargo/bin)")
-    if subprocess.run([rustc, "--version"], capture_output=True).returncode:
+    try:
+        works = subprocess.run([rustc, "--version"], capture_output=True).returncode == 0
+    except OSError:
+        works = False
+    if not works:
         skip("'%s --version' fails for this user (another user's rustup?)" % rustc)
     with tempfile.TemporaryDirectory() as tmp:
         # v0 for the program's own names too: the standard library's are v0
