@@ -7,6 +7,7 @@ python puts a script's own directory first on its path):
   pipe never holds the process up, and a way to wait for a line;
 - free_port(): a loopback TCP port free at the moment;
 - scratch_dir(): a fresh directory, removed when the script exits;
+- runs(): whether a program found at configure time runs for this user;
 - pb_fields(): the top-level fields of a protobuf message (pprof output);
 - a wire encoder (stallwatch-format(5)): messages for recordings and fake
   agents that no real agent would send.
@@ -15,6 +16,7 @@ import atexit
 import shutil
 import socket
 import struct
+import subprocess
 import tempfile
 import threading
 import time
@@ -70,6 +72,15 @@ def free_port():
     port = s.getsockname()[1]
     s.close()
     return port
+
+
+def runs(program):
+    """Whether `program --version` runs for this user (a compiler found by
+    tests/find-compiler.py as another user may not)."""
+    try:
+        return subprocess.run([program, "--version"], capture_output=True).returncode == 0
+    except OSError:
+        return False
 
 
 def scratch_dir(prefix):

@@ -26,7 +26,7 @@ import subprocess
 import sys
 import time
 
-from swtest import check, failures, scratch_dir
+from swtest import check, failures, runs, scratch_dir
 
 STALLWATCH = os.environ.get("STALLWATCH", "")
 RUSTC = os.environ.get("RUSTC", "")
@@ -77,11 +77,7 @@ def legacy_rule(itanium):
 def main():
     if not RUSTC:
         skip("no rustc (RUSTC unset; none on PATH, a login shell's PATH or in ~/.cargo/bin)")
-    try:
-        works = subprocess.run([RUSTC, "--version"], capture_output=True).returncode == 0
-    except OSError:
-        works = False
-    if not works:
+    if not runs(RUSTC):
         skip("'%s --version' fails for this user (another user's rustup?)" % RUSTC)
     filt = cxxfilt()
     tmp = scratch_dir("sw-rust-")

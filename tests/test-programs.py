@@ -17,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 
-from swtest import check, failures
+from swtest import check, failures, runs
 
 STALLWATCH = os.environ.get("STALLWATCH", "")
 SOURCE = os.environ.get("SW_SOURCE_ROOT", "")
@@ -593,11 +593,7 @@ def scenario_rust():
     rustc = os.environ.get("RUSTC", "")
     if not rustc:
         skip("no rustc (RUSTC unset; none on PATH, a login shell's PATH or in ~/.cargo/bin)")
-    try:
-        works = subprocess.run([rustc, "--version"], capture_output=True).returncode == 0
-    except OSError:
-        works = False
-    if not works:
+    if not runs(rustc):
         skip("'%s --version' fails for this user (another user's rustup?)" % rustc)
     with tempfile.TemporaryDirectory() as tmp:
         # v0 for the program's own names too: the standard library's are v0

@@ -125,6 +125,22 @@ static bool demangled_size_ok(const char *name)
 #endif
 
 #if SW_HAVE_IBERTY
+/*
+ * libiberty reads NUL-terminated names: p[0..len) copied into stackbuf
+ * (STACKBUF bytes) when it fits, else into memory to free; NULL when out
+ * of memory.
+ */
+#define STACKBUF 512
+static char *nul_copy(const char *p, size_t len, char *stackbuf)
+{
+	char *copy = len < STACKBUF ? stackbuf : malloc(len + 1);
+	if (copy) {
+		memcpy(copy, p, len);
+		copy[len] = 0;
+	}
+	return copy;
+}
+
 struct rust_out {
 	jmp_buf stop;
 	struct sw_buf *out;
@@ -169,12 +185,10 @@ static int demangle_rust(const char *name, size_t len, struct sw_buf *out)
 	bool legacy = len >= 3 && p[0] == '_' && p[1] == 'Z' && p[2] == 'N';
 	if ((!v0 && !legacy) || len > MAX_NAME)
 		return 0;
-	char stackbuf[512];
-	char *copy = len < sizeof(stackbuf) ? stackbuf : malloc(len + 1);
+	char stackbuf[STACKBUF];
+	char *copy = nul_copy(p, len, stackbuf);
 	if (!copy)
 		return -ENOMEM;
-	memcpy(copy, p, len);
-	copy[len] = 0;
 	struct rust_out ro = {.out = out, .mark = out->len};
 	int r = rust_into(copy, &ro);
 	if (copy != stackbuf)
@@ -193,12 +207,10 @@ static int demangle_cxx(const char *name, size_t len, struct sw_buf *out)
 		p++, len--;
 	if (len < 2 || p[0] != '_' || p[1] != 'Z' || len > MAX_NAME)
 		return 0;
-	char stackbuf[512];
-	char *copy = len < sizeof(stackbuf) ? stackbuf : malloc(len + 1);
+	char stackbuf[STACKBUF];
+	char *copy = nul_copy(p, len, stackbuf);
 	if (!copy)
 		return -ENOMEM;
-	memcpy(copy, p, len);
-	copy[len] = 0;
 	/* Itanium's reading only: Rust's legacy names are demangle_rust()'s */
 	char *res = demangled_size_ok(copy)
 			? cplus_demangle(copy, DMGL_PARAMS | DMGL_ANSI | DMGL_GNU_V3)

@@ -13,8 +13,9 @@
  * and read as such with flamegraph.pl --countname=us.  The first frame is
  * the stall's label, so stalls stay apart and each line can be grepped
  * alone; with --thread all the second names the thread.  An unknown
- * function is "??? (libfoo.so)": there is no other place for its image.  --min-percent
- * does not apply: the lines add up to the stall's sampled time.
+ * function is "??? (libfoo.so)": there is no other place for its image.
+ * --min-percent does not apply: the lines add up to the stall's sampled
+ * time.
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -1002,8 +1002,7 @@ uint32_t sw_tree_signature_root(const struct sw_profile *p, const struct sw_tree
 	return root;
 }
 
-/* Whether node i's frame is not the app's own code: a system image's, or the toolchain's library.
- */
+/* Whether node i's frame is not the app's own: a system image's, or the toolchain's library's. */
 static bool frame_is_system(const struct sw_profile *p, const struct sw_tree *t, uint32_t i)
 {
 	const struct sw_tree_frame *f = &p->frames[t->nodes[i].frame].f;
