@@ -6,7 +6,8 @@ found (gcc-12, clang-14, clang-19), with DWARF 4 and 5, -O0 and -O2,
 compressed sections (SHF_COMPRESSED and .zdebug), a separate debug file
 reached through --dsym, split DWARF (.dwo files, moved or missing, a .dwp
 package, and clang's single mode, the split units left in the objects), and
-freestanding builds for ELF32 and big-endian targets.  The addresses asked are every function's first and last
+freestanding builds for ELF32 and big-endian targets, and a Rust program
+when a rustc is found ($RUSTC).  The addresses asked are every function's first and last
 instruction and every inline boundary, both found with llvm-objdump,
 llvm-nm and llvm-dwarfdump (never with the reader under test), plus
 random addresses in .text.  Both sides run with --no-demangle; our output
@@ -29,6 +30,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+from swtest import runs
 
 LLVM = {
     "symbolizer": "llvm-symbolizer-14",
@@ -426,6 +429,30 @@ def check_split(tally, label, sw, srcdir, out, cc, cxx, flags, picked, workdir):
             os.unlink(split + ".dwp")
 
 
+def check_rust(tally, sw, testdir, workdir, nrandom, rng):
+    """A Rust program (tests/apps/stallapp.rs), against llvm-symbolizer 19.
+
+    rustc's DWARF (namespaces, generics, std's units by the thousand) from
+    the rustc that $RUSTC names (tests/find-compiler.py).  Only addresses
+    in .text are asked: GNU ld leaves the DWARF of the functions it
+    discarded from std's objects at address 0, where no code is and both
+    readers answer something arbitrary.
+    """
+    rustc = os.environ.get("RUSTC", "")
+    usable = bool(rustc) and runs(rustc)
+    if not usable or not have("llvm-symbolizer-19"):
+        print("rustc -O: skipped (%s)" % ("no llvm-symbolizer-19" if usable else
+                                            "no rustc that runs for this user"))
+        return
+    out = os.path.join(workdir, "rust-stallapp")
+    run([rustc, "-O", "-g", "-C", "symbol-mangling-version=v0", "-o", out,
+         os.path.join(testdir, "apps", "stallapp.rs")])
+    start, size = text_range(out)
+    picked = {a: why for a, why in addresses(out, nrandom, rng).items()
+              if start <= a < start + size}
+    compare(tally, "rustc -O", sw, out, picked, symbolizer="llvm-symbolizer-19")
+
+
 def main():
     args = sys.argv[1:]
     if len(args) < 2:
@@ -503,6 +530,7 @@ def main():
                     print("cannot build for %s: %s" % (target, e.stderr.strip()[:200]))
                     continue
                 compare(tally, "clang-19 " + target, sw, out, addresses(out, nrandom // 4, rng))
+        check_rust(tally, sw, os.path.dirname(os.path.dirname(srcdir)), workdir, nrandom, rng)
     finally:
         if not keep:
             shutil.rmtree(workdir, ignore_errors=True)
