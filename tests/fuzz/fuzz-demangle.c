@@ -1,7 +1,8 @@
 /*
  * libFuzzer target for the demanglers: every input is demangled as given, as
  * a Swift name (with "$s" and "_T" put in front, to reach both parsers from
- * any bytes), in both styles, and filtered as running text.  The demanglers
+ * any bytes) and as a Rust v0 name ("_R" in front), in both styles, and
+ * filtered as running text.  The demanglers
  * must never crash, hang or exceed their ceilings on any of it.
  */
 #include <stddef.h>
@@ -38,6 +39,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(buf, "$s", 2);
 	one(buf, size + 2, &out);
 	memcpy(buf, "_T", 2);
+	one(buf, size + 2, &out);
+	memcpy(buf, "_R", 2);
 	one(buf, size + 2, &out);
 	sw_buf_reset(&out);
 	sw_demangle_filter(buf + 2, size, 0, &out);
