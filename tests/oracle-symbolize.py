@@ -385,6 +385,20 @@ def check_split(tally, label, sw, srcdir, out, cc, cxx, flags, picked, workdir):
     res = subprocess.run([sw, "symbolicate", "--no-demangle", "-e", split], input=data,
                          capture_output=True, text=True, env=env)
     partial = blocks(res.stdout)
+    # nothing such a run reads can be kept: a second one forks no background
+    # writer (it read the whole image again on every run, only to decline)
+    if have("strace"):
+        trace = os.path.join(workdir, "split.strace")
+        subprocess.run(["strace", "-f", "-qq", "-e", "trace=clone,clone3,fork,vfork", "-o",
+                        trace, sw, "symbolicate", "--no-demangle", "-e", split], input=data,
+                       capture_output=True, text=True, env=env)
+        forked = [l for l in open(trace) if re.search(r"clone|fork", l) and
+                  "CLONE_THREAD" not in l]
+        os.unlink(trace)
+        if forked:
+            bad += 1
+            print("SPLIT %s: with %s missing, a second run forked: %s" %
+                  (label, os.path.basename(dwos[0]), forked[0].strip()))
     os.rename(hidden, dwos[0])
     fewer = sum(1 for a, b in zip(ours, partial) if len(b) < len(a))
     if (res.returncode != 0 or dwos[0] not in res.stderr or "1 split unit not found" not in

@@ -286,6 +286,16 @@ static int make_dirs(const char *dir)
 #define TABLE_READ_MAX ((uint64_t)32 << 20)
 
 /*
+ * Whether the image has split units whose files this run did not find:
+ * its index and range table are then not written (what was read lacks
+ * their functions), so nothing is pending for them.
+ */
+static bool split_missing(const struct image *im)
+{
+	return im->dwarf && sw_dwarf_split_missing(im->dwarf, NULL);
+}
+
+/*
  * Whether the image's range table is to be written: asked for
  * (SW_SYMBOLICATE_TABLES), not there, and its DWARF small enough to read
  * whole or read whole already.
@@ -294,7 +304,7 @@ static bool table_pending(const struct sw_symbolicator *s, const struct image *i
 {
 	const struct sw_object *dw = im->dbg ? im->dbg : im->obj;
 	return (s->flags & SW_SYMBOLICATE_TABLES) && s->cache_dir && im->table_path && !im->table &&
-	       !im->table_failed && im->loaded && !im->dwarf_err &&
+	       !im->table_failed && im->loaded && !im->dwarf_err && !split_missing(im) &&
 	       (!im->dwarf || dw->dwarf.info.size <= TABLE_READ_MAX ||
 		sw_dwarf_complete(im->dwarf));
 }
@@ -302,11 +312,14 @@ static bool table_pending(const struct sw_symbolicator *s, const struct image *i
 /*
  * The image's index when this run read units it did not hold, its symbol
  * cache when this run read the symbols, and its range table when it can
- * be made: failures only cost speed.
+ * be made: failures only cost speed.  With split units missing, neither
+ * index nor table: symbolicate's background writer would read the whole
+ * image again on every such run, only to decline.
  */
 static bool index_pending(const struct sw_symbolicator *s, const struct image *im)
 {
-	return s->cache_dir && ((im->dwarf && im->index_path && sw_dwarf_index_stale(im->dwarf)) ||
+	return s->cache_dir && ((im->dwarf && im->index_path && sw_dwarf_index_stale(im->dwarf) &&
+				 !split_missing(im)) ||
 				(im->loaded && im->symbols_path) || table_pending(s, im));
 }
 
@@ -376,7 +389,7 @@ static void save_table(struct sw_symbolicator *s, struct image *im)
 	if (r >= 0)
 		r = image_bounds(im, &b);
 	/* answers without the split units' would be kept after they are found */
-	if (r >= 0 && im->dwarf && sw_dwarf_split_missing(im->dwarf, NULL))
+	if (r >= 0 && split_missing(im))
 		r = -ENOENT;
 	if (r >= 0)
 		r = sw_table_write(b.v, b.n, table_answer, &ctx, im->table_key, im->table_key_len,
@@ -393,8 +406,7 @@ static void save_index(struct sw_symbolicator *s, struct image *im)
 	if (table_pending(s, im))
 		save_table(s, im);
 	char dir[4096];
-	if (im->dwarf && im->index_path && sw_dwarf_index_stale(im->dwarf) &&
-	    !sw_dwarf_split_missing(im->dwarf, NULL) &&
+	if (im->dwarf && im->index_path && sw_dwarf_index_stale(im->dwarf) && !split_missing(im) &&
 	    snprintf(dir, sizeof(dir), "%s/dwarf", s->cache_dir) < (int)sizeof(dir) &&
 	    make_dirs(dir) == 0)
 		sw_dwarf_index_write(im->dwarf, im->index_path, im->index_key, im->index_key_len,
