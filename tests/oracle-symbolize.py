@@ -399,6 +399,8 @@ def check_split(tally, label, sw, srcdir, out, cc, cxx, flags, picked, workdir):
             bad += 1
             print("SPLIT %s: with %s missing, a second run forked: %s" %
                   (label, os.path.basename(dwos[0]), forked[0].strip()))
+    else:
+        print("%-40s no strace: the background writer is not checked" % (label + " -gsplit-dwarf"))
     os.rename(hidden, dwos[0])
     fewer = sum(1 for a, b in zip(ours, partial) if len(b) < len(a))
     if (res.returncode != 0 or dwos[0] not in res.stderr or "1 split unit not found" not in
