@@ -55,7 +55,12 @@ class Frame:
         return self.shown()
 
     def system(self):
-        return bool(self.image) and (self.image[1].startswith("/usr/lib/") or self.image[1].startswith("/lib/"))
+        # a system library's, or the toolchain's library compiled into the app
+        # (stallwatch-output(7)): C++ headers, Rust's standard library
+        toolchain = self.file and (self.file.startswith(("/rustc/", "/rust/deps/")) or
+                                   "/usr/include/" in self.file)
+        return bool(toolchain) or (bool(self.image) and (self.image[1].startswith("/usr/lib/") or
+                                                         self.image[1].startswith("/lib/")))
 
 
 stalls = []

@@ -174,7 +174,10 @@ static long rewrite(struct builder *b, uint32_t *frames, size_t depth)
 		for (size_t i = 0; i < depth; i++) {
 			const struct sw_tree_frame *f = &p->frames[frames[i]].f;
 			const struct sw_tree_image *img = sw_profile_get_image(p, f->image);
-			if (o->hide_system && img && img->system)
+			/* the toolchain's library compiled into the app too (C++ headers, Rust's
+			 * std) */
+			if (o->hide_system &&
+			    ((img && img->system) || sw_tree_source_is_toolchain(f->file)))
 				continue;
 			if (o->flatten_recursion && n > 0 &&
 			    p->frames[frames[n - 1]].func == p->frames[frames[i]].func)
