@@ -9,7 +9,8 @@ real agent in the test app (tests/apps/stallapp), the real command.
   main -> run_step -> stall_busy_outer -> stall_busy_inner -> spin_ms);
 - several recordings merge with qualified ids; CI options give the exit
   statuses of stallwatch(1) (--require-symbols: 6 when the app's binary is
-  gone); --junit writes one test case per signature;
+  gone, or another build is in its place); --junit writes one test case per
+  signature;
 - a truncated recording prints what precedes the cut and warns; garbage
   exits 5.
 
@@ -158,6 +159,21 @@ def main():
           "report --require-symbols without the binary: exit %d, %s" % (rc, err))
     rc, _, err = report([rec])
     check(rc == 0 and gone in err, "report without the binary: exit %d, %s" % (rc, err))
+    # another build where the binary was: never its symbols (they would name
+    # other functions), and the build that ran is still found by its id
+    true = shutil.which("true")
+    shutil.copy(true, gone)
+    rc, out, err = report(["--require-symbols", rec])
+    check(rc == 6 and re.search(r"'%s' is another build of it \(id [0-9a-f]+\)" %
+                                re.escape(gone), err) and b"stall_busy_inner" not in out,
+          "report with another build at the binary's path: exit %d, %s" % (rc, err[-400:]))
+    kept = os.path.join(tmp, "kept-builds")
+    os.makedirs(kept)
+    shutil.copy(STALLAPP, os.path.join(kept, "the-app-that-ran"))
+    rc, out, err = report(["--require-symbols", "-S", kept, rec])
+    check(rc == 0 and b"stall_busy_inner" in out and "another build" not in err,
+          "report -S with the build that ran: exit %d, %s" % (rc, err[-400:]))
+    os.unlink(gone)
     shutil.copy(STALLAPP, gone)
     rc, _, err = run_as(gone, ["--require-symbols"], ["gap:600", "busy:300"],
                         script='(sleep 0.1; rm "$0") & exec "$0" "$@" >/dev/null')

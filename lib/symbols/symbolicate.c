@@ -733,6 +733,16 @@ static void open_table(struct sw_symbolicator *s, struct image *im)
 		sw_table_open(im->table_path, im->table_key, im->table_key_len, &im->table);
 }
 
+/*
+ * Whether the binary opened is another build than the image the process
+ * loaded: both have ids, and they differ (a program rebuilt since the
+ * recording was made).  Its symbols would name the wrong functions.
+ */
+static bool other_build(const struct image *im, const struct sw_image_ref *ref)
+{
+	return ref->id_len && im->obj->id_len && !same_id(im->obj, ref->id, ref->id_len);
+}
+
 static int load_image(struct sw_symbolicator *s, const struct sw_image_ref *ref, struct image *im,
 		      struct sw_error *err)
 {
@@ -746,6 +756,27 @@ static int load_image(struct sw_symbolicator *s, const struct sw_image_ref *ref,
 	if (!path)
 		return sw_error_set(err, -ENOENT, "no binary found for this image");
 	int r = open_binary(s, path, ref->arch, im, err);
+	if (r >= 0 && other_build(im, ref)) {
+		/* rebuilt where it was loaded from: the right build may be elsewhere */
+		char *found = search(s, ref, NULL, false);
+		char is[65];
+		sw_symsearch_id_str(im->obj->id, im->obj->id_len,
+				    im->obj->format == SW_OBJECT_MACHO, is);
+		sw_object_free(im->obj);
+		im->obj = NULL;
+		free(im->symbols_path);
+		im->symbols_path = NULL;
+		if (found) {
+			free(path);
+			path = found;
+			r = open_binary(s, path, ref->arch, im, err);
+		} else {
+			r = sw_error_set(err, -ENOENT,
+					 "'%s' is another build of it (id %s), and that one was "
+					 "not found",
+					 path, is);
+		}
+	}
 	if (r >= 0)
 		r = open_debug(s, im, ref, err);
 	im->path = path;
