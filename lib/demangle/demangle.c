@@ -272,11 +272,9 @@ static int demangle_plain(const char *name, size_t len, unsigned flags, struct s
 			return r;
 	}
 #if SW_HAVE_IBERTY
-	if (!(flags & SW_DEMANGLE_NO_RUST)) {
-		int r = demangle_rust(name, len, out);
-		if (r != 0)
-			return r;
-	}
+	int r = demangle_rust(name, len, out);
+	if (r != 0)
+		return r;
 #endif
 	if (!(flags & SW_DEMANGLE_NO_CXX))
 		return demangle_cxx(name, len, out);

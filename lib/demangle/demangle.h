@@ -21,8 +21,6 @@
 #define SW_DEMANGLE_NO_CXX 0x2u
 /* Leave Swift names alone. */
 #define SW_DEMANGLE_NO_SWIFT 0x4u
-/* Leave Rust names alone (a legacy one is then read as C++). */
-#define SW_DEMANGLE_NO_RUST 0x8u
 
 /*
  * Appends the demangled form of the NUL-terminated name to out.  Returns 1

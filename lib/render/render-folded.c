@@ -113,16 +113,15 @@ static size_t hash_name(const void *p, uint32_t image)
 }
 
 /*
- * The text of name, made when new; with img, of an unknown function in
- * that image (image + 1).  Lines have no column for the image, as trees
- * do: "???" alone would make a stripped library's frames and an app's one
- * name, and their lines the same text.  "??? (libfoo.so)" keeps them apart.
+ * The text of name, made when new; with image (+ 1; 0: none), of an
+ * unknown function in that image.  Lines have no column for the image, as
+ * trees do: "???" alone would make a stripped library's frames and an
+ * app's one name, and their lines the same text.  "??? (libfoo.so)" keeps
+ * them apart.
  */
-static int name_text(struct sw_folded *c, const char *name, const struct sw_tree_image *img,
+static int name_text(struct sw_folded *c, const struct sw_profile *p, const char *name,
 		     uint32_t image, struct name_ref *ret)
 {
-	if (!img)
-		image = 0;
 	if (c->nseen * 2 >= c->seen_cap) {
 		size_t cap = c->seen_cap ? c->seen_cap * 2 : 1024;
 		struct seen_name *t = calloc(cap, sizeof(*t));
@@ -150,6 +149,7 @@ static int name_text(struct sw_folded *c, const char *name, const struct sw_tree
 	int r = sw_buf_putc(&c->text, ';');
 	if (r >= 0)
 		r = put_frame(&c->text, name);
+	const struct sw_tree_image *img = sw_profile_get_image(p, image);
 	if (r >= 0 && img && (r = sw_buf_puts(&c->text, " (")) >= 0 &&
 	    (r = put_frame(&c->text, img->name)) >= 0)
 		r = sw_buf_putc(&c->text, ')');
@@ -177,9 +177,8 @@ static int name_frames(struct sw_folded *c, const struct sw_profile *p)
 	for (; c->nrefs < n && r >= 0; c->nrefs++) {
 		const struct sw_tree_frame *f = sw_profile_get_frame(p, (uint32_t)c->nrefs);
 		bool unknown = f->image && !f->name && !f->linkage;
-		r = name_text(c, sw_profile_frame_name(p, (uint32_t)c->nrefs, c->full),
-			      unknown ? sw_profile_get_image(p, f->image) : NULL, f->image,
-			      &c->refs[c->nrefs]);
+		r = name_text(c, p, sw_profile_frame_name(p, (uint32_t)c->nrefs, c->full),
+			      unknown ? f->image : 0, &c->refs[c->nrefs]);
 	}
 	/* the bytes a copy reads past the last text: room, and zero */
 	if (r >= 0 && (r = sw_buf_reserve(&c->text, COPY)) >= 0)

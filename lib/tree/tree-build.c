@@ -172,12 +172,11 @@ static long rewrite(struct builder *b, uint32_t *frames, size_t depth)
 	if (o->hide_system || o->flatten_recursion) {
 		n = 0;
 		for (size_t i = 0; i < depth; i++) {
-			const struct sw_tree_frame *f = &p->frames[frames[i]].f;
-			const struct sw_tree_image *img = sw_profile_get_image(p, f->image);
+			const struct sw_frame_entry *e = &p->frames[frames[i]];
+			const struct sw_tree_image *img = sw_profile_get_image(p, e->f.image);
 			/* the toolchain's library compiled into the app too (C++ headers, Rust's
 			 * std) */
-			if (o->hide_system &&
-			    ((img && img->system) || sw_tree_source_is_toolchain(f->file)))
+			if (o->hide_system && ((img && img->system) || e->toolchain))
 				continue;
 			if (o->flatten_recursion && n > 0 &&
 			    p->frames[frames[n - 1]].func == p->frames[frames[i]].func)
@@ -1008,9 +1007,9 @@ uint32_t sw_tree_signature_root(const struct sw_profile *p, const struct sw_tree
 /* Whether node i's frame is not the app's own: a system image's, or the toolchain's library's. */
 static bool frame_is_system(const struct sw_profile *p, const struct sw_tree *t, uint32_t i)
 {
-	const struct sw_tree_frame *f = &p->frames[t->nodes[i].frame].f;
-	const struct sw_tree_image *img = sw_profile_get_image(p, f->image);
-	return (img && img->system) || sw_tree_source_is_toolchain(f->file);
+	const struct sw_frame_entry *e = &p->frames[t->nodes[i].frame];
+	const struct sw_tree_image *img = sw_profile_get_image(p, e->f.image);
+	return (img && img->system) || e->toolchain;
 }
 
 /* The deepest node of the heaviest path from root of the app's own code, or NONE. */

@@ -494,6 +494,7 @@ int sw_profile_frame(struct sw_profile *p, const struct sw_tree_frame *in, uint3
 		return -ENOMEM;
 	struct sw_frame_entry *e = &p->frames[p->nframes];
 	e->f = f;
+	e->toolchain = sw_tree_source_is_toolchain(f.file);
 	frame_func_key(p, e);
 	p->frame_fid[p->nframes].slot = 0;
 	int r = func_id(p, e->func, &p->frame_fid[p->nframes].fid);
@@ -508,6 +509,11 @@ int sw_profile_frame(struct sw_profile *p, const struct sw_tree_frame *in, uint3
 const struct sw_tree_frame *sw_profile_get_frame(const struct sw_profile *p, uint32_t id)
 {
 	return id < p->nframes ? &p->frames[id].f : NULL;
+}
+
+bool sw_profile_frame_toolchain(const struct sw_profile *p, uint32_t id)
+{
+	return id < p->nframes && p->frames[id].toolchain;
 }
 
 const char *sw_profile_frame_name(const struct sw_profile *p, uint32_t id, bool full)

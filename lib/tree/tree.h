@@ -268,6 +268,8 @@ bool sw_tree_path_is_agent_or_kernel(const char *path);
  * frames as they pass over system images.
  */
 bool sw_tree_source_is_toolchain(const char *file);
+/* The same for frame id of the profile, decided once when the frame was added. */
+bool sw_profile_frame_toolchain(const struct sw_profile *p, uint32_t id);
 
 /* ---- trees ---- */
 
