@@ -206,6 +206,7 @@ static int no_hello(struct child *ch, struct sw_launch *l, const char *prog, con
  */
 struct forked {
 	const struct sw_launch *l;
+	struct child *ch; /* the program run */
 	const char *agent;
 	pid_t watched;
 	char exe[PATH_MAX]; /* "" when unknown */
@@ -363,6 +364,27 @@ static bool say_threads(struct forked *fk, const struct sw_stalls *c)
 }
 
 /*
+ * A program killed by a signal (a crash, mostly: not the user's ^C) says
+ * so: the stream just ends.  True when that explains why nothing was
+ * watched, for a program that died before its loop first waited.
+ */
+static bool say_killed(struct forked *fk, const struct sw_stalls *c)
+{
+	struct child *ch = fk->ch;
+	if (!ch || ch->pid != fk->watched)
+		return false;
+	for (int waited = 0; !reap(ch) && waited < 1000; waited += 10)
+		nanosleep(&(struct timespec){0, 10000000}, NULL);
+	if (!ch->exited || !WIFSIGNALED(ch->status) || WTERMSIG(ch->status) == SIGINT)
+		return false;
+	int sig = WTERMSIG(ch->status);
+	fprintf(stderr, "stallwatch: %s (pid %ld) was killed by signal %d (%s)%s\n", fk->name,
+		(long)ch->pid, sig, strsignal(sig), WCOREDUMP(ch->status) ? ", core dumped" : "");
+	uint64_t first_ns;
+	return sw_stalls_watched(c, &first_ns) == SW_WATCHED_NEVER;
+}
+
+/*
  * At the end of the stream: once the program has ended, a daemon it forked
  * is the word on its loop, said before "nothing was watched" would be; a
  * program that never waited is explained by the workers it forked, else
@@ -371,6 +393,8 @@ static bool say_threads(struct forked *fk, const struct sw_stalls *c)
 static bool explain_end(void *ctx, const struct sw_stalls *c, bool limit)
 {
 	struct forked *fk = ctx;
+	if (!limit && ended(fk->watched, 1000) && say_killed(fk, c))
+		return true;
 	if (!limit && ended(fk->watched, 1000) && say_forked(fk))
 		return true;
 	return say_workers(fk, c) || say_threads(fk, c);
@@ -556,6 +580,7 @@ static int run_run(const struct sw_cmd *cmd, int argc, char **argv)
 		hello_name = strrchr(fk.exe, '/') ? strrchr(fk.exe, '/') + 1 : fk.exe;
 	snprintf(fk.name, sizeof(fk.name), "%.255s", hello_name);
 	o.explain_end = explain_end;
+	fk.ch = &ch;
 	o.explain_ctx = &fk;
 	ch.fk = &fk;
 	clock_gettime(CLOCK_MONOTONIC, &ch.fk_scan);

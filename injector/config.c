@@ -296,6 +296,13 @@ void swa_config_scrub_environment(const char *agent_path)
 		}
 		env[k++] = env[i];
 	}
-	if (env)
-		env[k] = NULL;
+	/*
+	 * Every slot freed is NULL, not only the first: a runtime that finds
+	 * the auxiliary vector by walking past the environment's end (Go's,
+	 * which reads the page size there) meets an empty vector and reads
+	 * /proc/self/auxv, instead of taking the stale entries left between
+	 * the new end and the vector for it.
+	 */
+	for (size_t i = k; env && env[i]; i++)
+		env[i] = NULL;
 }

@@ -1230,6 +1230,50 @@ def scenario_sigtoggle():
     check(len(stalls_of(objs)) == 1, "expected one stall")
 
 
+def scenario_auxv():
+    # Go's runtime finds the auxiliary vector past the end of the environment
+    # the kernel laid out, and reads the page size there: the agent's
+    # variables, taken out of that array, must not leave stale entries where
+    # the vector is looked for (Go died with "failed to get system page size")
+    p = stallwatch_run([], [STALLAPP, "auxv", "busy:300"])
+    objs, app = parse(p.stdout.splitlines())
+    line = next((l for l in app if l.startswith("auxv ")), "")
+    print(line)
+    check(p.returncode == 0, "run exited %d: %s" % (p.returncode, p.stderr[-300:]))
+    # "empty" sends Go to /proc/self/auxv; "real" would do too
+    check(line in ("auxv real", "auxv empty"), "the vector past the environment: %r" % line)
+    check(len(stalls_of(objs)) == 1, "expected one stall, got %d" % len(stalls_of(objs)))
+    # and the scrubbed environment still has no trace of the agent
+    p = subprocess.run([STALLWATCH, "run", "--", "sh", "-c", "env"], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, timeout=60)
+    leaked = [l for l in p.stdout.splitlines()
+              if l.startswith("STALLWATCH_") or (l.startswith("LD_PRELOAD=") and "stallwatch" in l)]
+    check(p.returncode == 0 and not leaked, "the shell's environment: %s" % leaked)
+
+
+def scenario_altstack():
+    # a thread on a small stack of its own making (a goroutine's, a
+    # coroutine's) that has an alternate signal stack: the agent's signal
+    # must use that, not write its frame past the small stack's end
+    p = stallwatch_run(["--interval", "1"], [STALLAPP, "altstack:600"])
+    objs, app = parse(p.stdout.splitlines())
+    stalls = stalls_of(objs)
+    check(p.returncode == 0, "run exited %d: %s" % (p.returncode, p.stderr[-300:]))
+    check("altstack ok" in app, "the app did not come back from its small stack: %s" % app)
+    check(len(stalls) == 1, "expected one stall, got %d" % len(stalls))
+    if stalls:
+        mains = [s for s in stalls[0]["stacks"] if s["thread"] == stalls[0]["thread"]]
+        n = sum(s["count"] for s in mains)
+        check(n >= 300, "the stall on the small stack has %d samples, want 300 or more" % n)
+    # a program that crashes says so, rather than "nothing was watched"
+    p = subprocess.run([STALLWATCH, "run", "--", "sh", "-c", "kill -SEGV $$"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
+    check(p.returncode == 128 + signal.SIGSEGV, "a crash: run exited %d" % p.returncode)
+    check(re.search(r"sh \(pid \d+\) was killed by signal %d \(Segmentation fault\)"
+                    % signal.SIGSEGV, p.stderr) and "nothing was watched" not in p.stderr,
+          "a crash is not named: %s" % p.stderr)
+
+
 def agent_thread(pid, name):
     """The thread id of the agent's thread called name in process pid."""
     return next(int(t) for t in os.listdir("/proc/%d/task" % pid)
@@ -1902,6 +1946,8 @@ SCENARIOS = {
     "eintr": scenario_eintr,
     "seccomp": scenario_seccomp,
     "sigtoggle": scenario_sigtoggle,
+    "auxv": scenario_auxv,
+    "altstack": scenario_altstack,
     "keepoff": scenario_keepoff,
     "late": scenario_late,
     "held": scenario_held,

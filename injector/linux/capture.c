@@ -308,7 +308,13 @@ int swa_linux_capture_init(bool no_signals)
 		struct sigaction sa;
 		memset(&sa, 0, sizeof(sa));
 		sa.sa_sigaction = handler;
-		sa.sa_flags = SA_SIGINFO | SA_RESTART;
+		/*
+		 * On the thread's alternate stack when it has one: the thread may
+		 * be on a small stack of its own making (a goroutine's, a
+		 * coroutine's) with less room than the kernel's signal frame
+		 * takes.  Go and Rust give every thread such a stack for this.
+		 */
+		sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
 		sigfillset(&sa.sa_mask);
 		if (real_sigaction(sig, &sa, NULL) < 0)
 			return -errno;

@@ -34,6 +34,15 @@
  *                    threads (sw-*) over one idle second after that
  *   fdreuse:MS:1     closes them and opens nothing; prints "fdclose
  *                    agent_cpu_ms=M" after the stall and an idle second
+ *   auxv             finds the auxiliary vector as Go's runtime does, past
+ *                    the end of the environment the kernel laid out after
+ *                    argv; prints "auxv real" (the vector the kernel gave),
+ *                    "auxv empty" (Go then reads /proc/self/auxv) or "auxv
+ *                    other" (what it took for the vector is not)
+ *   altstack:MS      installs an alternate signal stack, as Go and Rust do
+ *                    on every thread, and spins MS on a coroutine's stack of
+ *                    1 KiB above a guard page, as a goroutine with little
+ *                    room left would; prints "altstack ok" after it
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -59,9 +68,12 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/signalfd.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "steps.h"
@@ -345,6 +357,80 @@ static void fdreuse(int ms)
 	(void)c;
 }
 
+/* argv as the kernel laid it out, from the C library's call of constructors */
+static int start_argc;
+static char **start_argv;
+
+__attribute__((constructor)) static void keep_start(int argc, char **argv)
+{
+	start_argc = argc;
+	start_argv = argv;
+}
+
+/*
+ * The auxiliary vector found past the environment's end, as Go's runtime
+ * finds it (it reads the page size there), compared with the kernel's.
+ */
+static void auxv_walk(void)
+{
+	unsigned long real[512];
+	int fd = open("/proc/self/auxv", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, real, sizeof(real)) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (!start_argv || n <= 0) {
+		printf("auxv unknown\n");
+		return;
+	}
+	char **p = start_argv + start_argc + 1;
+	while (*p)
+		p++;
+	const unsigned long *v = (const unsigned long *)(p + 1);
+	size_t words = 0;
+	while (words + 2 <= sizeof(real) / sizeof(real[0]) && v[words] != AT_NULL)
+		words += 2;
+	words += 2;
+	const char *what = "other";
+	if (v[0] == AT_NULL)
+		what = "empty";
+	else if (words * sizeof(*v) == (size_t)n && !memcmp(v, real, (size_t)n))
+		what = "real";
+	printf("auxv %s\n", what);
+}
+
+static ucontext_t outer, inner;
+static int inner_ms;
+
+static void inner_spin(void)
+{
+	spin_until(mono_ns() + inner_ms * 1000000LL);
+}
+
+static void altstack(int ms)
+{
+	static char alt[65536];
+	stack_t ss = {.ss_sp = alt, .ss_size = sizeof(alt)};
+	long page = sysconf(_SC_PAGESIZE);
+	char *mem = mmap(NULL, (size_t)page * 2, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mem == MAP_FAILED || mprotect(mem, (size_t)page, PROT_NONE) < 0 ||
+	    sigaltstack(&ss, NULL) < 0 || getcontext(&inner) < 0) {
+		printf("altstack setup failed: %s\n", strerror(errno));
+		return;
+	}
+	/* 1 KiB above the guard page: less than a signal frame with the FPU state */
+	inner.uc_stack.ss_sp = mem + page;
+	inner.uc_stack.ss_size = 1024;
+	inner.uc_link = &outer;
+	inner_ms = ms;
+	makecontext(&inner, inner_spin, 0);
+	if (swapcontext(&outer, &inner) < 0) {
+		printf("altstack swap failed: %s\n", strerror(errno));
+		return;
+	}
+	printf("altstack ok\n");
+}
+
 int hazard_step(const char *kind, int a, int b)
 {
 	if (!strcmp(kind, "sigblock")) {
@@ -369,6 +455,10 @@ int hazard_step(const char *kind, int a, int b)
 			fdclose(a);
 		else
 			fdreuse(a);
+	} else if (!strcmp(kind, "auxv")) {
+		auxv_walk();
+	} else if (!strcmp(kind, "altstack")) {
+		altstack(a);
 	} else if (!strcmp(kind, "exitmain")) {
 		pthread_t t;
 		fflush(stdout);
