@@ -74,11 +74,11 @@ def free_port():
     return port
 
 
-def runs(program):
-    """Whether `program --version` runs for this user (a compiler found by
-    tests/find-compiler.py as another user may not)."""
+def runs(program, arg="--version"):
+    """Whether `program --version` (or `program ARG`) runs for this user (a
+    compiler found by tests/find-compiler.py as another user may not)."""
     try:
-        return subprocess.run([program, "--version"], capture_output=True).returncode == 0
+        return subprocess.run([program, arg], capture_output=True).returncode == 0
     except OSError:
         return False
 

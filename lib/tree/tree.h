@@ -264,8 +264,10 @@ bool sw_tree_path_is_agent_or_kernel(const char *path);
  * into the app but is not its own code: system headers (C++ templates, in
  * /usr/include or an SDK's or toolchain's usr/include) and Rust's standard
  * library (official builds name its sources /rustc/COMMIT/library/..., its
- * vendored crates /rust/deps/...).  Signatures and culprits pass over such
- * frames as they pass over system images.
+ * vendored crates /rust/deps/...), Go's standard library (GOROOT/src/PACKAGE/...,
+ * or PACKAGE/... under -trimpath) with the compiler's wrappers and cgo's
+ * glue.  Signatures and culprits pass over such frames as they pass over
+ * system images.
  */
 bool sw_tree_source_is_toolchain(const char *file);
 /* The same for frame id of the profile, decided once when the frame was added. */
@@ -429,9 +431,11 @@ size_t sw_tree_heaviest(const struct sw_tree *t, uint32_t *path, size_t max);
  * signature of its main()).  6: the toolchain's library compiled into the
  * app (sw_tree_source_is_toolchain()) is left out below the app's own
  * code, as system images are (before, one hang of a Rust program split
- * into as many signatures as std internals were heaviest).
+ * into as many signatures as std internals were heaviest).  7: so is Go's
+ * standard library, with the compiler's wrappers and cgo's glue (before,
+ * a Go program's one hang split by which of sort's internals was heaviest).
  */
-#define SW_SIGNATURE_VERSION 6
+#define SW_SIGNATURE_VERSION 7
 
 /*
  * Computes (once) and returns the stall's signature: the heaviest path of
