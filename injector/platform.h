@@ -67,6 +67,14 @@ struct swa_capture {
 	uint64_t held_ns;   /* how long the thread was held (diagnostics, benchmarks) */
 	uint64_t held_at;   /* monotonic ns when it was held, 0 when not known */
 	uint64_t hook_site; /* swa_loop_hook_site then, where the thread reads it (agent.h) */
+	/*
+	 * A thread on another stack than its own (a goroutine's) that linked
+	 * home: home_len bytes of its own stack from home_lo on, in copy after
+	 * the first copy_len (Linux's main thread); stack_hi is then that
+	 * stack's top.  0 otherwise.
+	 */
+	uint64_t home_lo;
+	size_t home_len;
 };
 
 enum swa_thread_state {

@@ -75,6 +75,11 @@ int swa_stack_read(struct swa_unwind_ctx *uc, uint64_t addr, uint64_t *ret)
 		memcpy(ret, cap->copy + (addr - cap->stack_lo), 8);
 		return 0;
 	}
+	if (cap->home_len && addr >= cap->home_lo && addr + 8 <= cap->home_lo + cap->home_len &&
+	    addr + 8 > addr) {
+		memcpy(ret, cap->copy + cap->copy_len + (addr - cap->home_lo), 8);
+		return 0;
+	}
 	/* beyond the copy: only inside the stack, and only when asked to */
 	if (!uc->live_reads || addr < cap->stack_lo || (cap->stack_hi && addr + 8 > cap->stack_hi))
 		return -EFAULT;

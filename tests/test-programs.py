@@ -679,6 +679,16 @@ def scenario_go():
         check(culprit in names and "main.handleStep" in names and "main.goStep" in names,
               "%s: %s under main.handleStep and main.goStep not on the heaviest path" % (kind, culprit))
         check("runtime.cgocallbackg" in names, "%s: no runtime.cgocallbackg on the path" % kind)
+        # the callback runs on the goroutine's stack, the loop on the thread's:
+        # the walk goes over into the thread's at the frame record that links
+        # there, and the GLib loop that called is on the path
+        check("g_main_loop_run" in names and "on_timeout" in names
+              and names.index("on_timeout") < names.index("main.goStep"),
+              "%s: the loop that called the Go callback is not on the path" % kind)
+        # and the copy ends at that link: it ran to the end of the goroutine's
+        # mapping (Go's heap), a megabyte per sample, short of it all the same
+        short = sum(s["count"] for s in st["stacks"] if "copy_short" in s["flags"])
+        check(short == 0, "%s: %d samples with a stack copy cut short" % (kind, short))
     # Go's standard library is the toolchain's (signature version 7): one
     # hang, one signature, whichever of sort's internals was heaviest
     sigs = {k: stall_of(sts, spans[k])["signature"] for k in ("sort", "sort2", "sort3", "count")

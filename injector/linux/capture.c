@@ -192,14 +192,80 @@ static bool stack_extent(struct swa_capture *cap, uint64_t sp, size_t *ret_len)
 	return true;
 }
 
-static void copy_stack(struct swa_capture *cap, uint64_t sp)
+/* An address in the main thread's own stack, noted at start on that thread (0: not known). */
+static uint64_t main_stack_hint;
+
+/*
+ * The frame record, in region r, that links out of it into region home:
+ * how a thread running on a stack of its own making (a goroutine's, a
+ * coroutine's) came there, when the frame-pointer chain says (Go keeps it
+ * across a cgo callback, from the goroutine's stack to the thread's).
+ * Follows the chain from fp up, reading only r's bytes, so it is safe in
+ * the handler; false when the chain ends or breaks before.
+ */
+static bool chain_leaves(uint64_t fp, const struct region *r, const struct region *home,
+			 uint64_t *ret_record)
+{
+	for (int i = 0; i < 4096 && !(fp & 7) && fp >= r->lo && fp + 16 <= r->hi; i++) {
+		uint64_t next = *(const uint64_t *)(uintptr_t)fp;
+		if (next >= home->lo && next + 16 <= home->hi) {
+			*ret_record = fp;
+			return true;
+		}
+		if (next <= fp)
+			return false;
+		fp = next;
+	}
+	return false;
+}
+
+/*
+ * For the main thread on another stack than its own: the other stack up to
+ * the frame record that links home, then its own stack from there up to its
+ * top (cap->home_lo, home_len bytes after the first copy's), so the walk goes
+ * on into the frames that called over.  Without it, the copy ran from sp to
+ * the end of the mapping holding the other stack: Go's goroutine stacks are
+ * in its heap, and the main thread copied a megabyte of it per sample.
+ * False when that is not the case here.
+ */
+static bool copy_two_stacks(struct swa_capture *cap, uint64_t sp, uint64_t fp, size_t len)
+{
+	struct region r, home;
+	uint64_t record;
+	if (!main_stack_hint || !find_region(main_stack_hint, &home) ||
+	    (sp >= home.lo && sp < home.hi) || !find_region(sp, &r) ||
+	    !chain_leaves(fp, &r, &home, &record) || record + 16 - cap->stack_lo > len)
+		return false;
+	size_t first = (size_t)(record + 16 - cap->stack_lo);
+	uint64_t next = *(const uint64_t *)(uintptr_t)record;
+	uint64_t lo = next - home.lo > RED_ZONE ? next - RED_ZONE : home.lo;
+	size_t room = cap->copy_cap - first, home_len = (size_t)(home.hi - lo);
+	cap->flags &= ~(uint32_t)SWA_CAPTURE_PARTIAL; /* the first stack is whole up to the link */
+	if (home_len > room) {
+		home_len = room;
+		cap->flags |= SWA_CAPTURE_PARTIAL;
+	}
+	memcpy(cap->copy, (const void *)(uintptr_t)cap->stack_lo, first);
+	memcpy(cap->copy + first, (const void *)(uintptr_t)lo, home_len);
+	cap->copy_len = first;
+	cap->home_lo = lo;
+	cap->home_len = home_len;
+	cap->stack_hi = home.hi; /* the home stack lies above: mmap places no stack over it */
+	return true;
+}
+
+static void copy_stack(struct swa_capture *cap, uint64_t sp, uint64_t fp, bool main_thread)
 {
 	size_t len;
+	cap->home_lo = 0;
+	cap->home_len = 0;
 	if (!stack_extent(cap, sp, &len)) {
 		cap->stack_hi = 0;
 		cap->flags |= SWA_CAPTURE_PARTIAL;
 		return;
 	}
+	if (main_thread && copy_two_stacks(cap, sp, fp, len))
+		return;
 	memcpy(cap->copy, (const void *)(uintptr_t)cap->stack_lo, len);
 	cap->copy_len = len;
 }
@@ -244,7 +310,7 @@ static void handler(int sig, siginfo_t *si, void *ucv)
 	regs_from_ucontext(&cap->regs, ucv);
 	/* the held thread's own view: set only while the main thread's hook classifies a wait */
 	cap->hook_site = atomic_load_explicit(&swa_loop_hook_site, memory_order_relaxed);
-	copy_stack(cap, cap->regs.r[SWA_REG_SP]);
+	copy_stack(cap, cap->regs.r[SWA_REG_SP], cap->regs.r[SWA_REG_FP], self == our_pid);
 	req.left = swa_linux_now_ns();
 	atomic_store(&req.state, REQ_DONE);
 	sem_post(&done);
@@ -287,6 +353,9 @@ void swa_plat_keep_off_cpu(int cpu)
 int swa_linux_capture_init(bool no_signals)
 {
 	our_pid = getpid();
+	uint64_t here = (uint64_t)(uintptr_t)&here;
+	if (gettid() == our_pid)
+		main_stack_hint = here;
 	never = no_signals;
 	*(void **)&real_sigaction = dlsym(RTLD_NEXT, "sigaction");
 	if (!real_sigaction)
