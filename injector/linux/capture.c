@@ -192,8 +192,8 @@ static bool stack_extent(struct swa_capture *cap, uint64_t sp, size_t *ret_len)
 	return true;
 }
 
-/* An address in the main thread's own stack, noted at start on that thread (0: not known). */
-static uint64_t main_stack_hint;
+/* An address in the main thread's own stack, /proc/self/maps' [stack] (0: not known). */
+static _Atomic uint64_t main_stack_hint;
 
 /*
  * The frame record, in region r, that links out of it into region home:
@@ -232,9 +232,10 @@ static bool copy_two_stacks(struct swa_capture *cap, uint64_t sp, uint64_t fp, s
 {
 	struct region r, home;
 	uint64_t record;
-	if (!main_stack_hint || !find_region(main_stack_hint, &home) ||
-	    (sp >= home.lo && sp < home.hi) || !find_region(sp, &r) ||
-	    !chain_leaves(fp, &r, &home, &record) || record + 16 - cap->stack_lo > len)
+	uint64_t hint = atomic_load_explicit(&main_stack_hint, memory_order_relaxed);
+	if (!hint || !find_region(hint, &home) || (sp >= home.lo && sp < home.hi) ||
+	    !find_region(sp, &r) || !chain_leaves(fp, &r, &home, &record) ||
+	    record + 16 - cap->stack_lo > len)
 		return false;
 	size_t first = (size_t)(record + 16 - cap->stack_lo);
 	uint64_t next = *(const uint64_t *)(uintptr_t)record;
@@ -353,9 +354,6 @@ void swa_plat_keep_off_cpu(int cpu)
 int swa_linux_capture_init(bool no_signals)
 {
 	our_pid = getpid();
-	uint64_t here = (uint64_t)(uintptr_t)&here;
-	if (gettid() == our_pid)
-		main_stack_hint = here;
 	never = no_signals;
 	*(void **)&real_sigaction = dlsym(RTLD_NEXT, "sigaction");
 	if (!real_sigaction)
@@ -514,6 +512,10 @@ int swa_plat_prepare_capture(void)
 			char *end;
 			uint64_t lo = strtoull(line, &end, 16);
 			uint64_t hi = *end == '-' ? strtoull(end + 1, &end, 16) : 0;
+			size_t line_len = (size_t)(nl - line);
+			if (hi > lo && line_len > 7 && !memcmp(nl - 7, "[stack]", 7))
+				atomic_store_explicit(&main_stack_hint, hi - 8,
+						      memory_order_relaxed);
 			if (*end == ' ' && end[1] == 'r' && end[2] == 'w' && hi > lo &&
 			    n < MAX_REGIONS) {
 				if (n && next[n - 1].hi == lo)
