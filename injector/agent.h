@@ -261,6 +261,8 @@ extern struct swa_ring swa_ring;
 extern _Atomic uint64_t swa_dropped; /* records refused by the ring */
 extern _Atomic uint64_t swa_samples_total;
 extern _Atomic uint64_t swa_stalls_total;
+/* A stall is being sampled: its iteration passed the threshold and has not ended. */
+extern _Atomic bool swa_stall_open;
 
 struct swa_rec_sample {
 	uint64_t stall_id, time, thread_id;

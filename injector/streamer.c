@@ -40,6 +40,7 @@
 #define PROOF_NS       (2 * SWA_NS_PER_S) /* a new connection proves itself within this */
 #define MAX_PENDING    8
 #define STATS_EVERY_NS SWA_NS_PER_S
+#define STALL_POLL_MS  50 /* the most of a stall's end an abrupt exit loses */
 
 enum state { NO_CLIENT, STREAMING, CLOSING };
 
@@ -82,6 +83,7 @@ struct swa_ring swa_ring;
 _Atomic uint64_t swa_dropped;
 _Atomic uint64_t swa_samples_total;
 _Atomic uint64_t swa_stalls_total;
+_Atomic bool swa_stall_open;
 
 void swa_streamer_wake(void)
 {
@@ -629,8 +631,20 @@ static void *streamer_main(void *arg)
 			pfd[3 + k].events = POLLIN;
 			waiting |= pfd[3 + k].fd >= 0;
 		}
-		/* woken through the pipe for records and for the stop */
-		int timeout = waiting ? 100 : state == NO_CLIENT ? -1 : 250;
+		/*
+		 * Woken through the pipe for records and for the stop; during
+		 * a stall its samples go out every STALL_POLL_MS too: a process
+		 * that ends with _exit() (Go's runtime, a crash, the system's
+		 * watchdog killing a hung app) runs nothing of ours on the way
+		 * out, and loses what was not sent.
+		 */
+		int timeout = 250;
+		if (waiting)
+			timeout = 100;
+		else if (state == NO_CLIENT)
+			timeout = -1;
+		else if (atomic_load_explicit(&swa_stall_open, memory_order_relaxed))
+			timeout = STALL_POLL_MS;
 		if (pfd[1].fd < 0 && timeout < 0)
 			timeout = 1000; /* no wake pipe: look for the stop now and then */
 		poll(pfd, 3 + MAX_PENDING, timeout);

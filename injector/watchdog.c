@@ -327,6 +327,7 @@ static void commit(uint64_t now)
 		 context ? context : SWA_LOOP_DEFAULT_CONTEXT);
 	swa_ring_commit(&swa_ring);
 	w.committed = true;
+	atomic_store(&swa_stall_open, true);
 	swa_images_refresh(); /* announces images learnt during the pre-roll */
 	swa_hints_flush();
 	atomic_fetch_add(&swa_stalls_total, 1);
@@ -340,6 +341,7 @@ static void watch_end(uint64_t end, uint64_t now)
 		w.paused -= w.gap_ns; /* it ended before the stop */
 	uint64_t duration = end - w.start > w.paused ? end - w.start - w.paused : 0;
 	atomic_store(&swa_loop_watched, false);
+	atomic_store(&swa_stall_open, false);
 	w.active = false;
 	if (!w.committed) {
 		if (duration < threshold || w.lost) {

@@ -1274,6 +1274,28 @@ def scenario_altstack():
           "a crash is not named: %s" % p.stderr)
 
 
+def scenario_exitnow():
+    # a process that ends with _exit() in a stall (Go's runtime always
+    # does; a crash, the system's watchdog killing a hung app) runs nothing
+    # of the agent's on the way out: what reached the command is what the
+    # streamer had sent.  It sends every 50 ms while an iteration is
+    # watched (it waited 250 ms between looks, and lost up to that much of
+    # the stall's end).  Three runs: the end falls anywhere between looks.
+    for attempt in range(3):
+        p = stallwatch_run([], [STALLAPP, "exitnow:1000"])
+        objs, app = parse(p.stdout.splitlines())
+        stalls = stalls_of(objs)
+        end = next((int(l.split()[2]) for l in app if l.startswith("exitnow end ")), None)
+        if not check(p.returncode == 0 and end and len(stalls) == 1,
+                     "exitnow: run exited %d, %d stalls, app %s" % (p.returncode, len(stalls), app)):
+            return
+        st = stalls[0]
+        lost = (end - st["monotonic_start_ns"]) / 1e6 - st["duration_ms"]
+        print("exitnow: stall %.1f ms, %.1f ms of its end not received" % (st["duration_ms"], lost))
+        check(not st["complete"], "exitnow: the stall says it is complete")
+        check(lost < 100, "exitnow: %.1f ms of the stall's end were lost" % lost)
+
+
 def agent_thread(pid, name):
     """The thread id of the agent's thread called name in process pid."""
     return next(int(t) for t in os.listdir("/proc/%d/task" % pid)
@@ -1948,6 +1970,7 @@ SCENARIOS = {
     "sigtoggle": scenario_sigtoggle,
     "auxv": scenario_auxv,
     "altstack": scenario_altstack,
+    "exitnow": scenario_exitnow,
     "keepoff": scenario_keepoff,
     "late": scenario_late,
     "held": scenario_held,

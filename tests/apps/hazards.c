@@ -39,6 +39,10 @@
  *                    argv; prints "auxv real" (the vector the kernel gave),
  *                    "auxv empty" (Go then reads /proc/self/auxv) or "auxv
  *                    other" (what it took for the vector is not)
+ *   exitnow:MS       spins MS, prints "exitnow end NS" (CLOCK_MONOTONIC) and
+ *                    ends the process with _exit(), as Go's runtime does (no
+ *                    atexit handler, no destructor runs: what the agent had
+ *                    not sent by then is lost)
  *   altstack:MS      installs an alternate signal stack, as Go and Rust do
  *                    on every thread, and spins MS on a coroutine's stack of
  *                    1 KiB above a guard page, as a goroutine with little
@@ -457,6 +461,11 @@ int hazard_step(const char *kind, int a, int b)
 			fdreuse(a);
 	} else if (!strcmp(kind, "auxv")) {
 		auxv_walk();
+	} else if (!strcmp(kind, "exitnow")) {
+		spin_until(mono_ns() + a * 1000000LL);
+		printf("exitnow end %lld\n", mono_ns());
+		fflush(stdout);
+		_exit(0);
 	} else if (!strcmp(kind, "altstack")) {
 		altstack(a);
 	} else if (!strcmp(kind, "exitmain")) {
