@@ -996,6 +996,26 @@ static void test_culprit(void)
 	sw_profile_free(p);
 }
 
+/* A function of the app's image, by name and source file. */
+struct named_source {
+	const char *name, *file;
+};
+
+/* Adds n frames of image ia, one per function of fr, to p: their ids in id. */
+static void add_sourced_frames(struct sw_profile *p, uint32_t ia, uint64_t base,
+			       const struct named_source *fr, int n, uint32_t *id)
+{
+	for (int i = 0; i < n; i++) {
+		struct sw_tree_frame f = {.image = ia,
+					  .linkage = fr[i].name,
+					  .name = fr[i].name,
+					  .file = fr[i].file,
+					  .line = 10,
+					  .address = base + 0x10 * (uint64_t)i};
+		CHECK_INT(sw_profile_frame(p, &f, &id[i]), 0);
+	}
+}
+
 /*
  * The culprit passes over the toolchain's library compiled into the app,
  * known by its source files: C++ headers (the system's, an SDK's) and
@@ -1010,9 +1030,7 @@ static void test_culprit_toolchain(void)
 	struct sw_tree_image app = {.path = "/opt/app/bin/app", .load_address = 0x1000};
 	uint32_t ia;
 	CHECK_INT(sw_profile_image(p, &app, &ia), 0);
-	const struct {
-		const char *name, *file;
-	} fr[] = {
+	static const struct named_source fr[] = {
 	    {"main", "/src/app/main.cpp"},
 	    {"sort_items", "/src/app/items.cpp"},
 	    {"other", "/src/app/other.cpp"},
@@ -1024,15 +1042,7 @@ static void test_culprit_toolchain(void)
 	     "/rust/deps/hashbrown-0.16.1/src/raw/mod.rs"},
 	};
 	uint32_t id[7];
-	for (int i = 0; i < 7; i++) {
-		struct sw_tree_frame f = {.image = ia,
-					  .linkage = fr[i].name,
-					  .name = fr[i].name,
-					  .file = fr[i].file,
-					  .line = 10,
-					  .address = 0x1000 + 0x10 * (uint64_t)i};
-		CHECK_INT(sw_profile_frame(p, &f, &id[i]), 0);
-	}
+	add_sourced_frames(p, ia, 0x1000, fr, 7, id);
 	struct sw_tree_stall_info info = {.id = 1, .thread_id = 1};
 	struct sw_tree_stall *s;
 	CHECK_INT(sw_profile_add_stall(p, &info, &s), 0);
@@ -1116,9 +1126,7 @@ static void test_toolchain_go(void)
 	struct sw_tree_image app = {.path = "/home/dev/gotrial/gotrial", .load_address = 0x400000};
 	uint32_t ia;
 	CHECK_INT(sw_profile_image(p, &app, &ia), 0);
-	const struct {
-		const char *name, *file;
-	} fr[] = {
+	static const struct named_source fr[] = {
 	    {"runtime.cgocallbackg1", "/usr/lib/go-1.19/src/runtime/cgocall.go"},
 	    {"_cgoexp_cf526bbaaf3b_goTick", "/tmp/go-build1234/b001/_cgo_gotypes.go"},
 	    {"main.goTick", "/home/dev/gotrial/main.go"},
@@ -1128,15 +1136,7 @@ static void test_toolchain_go(void)
 	    {"sort.insertionSort", "/usr/lib/go-1.19/src/sort/zsortinterface.go"},
 	};
 	uint32_t id[7];
-	for (int i = 0; i < 7; i++) {
-		struct sw_tree_frame f = {.image = ia,
-					  .linkage = fr[i].name,
-					  .name = fr[i].name,
-					  .file = fr[i].file,
-					  .line = 10,
-					  .address = 0x401000 + 0x10 * (uint64_t)i};
-		CHECK_INT(sw_profile_frame(p, &f, &id[i]), 0);
-	}
+	add_sourced_frames(p, ia, 0x401000, fr, 7, id);
 	uint64_t sig[2];
 	for (int k = 0; k < 2; k++) {
 		struct sw_tree_stall_info si = {.id = 1 + (uint64_t)k, .thread_id = 1};
