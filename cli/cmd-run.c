@@ -373,13 +373,30 @@ static bool say_killed(struct forked *fk, const struct sw_stalls *c)
 	struct child *ch = fk->ch;
 	if (!ch || ch->pid != fk->watched)
 		return false;
-	for (int waited = 0; !reap(ch) && waited < 1000; waited += 10)
-		nanosleep(&(struct timespec){0, 10000000}, NULL);
-	if (!ch->exited || !WIFSIGNALED(ch->status) || WTERMSIG(ch->status) == SIGINT)
+	/*
+	 * Looked at, not reaped: what comes after reads the process's CPU
+	 * time from /proc, which its zombie keeps until then.
+	 */
+	siginfo_t si = {0};
+	if (ch->exited) {
+		if (WIFSIGNALED(ch->status)) {
+			si.si_code = WCOREDUMP(ch->status) ? CLD_DUMPED : CLD_KILLED;
+			si.si_status = WTERMSIG(ch->status);
+		}
+	} else {
+		for (int waited = 0; waited < 1000; waited += 10) {
+			if (waitid(P_PID, (id_t)ch->pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0 ||
+			    si.si_pid == ch->pid)
+				break;
+			nanosleep(&(struct timespec){0, 10000000}, NULL);
+		}
+	}
+	if ((si.si_code != CLD_KILLED && si.si_code != CLD_DUMPED) || si.si_status == SIGINT)
 		return false;
-	int sig = WTERMSIG(ch->status);
+	int sig = si.si_status;
 	fprintf(stderr, "stallwatch: %s (pid %ld) was killed by signal %d (%s)%s\n", fk->name,
-		(long)ch->pid, sig, strsignal(sig), WCOREDUMP(ch->status) ? ", core dumped" : "");
+		(long)ch->pid, sig, strsignal(sig),
+		si.si_code == CLD_DUMPED ? ", core dumped" : "");
 	uint64_t first_ns;
 	return sw_stalls_watched(c, &first_ns) == SW_WATCHED_NEVER;
 }
