@@ -234,15 +234,29 @@ int sw_output_parse(const struct sw_cmd *cmd, int argc, char **argv, struct sw_o
 	return r;
 }
 
-/* Writes and empties the buffer; a closed pipe is not an error worth repeating. */
-/* Writes what b holds and empties it (a write error is reported at the end). */
+/*
+ * Writes what b holds and empties it (a write error is reported at the
+ * end).  One write(2) for all of it, not stdio's: fwrite() sent a record
+ * longer than its buffer in two, and a program run with its output on the
+ * same pipe or terminal (run --results -) printed its lines in between,
+ * into the middle of an NDJSON record.
+ */
 static void write_out(struct sw_output *out, struct sw_buf *b)
 {
 	sw_progress_clear(); /* results and progress may share a terminal */
-	if (b->len && fwrite(b->data, 1, b->len, out->file) != b->len)
-		out->write_error = true;
 	if (fflush(out->file) != 0)
 		out->write_error = true;
+	int fd = fileno(out->file);
+	for (size_t done = 0; done < b->len;) {
+		ssize_t n = write(fd, b->data + done, b->len - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			out->write_error = true;
+			break;
+		}
+		done += (size_t)n;
+	}
 	out->written += b->len;
 	sw_buf_reset(b);
 }

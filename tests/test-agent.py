@@ -13,6 +13,7 @@ SW_SOURCE_ROOT, SW_BUILD_ROOT) in the environment, as tests/meson.build sets
 them.  Exit 77 means skipped.
 """
 import ctypes.util
+import itertools
 import json
 import os
 import re
@@ -1296,6 +1297,36 @@ def scenario_exitnow():
         check(lost < 100, "exitnow: %.1f ms of the stall's end were lost" % lost)
 
 
+def scenario_records():
+    # `run --results -` shares stdout with the program: each NDJSON record
+    # must leave in one write(2), or the program's lines land inside it
+    # (agent-follow failed in CI on a stall record split by the exec'd
+    # image's first line: stdio wrote a record longer than its buffer in two)
+    if not shutil.which("strace"):
+        skip("no strace (Debian: strace)")
+    with tempfile.TemporaryDirectory() as d:
+        trace = os.path.join(d, "run.strace")
+        # the command alone is traced (not -f): its writes to standard output
+        p = subprocess.run(["strace", "-qq", "-e", "trace=write", "-e", "signal=none", "-s", "0",
+                            "-o", trace, STALLWATCH, "run", "--format", "ndjson", "--results", "-",
+                            "--", STALLAPP, "busy:300", "busy:300"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
+        writes = [int(m.group(1)) for m in
+                  (re.match(r'write\(1, ""\.\.\., \d+\)\s+= (\d+)', l) for l in open(trace))
+                  if m]
+    objs, app = parse(p.stdout.splitlines())
+    # the records in their order (the program's own lines are not the command's writes)
+    sizes = [len(l.encode()) + 1 for l in p.stdout.splitlines() if l.startswith("{")]
+    print("records:", sizes, "writes to stdout:", writes)
+    check(p.returncode == 0 and len(stalls_of(objs)) == 2,
+          "run exited %d with %d stalls" % (p.returncode, len(stalls_of(objs))))
+    check(max(sizes, default=0) > 4096, "no record longer than stdio's buffer: nothing is shown")
+    # every write ends where a record ends (one record, or several, per write)
+    ends = set(itertools.accumulate(sizes))
+    check(sum(writes) == sum(sizes) and all(c in ends for c in itertools.accumulate(writes)),
+          "records left in pieces: writes %s for records %s" % (writes, sizes))
+
+
 def agent_thread(pid, name):
     """The thread id of the agent's thread called name in process pid."""
     return next(int(t) for t in os.listdir("/proc/%d/task" % pid)
@@ -1971,6 +2002,7 @@ SCENARIOS = {
     "auxv": scenario_auxv,
     "altstack": scenario_altstack,
     "exitnow": scenario_exitnow,
+    "records": scenario_records,
     "keepoff": scenario_keepoff,
     "late": scenario_late,
     "held": scenario_held,
