@@ -234,7 +234,7 @@ static bool copy_two_stacks(struct swa_capture *cap, uint64_t sp, uint64_t fp, s
 	uint64_t record;
 	uint64_t hint = atomic_load_explicit(&main_stack_hint, memory_order_relaxed);
 	if (!hint || !find_region(hint, &home) || (sp >= home.lo && sp < home.hi) ||
-	    !find_region(sp, &r) || !chain_leaves(fp, &r, &home, &record) ||
+	    !find_region(sp, &r) || fp < sp || !chain_leaves(fp, &r, &home, &record) ||
 	    record + 16 - cap->stack_lo > len)
 		return false;
 	size_t first = (size_t)(record + 16 - cap->stack_lo);
