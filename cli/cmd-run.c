@@ -375,28 +375,32 @@ static bool say_killed(struct forked *fk, const struct sw_stalls *c)
 		return false;
 	/*
 	 * Looked at, not reaped: what comes after reads the process's CPU
-	 * time from /proc, which its zombie keeps until then.
+	 * time from /proc, which its zombie keeps until then.  A leader seen
+	 * ended may wait a moment for the rest of its threads.
 	 */
-	siginfo_t si = {0};
-	if (ch->exited) {
-		if (WIFSIGNALED(ch->status)) {
-			si.si_code = WCOREDUMP(ch->status) ? CLD_DUMPED : CLD_KILLED;
-			si.si_status = WTERMSIG(ch->status);
-		}
-	} else {
+	int sig = 0;
+	bool core = false;
+	if (ch->exited && WIFSIGNALED(ch->status)) {
+		sig = WTERMSIG(ch->status);
+		core = WCOREDUMP(ch->status);
+	} else if (!ch->exited) {
+		siginfo_t si = {0};
 		for (int waited = 0; waited < 1000; waited += 10) {
 			if (waitid(P_PID, (id_t)ch->pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0 ||
 			    si.si_pid == ch->pid)
 				break;
 			nanosleep(&(struct timespec){0, 10000000}, NULL);
 		}
+		if (si.si_pid == ch->pid &&
+		    (si.si_code == CLD_KILLED || si.si_code == CLD_DUMPED)) {
+			sig = si.si_status;
+			core = si.si_code == CLD_DUMPED;
+		}
 	}
-	if ((si.si_code != CLD_KILLED && si.si_code != CLD_DUMPED) || si.si_status == SIGINT)
+	if (!sig || sig == SIGINT)
 		return false;
-	int sig = si.si_status;
 	fprintf(stderr, "stallwatch: %s (pid %ld) was killed by signal %d (%s)%s\n", fk->name,
-		(long)ch->pid, sig, strsignal(sig),
-		si.si_code == CLD_DUMPED ? ", core dumped" : "");
+		(long)ch->pid, sig, strsignal(sig), core ? ", core dumped" : "");
 	uint64_t first_ns;
 	return sw_stalls_watched(c, &first_ns) == SW_WATCHED_NEVER;
 }

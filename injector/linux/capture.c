@@ -169,17 +169,20 @@ static void regs_from_ucontext(struct swa_regs *regs, const ucontext_t *uc)
 
 /*
  * Bounds a stack copy: from the red zone below sp (RED_ZONE) up to the
- * end of the mapping holding sp, at most the buffer's size, into
- * cap->stack_lo and *ret_len.  False when no mapping in the snapshot holds
- * sp.  Pure arithmetic on prepared tables: safe in the signal handler.
+ * end of the mapping holding sp (in *ret_region when not NULL), at most the
+ * buffer's size, into cap->stack_lo and *ret_len.  False when no mapping in
+ * the snapshot holds sp.  Pure arithmetic on prepared tables: safe in the signal handler.
  */
-static bool stack_extent(struct swa_capture *cap, uint64_t sp, size_t *ret_len)
+static bool stack_extent(struct swa_capture *cap, uint64_t sp, size_t *ret_len,
+			 struct region *ret_region)
 {
 	struct region r;
 	cap->stack_lo = sp;
 	cap->copy_len = 0;
 	if (!find_region(sp, &r))
 		return false;
+	if (ret_region)
+		*ret_region = r;
 	uint64_t lo = sp - r.lo > RED_ZONE ? sp - RED_ZONE : r.lo;
 	cap->stack_lo = lo;
 	cap->stack_hi = r.hi;
@@ -201,15 +204,17 @@ static _Atomic uint64_t main_stack_hint;
  * coroutine's) came there, when the frame-pointer chain says (Go keeps it
  * across a cgo callback, from the goroutine's stack to the thread's).
  * Follows the chain from fp up, reading only r's bytes, so it is safe in
- * the handler; false when the chain ends or breaks before.
+ * the handler; the record and the home address it holds, or false when the
+ * chain ends or breaks before.
  */
 static bool chain_leaves(uint64_t fp, const struct region *r, const struct region *home,
-			 uint64_t *ret_record)
+			 uint64_t *ret_record, uint64_t *ret_next)
 {
 	for (int i = 0; i < 4096 && !(fp & 7) && fp >= r->lo && fp + 16 <= r->hi; i++) {
 		uint64_t next = *(const uint64_t *)(uintptr_t)fp;
 		if (next >= home->lo && next + 16 <= home->hi) {
 			*ret_record = fp;
+			*ret_next = next;
 			return true;
 		}
 		if (next <= fp)
@@ -228,17 +233,17 @@ static bool chain_leaves(uint64_t fp, const struct region *r, const struct regio
  * in its heap, and the main thread copied a megabyte of it per sample.
  * False when that is not the case here.
  */
-static bool copy_two_stacks(struct swa_capture *cap, uint64_t sp, uint64_t fp, size_t len)
+static bool copy_two_stacks(struct swa_capture *cap, const struct region *r, uint64_t sp,
+			    uint64_t fp, size_t len)
 {
-	struct region r, home;
-	uint64_t record;
+	struct region home;
+	uint64_t record, next;
+	/* sp's mapping holds the main thread's stack (most samples): no second lookup */
 	uint64_t hint = atomic_load_explicit(&main_stack_hint, memory_order_relaxed);
-	if (!hint || !find_region(hint, &home) || (sp >= home.lo && sp < home.hi) ||
-	    !find_region(sp, &r) || fp < sp || !chain_leaves(fp, &r, &home, &record) ||
-	    record + 16 - cap->stack_lo > len)
+	if (!hint || (hint >= r->lo && hint < r->hi) || fp < sp || !find_region(hint, &home) ||
+	    !chain_leaves(fp, r, &home, &record, &next) || record + 16 - cap->stack_lo > len)
 		return false;
 	size_t first = (size_t)(record + 16 - cap->stack_lo);
-	uint64_t next = *(const uint64_t *)(uintptr_t)record;
 	uint64_t lo = next - home.lo > RED_ZONE ? next - RED_ZONE : home.lo;
 	size_t room = cap->copy_cap - first, home_len = (size_t)(home.hi - lo);
 	cap->flags &= ~(uint32_t)SWA_CAPTURE_PARTIAL; /* the first stack is whole up to the link */
@@ -258,14 +263,15 @@ static bool copy_two_stacks(struct swa_capture *cap, uint64_t sp, uint64_t fp, s
 static void copy_stack(struct swa_capture *cap, uint64_t sp, uint64_t fp, bool main_thread)
 {
 	size_t len;
+	struct region r;
 	cap->home_lo = 0;
 	cap->home_len = 0;
-	if (!stack_extent(cap, sp, &len)) {
+	if (!stack_extent(cap, sp, &len, &r)) {
 		cap->stack_hi = 0;
 		cap->flags |= SWA_CAPTURE_PARTIAL;
 		return;
 	}
-	if (main_thread && copy_two_stacks(cap, sp, fp, len))
+	if (main_thread && copy_two_stacks(cap, &r, sp, fp, len))
 		return;
 	memcpy(cap->copy, (const void *)(uintptr_t)cap->stack_lo, len);
 	cap->copy_len = len;
@@ -565,10 +571,10 @@ static int read_u64s(const char *path, uint64_t *vals, size_t max, bool *running
 static int copy_remote(struct swa_capture *cap, uint64_t sp)
 {
 	size_t len;
-	if (!stack_extent(cap, sp, &len)) {
+	if (!stack_extent(cap, sp, &len, NULL)) {
 		/* a stack newer than our snapshot of the mappings: look again */
 		swa_plat_prepare_capture();
-		if (!stack_extent(cap, sp, &len))
+		if (!stack_extent(cap, sp, &len, NULL))
 			return -EFAULT;
 	}
 	if (swa_plat_read(cap->stack_lo, cap->copy, len) < 0)
