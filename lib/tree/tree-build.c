@@ -697,6 +697,9 @@ static int scratch_arrays(struct builder *b)
  * options, those with no frame left out (their weight still counts in
  * b->t's totals).
  */
+/* How many aggregates ahead of its own collect() fetches a stack's entries. */
+#define COLLECT_AHEAD 16
+
 static int collect(struct builder *b, struct sw_tree_stall *const *stalls, size_t n,
 		   long thread_filter)
 {
@@ -707,8 +710,25 @@ static int collect(struct builder *b, struct sw_tree_stall *const *stalls, size_
 		return r;
 	b->items = malloc((na ? na : 1) * sizeof(*b->items));
 	r = b->items ? 0 : -ENOMEM;
+	const struct sw_profile *p = b->p;
+	bool leaf_only = leaf_end_only(b->o);
 	for (size_t i = 0; i < na && r >= 0; i++) {
 		struct sw_tree_path it;
+		/*
+		 * the aggregates' stacks lie anywhere in the profile: each one's
+		 * run entry is fetched COLLECT_AHEAD items early, and, for a list
+		 * of leaves, the innermost frame half as early, once its run is in
+		 */
+		if (i + COLLECT_AHEAD < na) {
+			uint32_t s = aggs[i + COLLECT_AHEAD].stack;
+			if (s && !(s & SW_STACK_TRIE))
+				__builtin_prefetch(&p->runs[s]);
+		}
+		if (leaf_only && i + COLLECT_AHEAD / 2 < na) {
+			uint32_t s = aggs[i + COLLECT_AHEAD / 2].stack;
+			if (s && !(s & SW_STACK_TRIE) && p->runs[s].depth)
+				__builtin_prefetch(&p->pool[p->runs[s].off + p->runs[s].depth - 1]);
+		}
 		r = make_item(b, &aggs[i], &it);
 		if (r <= 0)
 			continue;
