@@ -1155,6 +1155,94 @@ static void test_toolchain_go(void)
 }
 
 /*
+ * Dependencies compiled into the app, known by the folders their package
+ * managers put their sources in: culprits and signatures pass over them as
+ * over the toolchain's library (signature version 8), and --hide-system,
+ * which hides the system's code, keeps them.
+ */
+static void test_dependencies(void)
+{
+	static const char *const deps[] = {
+	    "/home/dev/.cargo/registry/src/index.crates.io-6f17d22bba15001f/serde_json-1.0.108/src/"
+	    "de.rs",
+	    "/usr/local/cargo/registry/src/github.com-1ecc6299db9ec823/regex-1.9.0/src/lib.rs",
+	    "/home/dev/.cargo/git/checkouts/egui-3e8e5a1f0c7e9c4b/a1b2c3d/crates/egui/src/ui.rs",
+	    "/home/dev/go/pkg/mod/github.com/pkg/errors@v0.9.1/errors.go",
+	    "/root/go/pkg/mod/github.com/gotk3/gotk3@v0.6.2/glib/glib.go",
+	    "github.com/gotk3/gotk3@v0.6.2/glib/glib.go", /* -trimpath */
+	    "example.com/wordfreq@v1.0.0/wordfreq.go",
+	    "/Users/dev/App/.build/checkouts/swift-collections/Sources/DequeModule/Deque.swift",
+	    "/Users/dev/Library/Developer/Xcode/DerivedData/App-abc/SourcePackages/checkouts/"
+	    "Alamofire/Source/Session.swift",
+	    "/Users/dev/App/Pods/AFNetworking/AFNetworking/AFURLSessionManager.m",
+	    "/Users/dev/App/Carthage/Checkouts/Charts/Source/Charts/Charts/ChartViewBase.swift",
+	    "/home/dev/app/build/vcpkg_installed/x64-linux/include/fmt/format.h",
+	    "/home/dev/.conan2/p/b/zlib1a2b3c/p/include/zlib.h",
+	};
+	static const char *const own[] = {
+	    "/home/dev/proj/src/main.rs",
+	    "/home/dev/proj/registry/src/lib.c",            /* a folder so named, not Rust */
+	    "/home/dev/go/src/github.com/acme/app/main.go", /* GOPATH: the app's own */
+	    "stallwatch.test/stallapp/main.go",             /* -trimpath, the main module's */
+	    "/home/dev/mail@v2/main.go", /* a folder with an @, no version after */
+	    "/home/dev/go/pkg/mod/golang.org/toolchain@v0.0.1-go1.22.0.linux-amd64/src/sync/"
+	    "mutex.go",
+	    "/usr/lib/go-1.19/src/sort/sort.go",
+	    "/rustc/90b35a6239c3d8bdabc530a6a0816f7ff89a0aaf/library/core/src/ptr/mod.rs",
+	    "/Users/dev/App/Sources/App/View.swift",
+	};
+	for (size_t i = 0; i < sizeof(deps) / sizeof(deps[0]); i++)
+		CHECK_STR(sw_tree_source_is_dependency(deps[i]) ? deps[i] : "own", deps[i]);
+	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+		CHECK_STR(sw_tree_source_is_dependency(own[i]) ? "dependency" : own[i], own[i]);
+
+	/* a Rust app's stalls in serde_json: load_config explains them, whichever was heaviest */
+	struct sw_profile *p;
+	CHECK_INT(sw_profile_new(&p), 0);
+	struct sw_tree_image app = {.path = "/home/dev/proj/target/release/app",
+				    .load_address = 0x400000};
+	uint32_t ia;
+	CHECK_INT(sw_profile_image(p, &app, &ia), 0);
+	const char *crate = "/home/dev/.cargo/registry/src/index.crates.io-6f17d22bba15001f/"
+			    "serde_json-1.0.108/src/de.rs";
+	const struct named_source fr[] = {
+	    {"app::main", "/home/dev/proj/src/main.rs"},
+	    {"app::load_config", "/home/dev/proj/src/config.rs"},
+	    {"serde_json::de::from_str", crate},
+	    {"serde_json::de::Deserializer::parse_str", crate},
+	    {"serde_json::de::Deserializer::parse_number", crate},
+	};
+	uint32_t id[5];
+	add_sourced_frames(p, ia, 0x401000, fr, 5, id);
+	CHECK(sw_profile_frame_compiled_in(p, id[2]) && !sw_profile_frame_toolchain(p, id[2]));
+	CHECK(!sw_profile_frame_compiled_in(p, id[1]));
+	uint64_t sig[2];
+	struct sw_tree_stall *s[2];
+	for (int k = 0; k < 2; k++) {
+		struct sw_tree_stall_info si = {.id = 1 + (uint64_t)k, .thread_id = 1};
+		uint32_t th;
+		CHECK_INT(sw_profile_add_stall(p, &si, &s[k]), 0);
+		CHECK_INT(sw_tree_stall_thread(p, s[k], 1, "", &th), 0);
+		uint32_t frames[4] = {id[0], id[1], id[2], id[3 + k]};
+		CHECK_INT(sw_tree_stall_add_sample(p, s[k], th, frames, 4, 10), 0);
+		const struct sw_tree_frame *f = sw_render_culprit(p, s[k]);
+		CHECK_STR(f ? f->linkage : NULL, "app::load_config");
+		sig[k] = sw_tree_stall_signature(p, s[k]);
+	}
+	CHECK(sig[0] == sig[1]);
+	/* --hide-system hides the system's code only: the crate's frames stay */
+	struct sw_tree_options o;
+	sw_tree_options_init(&o);
+	o.hide_system = true;
+	struct sw_tree *t;
+	CHECK_INT(sw_tree_build(p, &s[0], 1, &o, -1, &t), 0);
+	uint32_t n = find(t, "app::main|app::load_config|serde_json::de::from_str");
+	CHECK(n != NONE && t->nodes[n].total == 10);
+	sw_tree_free(t);
+	sw_profile_free(p);
+}
+
+/*
  * The runtime a program hands its work to (sw_tree_runtime_image()): a
  * tclsh script's stalls, all in libtcl below main, are told apart by
  * libtcl's frames and explained by them; libc below the runtime, and a
@@ -1603,6 +1691,7 @@ int main(void)
 	test_culprit();
 	test_culprit_toolchain();
 	test_toolchain_go();
+	test_dependencies();
 	test_runtime();
 	test_examples();
 	test_late_summary();

@@ -345,7 +345,7 @@ void sw_examples_printed(struct sw_examples *x, struct sw_profile *p, struct sw_
 /*
  * A function of the app's own code with a name: not a system image (but
  * the runtime the app hands its work to, see sw_tree_runtime_image()), not
- * the toolchain's library compiled into the app (sw_profile_frame_toolchain()),
+ * a library compiled into the app (sw_profile_frame_compiled_in()),
  * not sub_<hex>, not a PLT entry or stub (in the app's image, but only a
  * jump to another library's function: a stripped app's only names).
  */
@@ -354,7 +354,7 @@ static bool own_named(const struct sw_profile *p, uint32_t id, uint32_t runtime)
 	const struct sw_tree_frame *f = sw_profile_get_frame(p, id);
 	const struct sw_tree_image *img = sw_profile_get_image(p, f->image);
 	if (!img || (img->system && f->image != runtime) || !f->linkage ||
-	    sw_demangle_is_stub(f->linkage) || sw_profile_frame_toolchain(p, id))
+	    sw_demangle_is_stub(f->linkage) || sw_profile_frame_compiled_in(p, id))
 		return false;
 	const char *hex = f->linkage + 4;
 	return strncmp(f->linkage, "sub_", 4) != 0 || !*hex ||

@@ -1024,12 +1024,15 @@ uint32_t sw_tree_signature_root(const struct sw_profile *p, const struct sw_tree
 	return root;
 }
 
-/* Whether node i's frame is not the app's own: a system image's, or the toolchain's library's. */
+/*
+ * Whether node i's frame is not the app's own: a system image's, or a
+ * library's compiled into the app (the toolchain's, a dependency's).
+ */
 static bool frame_is_system(const struct sw_profile *p, const struct sw_tree *t, uint32_t i)
 {
 	const struct sw_frame_entry *e = &p->frames[t->nodes[i].frame];
 	const struct sw_tree_image *img = sw_profile_get_image(p, e->f.image);
-	return (img && img->system) || e->toolchain;
+	return (img && img->system) || e->toolchain || e->dependency;
 }
 
 /* The deepest node of the heaviest path from root of the app's own code, or NONE. */
@@ -1089,8 +1092,9 @@ static uint64_t signature_of(const struct sw_profile *p, const struct sw_tree *t
 	 * System frames below the deepest frame of the app's own code are left
 	 * out: which libc or libm internal happens to be heaviest is noise that
 	 * would split one hang into several signatures.  So are the frames of
-	 * the toolchain's library compiled into the app (which of hashbrown's
-	 * or libstdc++'s templates was heaviest).  The frames of the
+	 * the toolchain's library and of the dependencies compiled into the
+	 * app (which of hashbrown's or libstdc++'s templates, or of a Go
+	 * module's functions, was heaviest).  The frames of the
 	 * runtime the app hands its work to are the app's own: under tclsh
 	 * they are all there is of the script.
 	 */

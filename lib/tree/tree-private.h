@@ -23,8 +23,9 @@ struct arena_chunk {
 
 struct sw_frame_entry {
 	struct sw_tree_frame f;
-	uint64_t func;  /* what tree nodes merge by: image and function (or address) */
-	bool toolchain; /* sw_tree_source_is_toolchain(f.file), found once */
+	uint64_t func;   /* what tree nodes merge by: image and function (or address) */
+	bool toolchain;  /* sw_tree_source_is_toolchain(f.file), found once */
+	bool dependency; /* sw_tree_source_is_dependency(f.file), found once */
 };
 
 struct sw_profile {

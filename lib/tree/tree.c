@@ -286,6 +286,60 @@ bool sw_tree_source_is_toolchain(const char *file)
 			strstr(file, "/usr/include/") || go_toolchain_source(file));
 }
 
+/* Whether the n bytes at p end with suffix. */
+static bool ends_with(const char *p, size_t n, const char *suffix)
+{
+	size_t k = strlen(suffix);
+	return n >= k && !memcmp(p + n - k, suffix, k);
+}
+
+/*
+ * Whether a folder of path names a Go module at a version, as the module
+ * cache and -trimpath name a dependency's sources: MODULE@vMAJOR.MINOR...
+ * (a semantic version, or a pseudo-version v0.0.0-...), the go command's
+ * own toolchain@... aside (the standard library's).
+ */
+static bool go_module_version(const char *path)
+{
+	for (const char *at = strstr(path, "@v"); at; at = strstr(at + 1, "@v")) {
+		const char *dir = at;
+		while (dir > path && dir[-1] != '/')
+			dir--;
+		size_t digits = strspn(at + 2, "0123456789");
+		if (at > dir && digits && at[2 + digits] == '.' && strchr(at, '/') &&
+		    strncmp(dir, "toolchain@", 10) != 0)
+			return true;
+	}
+	return false;
+}
+
+bool sw_tree_source_is_dependency(const char *file)
+{
+	/* the folders package managers unpack or check out dependencies into */
+	static const char *const folders[] = {
+	    "/.build/checkouts/",         /* SwiftPM */
+	    "/SourcePackages/checkouts/", /* Xcode's Swift packages */
+	    "/Pods/",                     /* CocoaPods */
+	    "/Carthage/Checkouts/",
+	    "/vcpkg_installed/",
+	    "/.conan/data/",
+	    "/.conan2/p/",
+	};
+	if (!file)
+		return false;
+	for (size_t i = 0; i < sizeof(folders) / sizeof(folders[0]); i++)
+		if (strstr(file, folders[i]))
+			return true;
+	size_t len = strlen(file);
+	/* Cargo's: CARGO_HOME/registry/src/INDEX/CRATE-VERSION/..., CARGO_HOME/git/checkouts/... */
+	if (ends_with(file, len, ".rs"))
+		return strstr(file, "/registry/src/") || strstr(file, "/git/checkouts/");
+	/* Go's: GOMODCACHE/MODULE@VERSION/..., or MODULE@VERSION/... under -trimpath */
+	if (ends_with(file, len, ".go") || ends_with(file, len, ".s"))
+		return go_module_version(file) && !sw_tree_source_is_toolchain(file);
+	return false;
+}
+
 static uint64_t image_hash(const char *name, const struct sw_tree_image *img)
 {
 	uint64_t h = 0xcbf29ce484222325ull ^ img->load_address;
@@ -557,6 +611,7 @@ int sw_profile_frame(struct sw_profile *p, const struct sw_tree_frame *in, uint3
 	struct sw_frame_entry *e = &p->frames[p->nframes];
 	e->f = f;
 	e->toolchain = sw_tree_source_is_toolchain(f.file);
+	e->dependency = !e->toolchain && sw_tree_source_is_dependency(f.file);
 	frame_func_key(p, e);
 	p->frame_fid[p->nframes].slot = 0;
 	int r = func_id(p, e->func, &p->frame_fid[p->nframes].fid);
@@ -576,6 +631,11 @@ const struct sw_tree_frame *sw_profile_get_frame(const struct sw_profile *p, uin
 bool sw_profile_frame_toolchain(const struct sw_profile *p, uint32_t id)
 {
 	return id < p->nframes && p->frames[id].toolchain;
+}
+
+bool sw_profile_frame_compiled_in(const struct sw_profile *p, uint32_t id)
+{
+	return id < p->nframes && (p->frames[id].toolchain || p->frames[id].dependency);
 }
 
 const char *sw_profile_frame_name(const struct sw_profile *p, uint32_t id, bool full)

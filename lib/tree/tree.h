@@ -272,6 +272,20 @@ bool sw_tree_path_is_agent_or_kernel(const char *path);
 bool sw_tree_source_is_toolchain(const char *file);
 /* The same for frame id of the profile, decided once when the frame was added. */
 bool sw_profile_frame_toolchain(const struct sw_profile *p, uint32_t id);
+/*
+ * True for a source file of a dependency compiled into the app, in the
+ * folder its package manager put it in: Cargo's registry and git
+ * checkouts (Rust), the Go module cache or a MODULE@VERSION/... name under
+ * -trimpath, SwiftPM's and Xcode's package checkouts, CocoaPods, Carthage,
+ * vcpkg and Conan.  Signatures and culprits pass over such frames too; only
+ * --hide-system keeps them, which hides the system's code only.
+ */
+bool sw_tree_source_is_dependency(const char *file);
+/*
+ * Whether frame id is the code of a library compiled into the app, not the
+ * app's own: the toolchain's or a dependency's (the two above).
+ */
+bool sw_profile_frame_compiled_in(const struct sw_profile *p, uint32_t id);
 
 /* ---- trees ---- */
 
@@ -434,8 +448,11 @@ size_t sw_tree_heaviest(const struct sw_tree *t, uint32_t *path, size_t max);
  * into as many signatures as std internals were heaviest).  7: so is Go's
  * standard library, with the compiler's wrappers and cgo's glue (before,
  * a Go program's one hang split by which of sort's internals was heaviest).
+ * 8: so are the dependencies compiled into the app (sw_tree_source_is_dependency():
+ * before, a hang in a Go module or a Rust crate split by which of its
+ * internals was heaviest).
  */
-#define SW_SIGNATURE_VERSION 7
+#define SW_SIGNATURE_VERSION 8
 
 /*
  * Computes (once) and returns the stall's signature: the heaviest path of

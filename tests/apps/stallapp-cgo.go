@@ -9,6 +9,8 @@
 // "step KIND begin NS" and "step KIND end NS elapsed_ms=X" with
 // CLOCK_MONOTONIC nanoseconds, as tests/apps/steps.c does; a goroutine keeps
 // Go's scheduler busy on other threads all along.  Ends with "done true".
+// Built with -tags stallwatch_dep in a module, stallapp-cgo-dep.go adds
+// "tally" steps, which spend MS in a dependency (tests/apps/gomod/wordfreq).
 package main
 
 /*
@@ -62,6 +64,9 @@ var steps []string
 var next int
 var sink int
 
+// The steps other files of the program add, by kind without its digits.
+var moreSteps = map[string]func(kind string, ms int){}
+
 //go:noinline
 func sortNumbers(ms int) {
 	end := time.Now().Add(time.Duration(ms) * time.Millisecond)
@@ -93,7 +98,9 @@ func handleStep(step string) {
 	ms, _ := strconv.Atoi(arg)
 	begin := int64(C.mono_ns())
 	fmt.Printf("step %s begin %d\n", kind, begin)
-	if strings.HasPrefix(kind, "count") {
+	if more := moreSteps[strings.TrimRight(kind, "0123456789")]; more != nil {
+		more(kind, ms)
+	} else if strings.HasPrefix(kind, "count") {
 		countWords(ms)
 	} else {
 		sortNumbers(ms)
