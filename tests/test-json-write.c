@@ -116,10 +116,49 @@ static void test_putc(void)
 	sw_buf_finish(&b);
 }
 
+/*
+ * sw_buf_put_u64() prints as printf's %llu does, at every count of digits,
+ * and keeps the ceiling: a number that does not fit is not cut.
+ */
+static void test_put_u64(void)
+{
+	struct sw_buf b;
+	sw_buf_init(&b, 0);
+	char want[32];
+	int wrong = 0;
+	uint64_t v = 0;
+	for (int i = 0; i < 2000; i++) {
+		/* 0 to 999 one by one, then powers of ten, their neighbours, and a walk to the top
+		 */
+		v = i < 1000 ? (uint64_t)i : v * 3 + (uint64_t)i;
+		uint64_t tries[] = {v, v - 1, v + 1, UINT64_MAX - (uint64_t)i};
+		for (size_t k = 0; k < 4; k++) {
+			sw_buf_reset(&b);
+			CHECK_INT(sw_buf_put_u64(&b, tries[k]), 0);
+			snprintf(want, sizeof(want), "%llu", (unsigned long long)tries[k]);
+			wrong += strcmp(sw_buf_str(&b), want) != 0;
+		}
+	}
+	for (uint64_t p = 1; p <= UINT64_MAX / 10; p *= 10) {
+		sw_buf_reset(&b);
+		CHECK_INT(sw_buf_put_u64(&b, p * 10 - 1), 0);
+		snprintf(want, sizeof(want), "%llu", (unsigned long long)(p * 10 - 1));
+		wrong += strcmp(sw_buf_str(&b), want) != 0;
+	}
+	CHECK_INT(wrong, 0);
+	sw_buf_finish(&b);
+	sw_buf_init(&b, 8);
+	CHECK_INT(sw_buf_put_u64(&b, 1234567), 0);
+	CHECK_INT(sw_buf_put_u64(&b, 12), -E2BIG);
+	CHECK_STR(sw_buf_str(&b), "1234567");
+	sw_buf_finish(&b);
+}
+
 int main(void)
 {
 	test_ms3();
 	test_putc();
+	test_put_u64();
 	CHECK_STR(str("plain"), "\"plain\"");
 	CHECK_STR(str(""), "\"\"");
 	CHECK_STR(str(NULL), "null");

@@ -85,11 +85,30 @@ int sw_buf_puts_all(struct sw_buf *b, ...)
 
 int sw_buf_put_u64(struct sw_buf *b, uint64_t v)
 {
-	char tmp[20], *p = tmp + sizeof(tmp);
-	do
-		*--p = (char)('0' + v % 10);
-	while (v /= 10);
-	return sw_buf_append(b, p, (size_t)(tmp + sizeof(tmp) - p));
+	/* two digits at a time, straight into the buffer: renderers print tens of millions */
+	static const char pairs[] = "00010203040506070809101112131415161718192021222324"
+				    "25262728293031323334353637383940414243444546474849"
+				    "50515253545556575859606162636465666768697071727374"
+				    "75767778798081828384858687888990919293949596979899";
+	size_t n = 1;
+	for (uint64_t x = v; x >= 10; x /= 10)
+		n++;
+	int r = sw_buf_reserve(b, n);
+	if (r < 0)
+		return r;
+	char *p = (char *)b->data + b->len + n;
+	b->len += n;
+	for (; v >= 100; v /= 100) {
+		p -= 2;
+		memcpy(p, pairs + 2 * (v % 100), 2);
+	}
+	if (v >= 10) {
+		p -= 2;
+		memcpy(p, pairs + 2 * v, 2);
+	} else {
+		*--p = (char)('0' + v);
+	}
+	return 0;
 }
 
 int sw_buf_put_hex(struct sw_buf *b, uint64_t v)
