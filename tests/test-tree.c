@@ -1001,6 +1001,43 @@ struct named_source {
 	const char *name, *file;
 };
 
+/*
+ * Two stalls of one hang: the n frames of path, then leaf0 in the first
+ * and leaf1 in the second, 10 ns each.  Both are explained by culprit and
+ * have one signature; the first is in *first when asked for.
+ */
+static void one_hang(struct sw_profile *p, const uint32_t *path, size_t n, uint32_t leaf0,
+		     uint32_t leaf1, const char *culprit, struct sw_tree_stall **first)
+{
+	uint64_t sig[2];
+	for (int k = 0; k < 2; k++) {
+		struct sw_tree_stall_info si = {.id = 1 + (uint64_t)k, .thread_id = 1};
+		struct sw_tree_stall *s;
+		uint32_t th, frames[16];
+		CHECK_INT(sw_profile_add_stall(p, &si, &s), 0);
+		CHECK_INT(sw_tree_stall_thread(p, s, 1, "", &th), 0);
+		memcpy(frames, path, n * sizeof(*frames));
+		frames[n] = k ? leaf1 : leaf0;
+		CHECK_INT(sw_tree_stall_add_sample(p, s, th, frames, n + 1, 10), 0);
+		const struct sw_tree_frame *f = sw_render_culprit(p, s);
+		CHECK_STR(f ? f->linkage : NULL, culprit);
+		sig[k] = sw_tree_stall_signature(p, s);
+		if (first && !k)
+			*first = s;
+	}
+	CHECK(sig[0] == sig[1]);
+}
+
+/* Checks that is() holds for the nyes files of yes (a kind of code), and not for those of no. */
+static void check_sources(bool (*is)(const char *), const char *kind, const char *const *yes,
+			  size_t nyes, const char *const *no, size_t nno)
+{
+	for (size_t i = 0; i < nyes; i++)
+		CHECK_STR(is(yes[i]) ? yes[i] : "own", yes[i]);
+	for (size_t i = 0; i < nno; i++)
+		CHECK_STR(is(no[i]) ? kind : no[i], no[i]);
+}
+
 /* Adds n frames of image ia, one per function of fr, to p: their ids in id. */
 static void add_sourced_frames(struct sw_profile *p, uint32_t ia, uint64_t base,
 			       const struct named_source *fr, int n, uint32_t *id)
@@ -1115,10 +1152,8 @@ static void test_toolchain_go(void)
 	    "/usr/lib/go-1.19/src/sort/README",
 	    "/usr/local/go/src/github.com/x/y.go",
 	};
-	for (size_t i = 0; i < sizeof(go_std) / sizeof(go_std[0]); i++)
-		CHECK_STR(sw_tree_source_is_toolchain(go_std[i]) ? go_std[i] : "own", go_std[i]);
-	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
-		CHECK_STR(sw_tree_source_is_toolchain(own[i]) ? "toolchain" : own[i], own[i]);
+	check_sources(sw_tree_source_is_toolchain, "toolchain", go_std,
+		      sizeof(go_std) / sizeof(go_std[0]), own, sizeof(own) / sizeof(own[0]));
 
 	/* a cgo callback's stalls: main.busySort explains them, whichever of sort's was heaviest */
 	struct sw_profile *p;
@@ -1137,20 +1172,7 @@ static void test_toolchain_go(void)
 	};
 	uint32_t id[7];
 	add_sourced_frames(p, ia, 0x401000, fr, 7, id);
-	uint64_t sig[2];
-	for (int k = 0; k < 2; k++) {
-		struct sw_tree_stall_info si = {.id = 1 + (uint64_t)k, .thread_id = 1};
-		struct sw_tree_stall *s;
-		uint32_t th;
-		CHECK_INT(sw_profile_add_stall(p, &si, &s), 0);
-		CHECK_INT(sw_tree_stall_thread(p, s, 1, "", &th), 0);
-		uint32_t frames[6] = {id[0], id[1], id[2], id[3], id[4], id[5 + k]};
-		CHECK_INT(sw_tree_stall_add_sample(p, s, th, frames, 6, 10), 0);
-		const struct sw_tree_frame *f = sw_render_culprit(p, s);
-		CHECK_STR(f ? f->linkage : NULL, "main.busySort");
-		sig[k] = sw_tree_stall_signature(p, s);
-	}
-	CHECK(sig[0] == sig[1]);
+	one_hang(p, id, 5, id[5], id[6], "main.busySort", NULL);
 	sw_profile_free(p);
 }
 
@@ -1191,10 +1213,8 @@ static void test_dependencies(void)
 	    "/rustc/90b35a6239c3d8bdabc530a6a0816f7ff89a0aaf/library/core/src/ptr/mod.rs",
 	    "/Users/dev/App/Sources/App/View.swift",
 	};
-	for (size_t i = 0; i < sizeof(deps) / sizeof(deps[0]); i++)
-		CHECK_STR(sw_tree_source_is_dependency(deps[i]) ? deps[i] : "own", deps[i]);
-	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
-		CHECK_STR(sw_tree_source_is_dependency(own[i]) ? "dependency" : own[i], own[i]);
+	check_sources(sw_tree_source_is_dependency, "dependency", deps,
+		      sizeof(deps) / sizeof(deps[0]), own, sizeof(own) / sizeof(own[0]));
 
 	/* a Rust app's stalls in serde_json: load_config explains them, whichever was heaviest */
 	struct sw_profile *p;
@@ -1216,26 +1236,14 @@ static void test_dependencies(void)
 	add_sourced_frames(p, ia, 0x401000, fr, 5, id);
 	CHECK(sw_profile_frame_compiled_in(p, id[2]) && !sw_profile_frame_toolchain(p, id[2]));
 	CHECK(!sw_profile_frame_compiled_in(p, id[1]));
-	uint64_t sig[2];
-	struct sw_tree_stall *s[2];
-	for (int k = 0; k < 2; k++) {
-		struct sw_tree_stall_info si = {.id = 1 + (uint64_t)k, .thread_id = 1};
-		uint32_t th;
-		CHECK_INT(sw_profile_add_stall(p, &si, &s[k]), 0);
-		CHECK_INT(sw_tree_stall_thread(p, s[k], 1, "", &th), 0);
-		uint32_t frames[4] = {id[0], id[1], id[2], id[3 + k]};
-		CHECK_INT(sw_tree_stall_add_sample(p, s[k], th, frames, 4, 10), 0);
-		const struct sw_tree_frame *f = sw_render_culprit(p, s[k]);
-		CHECK_STR(f ? f->linkage : NULL, "app::load_config");
-		sig[k] = sw_tree_stall_signature(p, s[k]);
-	}
-	CHECK(sig[0] == sig[1]);
+	struct sw_tree_stall *s;
+	one_hang(p, id, 3, id[3], id[4], "app::load_config", &s);
 	/* --hide-system hides the system's code only: the crate's frames stay */
 	struct sw_tree_options o;
 	sw_tree_options_init(&o);
 	o.hide_system = true;
 	struct sw_tree *t;
-	CHECK_INT(sw_tree_build(p, &s[0], 1, &o, -1, &t), 0);
+	CHECK_INT(sw_tree_build(p, &s, 1, &o, -1, &t), 0);
 	uint32_t n = find(t, "app::main|app::load_config|serde_json::de::from_str");
 	CHECK(n != NONE && t->nodes[n].total == 10);
 	sw_tree_free(t);
