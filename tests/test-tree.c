@@ -1185,8 +1185,7 @@ static void test_toolchain_go(void)
 static void test_dependencies(void)
 {
 	static const char *const deps[] = {
-	    "/home/dev/.cargo/registry/src/index.crates.io-6f17d22bba15001f/serde_json-1.0.108/src/"
-	    "de.rs",
+	    "/home/dev/.cargo/registry/src/index.crates.io-6f17d22bba15001f/serde_json-1.0/de.rs",
 	    "/usr/local/cargo/registry/src/github.com-1ecc6299db9ec823/regex-1.9.0/src/lib.rs",
 	    "/home/dev/.cargo/git/checkouts/egui-3e8e5a1f0c7e9c4b/a1b2c3d/crates/egui/src/ui.rs",
 	    "/home/dev/go/pkg/mod/github.com/pkg/errors@v0.9.1/errors.go",
@@ -1194,8 +1193,7 @@ static void test_dependencies(void)
 	    "github.com/gotk3/gotk3@v0.6.2/glib/glib.go", /* -trimpath */
 	    "example.com/wordfreq@v1.0.0/wordfreq.go",
 	    "/Users/dev/App/.build/checkouts/swift-collections/Sources/DequeModule/Deque.swift",
-	    "/Users/dev/Library/Developer/Xcode/DerivedData/App-abc/SourcePackages/checkouts/"
-	    "Alamofire/Source/Session.swift",
+	    "/Users/dev/DerivedData/App/SourcePackages/checkouts/Alamofire/Session.swift",
 	    "/Users/dev/App/Pods/AFNetworking/AFNetworking/AFURLSessionManager.m",
 	    "/Users/dev/App/Carthage/Checkouts/Charts/Source/Charts/Charts/ChartViewBase.swift",
 	    "/home/dev/app/build/vcpkg_installed/x64-linux/include/fmt/format.h",
@@ -1207,8 +1205,7 @@ static void test_dependencies(void)
 	    "/home/dev/go/src/github.com/acme/app/main.go", /* GOPATH: the app's own */
 	    "stallwatch.test/stallapp/main.go",             /* -trimpath, the main module's */
 	    "/home/dev/mail@v2/main.go", /* a folder with an @, no version after */
-	    "/home/dev/go/pkg/mod/golang.org/toolchain@v0.0.1-go1.22.0.linux-amd64/src/sync/"
-	    "mutex.go",
+	    "/root/go/pkg/mod/golang.org/toolchain@v0.0.1-go1.22.0.linux-amd64/src/sync/mutex.go",
 	    "/usr/lib/go-1.19/src/sort/sort.go",
 	    "/rustc/90b35a6239c3d8bdabc530a6a0816f7ff89a0aaf/library/core/src/ptr/mod.rs",
 	    "/Users/dev/App/Sources/App/View.swift",
