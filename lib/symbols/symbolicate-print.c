@@ -79,35 +79,12 @@ static char *room(struct sw_buf *out, size_t n)
 	return sw_buf_reserve(out, n) < 0 ? NULL : (char *)out->data + out->len;
 }
 
-/* "00" to "99": two digits a store. */
-static const char pairs[201] =
-    "00010203040506070809101112131415161718192021222324252627282930313233"
-    "34353637383940414243444546474849505152535455565758596061626364656667"
-    "6869707172737475767778798081828384858687888990919293949596979899";
-
-/*
- * ":N" without printf or a call to memcpy: this runs twice for every
- * frame of every address, and lines and columns have one to five digits.
- */
+/* ":N" without printf or a call: this runs twice for every frame of every address. */
 static char *put_number(char *p, uint32_t v)
 {
 	*p++ = ':';
-	if (v < 10) {
-		*p = (char)('0' + v);
-		return p + 1;
-	}
-	unsigned digits = v < 100 ? 2 : v < 1000 ? 3 : v < 10000 ? 4 : v < 100000 ? 5 : 6;
-	for (uint32_t x = v / 1000000; x; x /= 10)
-		digits++;
-	char *end = p + digits, *q = end;
-	for (; v >= 100; v /= 100) {
-		q -= 2;
-		memcpy(q, pairs + 2 * (v % 100), 2);
-	}
-	if (v >= 10)
-		memcpy(q - 2, pairs + 2 * v, 2);
-	else
-		q[-1] = (char)('0' + v);
+	char *end = p + sw_decimal_digits(v);
+	sw_decimal_write(end, v);
 	return end;
 }
 

@@ -692,14 +692,14 @@ static int scratch_arrays(struct builder *b)
 	return 0;
 }
 
+/* How many aggregates ahead of its own collect() fetches a stack's entries. */
+#define COLLECT_AHEAD 16
+
 /*
  * The items of the selected samples: summed per stack, rewritten by the
  * options, those with no frame left out (their weight still counts in
  * b->t's totals).
  */
-/* How many aggregates ahead of its own collect() fetches a stack's entries. */
-#define COLLECT_AHEAD 16
-
 static int collect(struct builder *b, struct sw_tree_stall *const *stalls, size_t n,
 		   long thread_filter)
 {

@@ -218,6 +218,13 @@ bool sw_tree_path_is_system(const char *path)
 	return false;
 }
 
+/* Whether the n bytes at p end with suffix. */
+static bool ends_with(const char *p, size_t n, const char *suffix)
+{
+	size_t k = strlen(suffix);
+	return n >= k && !memcmp(p + n - k, suffix, k);
+}
+
 /* Whether the n bytes at p are one of the top-level packages of Go's standard library. */
 static bool go_std_package(const char *p, size_t n)
 {
@@ -262,8 +269,7 @@ static bool go_toolchain_source(const char *file)
 	while (!strncmp(file, "./", 2)) /* Go's compile units are in "." */
 		file += 2;
 	size_t len = strlen(file);
-	if (!(len > 3 && !strcmp(file + len - 3, ".go")) &&
-	    !(len > 2 && !strcmp(file + len - 2, ".s")))
+	if (!ends_with(file, len, ".go") && !ends_with(file, len, ".s"))
 		return false;
 	if (file[0] != '/') /* -trimpath: the import path */
 		return go_std_package(file, strcspn(file, "/"));
@@ -284,13 +290,6 @@ bool sw_tree_source_is_toolchain(const char *file)
 {
 	return file && (!strncmp(file, "/rustc/", 7) || !strncmp(file, "/rust/deps/", 11) ||
 			strstr(file, "/usr/include/") || go_toolchain_source(file));
-}
-
-/* Whether the n bytes at p end with suffix. */
-static bool ends_with(const char *p, size_t n, const char *suffix)
-{
-	size_t k = strlen(suffix);
-	return n >= k && !memcmp(p + n - k, suffix, k);
 }
 
 /*
@@ -336,7 +335,7 @@ bool sw_tree_source_is_dependency(const char *file)
 		return strstr(file, "/registry/src/") || strstr(file, "/git/checkouts/");
 	/* Go's: GOMODCACHE/MODULE@VERSION/..., or MODULE@VERSION/... under -trimpath */
 	if (ends_with(file, len, ".go") || ends_with(file, len, ".s"))
-		return go_module_version(file) && !sw_tree_source_is_toolchain(file);
+		return go_module_version(file);
 	return false;
 }
 

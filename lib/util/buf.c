@@ -83,31 +83,19 @@ int sw_buf_puts_all(struct sw_buf *b, ...)
 	return r;
 }
 
+const char sw_digit_pairs[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233"
+    "34353637383940414243444546474849505152535455565758596061626364656667"
+    "6869707172737475767778798081828384858687888990919293949596979899";
+
 int sw_buf_put_u64(struct sw_buf *b, uint64_t v)
 {
-	/* two digits at a time, straight into the buffer: renderers print tens of millions */
-	static const char pairs[] = "00010203040506070809101112131415161718192021222324"
-				    "25262728293031323334353637383940414243444546474849"
-				    "50515253545556575859606162636465666768697071727374"
-				    "75767778798081828384858687888990919293949596979899";
-	size_t n = 1;
-	for (uint64_t x = v; x >= 10; x /= 10)
-		n++;
+	size_t n = sw_decimal_digits(v);
 	int r = sw_buf_reserve(b, n);
 	if (r < 0)
 		return r;
-	char *p = (char *)b->data + b->len + n;
 	b->len += n;
-	for (; v >= 100; v /= 100) {
-		p -= 2;
-		memcpy(p, pairs + 2 * (v % 100), 2);
-	}
-	if (v >= 10) {
-		p -= 2;
-		memcpy(p, pairs + 2 * v, 2);
-	} else {
-		*--p = (char)('0' + v);
-	}
+	sw_decimal_write((char *)b->data + b->len, v);
 	return 0;
 }
 

@@ -49,6 +49,34 @@ int sw_buf_puts(struct sw_buf *b, const char *s);
 int sw_buf_puts_all(struct sw_buf *b, ...) __attribute__((sentinel));
 /* Appends v in decimal, or in hexadecimal after "0x", as printf would, only faster. */
 int sw_buf_put_u64(struct sw_buf *b, uint64_t v);
+
+/* "00" to "99": two digits a store, for sw_decimal_write(). */
+extern const char sw_digit_pairs[201];
+
+/* How many digits v has in decimal. */
+static inline size_t sw_decimal_digits(uint64_t v)
+{
+	size_t n = v < 10 ? 1 : v < 100 ? 2 : v < 1000 ? 3 : v < 10000 ? 4 : v < 100000 ? 5 : 6;
+	for (uint64_t x = v / 1000000; x; x /= 10)
+		n++;
+	return n;
+}
+
+/*
+ * Writes v in decimal to the sw_decimal_digits(v) bytes that end at end,
+ * two digits at a time: renderers and symbolicate print tens of millions.
+ */
+static inline void sw_decimal_write(char *end, uint64_t v)
+{
+	for (; v >= 100; v /= 100) {
+		end -= 2;
+		__builtin_memcpy(end, sw_digit_pairs + 2 * (v % 100), 2);
+	}
+	if (v >= 10)
+		__builtin_memcpy(end - 2, sw_digit_pairs + 2 * v, 2);
+	else
+		end[-1] = (char)('0' + v);
+}
 int sw_buf_put_hex(struct sw_buf *b, uint64_t v);
 /* Appends n copies of c (indentation). */
 int sw_buf_pad(struct sw_buf *b, char c, size_t n);
