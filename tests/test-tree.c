@@ -1054,6 +1054,74 @@ static void add_sourced_frames(struct sw_profile *p, uint32_t ia, uint64_t base,
 }
 
 /*
+ * A stripped app (vim as Debian ships it): its functions are sub_<hex>
+ * alone.  The culprit is the one of them the most time is charged to,
+ * here the helper working on its own (70) and in strlen (30), not the
+ * heaviest path's leaf, libc's strlen, nor the PLT entry.  Without any of
+ * the app's code on a stack, the heaviest path's leaf is all there is.
+ */
+static void test_culprit_stripped(void)
+{
+	struct sw_profile *p;
+	CHECK_INT(sw_profile_new(&p), 0);
+	struct sw_tree_image app = {.path = "/usr/bin/vim.basic", .load_address = 0x1000};
+	struct sw_tree_image libc = {.path = "/usr/lib/x86_64-linux-gnu/libc.so.6",
+				     .load_address = 0x7f0000000000};
+	uint32_t ia, il;
+	CHECK_INT(sw_profile_image(p, &app, &ia), 0);
+	CHECK_INT(sw_profile_image(p, &libc, &il), 0);
+	static const struct {
+		const char *name;
+		bool libc;
+	} fr[] = {
+	    {"sub_1a40", false},         {"sub_c88d0", false}, {"strlen", true},
+	    {"clock_gettime", true},     {"labs@plt", false},  {"labs", true},
+	    {"__libc_start_main", true}, {"poll", true},
+	};
+	uint32_t id[8];
+	for (int i = 0; i < 8; i++) {
+		struct sw_tree_frame f = {.image = fr[i].libc ? il : ia,
+					  .linkage = fr[i].name,
+					  .name = fr[i].name,
+					  .address = 0x1000 + 0x10 * (uint64_t)i};
+		CHECK_INT(sw_profile_frame(p, &f, &id[i]), 0);
+	}
+	const struct {
+		int frames[4];
+		uint64_t weight;
+	} st[] = {
+	    {{0, 1, -1}, 70},    /* the helper on its own */
+	    {{0, 1, 2, -1}, 30}, /* strlen under it: the heaviest path's leaf */
+	    {{0, 3, -1}, 20},    /* the loop's clock: main's */
+	    {{0, 4, 5, -1}, 25}, /* labs through the PLT: main's */
+	};
+	struct sw_tree_stall_info info = {.id = 1, .thread_id = 1};
+	struct sw_tree_stall *s;
+	uint32_t th;
+	CHECK_INT(sw_profile_add_stall(p, &info, &s), 0);
+	CHECK_INT(sw_tree_stall_thread(p, s, 1, "", &th), 0);
+	for (size_t k = 0; k < sizeof(st) / sizeof(st[0]); k++) {
+		uint32_t frames[4];
+		size_t n = 0;
+		while (st[k].frames[n] >= 0)
+			frames[n] = id[st[k].frames[n]], n++;
+		CHECK_INT(sw_tree_stall_add_sample(p, s, th, frames, n, st[k].weight), 0);
+	}
+	const struct sw_tree_frame *f = sw_render_culprit(p, s);
+	CHECK_STR(f ? f->linkage : NULL, "sub_c88d0");
+
+	/* only the C library on the stacks: the heaviest path's leaf */
+	info.id = 2;
+	CHECK_INT(sw_profile_add_stall(p, &info, &s), 0);
+	CHECK_INT(sw_tree_stall_thread(p, s, 1, "", &th), 0);
+	uint32_t system_only[2] = {id[6], id[7]};
+	CHECK_INT(sw_tree_stall_add_sample(p, s, th, system_only, 2, 10), 0);
+	f = sw_render_culprit(p, s);
+	CHECK_STR(f ? f->linkage : NULL, "poll");
+	sw_profile_free(p);
+}
+
+/*
  * The culprit passes over the toolchain's library compiled into the app,
  * known by its source files: C++ headers (the system's, an SDK's) and
  * Rust's standard library and its vendored crates.  Their time goes to the
@@ -1694,6 +1762,7 @@ int main(void)
 	test_stacks();
 	test_pool_full();
 	test_culprit();
+	test_culprit_stripped();
 	test_culprit_toolchain();
 	test_toolchain_go();
 	test_dependencies();

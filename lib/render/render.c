@@ -342,23 +342,75 @@ void sw_examples_printed(struct sw_examples *x, struct sw_profile *p, struct sw_
 			sw_tree_stall_drop_samples(p, gone[i]);
 }
 
+/* Whether a linkage name is sub_<hex>: a stripped function, named by its address. */
+static bool address_name(const char *linkage)
+{
+	const char *hex = linkage + 4;
+	return strncmp(linkage, "sub_", 4) == 0 && *hex &&
+	       strspn(hex, "0123456789abcdef") == strlen(hex);
+}
+
+/* How much of a name the culprit asks for. */
+enum culprit_tier {
+	NAMED,    /* a name the symbols gave */
+	STRIPPED, /* or sub_<hex>: a stripped app's own code, known by its address */
+};
+
 /*
- * A function of the app's own code with a name: not a system image (but
- * the runtime the app hands its work to, see sw_tree_runtime_image()), not
- * a library compiled into the app (sw_profile_frame_compiled_in()),
- * not sub_<hex>, not a PLT entry or stub (in the app's image, but only a
- * jump to another library's function: a stripped app's only names).
+ * A function of the app's own code: not a system image (but the runtime
+ * the app hands its work to, see sw_tree_runtime_image()), not a library
+ * compiled into the app (sw_profile_frame_compiled_in()), not a PLT entry
+ * or stub (in the app's image, but only a jump to another library's
+ * function: a stripped app's only names), and named as tier asks.
  */
-static bool own_named(const struct sw_profile *p, uint32_t id, uint32_t runtime)
+static bool own_code(const struct sw_profile *p, uint32_t id, uint32_t runtime,
+		     enum culprit_tier tier)
 {
 	const struct sw_tree_frame *f = sw_profile_get_frame(p, id);
 	const struct sw_tree_image *img = sw_profile_get_image(p, f->image);
 	if (!img || (img->system && f->image != runtime) || !f->linkage ||
 	    sw_demangle_is_stub(f->linkage) || sw_profile_frame_compiled_in(p, id))
 		return false;
-	const char *hex = f->linkage + 4;
-	return strncmp(f->linkage, "sub_", 4) != 0 || !*hex ||
-	       strspn(hex, "0123456789abcdef") != strlen(hex);
+	return tier == STRIPPED || !address_name(f->linkage);
+}
+
+/*
+ * The function of the app's own code, as tier asks, that the most self
+ * time of t is charged to: each node's goes to its nearest such, not
+ * inlined, caller (or itself); nodes under the <unwinding stopped> root are
+ * left out unless partial_only.  NULL: none on any stack.
+ */
+static const struct sw_tree_frame *charged_most(struct sw_profile *p, const struct sw_tree *t,
+						uint32_t runtime, bool partial_only,
+						enum culprit_tier tier)
+{
+	const uint32_t NONE = UINT32_MAX, STOPPED = UINT32_MAX - 1;
+	uint64_t *charged = calloc(t->nnodes ? t->nnodes : 1, sizeof(*charged));
+	uint32_t *to = malloc((t->nnodes ? t->nnodes : 1) * sizeof(*to));
+	/* parents come before their children: each node's answer is its own or its parent's */
+	for (uint32_t i = 0; charged && to && i < t->nnodes; i++) {
+		uint32_t parent = t->nodes[i].parent;
+		const struct sw_tree_frame *f = sw_profile_get_frame(p, t->nodes[i].frame);
+		if (parent == NONE ? sw_tree_frame_is_stopped(f) && !partial_only
+				   : to[parent] == STOPPED)
+			to[i] = STOPPED;
+		else if (!f->inlined && own_code(p, t->nodes[i].frame, runtime, tier))
+			to[i] = i;
+		else
+			to[i] = parent == NONE ? NONE : to[parent];
+		if (to[i] < STOPPED)
+			charged[to[i]] += t->nodes[i].self;
+	}
+	free(to);
+	const struct sw_tree_frame *best = NULL;
+	uint64_t best_w = 0;
+	for (uint32_t i = 0; charged && i < t->nnodes; i++)
+		if (charged[i] > best_w) {
+			best_w = charged[i];
+			best = sw_profile_get_frame(p, t->nodes[i].frame);
+		}
+	free(charged);
+	return best;
 }
 
 const struct sw_tree_frame *sw_render_culprit(struct sw_profile *p, const struct sw_tree_stall *s)
@@ -367,48 +419,25 @@ const struct sw_tree_frame *sw_render_culprit(struct sw_profile *p, const struct
 	struct sw_tree *t;
 	if (sw_tree_stall_default_tree(p, ms, 0, &t) < 0) /* every node's self time */
 		return NULL;
-	uint64_t *charged = calloc(t->nnodes ? t->nnodes : 1, sizeof(*charged));
-	/* per node: its nearest own, named, not inlined caller (or itself), NONE, or STOPPED */
-	uint32_t *to = malloc((t->nnodes ? t->nnodes : 1) * sizeof(*to));
-	const uint32_t NONE = UINT32_MAX, STOPPED = UINT32_MAX - 1;
-	const struct sw_tree_frame *best = NULL, *leaf = NULL;
-	uint64_t best_w = 0;
 	/* a signature root under the marker: every stack stopped, the partial ones are all */
 	uint32_t root = sw_tree_signature_root(p, t);
-	bool partial_only = root != NONE && t->nodes[root].parent != NONE;
-	uint32_t runtime = root != NONE ? sw_tree_runtime_image(p, t, root) : NONE;
+	bool partial_only = root != UINT32_MAX && t->nodes[root].parent != UINT32_MAX;
+	uint32_t runtime = root != UINT32_MAX ? sw_tree_runtime_image(p, t, root) : UINT32_MAX;
 	/*
-	 * each node's self time goes to its nearest own, named, not inlined
-	 * caller; nodes under the <unwinding stopped> root are left out.
-	 * Parents come before their children, so each node's answer is its
-	 * own or its parent's.
+	 * A named function first; a stripped app has none but its sub_<hex>,
+	 * which still say where in the app to look, where the heaviest path's
+	 * leaf named a C library function the app spent a sliver in.
 	 */
-	for (uint32_t i = 0; charged && to && i < t->nnodes; i++) {
-		uint32_t parent = t->nodes[i].parent;
-		const struct sw_tree_frame *f = sw_profile_get_frame(p, t->nodes[i].frame);
-		if (parent == NONE ? sw_tree_frame_is_stopped(f) && !partial_only
-				   : to[parent] == STOPPED)
-			to[i] = STOPPED;
-		else if (!f->inlined && own_named(p, t->nodes[i].frame, runtime))
-			to[i] = i;
-		else
-			to[i] = parent == NONE ? NONE : to[parent];
-		if (to[i] < STOPPED)
-			charged[to[i]] += t->nodes[i].self;
-	}
-	free(to);
-	for (uint32_t i = 0; charged && i < t->nnodes; i++)
-		if (charged[i] > best_w) {
-			best_w = charged[i];
-			best = sw_profile_get_frame(p, t->nodes[i].frame);
-		}
+	const struct sw_tree_frame *best = charged_most(p, t, runtime, partial_only, NAMED);
+	if (!best)
+		best = charged_most(p, t, runtime, partial_only, STRIPPED);
 	/* none: the deepest frame of the heaviest path but a stub, as a last resort */
+	const struct sw_tree_frame *leaf = NULL;
 	for (uint32_t i = root; !best && i != UINT32_MAX; i = t->nodes[i].first_child) {
 		const struct sw_tree_frame *f = sw_profile_get_frame(p, t->nodes[i].frame);
 		if (!leaf || !f->linkage || !sw_demangle_is_stub(f->linkage))
 			leaf = f;
 	}
-	free(charged);
 	sw_tree_free(t);
 	return best ? best : leaf;
 }

@@ -101,7 +101,8 @@ int sw_summary_compute(struct sw_profile *p, struct sw_summary *ret);
  * image, named, not inlined) that the most time is charged to, each
  * sample's time going to the nearest such function on its stack, so that
  * time in system libraries and inlined helpers counts for their caller.
- * Without one, the deepest frame of the heaviest path.  NULL: no samples.
+ * Without a named one (a stripped app), the same among its sub_<hex>;
+ * without those, the deepest frame of the heaviest path.  NULL: no samples.
  */
 const struct sw_tree_frame *sw_render_culprit(struct sw_profile *p, const struct sw_tree_stall *s);
 /*
