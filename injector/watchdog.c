@@ -251,6 +251,8 @@ static uint64_t sample_thread(const struct swa_thread *t, uint32_t max)
 		flags = SW_SAMPLE_NO_SIGNAL;
 	} else if (r == -ESHUTDOWN) {
 		flags = SW_SAMPLE_PASSIVE;
+	} else if (r == -ENOSPC) {
+		flags = SW_SAMPLE_SMALL_ALTSTACK;
 	}
 	push_sample(t, time, frames, depth, flags, elided, elided_at);
 	if (c && r == 0 && depth <= CACHE_FRAMES && !elided) {

@@ -1275,6 +1275,37 @@ def scenario_altstack():
           "a crash is not named: %s" % p.stderr)
 
 
+def scenario_smallalt():
+    # a thread with an alternate signal stack of the bare minimum, as some
+    # programs set for their own SIGSEGV handler: the agent's handler ran
+    # 1,100 bytes past its bottom, into the app's memory.  Set through
+    # sigaltstack() the agent never signals it; set by a raw system call,
+    # the handler leaves at once.  Either way its samples say why they have
+    # no stack.
+    for raw in (0, 1):
+        p = stallwatch_run(["--interval", "1"], [STALLAPP, "smallalt:500:%d" % raw])
+        objs, app = parse(p.stdout.splitlines())
+        stalls = stalls_of(objs)
+        line = next((l for l in app if l.startswith("smallalt ")), "")
+        print("raw %d: %s" % (raw, line))
+        check(p.returncode == 0, "run exited %d: %s" % (p.returncode, p.stderr[-300:]))
+        check(line == "smallalt clean", "raw %d: the app's memory below its alternate stack: "
+              "%r" % (raw, line))
+        check(len(stalls) == 1, "raw %d: expected one stall, got %d" % (raw, len(stalls)))
+        if stalls:
+            mains = [s for s in stalls[0]["stacks"] if s["thread"] == stalls[0]["thread"]]
+            marked = [s for s in mains if "small_altstack" in s["flags"]]
+            others = [s for s in mains if "small_altstack" not in s["flags"]
+                      and "blocked" not in s["flags"]]
+            check(marked and not any(s["frames"] for s in marked) and not others,
+                  "raw %d: samples not marked small_altstack: %s"
+                  % (raw, [(s["flags"], len(s["frames"])) for s in mains]))
+    tree = subprocess.run([STALLWATCH, "run", "--results", "-", "--", STALLAPP,
+                           "smallalt:400"], capture_output=True, text=True, timeout=60)
+    check("alternate signal stack is too small" in tree.stdout,
+          "the tree does not say why the stall has no stacks:\n" + tree.stdout)
+
+
 def scenario_exitnow():
     # a process that ends with _exit() in a stall (Go's runtime always
     # does; a crash, the system's watchdog killing a hung app) runs nothing
@@ -2001,6 +2032,7 @@ SCENARIOS = {
     "sigtoggle": scenario_sigtoggle,
     "auxv": scenario_auxv,
     "altstack": scenario_altstack,
+    "smallalt": scenario_smallalt,
     "exitnow": scenario_exitnow,
     "records": scenario_records,
     "keepoff": scenario_keepoff,

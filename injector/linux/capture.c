@@ -18,6 +18,14 @@
  * a semaphore.  The handler only uses memcpy, clock_gettime and sem_post,
  * all async-signal-safe.
  *
+ * The signal goes to the thread's alternate stack when it has one
+ * (SA_ONSTACK), and the handler needs HANDLER_ROOM bytes there beyond the
+ * kernel's frame.  A thread whose alternate stack is smaller (MINSIGSTKSZ,
+ * which some programs register for their own SIGSEGV handler) is never
+ * signalled: guard.c sees it set through sigaltstack(), and the handler
+ * itself, entered on one set another way, leaves at once; the handler's
+ * frame ran 1,100 bytes past the bottom of such a stack, into the app's heap.
+ *
  * A thread blocked in a system call is never signalled (that would cut
  * short its sleep or read): /proc/self/task/TID/syscall gives its stack
  * pointer and program counter, the stack is read with process_vm_readv(),
@@ -74,8 +82,18 @@ static struct {
 	pid_t tid;
 	struct swa_capture *cap;
 	uint64_t entered, left;
-	int cpu; /* where the handler ran */
+	int cpu;      /* where the handler ran */
+	bool refused; /* the handler's alternate stack was too small: it left */
 } req;
+
+/*
+ * The threads whose alternate signal stack is too small for the handler
+ * (swa_linux_note_altstack()): never signalled.  A thread's slot is
+ * emptied when it sets a larger one or ends.
+ */
+#define SMALL_ALT_MAX 64
+static _Atomic pid_t small_alt[SMALL_ALT_MAX];
+static _Atomic int small_alt_used; /* slots ever taken: lookups stop there */
 
 /*
  * The bytes below the stack pointer a signal leaves alone (the x86-64
@@ -89,6 +107,12 @@ static struct {
 #endif
 
 #define SPIN_NS 30000u /* how long to poll for the handler before sleeping */
+
+/*
+ * The bytes of an alternate signal stack the handler needs beyond the
+ * kernel's frame (it took about 1,400 on x86-64), with room to spare.
+ */
+#define HANDLER_ROOM 2048u
 
 static cpu_set_t allowed;         /* the process's CPUs when the agent started */
 static int avoided = -1;          /* the CPU the watchdog keeps off */
@@ -278,7 +302,7 @@ static void copy_stack(struct swa_capture *cap, uint64_t sp, uint64_t fp, bool m
 }
 
 /* The app's own signal on our number: what its action would have done. */
-static void forward(int sig, siginfo_t *si, void *ucv)
+__attribute__((noinline)) static void forward(int sig, siginfo_t *si, void *ucv)
 {
 	const struct sigaction *a = &app_action[atomic_load(&app_slot)];
 	if (a->sa_flags & SA_SIGINFO) {
@@ -296,21 +320,55 @@ static void forward(int sig, siginfo_t *si, void *ucv)
 	}
 }
 
-static void handler(int sig, siginfo_t *si, void *ucv)
+static bool small_altstack(pid_t tid)
 {
-	int saved_errno = errno;
-	if (si->si_code != SI_QUEUE || si->si_pid != our_pid || si->si_value.sival_ptr != cookie) {
-		forward(sig, si, ucv);
-		goto out;
+	int used = atomic_load(&small_alt_used);
+	for (int i = 0; i < used; i++)
+		if (atomic_load(&small_alt[i]) == tid)
+			return true;
+	return false;
+}
+
+void swa_linux_note_altstack(pid_t tid, bool small)
+{
+	int used = atomic_load(&small_alt_used);
+	for (int i = 0; i < used; i++)
+		if (atomic_load(&small_alt[i]) == tid) {
+			if (!small)
+				atomic_store(&small_alt[i], 0);
+			return;
+		}
+	if (!small)
+		return;
+	for (int i = 0; i < SMALL_ALT_MAX; i++) {
+		pid_t free_slot = 0;
+		if (atomic_compare_exchange_strong(&small_alt[i], &free_slot, tid)) {
+			for (int u = atomic_load(&small_alt_used); u < i + 1;)
+				atomic_compare_exchange_weak(&small_alt_used, &u, i + 1);
+			return;
+		}
 	}
+	/* full: the handler still leaves such a stack at once */
+}
+
+size_t swa_linux_altstack_needed(void)
+{
+	/* the kernel's frame (AT_MINSIGSTKSZ, where the kernel says), at least the old 2 KiB */
+	long frame = sysconf(_SC_MINSIGSTKSZ);
+	return (size_t)(frame > 2048 ? frame : 2048) + HANDLER_ROOM;
+}
+
+/* The agent's work for its own signal, on the thread it reached. */
+__attribute__((noinline)) static void capture_here(void *ucv)
+{
 	pid_t self = gettid();
 	atomic_store(&hit_tid, self);
 	atomic_fetch_add(&hit_seq, 1);
 	if (self != req.tid)
-		goto out;
+		return;
 	int expected = REQ_SENT;
 	if (!atomic_compare_exchange_strong(&req.state, &expected, REQ_COPYING))
-		goto out;
+		return;
 	req.entered = swa_linux_now_ns();
 	req.cpu = sched_getcpu();
 	struct swa_capture *cap = req.cap;
@@ -321,7 +379,49 @@ static void handler(int sig, siginfo_t *si, void *ucv)
 	req.left = swa_linux_now_ns();
 	atomic_store(&req.state, REQ_DONE);
 	sem_post(&done);
-out:
+}
+
+/*
+ * Our signal reached a thread on an alternate stack with less than
+ * HANDLER_ROOM bytes left under the kernel's frame: the thread is noted
+ * and the watchdog told, with nothing more on that stack than this frame.
+ */
+__attribute__((noinline)) static void refuse_here(void)
+{
+	pid_t self = gettid();
+	swa_linux_note_altstack(self, true);
+	atomic_store(&hit_tid, self);
+	atomic_fetch_add(&hit_seq, 1);
+	int expected = REQ_SENT;
+	if (self == req.tid && atomic_compare_exchange_strong(&req.state, &expected, REQ_COPYING)) {
+		req.refused = true;
+		atomic_store(&req.state, REQ_DONE);
+		sem_post(&done);
+	}
+}
+
+/* Whether the handler runs on an alternate stack with less than HANDLER_ROOM bytes left. */
+static inline bool altstack_short(const ucontext_t *uc)
+{
+	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+	uintptr_t lo = (uintptr_t)uc->uc_stack.ss_sp;
+	return !(uc->uc_stack.ss_flags & SS_DISABLE) && sp >= lo &&
+	       sp - lo < uc->uc_stack.ss_size && sp - lo < HANDLER_ROOM;
+}
+
+/*
+ * Kept small: on an alternate stack its frame is all that runs before the
+ * room left is checked (the work is in functions not inlined here).
+ */
+static void handler(int sig, siginfo_t *si, void *ucv)
+{
+	int saved_errno = errno;
+	if (si->si_code != SI_QUEUE || si->si_pid != our_pid || si->si_value.sival_ptr != cookie)
+		forward(sig, si, ucv);
+	else if (altstack_short(ucv))
+		refuse_here();
+	else
+		capture_here(ucv);
 	errno = saved_errno;
 }
 
@@ -659,10 +759,13 @@ static int capture_signal(const struct swa_thread *t, struct swa_capture *cap, u
 {
 	if (!capture_sig || !handler_installed())
 		return -EBUSY; /* the app took our signal with a raw system call */
+	if (small_altstack((pid_t)t->handle))
+		return -ENOSPC;
 	avoid_cpu(cpu);
 	cap->flags = 0;
 	req.cap = cap;
 	req.tid = (pid_t)t->handle;
+	req.refused = false;
 	atomic_store(&sending, true);
 	if (atomic_load(&fence) || atomic_load(&passive)) {
 		atomic_store(&sending, false);
@@ -695,6 +798,8 @@ static int capture_signal(const struct swa_thread *t, struct swa_capture *cap, u
 	}
 	atomic_store(&req.state, REQ_IDLE);
 	atomic_store(&sending, false);
+	if (req.refused)
+		return -ENOSPC;
 	cap->held_ns = req.left - req.entered;
 	cap->held_at = req.entered;
 	avoid_cpu(req.cpu); /* the next timer's wake-up and the unwinding: elsewhere */

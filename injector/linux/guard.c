@@ -11,6 +11,11 @@
  *   (exec_env()): the agent goes on there.
  * - sigaction(), signal(), bsd_signal() on the agent's signal: the app's
  *   action is kept aside and gets the app's signals, never the agent's.
+ * - sigaltstack(), and syscall(SYS_sigaltstack, ...): a thread that sets
+ *   an alternate signal stack too small for the agent's handler
+ *   (swa_linux_altstack_needed()) is never sent the agent's signal; it
+ *   would run past the stack's bottom.  A thread-specific key's destructor
+ *   forgets the thread when it ends.
  * - a seccomp filter, through prctl() or syscall(SYS_seccomp, ...): the
  *   agent goes passive before the filter exists, since it cannot know what
  *   the filter forbids.
@@ -27,6 +32,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <linux/seccomp.h>
+#include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
 #include <spawn.h>
@@ -55,6 +61,7 @@ REAL(posix_spawnp, int,
      (pid_t *, const char *, const posix_spawn_file_actions_t *, const posix_spawnattr_t *,
       char *const[], char *const[]))
 REAL(sigaction, int, (int, const struct sigaction *, struct sigaction *))
+REAL(sigaltstack, int, (const stack_t *, stack_t *))
 REAL(prctl, int, (int, unsigned long, unsigned long, unsigned long, unsigned long))
 REAL(syscall, long, (long, long, long, long, long, long, long))
 REAL(nanosleep, int, (const struct timespec *, struct timespec *))
@@ -298,6 +305,36 @@ EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old
 	return real_sigaction(sig, act, old);
 }
 
+static pthread_key_t small_alt_key;
+static bool small_alt_key_made;
+
+/* A thread that set a small alternate stack ends: its id may come back for another. */
+static void small_alt_gone(void *v)
+{
+	(void)v;
+	swa_linux_note_altstack(gettid(), false);
+}
+
+/* After the calling thread set its alternate stack to ss (when it did). */
+static void note_altstack(const stack_t *ss)
+{
+	if (!ss)
+		return;
+	bool small = !(ss->ss_flags & SS_DISABLE) && ss->ss_size < swa_linux_altstack_needed();
+	swa_linux_note_altstack(gettid(), small);
+	if (small && small_alt_key_made)
+		pthread_setspecific(small_alt_key, (void *)1);
+}
+
+EXPORT int sigaltstack(const stack_t *ss, stack_t *old)
+{
+	MISSING(get_sigaltstack());
+	int r = real_sigaltstack(ss, old);
+	if (r == 0)
+		note_altstack(ss);
+	return r;
+}
+
 static sighandler_t set_handler(int sig, sighandler_t h)
 {
 	struct sigaction sa, old;
@@ -346,6 +383,12 @@ EXPORT long syscall(long nr, ...)
 		swa_linux_go_passive("the app installed a seccomp filter");
 	else if (nr == SYS_prctl && a[0] == PR_SET_SECCOMP)
 		swa_linux_go_passive("the app installed a seccomp filter");
+	if (nr == SYS_sigaltstack) {
+		long r = real_syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+		if (r == 0)
+			note_altstack((const stack_t *)a[0]);
+		return r;
+	}
 	if (nr == SYS_execve || nr == SYS_execveat) {
 		int at = nr == SYS_execve ? 2 : 3; /* the environment's argument */
 		struct exec_guard g;
@@ -443,6 +486,8 @@ void swa_linux_guard_init(void)
 	get_posix_spawn();
 	get_posix_spawnp();
 	get_sigaction();
+	get_sigaltstack();
+	small_alt_key_made = pthread_key_create(&small_alt_key, small_alt_gone) == 0;
 	get_prctl();
 	get_syscall();
 	get_nanosleep();

@@ -54,6 +54,14 @@ long swa_linux_seccomp_filters(void);
 bool swa_linux_seccomp_added(void);
 /* The real-time signal used to capture running threads. */
 int swa_linux_capture_signal(void);
+/*
+ * Thread tid's alternate signal stack is too small for the capture
+ * handler (it is never signalled), or no longer is (capture.c).
+ */
+void swa_linux_note_altstack(pid_t tid, bool small);
+/* The size an alternate signal stack needs for the capture handler: the kernel's frame and its own.
+ */
+size_t swa_linux_altstack_needed(void);
 
 /* The interposed waits (interpose.c): reporting, or noting the main loop runs. */
 int swa_linux_waits_start(bool only_trigger);

@@ -250,6 +250,7 @@ static void json_flags(struct sw_buf *out, uint32_t flags)
 	    {SW_SAMPLE_SIGNAL_BLOCKED, "signal_blocked"},
 	    {SW_SAMPLE_NO_SIGNAL, "no_signal"},
 	    {SW_SAMPLE_PASSIVE, "passive"},
+	    {SW_SAMPLE_SMALL_ALTSTACK, "small_altstack"},
 	    {SW_SAMPLE_ELIDED, "elided"},
 	    {SW_SAMPLE_COPY_SHORT, "copy_short"},
 	};

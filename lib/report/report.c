@@ -954,6 +954,8 @@ static const char *unsampled_reason(uint32_t flags)
 		return "the agent is passive under a seccomp filter";
 	if (flags & SW_SAMPLE_SIGNAL_BLOCKED)
 		return "the thread blocks the agent's signal";
+	if (flags & SW_SAMPLE_SMALL_ALTSTACK)
+		return "the thread's alternate signal stack is too small for the agent's signal";
 	if (flags & SW_SAMPLE_NO_SIGNAL)
 		return "the thread was running and the agent sends no signals";
 	return NULL;

@@ -106,11 +106,13 @@ enum sw_wire_sample_flags {
 	SW_SAMPLE_SIGNAL_BLOCKED = 1u << 5, /* the thread runs and blocks the agent's signal */
 	SW_SAMPLE_NO_SIGNAL = 1u << 6,      /* it runs, and the agent sends no signals */
 	SW_SAMPLE_PASSIVE = 1u << 7,        /* the agent samples nothing (a seccomp filter) */
+	/* it runs, on an alternate signal stack too small for the agent's handler */
+	SW_SAMPLE_SMALL_ALTSTACK = 1u << 14,
 	/* frames between both ends were left out (elided, elided_at follow the frames) */
 	SW_SAMPLE_ELIDED = 1u << 10,
 	SW_SAMPLE_COPY_SHORT = 1u << 11, /* the stack copy stopped before the stack's top */
-	/* 0x100 and 0x200 are the encoding's (wire-private.h) */
-	SW_SAMPLE_PUBLIC_MASK = 0xcffu,
+	/* 0x100, 0x200, 0x1000 and 0x2000 are the encoding's (wire-private.h) */
+	SW_SAMPLE_PUBLIC_MASK = 0x4cffu,
 };
 
 enum sw_wire_config_flags {

@@ -47,6 +47,14 @@
  *                    on every thread, and spins MS on a coroutine's stack of
  *                    1 KiB above a guard page, as a goroutine with little
  *                    room left would; prints "altstack ok" after it
+ *   smallalt:MS[:1]  sets an alternate signal stack as small as programs
+ *                    set for their own SIGSEGV handler (MINSIGSTKSZ, or the
+ *                    kernel's frame and 256 bytes where that is more), above
+ *                    8 KiB of a known pattern, through sigaltstack() (with
+ *                    :1, the C library's syscall() found by dlsym() on
+ *                    libc itself, as a runtime that makes its own system
+ *                    calls does), spins MS and prints "smallalt clean" or
+ *                    "smallalt dirty N": N bytes below the stack written
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -66,6 +74,7 @@
 #include <string.h>
 #include <arpa/inet.h>
 #include <dirent.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -435,6 +444,44 @@ static void altstack(int ms)
 	printf("altstack ok\n");
 }
 
+static void small_altstack(int ms, bool raw)
+{
+	enum { BELOW = 8192 };
+	long frame = (long)getauxval(AT_MINSIGSTKSZ) + 256;
+	size_t size = frame > 2048 ? (size_t)frame : 2048;
+	static unsigned char mem[BELOW + 65536];
+	if (size > sizeof(mem) - BELOW) {
+		printf("smallalt setup failed: a frame of %ld bytes\n", frame);
+		return;
+	}
+	memset(mem, 0xa5, BELOW + size);
+	stack_t ss = {.ss_sp = mem + BELOW, .ss_size = size};
+	int r;
+	if (raw) {
+		void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+		long (*libc_syscall)(long, ...) = NULL;
+		if (libc) /* POSIX's way past -Wpedantic's object-to-function pointer rule */
+			*(void **)&libc_syscall = dlsym(libc, "syscall");
+		r = libc_syscall ? (int)libc_syscall(SYS_sigaltstack, &ss, NULL) : -1;
+	} else {
+		r = sigaltstack(&ss, NULL);
+	}
+	if (r < 0) {
+		printf("smallalt setup failed: %s\n", strerror(errno));
+		return;
+	}
+	spin_until(mono_ns() + ms * 1000000LL);
+	stack_t off = {.ss_flags = SS_DISABLE};
+	sigaltstack(&off, NULL);
+	size_t low = 0;
+	while (low < BELOW && mem[low] == 0xa5)
+		low++;
+	if (low == BELOW)
+		printf("smallalt clean\n");
+	else
+		printf("smallalt dirty %zu\n", BELOW - low);
+}
+
 int hazard_step(const char *kind, int a, int b)
 {
 	if (!strcmp(kind, "sigblock")) {
@@ -468,6 +515,8 @@ int hazard_step(const char *kind, int a, int b)
 		_exit(0);
 	} else if (!strcmp(kind, "altstack")) {
 		altstack(a);
+	} else if (!strcmp(kind, "smallalt")) {
+		small_altstack(a, b == 1);
 	} else if (!strcmp(kind, "exitmain")) {
 		pthread_t t;
 		fflush(stdout);
