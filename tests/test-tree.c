@@ -341,9 +341,11 @@ static void test_signatures(void)
 	CHECK(sa == sw_tree_stall_signature(d.p, d.s));
 	other[0].stack = "libc!__libc_start_main|app!main|app!run|app!compute|app!step|"
 			 "app!compute|libc!memcpy";
+	other[0].weight = 60; /* step holds most of the stall */
 	sw_profile_free(d.p);
 	load(&d, other, NSPECS, 0x555500000000, 0, "");
 	CHECK(sa != sw_tree_stall_signature(d.p, d.s));
+	other[0].weight = specs[0].weight;
 	other[0].stack = specs[0].stack;
 	other[1].stack = specs[1].stack;
 	/* the worker thread does not count */
@@ -356,6 +358,54 @@ static void test_signatures(void)
 	sw_profile_free(b.p);
 	sw_profile_free(c.p);
 	sw_profile_free(d.p);
+}
+
+/*
+ * Signatures end at the deepest frame holding most of the stall (version
+ * 9): below it, a leaf that took one sample in one stall and none in
+ * another, or two siblings trading places, are the same hang; a child
+ * holding most of the time still tells hangs apart.
+ */
+static void test_signature_majority(void)
+{
+	static const struct spec base[] = {
+	    {"libc!__libc_start_main|app!main|app!handler|app!parse", 40, 0},
+	    {"libc!__libc_start_main|app!main|app!handler|app!render", 35, 0},
+	    {"libc!__libc_start_main|app!main|app!handler", 25, 0},
+	};
+	struct spec v[3];
+	struct fixture a, b;
+	load(&a, base, 3, 0x555500000000, 0, "");
+	uint64_t sa = sw_tree_stall_signature(a.p, a.s);
+	static const char *const path[] = {"libc.so.6|__libc_start_main", "app|main",
+					   "app|handler"};
+	CHECK(sa == fnv_path(path, 3));
+	/* the siblings trade places */
+	memcpy(v, base, sizeof(v));
+	v[0].weight = 35;
+	v[1].weight = 40;
+	load(&b, v, 3, 0x555500000000, 0, "");
+	CHECK(sa == sw_tree_stall_signature(b.p, b.s));
+	sw_profile_free(b.p);
+	/* parse holding most of the stall is another hang */
+	memcpy(v, base, sizeof(v));
+	v[0].weight = 70;
+	load(&b, v, 3, 0x555500000000, 0, "");
+	uint64_t sp = sw_tree_stall_signature(b.p, b.s);
+	static const char *const parse[] = {"libc.so.6|__libc_start_main", "app|main",
+					    "app|handler", "app|parse"};
+	CHECK(sp == fnv_path(parse, 4));
+	CHECK(sa != sp);
+	sw_profile_free(b.p);
+	/* and one sample in an inlined leaf of parse is the same hang */
+	struct spec w[4];
+	memcpy(w, v, sizeof(v));
+	w[3] = (struct spec){"libc!__libc_start_main|app!main|app!handler|app!parse|app!get_int", 1,
+			     0};
+	load(&b, w, 4, 0x555500000000, 0, "");
+	CHECK(sp == sw_tree_stall_signature(b.p, b.s));
+	sw_profile_free(b.p);
+	sw_profile_free(a.p);
 }
 
 static void test_merge_and_limits(void)
@@ -1755,6 +1805,7 @@ int main(void)
 	test_plain();
 	test_options();
 	test_signatures();
+	test_signature_majority();
 	test_merge_and_limits();
 	test_representative();
 	test_random();

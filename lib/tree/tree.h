@@ -450,9 +450,11 @@ size_t sw_tree_heaviest(const struct sw_tree *t, uint32_t *path, size_t max);
  * a Go program's one hang split by which of sort's internals was heaviest).
  * 8: so are the dependencies compiled into the app (sw_tree_source_is_dependency():
  * before, a hang in a Go module or a Rust crate split by which of its
- * internals was heaviest).
+ * internals was heaviest).  9: the path ends at the deepest frame that
+ * holds more than half of the stall's time (before, whether a leaf took a
+ * single sample could split one hang).
  */
-#define SW_SIGNATURE_VERSION 8
+#define SW_SIGNATURE_VERSION 9
 
 /*
  * Computes (once) and returns the stall's signature: the heaviest path of
