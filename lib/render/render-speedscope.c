@@ -151,6 +151,12 @@ static int canonical(struct sw_speedscope *c, uint32_t frame, uint32_t *ret)
 	return 0;
 }
 
+/* Where a profile stack's probe starts in the cache of sample texts (of cap slots). */
+static size_t stack_home(uint32_t stack, size_t cap)
+{
+	return (size_t)(stack * 0x9e3779b97f4a7c15ull >> 24) & (cap - 1);
+}
+
 /* The slot of a profile stack in the cache of sample texts; NULL when out of memory. */
 static struct stack_slot *stack_slot(struct sw_speedscope *c, uint32_t stack)
 {
@@ -162,7 +168,7 @@ static struct stack_slot *stack_slot(struct sw_speedscope *c, uint32_t stack)
 		for (size_t i = 0; i < c->stacks_cap; i++) {
 			if (!c->stacks[i].stack)
 				continue;
-			size_t j = (c->stacks[i].stack * 0x9e3779b97f4a7c15ull >> 24) & (cap - 1);
+			size_t j = stack_home(c->stacks[i].stack, cap);
 			while (t[j].stack)
 				j = (j + 1) & (cap - 1);
 			t[j] = c->stacks[i];
@@ -171,7 +177,7 @@ static struct stack_slot *stack_slot(struct sw_speedscope *c, uint32_t stack)
 		c->stacks = t;
 		c->stacks_cap = cap;
 	}
-	size_t j = ((stack + 1) * 0x9e3779b97f4a7c15ull >> 24) & (c->stacks_cap - 1);
+	size_t j = stack_home(stack + 1, c->stacks_cap);
 	while (c->stacks[j].stack && c->stacks[j].stack != stack + 1)
 		j = (j + 1) & (c->stacks_cap - 1);
 	return &c->stacks[j];
@@ -225,6 +231,9 @@ static int stack_text(struct sw_speedscope *c, struct sw_tree_rewriter *rw, uint
 	return 0;
 }
 
+/* How many samples ahead profile_json() fetches a sample's slot in the cache of texts. */
+#define SLOT_AHEAD 8
+
 /* A sample of a profile: its text, len bytes at off in texts. */
 struct sample_text {
 	size_t off, len;
@@ -259,6 +268,10 @@ static int profile_json(struct sw_speedscope *c, struct sw_tree_stall *s, long t
 	int r = 0;
 	for (size_t i = 0; i < s->nsamples && r >= 0; i++) {
 		const struct sw_tree_sample *smp = &s->samples[i];
+		/* the cache's slots are read at random: a sample's is fetched SLOT_AHEAD before */
+		if (i + SLOT_AHEAD < s->nsamples && c->stacks_cap)
+			__builtin_prefetch(&c->stacks[stack_home(
+			    s->samples[i + SLOT_AHEAD].stack + 1, c->stacks_cap)]);
 		if (!sw_tree_sample_selected(s, smp, &c->o->tree, thread))
 			continue;
 		const struct stack_slot *t;
