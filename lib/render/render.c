@@ -364,25 +364,30 @@ enum culprit_tier {
  * function: a stripped app's only names), and named as tier asks.
  */
 static bool own_code(const struct sw_profile *p, uint32_t id, uint32_t runtime,
-		     enum culprit_tier tier)
+		     enum culprit_tier tier, bool *ret_stripped)
 {
 	const struct sw_tree_frame *f = sw_profile_get_frame(p, id);
 	const struct sw_tree_image *img = sw_profile_get_image(p, f->image);
 	if (!img || (img->system && f->image != runtime) || !f->linkage ||
 	    sw_demangle_is_stub(f->linkage) || sw_profile_frame_compiled_in(p, id))
 		return false;
-	return tier == STRIPPED || !address_name(f->linkage);
+	if (tier == STRIPPED)
+		return true;
+	bool stripped = address_name(f->linkage);
+	*ret_stripped |= stripped;
+	return !stripped;
 }
 
 /*
  * The function of the app's own code, as tier asks, that the most self
  * time of t is charged to: each node's goes to its nearest such, not
  * inlined, caller (or itself); nodes under the <unwinding stopped> root are
- * left out unless partial_only.  NULL: none on any stack.
+ * left out unless partial_only.  NULL: none on any stack.  *ret_stripped
+ * is set when a frame the STRIPPED tier would take was met.
  */
 static const struct sw_tree_frame *charged_most(struct sw_profile *p, const struct sw_tree *t,
 						uint32_t runtime, bool partial_only,
-						enum culprit_tier tier)
+						enum culprit_tier tier, bool *ret_stripped)
 {
 	const uint32_t NONE = UINT32_MAX, STOPPED = UINT32_MAX - 1;
 	uint64_t *charged = calloc(t->nnodes ? t->nnodes : 1, sizeof(*charged));
@@ -394,7 +399,7 @@ static const struct sw_tree_frame *charged_most(struct sw_profile *p, const stru
 		if (parent == NONE ? sw_tree_frame_is_stopped(f) && !partial_only
 				   : to[parent] == STOPPED)
 			to[i] = STOPPED;
-		else if (!f->inlined && own_code(p, t->nodes[i].frame, runtime, tier))
+		else if (!f->inlined && own_code(p, t->nodes[i].frame, runtime, tier, ret_stripped))
 			to[i] = i;
 		else
 			to[i] = parent == NONE ? NONE : to[parent];
@@ -428,9 +433,11 @@ const struct sw_tree_frame *sw_render_culprit(struct sw_profile *p, const struct
 	 * which still say where in the app to look, where the heaviest path's
 	 * leaf named a C library function the app spent a sliver in.
 	 */
-	const struct sw_tree_frame *best = charged_most(p, t, runtime, partial_only, NAMED);
-	if (!best)
-		best = charged_most(p, t, runtime, partial_only, STRIPPED);
+	bool stripped = false;
+	const struct sw_tree_frame *best =
+	    charged_most(p, t, runtime, partial_only, NAMED, &stripped);
+	if (!best && stripped)
+		best = charged_most(p, t, runtime, partial_only, STRIPPED, &stripped);
 	/* none: the deepest frame of the heaviest path but a stub, as a last resort */
 	const struct sw_tree_frame *leaf = NULL;
 	for (uint32_t i = root; !best && i != UINT32_MAX; i = t->nodes[i].first_child) {
