@@ -17,6 +17,7 @@
 #include "inject.h"
 #include "macho-format.h"
 #include "macho.h"
+#include "util/str.h"
 #if SW_HAVE_PLIST
 #include <plist/plist.h>
 #endif
@@ -27,12 +28,6 @@
 /* Ceiling on an executable read into memory (iOS app binaries stay far below). */
 #define MAX_EXECUTABLE ((size_t)2 << 30)
 #define MAX_PLIST      ((size_t)4 << 20)
-
-static bool has_suffix(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), m = strlen(suffix);
-	return n >= m && strcmp(s + n - m, suffix) == 0;
-}
 
 static int read_fd(int fd, const char *path, size_t max, uint8_t **ret, size_t *ret_len,
 		   struct sw_error *err)
@@ -167,7 +162,7 @@ static char *bundle_executable_name(const char *bundle_name, const uint8_t *plis
 	if (name)
 		return name;
 	size_t n = strlen(bundle_name);
-	if (has_suffix(bundle_name, ".app"))
+	if (sw_ends_with(bundle_name, ".app"))
 		n -= 4;
 	return strndup(bundle_name, n);
 }
@@ -272,7 +267,7 @@ static int inject_app(const struct sw_inject_opts *opts, struct sw_inject_report
 	if (r < 0)
 		return r;
 	snprintf(rep->bundle, sizeof(rep->bundle), "%s", app);
-	size_t stem = strlen(app) - (has_suffix(app, ".app") ? 4 : 0);
+	size_t stem = strlen(app) - (sw_ends_with(app, ".app") ? 4 : 0);
 	if (snprintf(backup, sizeof(backup), "%.*s.orig", (int)stem, app) >= (int)sizeof(backup))
 		return sw_error_set(err, -ENAMETOOLONG, "'%s': name too long", app);
 	r = inject_binary(opts, exe, backup, rep, err);
@@ -439,7 +434,7 @@ int sw_inject(const struct sw_inject_opts *opts, struct sw_inject_report *ret, s
 		return sw_error_set(err, -errno, "cannot open '%s': %s", opts->target,
 				    strerror(errno));
 	bool bundle = S_ISDIR(st.st_mode);
-	bool ipa = !bundle && has_suffix(opts->target, ".ipa");
+	bool ipa = !bundle && sw_ends_with(opts->target, ".ipa");
 	if (bundle && !opts->remove && !opts->dylib)
 		return sw_error_set(err, -EDESTADDRREQ,
 				    "'%s' is a bundle: the agent dylib to copy into it is needed",

@@ -350,44 +350,40 @@ static bool address_name(const char *linkage)
 	       strspn(hex, "0123456789abcdef") == strlen(hex);
 }
 
-/* How much of a name the culprit asks for. */
-enum culprit_tier {
-	NAMED,    /* a name the symbols gave */
-	STRIPPED, /* or sub_<hex>: a stripped app's own code, known by its address */
+/* What a frame is to the culprit; each kind takes the ones before it too. */
+enum culprit_kind {
+	OTHER,    /* not the app's own code */
+	NAMED,    /* the app's, with a name the symbols gave */
+	STRIPPED, /* the app's, sub_<hex>: a stripped function, known by its address */
 };
 
 /*
- * A function of the app's own code: not a system image (but the runtime
- * the app hands its work to, see sw_tree_runtime_image()), not a library
- * compiled into the app (sw_profile_frame_compiled_in()), not a PLT entry
- * or stub (in the app's image, but only a jump to another library's
- * function: a stripped app's only names), and named as tier asks.
+ * Whether a frame is a function of the app's own code: not a system image
+ * (but the runtime the app hands its work to, see sw_tree_runtime_image()),
+ * not a library compiled into the app (sw_profile_frame_compiled_in()),
+ * not a PLT entry or stub (in the app's image, but only a jump to another
+ * library's function: a stripped app's only names); and how it is named.
  */
-static bool own_code(const struct sw_profile *p, uint32_t id, uint32_t runtime,
-		     enum culprit_tier tier, bool *ret_stripped)
+static enum culprit_kind culprit_kind(const struct sw_profile *p, uint32_t id, uint32_t runtime)
 {
 	const struct sw_tree_frame *f = sw_profile_get_frame(p, id);
 	const struct sw_tree_image *img = sw_profile_get_image(p, f->image);
 	if (!img || (img->system && f->image != runtime) || !f->linkage ||
 	    sw_demangle_is_stub(f->linkage) || sw_profile_frame_compiled_in(p, id))
-		return false;
-	if (tier == STRIPPED)
-		return true;
-	bool stripped = address_name(f->linkage);
-	*ret_stripped |= stripped;
-	return !stripped;
+		return OTHER;
+	return address_name(f->linkage) ? STRIPPED : NAMED;
 }
 
 /*
- * The function of the app's own code, as tier asks, that the most self
- * time of t is charged to: each node's goes to its nearest such, not
+ * The function of the app's own code, of kind up to most, that the most
+ * self time of t is charged to: each node's goes to its nearest such, not
  * inlined, caller (or itself); nodes under the <unwinding stopped> root are
  * left out unless partial_only.  NULL: none on any stack.  *ret_stripped
- * is set when a frame the STRIPPED tier would take was met.
+ * is set when a STRIPPED frame was met.
  */
 static const struct sw_tree_frame *charged_most(struct sw_profile *p, const struct sw_tree *t,
 						uint32_t runtime, bool partial_only,
-						enum culprit_tier tier, bool *ret_stripped)
+						enum culprit_kind most, bool *ret_stripped)
 {
 	const uint32_t NONE = UINT32_MAX, STOPPED = UINT32_MAX - 1;
 	uint64_t *charged = calloc(t->nnodes ? t->nnodes : 1, sizeof(*charged));
@@ -396,10 +392,13 @@ static const struct sw_tree_frame *charged_most(struct sw_profile *p, const stru
 	for (uint32_t i = 0; charged && to && i < t->nnodes; i++) {
 		uint32_t parent = t->nodes[i].parent;
 		const struct sw_tree_frame *f = sw_profile_get_frame(p, t->nodes[i].frame);
+		enum culprit_kind kind =
+		    f->inlined ? OTHER : culprit_kind(p, t->nodes[i].frame, runtime);
+		*ret_stripped |= kind == STRIPPED;
 		if (parent == NONE ? sw_tree_frame_is_stopped(f) && !partial_only
 				   : to[parent] == STOPPED)
 			to[i] = STOPPED;
-		else if (!f->inlined && own_code(p, t->nodes[i].frame, runtime, tier, ret_stripped))
+		else if (kind != OTHER && kind <= most)
 			to[i] = i;
 		else
 			to[i] = parent == NONE ? NONE : to[parent];

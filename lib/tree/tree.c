@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "util/str.h"
 #include "util/table-alloc.h"
 #include "tree-private.h"
 
@@ -218,13 +219,6 @@ bool sw_tree_path_is_system(const char *path)
 	return false;
 }
 
-/* Whether the n bytes at p end with suffix. */
-static bool ends_with(const char *p, size_t n, const char *suffix)
-{
-	size_t k = strlen(suffix);
-	return n >= k && !memcmp(p + n - k, suffix, k);
-}
-
 /* Whether the n bytes at p are one of the top-level packages of Go's standard library. */
 static bool go_std_package(const char *p, size_t n)
 {
@@ -268,8 +262,7 @@ static bool go_toolchain_source(const char *file)
 		return true;
 	while (!strncmp(file, "./", 2)) /* Go's compile units are in "." */
 		file += 2;
-	size_t len = strlen(file);
-	if (!ends_with(file, len, ".go") && !ends_with(file, len, ".s"))
+	if (!sw_ends_with(file, ".go") && !sw_ends_with(file, ".s"))
 		return false;
 	if (file[0] != '/') /* -trimpath: the import path */
 		return go_std_package(file, strcspn(file, "/"));
@@ -329,12 +322,11 @@ bool sw_tree_source_is_dependency(const char *file)
 	for (size_t i = 0; i < sizeof(folders) / sizeof(folders[0]); i++)
 		if (strstr(file, folders[i]))
 			return true;
-	size_t len = strlen(file);
 	/* Cargo's: CARGO_HOME/registry/src/INDEX/CRATE-VERSION/..., CARGO_HOME/git/checkouts/... */
-	if (ends_with(file, len, ".rs"))
+	if (sw_ends_with(file, ".rs"))
 		return strstr(file, "/registry/src/") || strstr(file, "/git/checkouts/");
 	/* Go's: GOMODCACHE/MODULE@VERSION/..., or MODULE@VERSION/... under -trimpath */
-	if (ends_with(file, len, ".go") || ends_with(file, len, ".s"))
+	if (sw_ends_with(file, ".go") || sw_ends_with(file, ".s"))
 		return go_module_version(file);
 	return false;
 }
