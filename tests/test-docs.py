@@ -82,6 +82,19 @@ def main():
         if value not in want:
             fail(f"stallwatch(1) documents exit status {value}, status.h has none")
 
+    # the signature version the pages state, against the one the code writes
+    tree_h = open(os.path.join(root, "lib", "tree", "tree.h")).read()
+    version = re.search(r"#define SW_SIGNATURE_VERSION (\d+)", tree_h).group(1)
+    output_page = roff_text(open(os.path.join(man, "stallwatch-output.7")).read())
+    statements = re.findall(r"rules of signature version (\d+)|signature's recipe \((\d+)\)",
+                            output_page)
+    if len(statements) != 2:
+        fail(f"stallwatch-output(7): {len(statements)} statements of the signature version, not 2")
+    for stated in statements:
+        n = stated[0] or stated[1]
+        if n != version:
+            fail(f"stallwatch-output(7) states signature version {n}, tree.h writes {version}")
+
     # commands
     out = subprocess.run([exe, "--help"], capture_output=True, text=True, check=True).stdout
     verbs = re.findall(r"^  (\S+)\s{2,}", out.split("commands:")[1], re.M)
