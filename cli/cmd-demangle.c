@@ -1,5 +1,6 @@
 /*
- * `stallwatch demangle`: demangles Swift, C++ and Rust symbol names given as
+ * `stallwatch demangle`: demangles Swift, C++ and Rust symbol names (and the
+ * C names of Emacs's native Lisp code) given as
  * arguments, or filters standard input replacing every mangled name found
  * in the text (like c++filt and swift-demangle), so it can sit in a pipe
  * behind any log.  The demanglers live in lib/demangle*.c.
@@ -110,7 +111,8 @@ const struct sw_cmd sw_cmd_demangle = {
     .name = "demangle",
     .usage = "[--simplified] [--no-cxx] [NAME ...]",
     .summary =
-	"demangle Swift, C++ and Rust symbol names, or filter them in text on standard input",
+	"demangle Swift, C++, Rust and Emacs native-code names, or filter them in text on standard "
+	"input",
     .options = demangle_tables,
     .min_args = 0,
     .max_args = -1,

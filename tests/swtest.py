@@ -83,6 +83,20 @@ def runs(program, arg="--version"):
         return False
 
 
+def emacs_native():
+    """(emacs, None) for an emacs on PATH that compiles Lisp to native code
+    (.eln files: Emacs 28 and later, built with it), else (None, why)."""
+    emacs = shutil.which("emacs")
+    if not emacs:
+        return None, "emacs not found (Debian package emacs-nox)"
+    r = subprocess.run([emacs, "-Q", "--batch", "--eval",
+                        '(princ (if (native-comp-available-p) "yes" "no"))'],
+                       capture_output=True, text=True)
+    if r.stdout != "yes":
+        return None, "this emacs does not compile Lisp to native code"
+    return emacs, None
+
+
 def scratch_dir(prefix):
     """A fresh directory (under $TMPDIR), removed with what it holds when the script exits."""
     d = tempfile.mkdtemp(prefix=prefix)

@@ -18,7 +18,7 @@ import sys
 import tempfile
 import zipfile
 
-from swtest import check, failures, runs
+from swtest import check, emacs_native, failures, runs, scratch_dir
 
 STALLWATCH = os.environ.get("STALLWATCH", "")
 SOURCE = os.environ.get("SW_SOURCE_ROOT", "")
@@ -252,6 +252,51 @@ def scenario_jit_node():
     check(len(no) == 1 and not [f for f in no[0]["heaviest"] if f.get("image") == "JIT"]
           and no[0]["signature"] != st["signature"],
           "report without the map named JIT frames anyway")
+
+
+def scenario_emacs():
+    """Emacs's command loop, a timer running natively compiled Lisp: its frames
+    in the .eln file are named as Lisp names them, and explain the stall."""
+    emacs, why = emacs_native()
+    if not emacs:
+        skip(why)
+    tmp = scratch_dir("sw-emacs-")
+    eln, took = os.path.join(tmp, "stallapp.eln"), os.path.join(tmp, "took")
+    subprocess.run([emacs, "-Q", "--batch", "--eval", '(native-compile "%s" "%s")'
+                    % (os.path.join(APPS, "stallapp.el"), eln)], check=True,
+                   capture_output=True, env=dict(os.environ, HOME=tmp))
+    drive = os.path.join(tmp, "drive.el")
+    with open(drive, "w") as f:
+        f.write("""(native-elisp-load "%s")
+(run-at-time 0.5 nil
+  (lambda ()
+    (let ((t0 (float-time)))
+      (stallapp-stall 20000000)
+      (with-temp-file "%s" (insert (format "%%f" (- (float-time) t0)))))
+    (run-at-time 0.3 nil (lambda () (kill-emacs 0)))))
+""" % (eln, took))
+    env = dict(os.environ, HOME=tmp, XDG_RUNTIME_DIR=tmp)
+    objs, app, err, status = run([emacs, "-Q", "--fg-daemon=stallwatch-test", "-l", drive],
+                                 env=env)
+    check(status == 0, "run exited %d: %s" % (status, err[-600:]))
+    sts = stalls(objs)
+    print("stalls:", [(round(st["duration_ms"], 1), st["kind"]) for st in sts])
+    if not check(len(sts) == 1 and os.path.exists(took),
+                 "expected one stall, got %d: %s" % (len(sts), err[-600:])):
+        return
+    seconds = float(open(took).read())
+    check(abs(sts[0]["duration_ms"] - seconds * 1e3) < 40,
+          "a stall of %.1f ms, the Lisp took %.1f ms" % (sts[0]["duration_ms"], seconds * 1e3))
+    check(sts[0]["kind"] == "busy", "a %s stall" % sts[0]["kind"])
+    path = [(f["symbol"], f["image"], f["linkage"]) for f in sts[0]["heaviest"]]
+    lisp = [(sym, image) for sym, image, _ in path if image == "stallapp.eln"]
+    check(lisp == [("stallapp-stall", "stallapp.eln"), ("stallapp-count", "stallapp.eln")],
+          "the .eln's frames on the heaviest path: %s" % lisp)
+    linkage = [link for sym, _, link in path if sym == "stallapp-count"]
+    check(linkage == ["F" + b"stallapp-count".hex() + "_stallapp_count_0"],
+          "stallapp-count's linkage name: %s" % linkage)
+    check("e.g. #1  stallapp-count (stallapp.eln)" in err,
+          "the stall is not explained by stallapp-count: %s" % err[-600:])
 
 
 def scenario_tcl():
@@ -764,6 +809,7 @@ SCENARIOS = {
     "nested-node": scenario_nested_node,
     "jit-node": scenario_jit_node,
     "tcl": scenario_tcl,
+    "emacs": scenario_emacs,
     "nested-uv": scenario_nested_uv,
     "nested-qt": scenario_nested_qt,
     "nested-qt-unix": scenario_nested_qt_unix,

@@ -1,8 +1,9 @@
 /*
  * The front of the demanglers: recognises which mangling a name uses and
  * hands it to the Swift demangler (demangle-swift*.c) or to libiberty for
- * Itanium C++ and Rust, and scans running text for symbols to replace (the
- * filter behind `stallwatch demangle`).
+ * Itanium C++ and Rust, reads Emacs's native-code names itself, and scans
+ * running text for symbols to replace (the filter behind `stallwatch
+ * demangle`).
  *
  * Rust has two manglings: the legacy one, Itanium's grammar with a hash for
  * a last component ("_ZN3std2rt10lang_start17h0123456789abcdefE"), and v0
@@ -251,6 +252,75 @@ bool sw_demangle_is_stub(const char *name)
 	return name && stub_suffix(name, strlen(name)) > 0;
 }
 
+static int hex_digit(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* A character comp.el keeps in the readable part of a name. */
+static bool elisp_readable(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_';
+}
+
+/*
+ * The C name Emacs's native compiler (comp.el, Emacs 28 and later) gives
+ * a Lisp function in its .eln file: "F", the bytes of the Lisp name in two
+ * lowercase hexadecimal digits each, "_", the name again with '-' as '_'
+ * and every character but letters, digits and '_' left out, "_", and a
+ * number that tells apart functions of one file with the same name (the
+ * anonymous lambdas).  The readable part must be the one the hexadecimal
+ * part gives, so that no C function's name is taken for one by chance.
+ * Printed as the Lisp name, with the number after '#' when it is not 0
+ * ("anonymous-lambda #3"); 1, or 0 when it is no such name.
+ */
+static int demangle_elisp(const char *name, size_t len, struct sw_buf *out)
+{
+	const char *p = name, *end = name + len;
+	if (len >= 2 && p[0] == '_' && p[1] == 'F')
+		p++; /* Mach-O's extra underscore */
+	if (end - p < 6 || *p++ != 'F' || len > MAX_NAME)
+		return 0;
+	const char *hex = p;
+	while (p < end && hex_digit(*p) >= 0)
+		p++;
+	size_t nhex = (size_t)(p - hex);
+	const char *number = end;
+	while (number > p && number[-1] >= '0' && number[-1] <= '9')
+		number--;
+	/* F<hex>_<readable>_<number>, the number as Lisp prints it */
+	if (nhex < 2 || nhex % 2 || p == end || *p != '_' || number == end || number - p < 2 ||
+	    number[-1] != '_' || (*number == '0' && end - number > 1))
+		return 0;
+	const char *readable = p + 1, *readable_end = number - 1;
+	size_t mark = out->len;
+	for (size_t i = 0; i < nhex; i += 2) {
+		char c = (char)(hex_digit(hex[i]) * 16 + hex_digit(hex[i + 1]));
+		if (c < 0x20 || c > 0x7e)
+			goto not_one;
+		if (c == '-' || elisp_readable(c)) {
+			if (readable == readable_end || *readable++ != (c == '-' ? '_' : c))
+				goto not_one;
+		}
+		int r = sw_buf_putc(out, c);
+		if (r < 0)
+			return r;
+	}
+	if (readable != readable_end)
+		goto not_one;
+	if (end - number > 1 || *number != '0') {
+		int r = sw_buf_puts(out, " #");
+		r = r < 0 ? r : sw_buf_append(out, number, (size_t)(end - number));
+		if (r < 0)
+			return r;
+	}
+	return 1;
+not_one:
+	out->len = mark;
+	return 0;
+}
+
 static int demangle_plain(const char *name, size_t len, unsigned flags, struct sw_buf *out);
 
 int sw_demangle_n(const char *name, size_t len, unsigned flags, struct sw_buf *out)
@@ -266,6 +336,9 @@ int sw_demangle_n(const char *name, size_t len, unsigned flags, struct sw_buf *o
 
 static int demangle_plain(const char *name, size_t len, unsigned flags, struct sw_buf *out)
 {
+	int e = demangle_elisp(name, len, out);
+	if (e != 0)
+		return e;
 	if (!(flags & SW_DEMANGLE_NO_SWIFT)) {
 		int r = swd_demangle_text(name, len, flags & SW_DEMANGLE_SIMPLIFIED, out, 0);
 		if (r != 0)
@@ -299,7 +372,8 @@ static bool may_start(const char *s, size_t len)
 	return starts(s, len, "$s") || starts(s, len, "$S") || starts(s, len, "$e") ||
 	       starts(s, len, "_$") || starts(s, len, "_T") || starts(s, len, "__T") ||
 	       starts(s, len, "_Z") || starts(s, len, "__Z") || starts(s, len, "_R") ||
-	       starts(s, len, "__R") || starts(s, len, "@__swiftmacro_");
+	       starts(s, len, "__R") || starts(s, len, "@__swiftmacro_") || starts(s, len, "F") ||
+	       starts(s, len, "_F");
 }
 
 int sw_demangle_filter(const char *text, size_t len, unsigned flags, struct sw_buf *out)
@@ -310,7 +384,7 @@ int sw_demangle_filter(const char *text, size_t len, unsigned flags, struct sw_b
 		unsigned char c = (unsigned char)text[i];
 		unsigned char prev = i ? (unsigned char)text[i - 1] : ' ';
 		bool boundary = prev == '.' || !symbol_char(prev);
-		if (!boundary || (c != '$' && c != '_' && c != '@') ||
+		if (!boundary || (c != '$' && c != '_' && c != '@' && c != 'F') ||
 		    !may_start(text + i, len - i)) {
 			i++;
 			continue;

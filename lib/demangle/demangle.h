@@ -2,7 +2,8 @@
  * Symbol demangling for the rest of stallwatch: Swift names (current
  * mangling $s/$S/_T0/@__swiftmacro_ and the legacy _T one, by our own C
  * demangler), Itanium C++ names and Rust names (v0 "_R..." and legacy
- * "_ZN...17h<hash>E"), through libiberty when it is there.
+ * "_ZN...17h<hash>E"), through libiberty when it is there, and the C names
+ * of Emacs's native Lisp code ("F<hex>_<name>_<n>": the Lisp name).
  *
  * Mach-O symbol tables carry one more leading underscore than the mangled
  * name ("_$s...", "__Z..."); both forms are accepted.

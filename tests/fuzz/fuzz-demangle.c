@@ -1,9 +1,9 @@
 /*
  * libFuzzer target for the demanglers: every input is demangled as given, as
  * a Swift name (with "$s" and "_T" put in front, to reach both parsers from
- * any bytes) and as a Rust v0 name ("_R" in front), in both styles, and
- * filtered as running text.  The demanglers
- * must never crash, hang or exceed their ceilings on any of it.
+ * any bytes), as a Rust v0 name ("_R" in front) and as the name of Emacs's
+ * native code ("F" in front), in both styles, and filtered as running
+ * text.  The demanglers must never crash, hang or exceed their ceilings on any of it.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -42,6 +42,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	one(buf, size + 2, &out);
 	memcpy(buf, "_R", 2);
 	one(buf, size + 2, &out);
+	buf[1] = 'F';
+	one(buf + 1, size + 1, &out);
 	sw_buf_reset(&out);
 	sw_demangle_filter(buf + 2, size, 0, &out);
 	sw_buf_finish(&out);
