@@ -5,13 +5,15 @@
  * unwind indexes, ring, buffers) and starts the streamer and the watchdog
  * with every signal blocked, so the app's signals never land on them.  The
  * destructor ends a stall in progress and lets a connected client receive
- * the rest before the process goes.
+ * the rest before the process goes; so does a main thread that ends with
+ * pthread_exit(), after which the agent's threads end too.
  *
  * Nothing here prints unless STALLWATCH_LOG asks for it; a failure only
  * leaves the agent inactive, never the app broken.
  */
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,12 +83,18 @@ __attribute__((constructor)) static void swa_init(void)
 		swa_streamer_wait_client(swa_cfg.wait_ms);
 }
 
-__attribute__((destructor)) static void swa_fini(void)
+void swa_agent_end(uint32_t timeout_ms, const char *why)
 {
-	if (!swa_active)
+	static atomic_bool ended;
+	if (!swa_active || atomic_exchange(&ended, true))
 		return;
 	swa_plat_hooks_stop();
 	swa_watchdog_stop();
 	swa_active = false;
-	swa_streamer_stop(2000);
+	swa_streamer_stop(timeout_ms, why);
+}
+
+__attribute__((destructor)) static void swa_fini(void)
+{
+	swa_agent_end(2000, "the process is exiting");
 }

@@ -314,9 +314,18 @@ void swa_streamer_wake(void);
 
 int swa_watchdog_start(void);
 int swa_streamer_start(void);
-/* At exit: ends a stall in progress, lets the streamer flush for at most timeout_ms. */
+/*
+ * Ends the agent (agent.c): the hooks go inert, a stall in progress ends,
+ * the streamer sends what it holds for at most timeout_ms and says goodbye
+ * with why, and the agent's threads end.  At exit, and when the main thread
+ * ends with pthread_exit(): the process must end with the app's last
+ * thread, which the agent's would outlive.  The first call does it; later
+ * ones return at once.
+ */
+void swa_agent_end(uint32_t timeout_ms, const char *why);
+/* The watchdog's and the streamer's parts of it. */
 void swa_watchdog_stop(void);
-void swa_streamer_stop(uint32_t timeout_ms);
+void swa_streamer_stop(uint32_t timeout_ms, const char *why);
 /* Whether a client is connected and proven: what the agent samples has a reader. */
 bool swa_streamer_has_client(void);
 /*

@@ -548,6 +548,9 @@ static void drain_wake(void)
 		;
 }
 
+/* Why the agent ends, for the goodbye: swa_streamer_stop()'s. */
+static const char *finish_why = "the process is exiting";
+
 /* At exit: everything in the ring, then goodbye, within the deadline. */
 static void finish(uint64_t deadline)
 {
@@ -563,7 +566,7 @@ static void finish(uint64_t deadline)
 	}
 	if (client_fd() >= 0) {
 		put_stats();
-		put_goodbye(SW_GOODBYE_EXIT, "the process is exiting");
+		put_goodbye(SW_GOODBYE_EXIT, finish_why);
 		state = CLOSING;
 		while (client_fd() >= 0 && swa_plat_now() < deadline) {
 			flush();
@@ -757,8 +760,9 @@ void swa_streamer_wait_client(uint32_t timeout_ms)
 	swa_plat_event_signal(client_ready); /* leave it signalled for anyone else */
 }
 
-void swa_streamer_stop(uint32_t timeout_ms)
+void swa_streamer_stop(uint32_t timeout_ms, const char *why)
 {
+	finish_why = why; /* before the stop the streamer acts on */
 	finish_deadline = swa_plat_now() + (uint64_t)timeout_ms * SWA_NS_PER_MS;
 	atomic_store(&stop_requested, true);
 	swa_streamer_wake();

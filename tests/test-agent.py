@@ -1306,6 +1306,37 @@ def scenario_smallalt():
           "the tree does not say why the stall has no stacks:\n" + tree.stdout)
 
 
+def scenario_exitmain():
+    # a main thread that ends with pthread_exit(): the process ends when the
+    # last of the app's threads does, with status 0.  The agent's threads
+    # kept it alive, forever and deaf to SIGTERM (they block every signal,
+    # and no other thread was left to take one): the agent ends them when
+    # the main thread ends, as it has no loop left to watch
+    for helper_exits in (True, False):
+        step = "exitmain:300" if helper_exits else "exitmain:300:1"
+        p = subprocess.Popen([STALLWATCH, "run", "--format", "ndjson", "--results", "-", "--",
+                              STALLAPP, "busy:300", step], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, start_new_session=True)
+        try:
+            out, err = p.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)  # the app too, which run's own kill misses
+            out, err = p.communicate()
+            check(False, "%s: the process did not end within 20 s of its last thread" % step)
+            continue
+        objs, app = parse(out.splitlines())
+        summary = next((o for o in objs if o.get("type") == "summary"), {})
+        print("%s: run exited %d, %d stalls, goodbye %r" % (step, p.returncode,
+                                                             len(stalls_of(objs)),
+                                                             summary.get("goodbye")))
+        check(p.returncode == 0 and "helper done" in app,
+              "%s: run exited %d: %s" % (step, p.returncode, err[-300:]))
+        check(len(stalls_of(objs)) == 1, "%s: %d stalls, not the busy one alone"
+              % (step, len(stalls_of(objs))))
+        check(summary.get("goodbye") == "the main thread ended",
+              "%s: the agent's goodbye: %r" % (step, summary.get("goodbye")))
+
+
 def scenario_exitnow():
     # a process that ends with _exit() in a stall (Go's runtime always
     # does; a crash, the system's watchdog killing a hung app) runs nothing
@@ -2034,6 +2065,7 @@ SCENARIOS = {
     "altstack": scenario_altstack,
     "smallalt": scenario_smallalt,
     "exitnow": scenario_exitnow,
+    "exitmain": scenario_exitmain,
     "records": scenario_records,
     "keepoff": scenario_keepoff,
     "late": scenario_late,

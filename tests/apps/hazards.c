@@ -21,8 +21,11 @@
  *                    (the agent's), own those it got from sigqueue()
  *   seccomp          installs a seccomp filter on every thread that kills
  *                    the process on process_vm_readv(); prints "seccomp on"
- *   exitmain:MS      the main thread calls pthread_exit(); a helper thread
+ *   exitmain:MS[:1]  the main thread calls pthread_exit(); a helper thread
  *                    prints "helper done" and ends the process MS later
+ *                    with exit(0), or with :1 only ends itself, the last
+ *                    of the app's threads (the process then ends as with
+ *                    exit(0), pthread_exit(3) says)
  *   fdreuse:MS       closes every descriptor from 3 up, as daemons do, and
  *                    opens its own in their place (a pipe, a listening TCP
  *                    socket on 0.0.0.0, its log file $STALLAPP_LOG, fillers);
@@ -266,13 +269,17 @@ static void seccomp_on(void)
 	printf("seccomp %s\n", r == 0 ? "on" : strerror(errno));
 }
 
+/* arg: milliseconds, negative when the thread only ends itself instead of calling exit(0) */
 static void *finish_later(void *arg)
 {
-	struct timespec ts = {(int)(long)arg / 1000, ((int)(long)arg % 1000) * 1000000L};
+	long ms = labs((long)arg);
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
 	nanosleep(&ts, NULL);
 	printf("helper done\n");
 	fflush(stdout);
-	exit(0);
+	if ((long)arg >= 0)
+		exit(0);
+	return NULL;
 }
 
 /* CPU time of the threads named sw-* (the agent's), in ms. */
@@ -519,7 +526,7 @@ int hazard_step(const char *kind, int a, int b)
 	} else if (!strcmp(kind, "exitmain")) {
 		pthread_t t;
 		fflush(stdout);
-		pthread_create(&t, NULL, finish_later, (void *)(long)a);
+		pthread_create(&t, NULL, finish_later, (void *)(b == 1 ? -(long)a : (long)a));
 		pthread_exit(NULL);
 	} else {
 		return -1;
