@@ -295,30 +295,29 @@ static int demangle_elisp(const char *name, size_t len, struct sw_buf *out)
 		return 0;
 	const char *readable = p + 1, *readable_end = number - 1;
 	size_t mark = out->len;
+	int r = 0; /* left at 0: not such a name */
 	for (size_t i = 0; i < nhex; i += 2) {
 		char c = (char)(hex_digit(hex[i]) * 16 + hex_digit(hex[i + 1]));
 		if (c < 0x20 || c > 0x7e)
-			goto not_one;
+			goto refuse;
 		if (c == '-' || elisp_readable(c)) {
 			if (readable == readable_end || *readable++ != (c == '-' ? '_' : c))
-				goto not_one;
+				goto refuse;
 		}
-		int r = sw_buf_putc(out, c);
-		if (r < 0)
-			return r;
+		if ((r = sw_buf_putc(out, c)) < 0)
+			goto refuse;
 	}
 	if (readable != readable_end)
-		goto not_one;
+		goto refuse;
 	if (end - number > 1 || *number != '0') {
-		int r = sw_buf_puts(out, " #");
-		r = r < 0 ? r : sw_buf_append(out, number, (size_t)(end - number));
-		if (r < 0)
-			return r;
+		r = sw_buf_puts(out, " #");
+		if (r < 0 || (r = sw_buf_append(out, number, (size_t)(end - number))) < 0)
+			goto refuse;
 	}
 	return 1;
-not_one:
+refuse:
 	out->len = mark;
-	return 0;
+	return r < 0 ? r : 0;
 }
 
 static int demangle_plain(const char *name, size_t len, unsigned flags, struct sw_buf *out);
