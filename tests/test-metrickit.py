@@ -148,6 +148,20 @@ for bad in ["bad-types.json", "bad-shape.json", "bad-nesting.json"]:
     rc, out, err = report(os.path.join(fixtures, bad))
     check(rc == 5 and "cannot read" in err and out == "", "%s: exit %d, %r" % (bad, rc, err))
 
+# JSON that is no MetricKit input, and a payload of crashes only: said so, and
+# what the payload holds instead is named
+for doc, said in (({"a": 1}, "payload: neither a MetricKit payload"),
+                  ({"crashDiagnostics": [], "cpuExceptionDiagnostics": [],
+                    "timeStampBegin": "2026-12-01 10:00:00"},
+                   "(it holds crashDiagnostics, cpuExceptionDiagnostics)"),
+                  ([{"callStacks": []}, {"b": 2}], "document 2: neither")):
+    f = tempfile.NamedTemporaryFile(mode="w", suffix=".json", delete=False)
+    json.dump(doc, f)
+    f.close()
+    rc, out, err = report(f.name)
+    os.unlink(f.name)
+    check(rc == 5 and said in err, "%s: exit %d, %r" % (doc, rc, err))
+
 # issue 11 item 11: past the profile's 65,536 images the message names the limit
 many = tempfile.NamedTemporaryFile(mode="w", suffix=".json", delete=False)
 json.dump({"callStacks": [{"threadAttributed": True, "callStackRootFrames": [

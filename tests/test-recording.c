@@ -224,6 +224,28 @@ static void test_bad_headers(void)
 	CHECK_INT(read_recording(p, &warning, &err), -EBADMSG);
 	CHECK(strstr(sw_error_str(&err), "truncated header") != NULL);
 
+	/* an empty file, a cut magic, and a compressed recording say what they are */
+	write_file(p, "", 0);
+	CHECK_INT(read_recording(p, &warning, &err), -EBADMSG);
+	CHECK(strstr(sw_error_str(&err), "empty") != NULL);
+	write_file(p, "SWTR", 4);
+	CHECK_INT(read_recording(p, &warning, &err), -EBADMSG);
+	CHECK(strstr(sw_error_str(&err), "truncated header") != NULL);
+	static const struct {
+		const char *magic;
+		size_t len;
+		const char *tool;
+	} packed[] = {{"\x1f\x8b\x08\0\0\0\0\0\0\x03", 10, "gunzip"},
+		      {"\x28\xb5\x2f\xfd\0\0\0\0\0\0", 10, "unzstd"},
+		      {"\xfd" "7zXZ\0\0\0\0\0", 10, "unxz"},
+		      {"BZh91AY&SY", 10, "bunzip2"}};
+	for (size_t i = 0; i < sizeof(packed) / sizeof(packed[0]); i++) {
+		write_file(p, packed[i].magic, packed[i].len);
+		CHECK_INT(read_recording(p, &warning, &err), -EBADMSG);
+		CHECK(strstr(sw_error_str(&err), "compressed") != NULL);
+		CHECK(strstr(sw_error_str(&err), packed[i].tool) != NULL);
+	}
+
 	uint8_t v9[16] = "SWTRACE";
 	v9[8] = 9;
 	v9[10] = 16;

@@ -429,6 +429,28 @@ static int one_tree(struct mk *m, json_t *tree, json_t *meta, const char *source
 	return e < 0 ? e : tree_stacks(m, tree, where);
 }
 
+/*
+ * An object that is neither a payload with hangs nor a call stack tree:
+ * says so, and names the diagnostics it holds instead (a payload of
+ * crashes only, say).
+ */
+static int neither(struct mk *m, json_t *doc, const char *where)
+{
+	char held[160] = "";
+	const char *key;
+	json_t *v;
+	json_object_foreach(doc, key, v)
+	{
+		size_t n = strlen(key), used = strlen(held);
+		if (n > 11 && !strcmp(key + n - 11, "Diagnostics"))
+			snprintf(held + used, sizeof(held) - used, "%s%s", used ? ", " : "", key);
+	}
+	return sw_error_set(m->err, -EBADMSG,
+			    "%s: neither a MetricKit payload with \"hangDiagnostics\" nor a call "
+			    "stack tree with \"callStacks\"%s%s%s",
+			    where, held[0] ? " (it holds " : "", held, held[0] ? ")" : "");
+}
+
 /* Every tree of the document, checked (adding false) or added. */
 static int document(struct mk *m, json_t *root, const char *source, uint64_t first_id)
 {
@@ -441,6 +463,10 @@ static int document(struct mk *m, json_t *root, const char *source, uint64_t fir
 		if (!json_is_object(doc))
 			return bad(m, "payload", "not a JSON object");
 		json_t *hangs = json_object_get(doc, "hangDiagnostics");
+		if (!hangs && !json_object_get(doc, "callStacks")) {
+			snprintf(where, sizeof(where), "document %zu", k + 1);
+			return neither(m, doc, items ? where : "payload");
+		}
 		if (!hangs) {
 			snprintf(where, sizeof(where), "call stack tree %zu", k + 1);
 			int e = one_tree(m, doc, NULL, source, id++, where);

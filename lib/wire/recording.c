@@ -126,6 +126,24 @@ static int rec_read(struct sw_recording *rec, void *buf, size_t len, size_t *ret
 	return 0;
 }
 
+/* The tool that undoes the compression whose magic h[0..n) starts with, or NULL. */
+static const char *unpacker(const uint8_t *h, size_t n)
+{
+	static const struct {
+		const char *magic;
+		size_t len;
+		const char *tool;
+	} formats[] = {{"\x1f\x8b", 2, "gunzip"},
+		       {"\x28\xb5\x2f\xfd", 4, "unzstd"},
+		       {"\xfd" "7zXZ\0", 6, "unxz"},
+		       {"BZh", 3, "bunzip2"},
+		       {"\x04\x22\x4d\x18", 4, "unlz4"}};
+	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
+		if (n >= formats[i].len && memcmp(h, formats[i].magic, formats[i].len) == 0)
+			return formats[i].tool;
+	return NULL;
+}
+
 static int read_header(struct sw_recording *rec, struct sw_error *err)
 {
 	uint8_t h[SW_RECORDING_HEADER_SIZE];
@@ -133,7 +151,14 @@ static int read_header(struct sw_recording *rec, struct sw_error *err)
 	int r = rec_read(rec, h, sizeof(h), &n);
 	if (r < 0)
 		return sw_error_set(err, r, "%s", strerror(-r));
-	if (n < 8 || memcmp(h, SW_RECORDING_MAGIC, 8) != 0)
+	if (n == 0)
+		return sw_error_set(err, -EBADMSG, "empty file, not a stallwatch recording");
+	const char *tool = unpacker(h, n);
+	if (tool)
+		return sw_error_set(err, -EBADMSG,
+				    "compressed, not a stallwatch recording: decompress it first (%s)",
+				    tool);
+	if (memcmp(h, SW_RECORDING_MAGIC, n < 8 ? n : 8) != 0)
 		return sw_error_set(err, -EBADMSG,
 				    "not a stallwatch recording (bad magic at offset 0)");
 	if (n < sizeof(h))
@@ -305,7 +330,7 @@ int sw_recording_next(struct sw_recording *rec, struct sw_wire_msg *msg, struct 
 		if (rec->eof) {
 			if (w->len > rec->pos)
 				snprintf(rec->warning, sizeof(rec->warning),
-					 "recording ends inside a %s message at offset %llu "
+					 "recording ends inside the %s message at offset %llu "
 					 "(%zu bytes after the last whole message)",
 					 sw_wire_type_name(w->data[rec->pos]),
 					 (unsigned long long)offset, w->len - rec->pos);
