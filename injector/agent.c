@@ -5,8 +5,9 @@
  * unwind indexes, ring, buffers) and starts the streamer and the watchdog
  * with every signal blocked, so the app's signals never land on them.  The
  * destructor ends a stall in progress and lets a connected client receive
- * the rest before the process goes; so does a main thread that ends with
- * pthread_exit(), after which the agent's threads end too.
+ * the rest before the process goes; so does a main thread that ends
+ * without ending the process (pthread_exit(), a cancellation), after which
+ * the agent's threads end too.
  *
  * Nothing here prints unless STALLWATCH_LOG asks for it; a failure only
  * leaves the agent inactive, never the app broken.
@@ -32,6 +33,18 @@ static void atfork_child(void)
 	atomic_store(&swa_loop_watched, false);
 	swa_streamer_atfork_child();
 	swa_plat_atfork_child();
+}
+
+/*
+ * The main thread ended without ending the process (swa_loop_main_ended):
+ * the loop is gone, and the agent with it.  The process ends with the
+ * app's last thread (exit(0), in that thread), which the agent's threads,
+ * counted among them, would outlive for ever; and a signal to the process,
+ * left with threads that block every signal, would stay pending for ever.
+ */
+static void main_thread_ended(void)
+{
+	swa_agent_end(2000, "the main thread ended");
 }
 
 static int start_threads(void)
@@ -62,6 +75,7 @@ __attribute__((constructor)) static void swa_init(void)
 	if (!swa_cfg.bundle_version[0])
 		snprintf(swa_cfg.bundle_version, sizeof(swa_cfg.bundle_version), "%s",
 			 swa_plat_bundle_version());
+	swa_loop_main_ended = main_thread_ended;
 	swa_loop_learn_main();
 	swa_clock_base = swa_plat_now();
 	void *ring = malloc(swa_cfg.ring_bytes);

@@ -212,6 +212,13 @@ enum swa_wait swa_loop_wait_kind(uint64_t key, uint64_t sp, uint64_t site);
  */
 extern uint64_t (*swa_loop_caller_top)(uint64_t site);
 /*
+ * Set by agent.c: called on the main thread as it ends without ending the
+ * process (pthread_exit(), a cancellation; returning from main() calls
+ * exit() instead), from the destructor of a thread-specific value the main
+ * thread gets when it is learnt.
+ */
+extern void (*swa_loop_main_ended)(void);
+/*
  * The call site of the wait that made the loop learnt, while its frame's top
  * is still to find, else 0: unwinding takes tens of microseconds the first
  * time, so the hook calls swa_loop_find_top() once the loop is idle, from
@@ -318,9 +325,9 @@ int swa_streamer_start(void);
  * Ends the agent (agent.c): the hooks go inert, a stall in progress ends,
  * the streamer sends what it holds for at most timeout_ms and says goodbye
  * with why, and the agent's threads end.  At exit, and when the main thread
- * ends with pthread_exit(): the process must end with the app's last
- * thread, which the agent's would outlive.  The first call does it; later
- * ones return at once.
+ * ends on its own (pthread_exit(), a cancellation): the process must end
+ * with the app's last thread, which the agent's would outlive.  The first
+ * call does it; later ones return at once.
  */
 void swa_agent_end(uint32_t timeout_ms, const char *why);
 /* The watchdog's and the streamer's parts of it. */

@@ -119,6 +119,16 @@ void swa_loop_set_background(bool background)
 	atomic_store(&swa_loop_background, background);
 }
 
+void (*swa_loop_main_ended)(void);
+static pthread_key_t main_key;
+
+static void main_thread_gone(void *value)
+{
+	(void)value;
+	if (swa_loop_main_ended)
+		swa_loop_main_ended();
+}
+
 bool swa_loop_learn_main(void)
 {
 	if (atomic_load_explicit(&swa_main_known, memory_order_acquire))
@@ -128,6 +138,8 @@ bool swa_loop_learn_main(void)
 	swa_plat_thread_self(&swa_main_thread);
 	swa_plat_learn_main_cpu();
 	main_pthread = pthread_self();
+	if (pthread_key_create(&main_key, main_thread_gone) == 0)
+		pthread_setspecific(main_key, &main_key);
 	/* published after the thread's description, which the watchdog reads */
 	atomic_store_explicit(&swa_main_known, true, memory_order_release);
 	return true;

@@ -1307,13 +1307,12 @@ def scenario_smallalt():
 
 
 def scenario_exitmain():
-    # a main thread that ends with pthread_exit(): the process ends when the
-    # last of the app's threads does, with status 0.  The agent's threads
-    # kept it alive, forever and deaf to SIGTERM (they block every signal,
-    # and no other thread was left to take one): the agent ends them when
-    # the main thread ends, as it has no loop left to watch
-    for helper_exits in (True, False):
-        step = "exitmain:300" if helper_exits else "exitmain:300:1"
+    # a main thread that ends with pthread_exit() or is cancelled: the
+    # process ends when the last of the app's threads does, with status 0.
+    # The agent's threads kept it alive, forever and deaf to SIGTERM (they
+    # block every signal, and no other thread was left to take one): the
+    # agent ends them when the main thread ends, as it has no loop left
+    for step in ("exitmain:300", "exitmain:300:1", "exitmain:300:2"):
         p = subprocess.Popen([STALLWATCH, "run", "--format", "ndjson", "--results", "-", "--",
                               STALLAPP, "busy:300", step], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True, start_new_session=True)

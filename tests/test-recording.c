@@ -237,7 +237,7 @@ static void test_bad_headers(void)
 		const char *tool;
 	} packed[] = {{"\x1f\x8b\x08\0\0\0\0\0\0\x03", 10, "gunzip"},
 		      {"\x28\xb5\x2f\xfd\0\0\0\0\0\0", 10, "unzstd"},
-		      {"\xfd" "7zXZ\0\0\0\0\0", 10, "unxz"},
+		      {"\xfd\x37\x7a\x58\x5a\0\0\0\0\0", 10, "unxz"},
 		      {"BZh91AY&SY", 10, "bunzip2"}};
 	for (size_t i = 0; i < sizeof(packed) / sizeof(packed[0]); i++) {
 		write_file(p, packed[i].magic, packed[i].len);

@@ -492,20 +492,14 @@ EXPORT int Tcl_WaitForEvent(const struct swa_tcl_time *t)
 
 /*
  * A main thread that ends with pthread_exit() leaves its iteration busy
- * for good: it waits forever, as far as the watchdog is concerned.  The
- * loop is gone, and the agent with it: the process ends when the app's
- * last thread does (exit(0), in that thread), which the agent's threads,
- * counted among them, would otherwise never do; and a signal to the
- * process, left with only threads that block every signal, would stay
- * pending for ever.
+ * for good: it waits forever, as far as the watchdog is concerned.  (The
+ * agent then ends as the thread does: agent.c.)
  */
 EXPORT void pthread_exit(void *ret)
 {
 	void (*f)(void *) = get_pthread_exit();
 	if (watched() && !trigger_only)
 		swa_loop_before_wait();
-	if (swa_active && on_main_thread())
-		swa_agent_end(2000, "the main thread ended");
 	if (f)
 		f(ret);
 	for (;;)

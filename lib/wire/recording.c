@@ -135,7 +135,7 @@ static const char *unpacker(const uint8_t *h, size_t n)
 		const char *tool;
 	} formats[] = {{"\x1f\x8b", 2, "gunzip"},
 		       {"\x28\xb5\x2f\xfd", 4, "unzstd"},
-		       {"\xfd" "7zXZ\0", 6, "unxz"},
+		       {"\xfd\x37\x7a\x58\x5a\x00", 6, "unxz"},
 		       {"BZh", 3, "bunzip2"},
 		       {"\x04\x22\x4d\x18", 4, "unlz4"}};
 	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
@@ -155,9 +155,9 @@ static int read_header(struct sw_recording *rec, struct sw_error *err)
 		return sw_error_set(err, -EBADMSG, "empty file, not a stallwatch recording");
 	const char *tool = unpacker(h, n);
 	if (tool)
-		return sw_error_set(err, -EBADMSG,
-				    "compressed, not a stallwatch recording: decompress it first (%s)",
-				    tool);
+		return sw_error_set(
+		    err, -EBADMSG,
+		    "compressed, not a stallwatch recording: decompress it first (%s)", tool);
 	if (memcmp(h, SW_RECORDING_MAGIC, n < 8 ? n : 8) != 0)
 		return sw_error_set(err, -EBADMSG,
 				    "not a stallwatch recording (bad magic at offset 0)");

@@ -21,11 +21,13 @@
  *                    (the agent's), own those it got from sigqueue()
  *   seccomp          installs a seccomp filter on every thread that kills
  *                    the process on process_vm_readv(); prints "seccomp on"
- *   exitmain:MS[:1]  the main thread calls pthread_exit(); a helper thread
- *                    prints "helper done" and ends the process MS later
- *                    with exit(0), or with :1 only ends itself, the last
- *                    of the app's threads (the process then ends as with
- *                    exit(0), pthread_exit(3) says)
+ *   exitmain:MS[:1|:2]  the main thread calls pthread_exit(); a helper
+ *                    thread prints "helper done" and ends the process MS
+ *                    later with exit(0), or with :1 only ends itself, the
+ *                    last of the app's threads (the process then ends as
+ *                    with exit(0), pthread_exit(3) says); with :2 the main
+ *                    thread waits in pause() and the helper cancels it
+ *                    first, then ends itself
  *   fdreuse:MS       closes every descriptor from 3 up, as daemons do, and
  *                    opens its own in their place (a pipe, a listening TCP
  *                    socket on 0.0.0.0, its log file $STALLAPP_LOG, fillers);
@@ -269,15 +271,24 @@ static void seccomp_on(void)
 	printf("seccomp %s\n", r == 0 ? "on" : strerror(errno));
 }
 
-/* arg: milliseconds, negative when the thread only ends itself instead of calling exit(0) */
+static pthread_t main_thread;
+
+/* How exitmain's helper ends it all, MS later (exitmain's third field). */
+struct finish {
+	long ms;
+	int how; /* 0: exit(0); 1: it ends itself; 2: it cancels the main thread first */
+};
+
 static void *finish_later(void *arg)
 {
-	long ms = labs((long)arg);
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+	struct finish *f = arg;
+	if (f->how == 2)
+		pthread_cancel(main_thread);
+	struct timespec ts = {f->ms / 1000, (f->ms % 1000) * 1000000L};
 	nanosleep(&ts, NULL);
 	printf("helper done\n");
 	fflush(stdout);
-	if ((long)arg >= 0)
+	if (f->how == 0)
 		exit(0);
 	return NULL;
 }
@@ -524,9 +535,16 @@ int hazard_step(const char *kind, int a, int b)
 	} else if (!strcmp(kind, "smallalt")) {
 		small_altstack(a, b == 1);
 	} else if (!strcmp(kind, "exitmain")) {
+		static struct finish f;
 		pthread_t t;
+		f = (struct finish){a, b};
+		main_thread = pthread_self();
 		fflush(stdout);
-		pthread_create(&t, NULL, finish_later, (void *)(b == 1 ? -(long)a : (long)a));
+		pthread_create(&t, NULL, finish_later, &f);
+		/* with :2, pause() is the cancellation point where the helper's cancel ends it */
+		if (b == 2)
+			for (;;)
+				pause();
 		pthread_exit(NULL);
 	} else {
 		return -1;

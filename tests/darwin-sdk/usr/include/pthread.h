@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <pthread/qos.h>
 typedef struct _sw_opaque_pthread *pthread_t;
+typedef unsigned long pthread_key_t;
 typedef struct {
 	long sig;
 	char opaque[56];
@@ -26,6 +27,8 @@ int pthread_equal(pthread_t a, pthread_t b);
 int pthread_mutex_lock(pthread_mutex_t *m);
 int pthread_mutex_unlock(pthread_mutex_t *m);
 int pthread_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void));
+int pthread_key_create(pthread_key_t *key, void (*destructor)(void *));
+int pthread_setspecific(pthread_key_t key, const void *value);
 /* Darwin names only the calling thread */
 int pthread_setname_np(const char *name);
 int pthread_main_np(void);
