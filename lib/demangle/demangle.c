@@ -22,6 +22,7 @@
 #include "config.h"
 #include "demangle-swift.h"
 #include "demangle.h"
+#include "util/str.h"
 
 #if SW_HAVE_IBERTY
 #include <libiberty/demangle.h>
@@ -252,9 +253,10 @@ bool sw_demangle_is_stub(const char *name)
 	return name && stub_suffix(name, strlen(name)) > 0;
 }
 
+/* A digit of comp.el's hexadecimal, which is lowercase; -1 otherwise. */
 static int hex_digit(char c)
 {
-	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+	return c >= 'A' && c <= 'F' ? -1 : sw_hex_value(c);
 }
 
 /* A character comp.el keeps in the readable part of a name. */

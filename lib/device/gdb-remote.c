@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "gdb-remote.h"
+#include "util/str.h"
 
 static const char hexdigits[] = "0123456789abcdef";
 
@@ -26,17 +27,6 @@ int sw_gdb_frame(const char *payload, size_t len, char *buf, size_t cap)
 	buf[2 + len] = hexdigits[(sum >> 4) & 0xf];
 	buf[3 + len] = hexdigits[sum & 0xf];
 	return (int)(len + 4);
-}
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
 }
 
 int sw_gdb_parse(const char *buf, size_t len, char *out, size_t out_cap, size_t *ret_used,
@@ -69,7 +59,7 @@ int sw_gdb_parse(const char *buf, size_t len, char *out, size_t out_cap, size_t 
 		*ret_used = at;
 		return 0;
 	}
-	int hi = hexval(hash[1]), lo = hexval(hash[2]);
+	int hi = sw_hex_value(hash[1]), lo = sw_hex_value(hash[2]);
 	unsigned sum = 0;
 	for (size_t i = 0; i < plen; i++)
 		sum += (unsigned char)start[1 + i];

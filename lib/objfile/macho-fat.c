@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "util/buf.h"
+#include "util/str.h"
 #include "macho-format.h"
 #include "macho.h"
 
@@ -88,17 +89,6 @@ void sw_macho_uuid_str(const uint8_t u[16], char buf[37])
 	*p = 0;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 int sw_macho_uuid_parse(const char *s, uint8_t uuid[16])
 {
 	uint8_t u[16];
@@ -109,7 +99,7 @@ int sw_macho_uuid_parse(const char *s, uint8_t uuid[16])
 
 		if (*s == '-')
 			continue;
-		v = hexval(*s);
+		v = sw_hex_value(*s);
 		if (v < 0)
 			return -EINVAL;
 		if (n % 2 == 0)

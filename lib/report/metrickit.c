@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "metrickit.h"
+#include "util/str.h"
 #include "util/time-units.h"
 
 int sw_metrickit_sniff(const uint8_t *data, size_t len)
@@ -441,8 +442,8 @@ static int neither(struct mk *m, json_t *doc, const char *where)
 	json_t *v;
 	json_object_foreach(doc, key, v)
 	{
-		size_t n = strlen(key), used = strlen(held);
-		if (n > 11 && !strcmp(key + n - 11, "Diagnostics"))
+		size_t used = strlen(held);
+		if (sw_ends_with(key, "Diagnostics"))
 			snprintf(held + used, sizeof(held) - used, "%s%s", used ? ", " : "", key);
 	}
 	return sw_error_set(m->err, -EBADMSG,

@@ -7,6 +7,18 @@
 #include <stdbool.h>
 #include <string.h>
 
+/* The value of a hexadecimal digit, either case; -1 for any other character. */
+static inline int sw_hex_value(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
 /* Whether s ends with suffix. */
 static inline bool sw_ends_with(const char *s, const char *suffix)
 {
