@@ -274,6 +274,46 @@ static void check_hostile(void)
 	sw_buf_finish(&out);
 }
 
+/*
+ * A byte below 0x20 anywhere in a name refuses it (symbolic references),
+ * whichever of the scan's eight-byte words it falls in, and the bytes from
+ * 0x20 up do not.
+ */
+static void check_control_bytes(void)
+{
+	/* a case of Swift's swift-manglings.txt */
+	const char *name = "$s3red4testyAA3ResOyxSayq_GAEs5ErrorAAq_sAFHD1__HCg_GADyxq_GsAFR_r0_lF";
+	const char *want = "red.test<A, B where B: Swift.Error>(red.Res<A, B>) -> red.Res<A, [B]>";
+	size_t len = strlen(name);
+	struct sw_buf out;
+	sw_buf_init(&out, 1 << 16);
+	CHECK_INT(sw_demangle_n(name, len, 0, &out), 1);
+	CHECK(out.len == strlen(want) && memcmp(out.data, want, out.len) == 0);
+	char s[128];
+	const unsigned char bad[] = {0x00, 0x01, 0x09, 0x0a, 0x17, 0x1f};
+	for (size_t i = 0; i < len; i++) {
+		for (size_t b = 0; b < sizeof(bad); b++) {
+			memcpy(s, name, len);
+			s[i] = (char)bad[b];
+			sw_buf_reset(&out);
+			int r = sw_demangle_n(s, len, 0, &out);
+			if (r != 0)
+				fprintf(stderr, "byte 0x%02x at %zu: %d\n", bad[b], i, r);
+			CHECK_INT(r, 0);
+		}
+	}
+	/* the same name, demangled from every offset of a buffer: the words fall
+	 * differently, and the bytes around it (0x20 and up) are not read */
+	for (size_t off = 0; off < 8; off++) {
+		memset(s, 0x7f, sizeof(s));
+		memcpy(s + off, name, len);
+		sw_buf_reset(&out);
+		CHECK_INT(sw_demangle_n(s + off, len, 0, &out), 1);
+		CHECK(out.len == strlen(want) && memcmp(out.data, want, out.len) == 0);
+	}
+	sw_buf_finish(&out);
+}
+
 /* Runs one Swift list of DIR; a missing list is a failure, not a skip. */
 static void swift_list(const char *dir, const char *file, unsigned flags, struct rate *all,
 		       struct rate *current)
@@ -332,5 +372,6 @@ int main(int argc, char **argv)
 	check_filter();
 	check_stub_suffixes();
 	check_hostile();
+	check_control_bytes();
 	return sw_test_end();
 }

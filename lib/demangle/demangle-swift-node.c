@@ -49,54 +49,24 @@ void swd_finish(struct swd *d)
 	d->chunks = NULL;
 }
 
-void *swd_alloc(struct swd *d, size_t size)
+/* A new chunk for swd_alloc(), whose block has no room for size bytes
+ * (rounded already); NULL past the ceiling. */
+void *swd_alloc_chunk(struct swd *d, size_t size)
 {
-	size = (size + 7) & ~(size_t)7;
-	if (d->arena_used + size > d->arena_cap) {
-		size_t want = size > 65536 ? size : 65536;
-		if (d->arena_total + want > ARENA_CEILING)
-			return NULL;
-		struct swd_chunk *c = malloc(sizeof(*c) + want);
-		if (!c)
-			return NULL;
-		c->next = d->chunks;
-		c->size = want;
-		d->chunks = c;
-		d->arena_total += want;
-		d->arena = c->data;
-		d->arena_used = 0;
-		d->arena_cap = want;
-	}
-	void *p = d->arena + d->arena_used;
-	d->arena_used += size;
-	return p;
-}
-
-struct swn *swd_node(struct swd *d, enum swk kind)
-{
-	if (d->nnodes >= SWD_MAX_NODES)
+	size_t want = size > 65536 ? size : 65536;
+	if (d->arena_total + want > ARENA_CEILING)
 		return NULL;
-	struct swn *n = swd_alloc(d, sizeof(*n));
-	if (!n)
+	struct swd_chunk *c = malloc(sizeof(*c) + want);
+	if (!c)
 		return NULL;
-	d->nnodes++;
-	memset(n, 0, sizeof(*n));
-	n->kind = (uint16_t)kind;
-	n->kids = n->inl;
-	n->cap = 2;
-	return n;
-}
-
-struct swn *swd_text(struct swd *d, enum swk kind, const char *text, size_t len)
-{
-	if (len > 0xffff)
-		return NULL;
-	struct swn *n = swd_node(d, kind);
-	if (!n)
-		return NULL;
-	n->text = text;
-	n->tlen = (uint16_t)len;
-	return n;
+	c->next = d->chunks;
+	c->size = want;
+	d->chunks = c;
+	d->arena_total += want;
+	d->arena = c->data;
+	d->arena_used = size;
+	d->arena_cap = want;
+	return c->data;
 }
 
 struct swn *swd_text_copy(struct swd *d, enum swk kind, const char *text, size_t len)
@@ -118,35 +88,19 @@ struct swn *swd_index(struct swd *d, enum swk kind, uint64_t index)
 	return n;
 }
 
-int swd_add(struct swd *d, struct swn *parent, struct swn *kid)
+/* Doubles parent's room for kids, for swd_add(). */
+int swd_grow_kids(struct swd *d, struct swn *parent)
 {
-	if (!parent || !kid)
-		return -EINVAL;
-	if (parent->nkids == parent->cap) {
-		if (parent->cap >= 0x4000)
-			return -E2BIG;
-		uint16_t cap = (uint16_t)(parent->cap * 2);
-		struct swn **kids = swd_alloc(d, cap * sizeof(*kids));
-		if (!kids)
-			return -ENOMEM;
-		memcpy(kids, parent->kids, parent->nkids * sizeof(*kids));
-		parent->kids = kids;
-		parent->cap = cap;
-	}
-	parent->kids[parent->nkids++] = kid;
+	if (parent->cap >= 0x4000)
+		return -E2BIG;
+	uint16_t cap = (uint16_t)(parent->cap * 2);
+	struct swn **kids = swd_alloc(d, cap * sizeof(*kids));
+	if (!kids)
+		return -ENOMEM;
+	memcpy(kids, parent->kids, parent->nkids * sizeof(*kids));
+	parent->kids = kids;
+	parent->cap = cap;
 	return 0;
-}
-
-struct swn *swd_with(struct swd *d, enum swk kind, struct swn *a, struct swn *b)
-{
-	struct swn *n = swd_node(d, kind);
-	if (!n)
-		return NULL;
-	if (a && swd_add(d, n, a) < 0)
-		return NULL;
-	if (b && swd_add(d, n, b) < 0)
-		return NULL;
-	return n;
 }
 
 bool swd_is_type(const struct swn *n)

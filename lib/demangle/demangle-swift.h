@@ -11,6 +11,7 @@
 #ifndef SW_DEMANGLE_SWIFT_H
 #define SW_DEMANGLE_SWIFT_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -286,14 +287,80 @@ struct swd {
 
 void swd_init(struct swd *d, const char *s, size_t len);
 void swd_finish(struct swd *d);
-void *swd_alloc(struct swd *d, size_t size);
-struct swn *swd_node(struct swd *d, enum swk kind);
-struct swn *swd_text(struct swd *d, enum swk kind, const char *text, size_t len);
+
+/*
+ * The arena and the kid lists are used for every node of every name, so
+ * their common case is inline here and only a new chunk or a longer kid
+ * list goes out of line (a call per node was a tenth of the parse).
+ */
+void *swd_alloc_chunk(struct swd *d, size_t size);
+int swd_grow_kids(struct swd *d, struct swn *parent);
+
+static inline void *swd_alloc(struct swd *d, size_t size)
+{
+	size = (size + 7) & ~(size_t)7;
+	if (d->arena_used + size > d->arena_cap)
+		return swd_alloc_chunk(d, size);
+	void *p = d->arena + d->arena_used;
+	d->arena_used += size;
+	return p;
+}
+
+static inline struct swn *swd_node(struct swd *d, enum swk kind)
+{
+	if (d->nnodes >= SWD_MAX_NODES)
+		return NULL;
+	struct swn *n = swd_alloc(d, sizeof(*n));
+	if (!n)
+		return NULL;
+	d->nnodes++;
+	*n = (struct swn){.kind = (uint16_t)kind, .cap = 2};
+	n->kids = n->inl;
+	return n;
+}
+
+static inline struct swn *swd_text(struct swd *d, enum swk kind, const char *text, size_t len)
+{
+	if (len > 0xffff)
+		return NULL;
+	struct swn *n = swd_node(d, kind);
+	if (!n)
+		return NULL;
+	n->text = text;
+	n->tlen = (uint16_t)len;
+	return n;
+}
+
+/* Appends kid to parent's kids: 0 or -errno. */
+static inline int swd_add(struct swd *d, struct swn *parent, struct swn *kid)
+{
+	if (!parent || !kid)
+		return -EINVAL;
+	if (parent->nkids == parent->cap) {
+		int r = swd_grow_kids(d, parent);
+		if (r < 0)
+			return r;
+	}
+	parent->kids[parent->nkids++] = kid;
+	return 0;
+}
+
+/* A node of kind with kids a and b, each optional. */
+static inline struct swn *swd_with(struct swd *d, enum swk kind, struct swn *a, struct swn *b)
+{
+	struct swn *n = swd_node(d, kind);
+	if (!n)
+		return NULL;
+	if (a && swd_add(d, n, a) < 0)
+		return NULL;
+	if (b && swd_add(d, n, b) < 0)
+		return NULL;
+	return n;
+}
+
 /* The same with a copy of text in the arena, for text built in a buffer. */
 struct swn *swd_text_copy(struct swd *d, enum swk kind, const char *text, size_t len);
 struct swn *swd_index(struct swd *d, enum swk kind, uint64_t index);
-int swd_add(struct swd *d, struct swn *parent, struct swn *kid);
-struct swn *swd_with(struct swd *d, enum swk kind, struct swn *a, struct swn *b);
 
 /* Parses the current mangling (text after the prefix); NULL if not valid. */
 struct swn *swd_parse_new(struct swd *d);

@@ -38,6 +38,28 @@ static bool starts(const char *s, size_t len, const char *p)
 	return len >= n && memcmp(s, p, n) == 0;
 }
 
+/*
+ * Whether s[0..len) holds a byte below 0x20.  Eight bytes at a time: the
+ * high bit of a byte of (w - 0x20 in each byte) & ~w is set when that byte
+ * was below 0x20 (a borrow from a lower byte only ever follows one that
+ * was), and a test per byte took a twentieth of the demangling.
+ */
+static bool has_control_byte(const char *s, size_t len)
+{
+	const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+	size_t i = 0;
+	for (; i + 8 <= len; i += 8) {
+		uint64_t w;
+		memcpy(&w, s + i, sizeof(w));
+		if ((w - 0x20 * ones) & ~w & highs)
+			return true;
+	}
+	for (; i < len; i++)
+		if ((unsigned char)s[i] < 0x20)
+			return true;
+	return false;
+}
+
 int swd_demangle_text(const char *s, size_t len, bool simplified, struct sw_buf *out, unsigned nest)
 {
 	if (nest > 2 || len > MAX_NAME)
@@ -61,9 +83,8 @@ int swd_demangle_text(const char *s, size_t len, bool simplified, struct sw_buf 
 	else
 		return 0;
 	/* no NUL or control bytes: symbolic references are refused */
-	for (size_t i = 0; i < len; i++)
-		if ((unsigned char)s[i] < 0x20)
-			return 0;
+	if (has_control_byte(s, len))
+		return 0;
 	/* the parser state is large (its first arena block is inside it): keep
 	 * one per thread for the outermost call instead of a malloc per name */
 	static __thread struct swd *cached;
